@@ -1,0 +1,3 @@
+"""Flowbuilder: build, run, inspect and compare RAG flows."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,133 @@
+"""The one exception hierarchy of Flowbuilder.
+
+Every error a user can meet is a :class:`FlowbuilderError`; its message says what failed, where
+(file, node, port) and what to do, and lists what *is* available. The CLI prints ``str(error)``
+and never a traceback for these.
+
+::
+
+    FlowbuilderError
+    ├── RegistryError
+    │   ├── UnknownNodeTypeError
+    │   └── DuplicateNodeTypeError
+    ├── FlowError
+    │   ├── InvalidConnectionError
+    │   └── FlowValidationError        (carries every ValidationIssue at once)
+    ├── FlowFileError                  (missing / malformed / wrong-format / wrong-version file)
+    │   └── UnsupportedFormatError
+    ├── CredentialError
+    ├── NodeError                      (raised by a node's run: bad input, bad data)
+    │   └── ProviderError              (a remote provider refused or was unreachable)
+    ├── NodeExecutionError             (a NodeError or any exception, wrapped with the node id)
+    └── RunCancelledError
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+class FlowbuilderError(Exception):
+    """Base class of every error Flowbuilder raises on purpose."""
+
+
+class RegistryError(FlowbuilderError):
+    """A node type could not be found or registered."""
+
+
+class UnknownNodeTypeError(RegistryError):
+    """A flow names a node type that no registered node provides."""
+
+    def __init__(self, type_name: str, close: Sequence[str] = ()) -> None:
+        hint = f" Did you mean: {', '.join(close)}?" if close else " Run `flowbuilder nodes` to list the node types."
+        super().__init__(f"Unknown node type '{type_name}'.{hint}")
+        self.type_name = type_name
+        self.close = list(close)
+
+
+class DuplicateNodeTypeError(RegistryError):
+    """Two node classes claim the same registry name."""
+
+
+class FlowError(FlowbuilderError):
+    """The flow graph itself is wrong."""
+
+
+class InvalidConnectionError(FlowError):
+    """A connection between two ports is not allowed."""
+
+
+@dataclass(frozen=True)
+class ValidationIssue:
+    """One problem found before a run: where it is and how to fix it."""
+
+    code: str
+    message: str
+    node_id: str | None = None
+    port: str | None = None
+
+    def __str__(self) -> str:
+        where = ""
+        if self.node_id is not None:
+            where = f"node '{self.node_id}'" + (f", port '{self.port}'" if self.port else "")
+            where += ": "
+        return f"[{self.code}] {where}{self.message}"
+
+
+class FlowValidationError(FlowError):
+    """A flow has one or more validation issues; all of them are listed."""
+
+    def __init__(self, issues: Iterable[ValidationIssue]) -> None:
+        self.issues = list(issues)
+        lines = "\n".join(f"  - {issue}" for issue in self.issues)
+        super().__init__(f"The flow has {len(self.issues)} problem(s):\n{lines}")
+
+
+class FlowFileError(FlowbuilderError):
+    """A flow file is missing, unreadable, malformed or of the wrong format or version."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class UnsupportedFormatError(FlowFileError):
+    """A file is JSON but not a format Flowbuilder can read."""
+
+
+class CredentialError(FlowbuilderError):
+    """A credential slot is unbound, or a credential source is unusable."""
+
+
+class NodeError(FlowbuilderError):
+    """Raised by a node's ``run`` for bad input or data; the executor adds the node id."""
+
+
+class ProviderError(NodeError):
+    """A provider (OpenAI, Groq, Ollama, Pinecone, Chroma server) refused or could not be reached."""
+
+    def __init__(self, provider: str, message: str) -> None:
+        super().__init__(f"{provider}: {message}")
+        self.provider = provider
+
+
+class NodeExecutionError(FlowbuilderError):
+    """A node failed while running; names the node, its type and the cause."""
+
+    def __init__(self, node_id: str, type_name: str, cause: BaseException) -> None:
+        reason = str(cause) or type(cause).__name__
+        if not isinstance(cause, FlowbuilderError):
+            reason = f"{type(cause).__name__}: {reason}"
+        super().__init__(f"Node '{node_id}' ({type_name}) failed: {reason}")
+        self.node_id = node_id
+        self.type_name = type_name
+        self.cause = cause
+
+
+class RunCancelledError(FlowbuilderError):
+    """The user cancelled the run."""
+
+    def __init__(self, message: str = "The run was cancelled.") -> None:
+        super().__init__(message)

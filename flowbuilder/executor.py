@@ -1,0 +1,272 @@
+"""The executor: runs a validated flow in a deterministic topological order.
+
+Per node it emits events (``node_started``, ``node_finished`` with duration and summary,
+``node_cached``, ``node_failed``, ``node_skipped``, plus ``progress``, ``token`` and ``log`` from
+inside a node). A failed node stops only its dependants: independent branches finish and completed
+results are kept. Disabled nodes are skipped, and so is whatever needs their output. Cancellation
+is honoured between nodes and inside batch work (through :meth:`RunContext.progress`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flowbuilder.cache import CachedResult, ResultCache, node_key
+from flowbuilder.credentials import CredentialResolver
+from flowbuilder.errors import FlowValidationError, NodeExecutionError, RunCancelledError
+from flowbuilder.flow import Flow
+from flowbuilder.graph import FlowGraph, analyze
+from flowbuilder.node import RunContext
+from flowbuilder.ports import PortKind
+from flowbuilder.registry import NodeRegistry, default_registry
+from flowbuilder.secrets import redact, redact_obj
+
+log = logging.getLogger(__name__)
+
+GENERIC_INPUT = "*"
+"""Key of ``inputs`` whose text goes to every node that takes text run input (chat inputs)."""
+
+
+@dataclass
+class RunEvent:
+    kind: str
+    node_id: str | None
+    data: dict[str, Any] = field(default_factory=dict)
+    time: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "node_id": self.node_id, "time": self.time, **self.data}
+
+
+EventHandler = Callable[[RunEvent], None]
+
+
+@dataclass
+class NodeResult:
+    node_id: str
+    type_name: str
+    status: str
+    """``ok``, ``cached``, ``failed``, ``skipped``, ``disabled`` or ``cancelled``."""
+    outputs: dict[str, Any] = field(default_factory=dict)
+    summary: str = ""
+    duration: float = 0.0
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    key: str = ""
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status in ("ok", "cached")
+
+
+@dataclass
+class RunResult:
+    order: list[str]
+    results: dict[str, NodeResult]
+    cancelled: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.cancelled and all(r.status in ("ok", "cached", "disabled") for r in self.results.values())
+
+    def failed(self) -> list[NodeResult]:
+        return [r for r in self.results.values() if r.status == "failed"]
+
+    def sinks(self, graph: FlowGraph) -> list[str]:
+        """Nodes in this run whose outputs feed nothing else in it (the flow's final outputs)."""
+        ran = set(self.order)
+        return [n for n in self.order if not any(s in ran for s in graph.graph.successors(n))]
+
+
+class Executor:
+    """Runs flows; keeps a result cache between runs (content-addressed, see :mod:`flowbuilder.cache`)."""
+
+    def __init__(
+        self,
+        registry: NodeRegistry | None = None,
+        resolver: CredentialResolver | None = None,
+        cache: ResultCache | None = None,
+        data_dir: Path | None = None,
+    ) -> None:
+        self.registry = registry or default_registry()
+        self.resolver = resolver or CredentialResolver()
+        self.cache = cache if cache is not None else ResultCache()
+        self.data_dir = data_dir
+
+    def run(
+        self,
+        flow: Flow,
+        *,
+        inputs: Mapping[str, str] | str | None = None,
+        to: str | None = None,
+        on_event: EventHandler | None = None,
+        cancel_event: threading.Event | None = None,
+        session_id: str = "default",
+        use_cache: bool = True,
+    ) -> RunResult:
+        """Validate ``flow`` and run it (or only ``to`` and its ancestors).
+
+        :param inputs: text for chat inputs (a string), or ``{node_id: value}`` with ``"*"`` for all.
+        :raises FlowValidationError: before anything runs, listing every issue in the run's scope.
+        """
+        run_inputs: dict[str, str] = {GENERIC_INPUT: inputs} if isinstance(inputs, str) else dict(inputs or {})
+        if to is not None and flow.find_node(to) is None:
+            raise FlowValidationError(
+                [_issue("unknown-node", f"--to names no node; nodes: {', '.join(flow.node_ids())}", to)]
+            )
+        graph = analyze(flow, self.registry, self.resolver, only={to} if to else None)
+        scope_issues = _issues_in_scope(graph, to)
+        if scope_issues:
+            raise FlowValidationError(scope_issues)
+        cancel = cancel_event or threading.Event()
+        order = graph.order({to} if to else None)
+
+        def emit(kind: str, node_id: str | None, data: dict[str, Any] | None = None) -> None:
+            if on_event is not None:
+                payload = redact_obj(data or {})
+                assert isinstance(payload, dict)
+                on_event(RunEvent(kind, node_id, payload))
+
+        emit("run_started", None, {"order": order})
+        results: dict[str, NodeResult] = {}
+        keys: dict[str, str] = {}
+        cancelled = False
+        for node_id in order:
+            if cancelled or cancel.is_set():
+                cancelled = True
+                results[node_id] = NodeResult(node_id, graph.nodes[node_id].spec.type, "cancelled")
+                continue
+            result = self._run_node(graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache)
+            results[node_id] = result
+            if result.status == "cancelled":
+                cancelled = True
+        run = RunResult(order=order, results=results, cancelled=cancelled)
+        emit(
+            "run_finished",
+            None,
+            {"ok": run.ok, "cancelled": cancelled, "failed": [r.node_id for r in run.failed()]},
+        )
+        return run
+
+    def _run_node(
+        self,
+        graph: FlowGraph,
+        node_id: str,
+        results: dict[str, NodeResult],
+        keys: dict[str, str],
+        run_inputs: dict[str, str],
+        cancel: threading.Event,
+        emit: Callable[[str, str | None, dict[str, Any] | None], None],
+        session_id: str,
+        use_cache: bool,
+    ) -> NodeResult:
+        node = graph.nodes[node_id]
+        type_name = node.spec.type
+        if node.spec.disabled:
+            emit("node_skipped", node_id, {"reason": "disabled"})
+            return NodeResult(node_id, type_name, "disabled", summary="disabled")
+
+        values: dict[str, Any] = {}
+        upstream: dict[str, list[str]] = {}
+        for edge in graph.incoming(node_id):
+            source = results.get(edge.source)
+            port = node.inputs[edge.target_port]
+            upstream.setdefault(port.name, []).append(f"{keys.get(edge.source, 'none')}:{edge.source_port}")
+            if source is None or not source.succeeded or source.outputs.get(edge.source_port) is None:
+                if port.required:
+                    why = f"upstream node '{edge.source}' {source.status if source else 'did not run'}"
+                    if source is not None and source.succeeded:
+                        why = f"upstream node '{edge.source}' produced no '{edge.source_port}'"
+                    emit("node_skipped", node_id, {"reason": why})
+                    return NodeResult(node_id, type_name, "skipped", summary=why)
+                continue
+            value = source.outputs[edge.source_port]
+            if port.multiple:
+                values.setdefault(port.name, []).append(value)
+            else:
+                values[port.name] = value
+
+        run_input: str | None = None
+        if node.cls.run_input == "text":
+            run_input = run_inputs.get(node_id, run_inputs.get(GENERIC_INPUT))
+        elif node.cls.run_input is not None:
+            run_input = run_inputs.get(node_id)
+
+        for names in upstream.values():
+            names.sort()
+        refs = {slot: ref.model_dump() for slot, ref in sorted(node.spec.credentials.items())}
+        key = node_key(type_name, node.config.model_dump(mode="json"), refs, run_input, upstream)
+        keys[node_id] = key
+        if use_cache and node.cls.cacheable:
+            hit = self.cache.get(key)
+            if hit is not None and _has_services(node, hit.outputs):
+                emit("node_cached", node_id, {"summary": hit.summary})
+                return NodeResult(node_id, type_name, "cached", hit.outputs, hit.summary, 0.0, None, hit.details, key)
+
+        secrets: dict[str, str] = {}
+        for slot in node.cls.credential_slots:
+            value = self.resolver.resolve(node_id, slot, node.spec.credentials.get(slot.name))
+            if value:
+                secrets[slot.name] = value
+
+        ctx = RunContext(
+            node_id,
+            run_input=run_input,
+            secrets=secrets,
+            cancel_event=cancel,
+            emit=lambda kind, data: emit(kind, node_id, data),
+            data_dir=self.data_dir,
+            session_id=session_id,
+        )
+        emit("node_started", node_id, {"type": type_name})
+        started = time.perf_counter()
+        try:
+            instance = node.cls(node.config)
+            outputs = instance.run(values, ctx) or {}
+            unknown = set(outputs) - set(node.outputs)
+            if unknown:
+                raise RuntimeError(f"returned unknown output(s) {sorted(unknown)}; declared: {sorted(node.outputs)}")
+            summary = redact(instance.summarize(outputs))
+        except RunCancelledError as exc:
+            duration = time.perf_counter() - started
+            emit("node_cancelled", node_id, {"duration": duration})
+            return NodeResult(node_id, type_name, "cancelled", duration=duration, error=str(exc), details=ctx.details)
+        except Exception as exc:
+            duration = time.perf_counter() - started
+            error = redact(str(NodeExecutionError(node_id, type_name, exc)))
+            log.debug("node %s failed", node_id, exc_info=True)
+            emit("node_failed", node_id, {"error": error, "duration": duration})
+            return NodeResult(node_id, type_name, "failed", duration=duration, error=error, details=ctx.details, key=key)
+        duration = time.perf_counter() - started
+        emit("node_finished", node_id, {"duration": duration, "summary": summary})
+        if node.cls.cacheable:
+            self.cache.put(key, CachedResult(outputs, summary, ctx.details))
+        return NodeResult(node_id, type_name, "ok", outputs, summary, duration, None, ctx.details, key)
+
+
+def _has_services(node: Any, outputs: dict[str, Any]) -> bool:
+    """A cache entry read back from disk lacks service outputs; then the node must run again."""
+    return all(name in outputs for name, port in node.outputs.items() if port.kind is PortKind.SERVICE)
+
+
+def _issue(code: str, message: str, node_id: str | None) -> Any:
+    from flowbuilder.errors import ValidationIssue
+
+    return ValidationIssue(code, message, node_id)
+
+
+def _issues_in_scope(graph: FlowGraph, to: str | None) -> list[Any]:
+    if to is None:
+        return list(graph.issues)
+    scope = {to} | (set(graph.graph.predecessors(to)) if to in graph.graph else set())
+    import networkx as nx
+
+    if to in graph.graph:
+        scope |= nx.ancestors(graph.graph, to)
+    return [i for i in graph.issues if i.node_id is None or i.node_id in scope]

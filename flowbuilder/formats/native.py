@@ -1,0 +1,148 @@
+"""The native flow file: versioned, canonical JSON.
+
+Saving is canonical (keys in model order, two-space indent, UTF-8, trailing newline), so loading a
+saved file and saving it again gives the same bytes. Older versions are migrated on load; a newer or
+unknown version is refused with a message that says which versions this build reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from flowbuilder.errors import FlowFileError, UnsupportedFormatError
+from flowbuilder.flow import FORMAT_NAME, FORMAT_VERSION, Flow
+
+MAX_FLOW_BYTES = 20 * 1024 * 1024
+
+
+def _migrate_v0(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 0 (pre-release): nodes keyed by id with inline positions, edges as ``"id.port"`` strings."""
+    nodes: list[dict[str, Any]] = []
+    positions: dict[str, dict[str, float]] = {}
+    for node_id, node in (data.get("nodes") or {}).items():
+        x, y = (node.get("position") or [0, 0])[:2]
+        positions[node_id] = {"x": float(x), "y": float(y)}
+        nodes.append({"id": node_id, "type": node["type"], "name": node.get("name", ""), "config": node.get("config", {})})
+    edges = []
+    for edge in data.get("edges") or []:
+        source, source_port = str(edge["source"]).rsplit(".", 1)
+        target, target_port = str(edge["target"]).rsplit(".", 1)
+        edges.append({"source": source, "source_port": source_port, "target": target, "target_port": target_port})
+    return {
+        "format": FORMAT_NAME,
+        "version": 1,
+        "name": data.get("name", "Untitled flow"),
+        "nodes": nodes,
+        "edges": edges,
+        "layout": {"positions": positions},
+    }
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_v0}
+
+
+def detect_format(data: object) -> str:
+    """``flowbuilder``, ``n8n``, ``langflow`` or ``unknown`` for parsed JSON."""
+    if not isinstance(data, dict):
+        return "unknown"
+    if data.get("format") == FORMAT_NAME:
+        return "flowbuilder"
+    if isinstance(data.get("nodes"), list) and isinstance(data.get("connections"), dict):
+        return "n8n"
+    inner = data.get("data")
+    if isinstance(inner, dict) and isinstance(inner.get("nodes"), list) and isinstance(inner.get("edges"), list):
+        return "langflow"
+    if isinstance(data.get("nodes"), list) and isinstance(data.get("edges"), list) and "data" not in data:
+        # A LangFlow export of only the graph part (``{"nodes", "edges", "viewport"}``).
+        first = data["nodes"][0] if data["nodes"] else {}
+        if isinstance(first, dict) and isinstance(first.get("data"), dict) and "node" in first["data"]:
+            return "langflow"
+    return "unknown"
+
+
+def read_json_file(path: Path, max_bytes: int = MAX_FLOW_BYTES) -> Any:
+    """Read and parse a JSON file with one clear error per problem (missing, too big, not JSON)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise FlowFileError(path, "no such file") from None
+    except OSError as exc:
+        raise FlowFileError(path, f"cannot read it ({exc.strerror})") from None
+    if path.is_dir():
+        raise FlowFileError(path, "is a folder, not a flow file")
+    if size > max_bytes:
+        raise FlowFileError(path, f"is {size / 1e6:.1f} MB; flow files over {max_bytes / 1e6:.0f} MB are refused")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise FlowFileError(path, "is not UTF-8 text; a flow file is JSON") from None
+    except OSError as exc:
+        raise FlowFileError(path, f"cannot read it ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FlowFileError(path, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+
+
+def flow_from_data(data: object, origin: object = "<flow>") -> Flow:
+    """Build a :class:`Flow` from parsed native JSON, migrating older versions."""
+    kind = detect_format(data)
+    if kind in ("n8n", "langflow"):
+        raise UnsupportedFormatError(
+            origin, f"is a {kind} export, not a Flowbuilder flow; convert it with: flowbuilder import {origin}"
+        )
+    if kind != "flowbuilder" or not isinstance(data, dict):
+        raise UnsupportedFormatError(
+            origin, 'is not a Flowbuilder flow (expected "format": "flowbuilder"), nor an n8n or LangFlow export'
+        )
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise FlowFileError(origin, f'has no integer "version" (found {version!r}); this build reads versions 0 to 1')
+    if version > FORMAT_VERSION:
+        raise FlowFileError(
+            origin,
+            f"is flow format version {version}, newer than this Flowbuilder reads (up to {FORMAT_VERSION}); "
+            "upgrade Flowbuilder to open it",
+        )
+    while version < FORMAT_VERSION:
+        if version not in MIGRATIONS:
+            raise FlowFileError(origin, f"is flow format version {version}, which no migration reads")
+        try:
+            data = MIGRATIONS[version](data)
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            raise FlowFileError(origin, f"version {version} file could not be migrated: {exc!r}") from None
+        version = int(data["version"])
+    try:
+        return Flow.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'top level'}: {err['msg']}" for err in exc.errors()[:8]
+        )
+        raise FlowFileError(origin, f"is not a valid flow: {problems}") from None
+
+
+def load_flow(path: str | os.PathLike[str]) -> Flow:
+    """Load a native flow file."""
+    file = Path(path)
+    return flow_from_data(read_json_file(file), file)
+
+
+def dump_flow(flow: Flow) -> str:
+    """Canonical JSON text of a flow (what :func:`save_flow` writes)."""
+    data = flow.model_dump(mode="json")
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def save_flow(flow: Flow, path: str | os.PathLike[str]) -> None:
+    """Write a flow atomically: a failed write leaves any existing file as it was."""
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(f".{file.name}.tmp")
+    tmp.write_text(dump_flow(flow), encoding="utf-8")
+    tmp.replace(file)

@@ -1,0 +1,192 @@
+"""The node convention: a pydantic Config, declared ports, credential slots and a ``run`` method.
+
+::
+
+    class SplitterConfig(BaseModel):
+        chunk_size: int = Field(1000, ge=1, description="Max characters per chunk.")
+
+    @register_node
+    class RecursiveSplitter(Node[SplitterConfig]):
+        \"\"\"Split documents like LangChain's RecursiveCharacterTextSplitter.\"\"\"
+        type_name = "splitter.recursive"
+        category = "Splitters"
+        Config = SplitterConfig
+        inputs = (Port("documents", PortType.RECORDS),)
+        outputs = (Port("chunks", PortType.CHUNKS),)
+
+        def run(self, inputs, ctx):
+            return {"chunks": ...}
+
+The class docstring's first line is the node's one-line description in the palette. A node whose
+ports depend on its config (a prompt template's variables) overrides :meth:`Node.input_ports`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.errors import CredentialError, RunCancelledError
+from flowbuilder.ports import Port
+
+
+class EmptyConfig(BaseModel):
+    """For nodes with nothing to configure."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
+
+EventSink = Callable[[str, dict[str, Any]], None]
+
+_PROGRESS_INTERVAL_S = 0.1  # progress events are throttled so a UI stays responsive on big batches
+
+
+class RunContext:
+    """What a running node may use: its run input, secrets, progress, cancellation and details.
+
+    ``details`` is for inspection only (the exact messages sent to a model, a sample vector); it
+    is shown in the output inspector but never passed to other nodes.
+    """
+
+    def __init__(
+        self,
+        node_id: str,
+        *,
+        run_input: str | None = None,
+        secrets: Mapping[str, str] | None = None,
+        cancel_event: threading.Event | None = None,
+        emit: EventSink | None = None,
+        data_dir: Path | None = None,
+        session_id: str = "default",
+    ) -> None:
+        self.node_id = node_id
+        self.run_input = run_input
+        self._secrets = dict(secrets or {})
+        self._cancel = cancel_event or threading.Event()
+        self._emit = emit
+        self.data_dir = data_dir or default_data_dir()
+        self.session_id = session_id
+        self.details: dict[str, Any] = {}
+        self._last_progress = 0.0
+
+    def secret(self, slot: str) -> str:
+        """The bound secret for ``slot``; raises :class:`CredentialError` naming the slot if unbound."""
+        value = self._secrets.get(slot)
+        if not value:
+            raise CredentialError(f"Node '{self.node_id}': credential slot '{slot}' is not bound.")
+        return value
+
+    def has_secret(self, slot: str) -> bool:
+        return bool(self._secrets.get(slot))
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def check_cancelled(self) -> None:
+        if self._cancel.is_set():
+            raise RunCancelledError(f"The run was cancelled inside node '{self.node_id}'.")
+
+    def progress(self, done: int, total: int, message: str = "") -> None:
+        """Report batch progress; also the place where long batches notice a cancel."""
+        self.check_cancelled()
+        now = time.monotonic()
+        if self._emit and (done >= total or now - self._last_progress >= _PROGRESS_INTERVAL_S):
+            self._last_progress = now
+            self._emit("progress", {"done": done, "total": total, "message": message})
+
+    def token(self, text: str) -> None:
+        """Stream a piece of a model's answer into the run's events."""
+        if self._emit and text:
+            self._emit("token", {"text": text})
+
+    def log(self, message: str) -> None:
+        if self._emit:
+            self._emit("log", {"message": message})
+
+
+def default_data_dir() -> Path:
+    import os
+
+    from platformdirs import user_data_dir
+
+    return Path(os.environ.get("FLOWBUILDER_DATA_DIR") or user_data_dir("flowbuilder"))
+
+
+class Node(Generic[ConfigT]):
+    """Base class of every node type. Subclasses set the class attributes and implement ``run``."""
+
+    type_name: ClassVar[str]
+    category: ClassVar[str] = "Other"
+    Config: ClassVar[type[BaseModel]] = EmptyConfig
+    inputs: ClassVar[tuple[Port, ...]] = ()
+    outputs: ClassVar[tuple[Port, ...]] = ()
+    credential_slots: ClassVar[tuple[CredentialSlot, ...]] = ()
+    run_input: ClassVar[str | None] = None
+    """``"text"`` for nodes fed by ``--input TEXT`` (chat input); ``"file"`` for a path (file loader)."""
+    cacheable: ClassVar[bool] = True
+    """False for nodes whose result must not be reused (a chat model's reply in a conversation)."""
+
+    def __init__(self, config: ConfigT) -> None:
+        self.config = config
+
+    @classmethod
+    def description(cls) -> str:
+        doc = (cls.__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else ""
+
+    @classmethod
+    def input_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
+        return cls.inputs
+
+    @classmethod
+    def output_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
+        return cls.outputs
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        """Checks beyond the Config schema that need no data: ``[(port or None, message)]``."""
+        return []
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__}.run")
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        """A short summary for the run table and the node badge, e.g. "481 chunks"."""
+        return summarize_outputs(self.output_ports(self.config), outputs)
+
+
+def summarize_outputs(ports: tuple[Port, ...], outputs: Mapping[str, Any]) -> str:
+    parts: list[str] = []
+    for port in ports:
+        if port.name not in outputs or outputs[port.name] is None:
+            continue
+        value = outputs[port.name]
+        if isinstance(value, list):
+            noun = port.type.value if port.type.value.endswith("s") else port.name
+            parts.append(f"{len(value)} {noun}")
+        elif isinstance(value, str):
+            parts.append(f"{len(value)} chars")
+        elif port.kind.value == "service":
+            parts.append(f"{port.type.value} ready")
+    return ", ".join(parts)
+
+
+def node_class_problem(cls: type[Node[Any]]) -> str | None:
+    """Why a class cannot be registered as a node, or None."""
+    if not isinstance(getattr(cls, "type_name", None), str) or not cls.type_name:
+        return f"{cls.__name__} has no type_name"
+    if not cls.description():
+        return f"{cls.__name__} ({cls.type_name}) has no docstring to describe it"
+    names = [p.name for p in cls.inputs]
+    if len(names) != len(set(names)):
+        return f"{cls.type_name} declares an input port twice"
+    return None

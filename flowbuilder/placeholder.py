@@ -1,0 +1,62 @@
+"""Placeholder nodes: what an importer makes of a node type Flowbuilder does not support.
+
+A placeholder keeps the original node's JSON (to export it back unchanged) and the names of the
+ports it was wired through, so no connection is lost. It always fails validation with a message
+that names the original type; it never runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.errors import NodeError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+
+PLACEHOLDER_TYPE = "placeholder.unsupported"
+
+
+class PlaceholderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source_format: str = Field("", description="The format the node came from (n8n or langflow).")
+    original_type: str = Field("", description="The node type in the source format.")
+    original: dict[str, Any] = Field(default_factory=dict, description="The original node JSON, kept for export.")
+    input_names: list[str] = Field(default_factory=list, description="Ports it was wired into.")
+    output_names: list[str] = Field(default_factory=list, description="Ports it was wired from.")
+
+
+@register_node
+class PlaceholderNode(Node[PlaceholderConfig]):
+    """Stands in for an imported node type that Flowbuilder does not support."""
+
+    type_name = PLACEHOLDER_TYPE
+    category = "Imported"
+    Config = PlaceholderConfig
+
+    @classmethod
+    def input_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
+        names = config.input_names if isinstance(config, PlaceholderConfig) else []
+        return tuple(Port(n, PortType.ANY, required=False, multiple=True) for n in names)
+
+    @classmethod
+    def output_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
+        names = config.output_names if isinstance(config, PlaceholderConfig) else []
+        return tuple(Port(n, PortType.ANY) for n in names)
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        assert isinstance(config, PlaceholderConfig)
+        return [
+            (
+                None,
+                f"unsupported {config.source_format or 'imported'} node type '{config.original_type}': "
+                "replace it with a Flowbuilder node or disable it to run the rest of the flow",
+            )
+        ]
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        raise NodeError(f"'{self.config.original_type}' is not supported and cannot run.")

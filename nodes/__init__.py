@@ -1,0 +1,7 @@
+"""Flowbuilder's built-in node types, one module per family.
+
+Importing this package registers every built-in node with the default registry. Each module only
+imports from ``flowbuilder``'s public API; provider SDKs are imported lazily inside the nodes.
+"""
+
+from nodes import utility  # noqa: F401
