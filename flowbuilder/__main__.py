@@ -1,0 +1,5 @@
+import sys
+
+from flowbuilder.cli import main
+
+sys.exit(main())
