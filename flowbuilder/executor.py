@@ -109,6 +109,7 @@ class Executor:
         cancel_event: threading.Event | None = None,
         session_id: str = "default",
         use_cache: bool = True,
+        base_dir: Path | None = None,
     ) -> RunResult:
         """Validate ``flow`` and run it (or only ``to`` and its ancestors).
 
@@ -142,7 +143,9 @@ class Executor:
                 cancelled = True
                 results[node_id] = NodeResult(node_id, graph.nodes[node_id].spec.type, "cancelled")
                 continue
-            result = self._run_node(graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache)
+            result = self._run_node(
+                graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir
+            )
             results[node_id] = result
             if result.status == "cancelled":
                 cancelled = True
@@ -165,6 +168,7 @@ class Executor:
         emit: Callable[[str, str | None, dict[str, Any] | None], None],
         session_id: str,
         use_cache: bool,
+        base_dir: Path | None,
     ) -> NodeResult:
         node = graph.nodes[node_id]
         type_name = node.spec.type
@@ -222,6 +226,7 @@ class Executor:
             cancel_event=cancel,
             emit=lambda kind, data: emit(kind, node_id, data),
             data_dir=self.data_dir,
+            base_dir=base_dir,
             session_id=session_id,
         )
         emit("node_started", node_id, {"type": type_name})

@@ -65,6 +65,7 @@ class RunContext:
         cancel_event: threading.Event | None = None,
         emit: EventSink | None = None,
         data_dir: Path | None = None,
+        base_dir: Path | None = None,
         session_id: str = "default",
     ) -> None:
         self.node_id = node_id
@@ -73,9 +74,20 @@ class RunContext:
         self._cancel = cancel_event or threading.Event()
         self._emit = emit
         self.data_dir = data_dir or default_data_dir()
+        self.base_dir = base_dir
+        """The folder of the flow file; relative paths in configs resolve against it first."""
         self.session_id = session_id
         self.details: dict[str, Any] = {}
         self._last_progress = 0.0
+
+    def resolve_path(self, path: str) -> Path:
+        """A config path made absolute: against the flow's folder if it exists there, else the working dir."""
+        candidate = Path(path).expanduser()
+        if candidate.is_absolute():
+            return candidate
+        if self.base_dir is not None and (self.base_dir / candidate).exists():
+            return self.base_dir / candidate
+        return Path.cwd() / candidate
 
     def secret(self, slot: str) -> str:
         """The bound secret for ``slot``; raises :class:`CredentialError` naming the slot if unbound."""
