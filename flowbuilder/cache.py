@@ -25,7 +25,7 @@ def node_key(
     type_name: str,
     config: dict[str, Any],
     credentials: dict[str, Any],
-    run_input: str | None,
+    run_input: object,
     upstream: dict[str, list[str]],
 ) -> str:
     payload = json.dumps(

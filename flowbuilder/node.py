@@ -164,6 +164,12 @@ class Node(Generic[ConfigT]):
         return cls.outputs
 
     @classmethod
+    def fingerprint(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+        """Extra state the result depends on beyond config and inputs (a file's size and mtime),
+        so that the result cache notices when it changes."""
+        return None
+
+    @classmethod
     def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
         """Checks beyond the Config schema that need no data: ``[(port or None, message)]``."""
         return []
