@@ -4,4 +4,5 @@ Importing this package registers every built-in node with the default registry. 
 imports from ``flowbuilder``'s public API; provider SDKs are imported lazily inside the nodes.
 """
 
+from nodes import inputs  # noqa: F401
 from nodes import utility  # noqa: F401

@@ -1,0 +1,47 @@
+"""Run inputs that are not chat text: a file given when the flow runs (n8n's form upload)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.errors import NodeError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+
+
+class FileInputConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field("", description="The file to use when the run does not supply one (--input NODE=PATH).")
+
+
+@register_node
+class FileInput(Node[FileInputConfig]):
+    """A file chosen at run time (like an upload form); outputs its path for a file loader."""
+
+    type_name = "input.file"
+    category = "Inputs"
+    Config = FileInputConfig
+    outputs = (Port("path", PortType.TEXT, description="Absolute path of the chosen file."),)
+    run_input = "file"
+
+    @classmethod
+    def fingerprint(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+        assert isinstance(config, FileInputConfig)
+        return config.path + "|" + str(base_dir)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        chosen = ctx.run_input or self.config.path
+        if not chosen:
+            raise NodeError(f"no file given: run with --input {ctx.node_id}=PATH or set the node's path")
+        path = ctx.resolve_path(chosen)
+        if not path.is_file():
+            raise NodeError(f"{path}: no such file; give an existing file with --input {ctx.node_id}=PATH")
+        return {"path": str(path)}
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        return Path(str(outputs.get("path", ""))).name
