@@ -106,7 +106,11 @@ class ResultCache:
         if self.directory is None:
             return
         try:
-            payload = {"outputs": _encode(result.outputs), "summary": result.summary, "details": _encode(result.details)}
+            payload = {
+                "outputs": _encode(result.outputs),
+                "summary": result.summary,
+                "details": _encode(result.details),
+            }
         except _Unencodable:
             return  # services are rebuilt on the next run, which is cheap
         self.directory.mkdir(parents=True, exist_ok=True)

@@ -28,9 +28,7 @@ class UsageError(FlowbuilderError):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="flowbuilder", description="Build, run, inspect and compare RAG flows."
-    )
+    parser = argparse.ArgumentParser(prog="flowbuilder", description="Build, run, inspect and compare RAG flows.")
     parser.add_argument("--version", action="version", version=f"flowbuilder {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more detail to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -91,13 +91,17 @@ class CredentialStore:
             return {}
         mode = stat.S_IMODE(self.path.stat().st_mode)
         if mode & 0o077:
-            log.warning("Credentials file %s is readable by others (mode %o); run: chmod 600 %s", self.path, mode, self.path)
+            log.warning(
+                "Credentials file %s is readable by others (mode %o); run: chmod 600 %s", self.path, mode, self.path
+            )
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise CredentialError(f"{self.path}: cannot read the credentials file ({type(exc).__name__}).") from None
         if not isinstance(data, dict):
-            raise CredentialError(f"{self.path}: expected an object of providers, e.g. {{\"openai\": {{\"default\": \"...\"}}}}.")
+            raise CredentialError(
+                f'{self.path}: expected an object of providers, e.g. {{"openai": {{"default": "..."}}}}.'
+            )
         return {str(p): {str(n): str(v) for n, v in (names or {}).items()} for p, names in data.items()}
 
     def get(self, provider: str, name: str) -> str | None:
@@ -185,5 +189,5 @@ class CredentialResolver:
         env = name if _ENV_NAME.match(name) else PROVIDER_ENV_VARS.get(provider, f"{provider.upper()}_API_KEY")
         return (
             f"set {env}, pass --cred {slot.name}=VALUE (or =env:VAR), "
-            f"or add it to {self.store.path} under \"{provider}\" -> \"{name}\""
+            f'or add it to {self.store.path} under "{provider}" -> "{name}"'
         )

@@ -248,7 +248,9 @@ class Executor:
             error = redact(str(NodeExecutionError(node_id, type_name, exc)))
             log.debug("node %s failed", node_id, exc_info=True)
             emit("node_failed", node_id, {"error": error, "duration": duration})
-            return NodeResult(node_id, type_name, "failed", duration=duration, error=error, details=ctx.details, key=key)
+            return NodeResult(
+                node_id, type_name, "failed", duration=duration, error=error, details=ctx.details, key=key
+            )
         duration = time.perf_counter() - started
         emit("node_finished", node_id, {"duration": duration, "summary": summary})
         if node.cls.cacheable:

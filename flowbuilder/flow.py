@@ -14,14 +14,14 @@ Native JSON (``"format": "flowbuilder", "version": 1``)::
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialRef
 
-FORMAT_NAME = "flowbuilder"
-FORMAT_VERSION = 1
+FORMAT_NAME: Final = "flowbuilder"
+FORMAT_VERSION: Final = 1
 
 
 class _Model(BaseModel):

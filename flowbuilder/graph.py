@@ -82,7 +82,9 @@ def analyze(
     for item_id in [n.id for n in flow.nodes] + [n.id for n in flow.notes]:
         if item_id in seen:
             issues.append(
-                ValidationIssue("duplicate-id", f"the id '{item_id}' is used more than once; give each node a unique id", item_id)
+                ValidationIssue(
+                    "duplicate-id", f"the id '{item_id}' is used more than once; give each node a unique id", item_id
+                )
             )
         seen.add(item_id)
 
@@ -102,9 +104,9 @@ def analyze(
             result.graph.add_node(spec.id)
             continue
         if not spec.disabled:
-            for port, message in cls.config_problems(config):
+            for problem_port, message in cls.config_problems(config):
                 code = "unsupported-node" if spec.type == "placeholder.unsupported" else "invalid-config"
-                issues.append(ValidationIssue(code, message, spec.id, port))
+                issues.append(ValidationIssue(code, message, spec.id, problem_port))
         result.nodes[spec.id] = ResolvedNode(
             spec=spec,
             cls=cls,
@@ -137,7 +139,8 @@ def analyze(
             issues.append(
                 ValidationIssue(
                     "dangling-edge",
-                    f"'{source.spec.type}' has no output '{edge.source_port}'; outputs: {_ports_text(tuple(source.outputs.values()))}",
+                    f"'{source.spec.type}' has no output '{edge.source_port}'; "
+                    f"outputs: {_ports_text(tuple(source.outputs.values()))}",
                     edge.source,
                     edge.source_port,
                 )
@@ -147,7 +150,8 @@ def analyze(
             issues.append(
                 ValidationIssue(
                     "dangling-edge",
-                    f"'{target.spec.type}' has no input '{edge.target_port}'; inputs: {_ports_text(tuple(target.inputs.values()))}",
+                    f"'{target.spec.type}' has no input '{edge.target_port}'; "
+                    f"inputs: {_ports_text(tuple(target.inputs.values()))}",
                     edge.target,
                     edge.target_port,
                 )
@@ -177,7 +181,7 @@ def analyze(
         issues.append(
             ValidationIssue(
                 "cycle",
-                f"the flow has a cycle through {' -> '.join(names + [names[0]])}; remove one of these connections",
+                f"the flow has a cycle through {' -> '.join([*names, names[0]])}; remove one of these connections",
                 names[0],
             )
         )
@@ -208,7 +212,8 @@ def analyze(
                 issues.append(
                     ValidationIssue(
                         "too-many-connections",
-                        f"input '{port.name}' takes one connection but has {len(edges)} ({sources}); remove all but one",
+                        f"input '{port.name}' takes one connection but has {len(edges)} ({sources}); "
+                        "remove all but one",
                         node_id,
                         port.name,
                     )

@@ -28,7 +28,9 @@ def _migrate_v0(data: dict[str, Any]) -> dict[str, Any]:
     for node_id, node in (data.get("nodes") or {}).items():
         x, y = (node.get("position") or [0, 0])[:2]
         positions[node_id] = {"x": float(x), "y": float(y)}
-        nodes.append({"id": node_id, "type": node["type"], "name": node.get("name", ""), "config": node.get("config", {})})
+        nodes.append(
+            {"id": node_id, "type": node["type"], "name": node.get("name", ""), "config": node.get("config", {})}
+        )
     edges = []
     for edge in data.get("edges") or []:
         source, source_port = str(edge["source"]).rsplit(".", 1)

@@ -1,0 +1,38 @@
+"""Helpers shared by subcommands: loading a flow, parsing --input and --cred."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from flowbuilder.credentials import CredentialResolver, parse_cred_option
+from flowbuilder.executor import GENERIC_INPUT
+from flowbuilder.flow import Flow
+
+
+def add_cred_option(parser: Any) -> None:
+    parser.add_argument(
+        "--cred",
+        action="append",
+        default=[],
+        metavar="SLOT=VALUE",
+        help="bind a credential: SLOT=VALUE or SLOT=env:VAR; SLOT is node.slot, a slot name, a provider "
+        "(openai, groq, pinecone) or a credential name. Values are never saved or printed.",
+    )
+
+
+def resolver_from_args(creds: Sequence[str]) -> CredentialResolver:
+    return CredentialResolver(explicit=dict(parse_cred_option(option) for option in creds))
+
+
+def parse_inputs(flow: Flow, options: Sequence[str]) -> dict[str, str]:
+    """``--input TEXT`` goes to every chat input; ``--input NODE=VALUE`` to one node (if NODE is a node id)."""
+    inputs: dict[str, str] = {}
+    ids = set(flow.node_ids())
+    for option in options:
+        head, sep, tail = option.partition("=")
+        if sep and head in ids:
+            inputs[head] = tail
+        else:
+            inputs[GENERIC_INPUT] = option
+    return inputs

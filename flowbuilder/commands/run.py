@@ -1,0 +1,174 @@
+"""``flowbuilder run FLOW``: run a flow and print what every node did."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver_from_args
+from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
+from flowbuilder.flow import Flow
+from flowbuilder.formats.native import load_flow
+from flowbuilder.outputs import hit_line, is_hits, to_jsonable
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a flow",
+        description="Run a flow (or only up to one node) and print a per-node table and the outputs.",
+    )
+    parser.add_argument("flow", help="a Flowbuilder flow file (.json)")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="TEXT|NODE=VALUE",
+        help="text for the chat input, or NODE=VALUE for one node (e.g. a file input's path)",
+    )
+    parser.add_argument("--to", metavar="NODE", help="run only this node and what it depends on")
+    parser.add_argument("--json", action="store_true", help="print the table and outputs as JSON")
+    parser.add_argument("--session", default="cli", help="session id for chat memory (default: cli)")
+    add_cred_option(parser)
+    parser.set_defaults(handler=handle)
+
+
+class _Progress:
+    """Progress and streamed tokens on stderr, so stdout stays a clean report."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._open_line = False
+
+    def __call__(self, event: RunEvent) -> None:
+        if not self.enabled:
+            return
+        if event.kind == "progress":
+            done, total = event.data.get("done", 0), event.data.get("total", 0)
+            message = event.data.get("message") or "working"
+            sys.stderr.write(f"\r  {event.node_id}: {message} {done}/{total}   ")
+            self._open_line = True
+        elif event.kind == "token":
+            sys.stderr.write(str(event.data.get("text", "")))
+            self._open_line = True
+        elif event.kind in ("node_started", "node_finished", "node_failed", "node_cached"):
+            if self._open_line:
+                sys.stderr.write("\n")
+                self._open_line = False
+            if event.kind == "node_started":
+                sys.stderr.write(f"> {event.node_id}\n")
+        sys.stderr.flush()
+
+
+def handle(args: argparse.Namespace) -> int:
+    flow = load_flow(args.flow)
+    resolver = resolver_from_args(args.cred)
+    inputs = parse_inputs(flow, args.input)
+    executor = Executor(resolver=resolver)
+    progress = _Progress(enabled=not args.json)
+    cancel = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["run"] = executor.run(
+                flow,
+                inputs=inputs,
+                to=args.to,
+                on_event=progress,
+                cancel_event=cancel,
+                session_id=args.session,
+                base_dir=Path(args.flow).resolve().parent,
+            )
+        except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="flowbuilder-run", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+    except KeyboardInterrupt:
+        cancel.set()
+        sys.stderr.write("\ncancelling…\n")
+        worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    run: RunResult = outcome["run"]
+    if args.json:
+        print(json.dumps(run_to_json(flow, run), indent=2, ensure_ascii=False))
+    else:
+        print_report(flow, run)
+    return 0 if run.ok else 1
+
+
+def run_to_json(flow: Flow, run: RunResult) -> dict[str, Any]:
+    return {
+        "flow": flow.name,
+        "ok": run.ok,
+        "cancelled": run.cancelled,
+        "nodes": [
+            {
+                "id": r.node_id,
+                "type": r.type_name,
+                "status": r.status,
+                "seconds": round(r.duration, 4),
+                "summary": r.summary,
+                "error": r.error,
+            }
+            for r in (run.results[n] for n in run.order)
+        ],
+        "outputs": {
+            r.node_id: {port: to_jsonable(value) for port, value in r.outputs.items() if not _is_service(value)}
+            for r in run.results.values()
+            if r.outputs
+        },
+        "details": {r.node_id: to_jsonable(r.details) for r in run.results.values() if r.details},
+    }
+
+
+def _is_service(value: Any) -> bool:
+    return not isinstance(value, str | int | float | bool | list | dict | tuple) and value is not None
+
+
+def print_report(flow: Flow, run: RunResult) -> None:
+    rows = [
+        (r.node_id, r.type_name, r.status, f"{r.duration:.2f}", r.summary) for r in (run.results[n] for n in run.order)
+    ]
+    headers = ("node", "type", "status", "seconds", "summary")
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    widths[-1] = min(widths[-1], 60)
+    print(f"Flow: {flow.name}")
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    for row in rows:
+        print("  ".join(cell[:w].ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    for result in (run.results[n] for n in run.order):
+        _print_outputs(result)
+    failed = run.failed()
+    if failed:
+        print()
+        for result in failed:
+            print(f"FAILED {result.error}")
+    if run.cancelled:
+        print("\nThe run was cancelled; completed results are shown above.")
+
+
+def _print_outputs(result: NodeResult) -> None:
+    """Hits, prompts and answers are what users come to see; other values are summarised in the table."""
+    for port, value in result.outputs.items():
+        if is_hits(value):
+            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = cosine similarity):")
+            for hit in value:
+                print("  " + hit_line(hit))
+        elif isinstance(value, str) and port == "prompt":
+            print(f"\nPrompt built by {result.node_id}:\n" + _indent(value))
+        elif isinstance(value, str) and port == "answer":
+            print(f"\nAnswer from {result.node_id}:\n" + _indent(value))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  | " + line for line in text.splitlines())

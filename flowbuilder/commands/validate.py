@@ -1,0 +1,44 @@
+"""``flowbuilder validate FLOW``: check a flow without running it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from flowbuilder.commands._common import add_cred_option, resolver_from_args
+from flowbuilder.formats.native import load_flow
+from flowbuilder.graph import analyze
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check a flow and list every problem",
+        description="Check a flow: node types, configs, connections, cycles and credentials. "
+        "Exit 0 when valid, 1 listing every issue.",
+    )
+    parser.add_argument("flow", help="a Flowbuilder flow file (.json)")
+    parser.add_argument("--no-credentials", action="store_true", help="do not check that credentials are bound")
+    parser.add_argument("--json", action="store_true", help="print the issues as JSON")
+    add_cred_option(parser)
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    flow = load_flow(args.flow)
+    resolver = None if args.no_credentials else resolver_from_args(args.cred)
+    issues = analyze(flow, resolver=resolver).issues
+    if args.json:
+        print(
+            json.dumps(
+                [{"code": i.code, "node": i.node_id, "port": i.port, "message": i.message} for i in issues], indent=2
+            )
+        )
+    elif issues:
+        print(f"{args.flow}: {len(issues)} problem(s)")
+        for issue in issues:
+            print(f"  - {issue}")
+    else:
+        print(f"{args.flow}: valid ({len(flow.nodes)} nodes, {len(flow.edges)} connections)")
+    return 1 if issues else 0
