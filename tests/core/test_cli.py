@@ -1,0 +1,101 @@
+"""The command line: exit codes, one-line errors, tables and JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flowbuilder.cli import main
+from flowbuilder.examples import flows_dir
+from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.formats.native import save_flow
+
+
+@pytest.fixture
+def passthrough_flow(tmp_path: Path) -> Path:
+    flow = Flow(
+        name="tiny",
+        nodes=[NodeSpec(id="a", type="util.passthrough"), NodeSpec(id="b", type="util.passthrough")],
+        edges=[Edge(source="a", source_port="value", target="b", target_port="value")],
+    )
+    path = tmp_path / "tiny.json"
+    save_flow(flow, path)
+    return path
+
+
+def test_validate_ok(passthrough_flow: Path, capsys) -> None:
+    assert main(["validate", str(passthrough_flow)]) == 0
+    assert "valid (2 nodes, 1 connections)" in capsys.readouterr().out
+
+
+def test_validate_lists_every_issue_and_exits_1(tmp_path: Path, capsys) -> None:
+    flow = Flow(
+        nodes=[NodeSpec(id="x", type="splitter.recursiv"), NodeSpec(id="y", type="util.passthrough", config={"no": 1})]
+    )
+    path = tmp_path / "bad.json"
+    save_flow(flow, path)
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "2 problem(s)" in out and "unknown-type" in out and "invalid-config" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "no such file"),
+        ("{oops", "is not valid JSON"),
+        ('{"nodes": [], "connections": {}}', "flowbuilder import"),
+    ],
+)
+def test_bad_files_exit_2_with_one_line(tmp_path: Path, capsys, content, expected) -> None:
+    path = tmp_path / "f.json"
+    if content is not None:
+        path.write_text(content)
+    for command in ("validate", "run"):
+        assert main([command, str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(path) in err and expected in err and "Traceback" not in err
+
+
+def test_run_prints_table_and_json(passthrough_flow: Path, capsys) -> None:
+    assert main(["run", str(passthrough_flow)]) == 0
+    out = capsys.readouterr().out
+    assert "node" in out and "status" in out and "util.passthrough" in out
+    assert main(["run", str(passthrough_flow), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [n["id"] for n in data["nodes"]] == ["a", "b"] and data["ok"] is True
+    assert {"status", "seconds", "summary"} <= set(data["nodes"][0])
+
+
+def test_run_to_unknown_node_is_invalid(passthrough_flow: Path, capsys) -> None:
+    assert main(["run", str(passthrough_flow), "--to", "zzz"]) == 1
+    assert "--to names no node" in capsys.readouterr().err
+
+
+def test_nodes_lists_the_registry(capsys) -> None:
+    assert main(["nodes"]) == 0
+    assert "util.passthrough" in capsys.readouterr().out
+    assert main(["nodes", "--json"]) == 0
+    assert any(n["type"] == "input.file" for n in json.loads(capsys.readouterr().out))
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run"])
+    assert info.value.code == 2
+
+
+def test_python_dash_m_and_console_script(tmp_path: Path) -> None:
+    env = {**os.environ, "FLOWBUILDER_DATA_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-m", "flowbuilder", "validate", str(flows_dir() / "missing.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 2 and "no such file" in out.stderr and "Traceback" not in out.stderr
