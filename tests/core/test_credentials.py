@@ -60,7 +60,7 @@ def test_store_file_is_private(tmp_path) -> None:
 def test_unreadable_store_is_a_clear_error(tmp_path) -> None:
     path = tmp_path / "creds.json"
     path.write_text("{not json")
-    with pytest.raises(CredentialError, match="creds.json"):
+    with pytest.raises(CredentialError, match=r"creds\.json"):
         CredentialStore(path).get("openai", "default")
 
 
