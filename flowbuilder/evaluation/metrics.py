@@ -1,0 +1,203 @@
+"""Ranking metrics judged on records and facts, not chunk ids, so they survive re-chunking.
+
+A retrieved chunk is *relevant* to a question when its metadata carries a gold record (``record_id``,
+or ``record_ids`` for a chunk of a multi-record text) or its text contains the question's fact
+(case- and whitespace-insensitive). Per question we keep the rank of the first relevant chunk; the
+aggregate metrics are computed over answerable questions only:
+
+* hit@1 / hit@k: share of questions with a relevant chunk at rank 1 / within the top k;
+* MRR: mean of 1/rank of the first relevant chunk (0 when none is in the top k);
+* recall@k: share of a question's gold records carried by the top k (a question with only a fact
+  counts 1 when the fact is found; with exactly one gold record, finding its fact counts too);
+* nDCG@k: binary gains, where a chunk gains only if it brings a gold item not seen at a better rank,
+  so a record split over two chunks is not counted twice (the ideal puts every gold item first).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowbuilder.data import Document, Hit
+from flowbuilder.evaluation.questions import Question
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """NFKC (PDF ligatures such as "ﬁ" become "fi"), lower-case, every run of whitespace one space."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
+
+
+def chunk_records(document: Document) -> set[str]:
+    """The record ids a chunk carries: its ``record_id`` and every entry of ``record_ids``."""
+    found: set[str] = set()
+    record_id = document.metadata.get("record_id")
+    if record_id is not None and str(record_id):
+        found.add(str(record_id))
+    many = document.metadata.get("record_ids")
+    if isinstance(many, list | tuple):
+        found.update(str(r) for r in many if r is not None)
+    elif isinstance(many, str) and many:
+        # Stores keep only scalar metadata; a list may come back as JSON or a comma-joined string.
+        found.update(_string_list(many))
+    return found
+
+
+def _string_list(value: str) -> list[str]:
+    if value.startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, list):
+            return [str(item) for item in parsed if item is not None]
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def gold_found(document: Document, question: Question) -> set[str]:
+    """The gold items (record ids, or ``"fact"``) this chunk supplies for ``question``."""
+    items = chunk_records(document) & set(question.gold)
+    if question.fact and normalise(question.fact) in normalise(document.text):
+        # With one gold record the fact is that record's evidence; otherwise it stands for itself.
+        items.add(question.gold[0] if len(question.gold) == 1 else "fact")
+    return items
+
+
+def is_relevant(document: Document, question: Question) -> bool:
+    return bool(gold_found(document, question))
+
+
+def gold_items(question: Question) -> set[str]:
+    """What recall counts: the gold records, or the fact when there are none."""
+    if question.gold:
+        return set(question.gold)
+    return {"fact"} if question.fact else set()
+
+
+@dataclass
+class QuestionOutcome:
+    """How one question fared in one flow."""
+
+    question: Question
+    hits: list[Hit]
+    relevant: list[bool]
+    """Per retrieved hit (in rank order): does it carry gold evidence?"""
+    first_rank: int | None
+    """1-based rank of the first relevant chunk in the top k, or None."""
+    recall: float
+    ndcg: float
+    gold_ranks: dict[str, int | None] = field(default_factory=dict)
+    """Per gold record: the best rank of a chunk carrying it, or None when it is not in the top k."""
+
+    @property
+    def answerable(self) -> bool:
+        return self.question.answerable
+
+    def to_dict(self, with_hits: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.question.id,
+            "question": self.question.question,
+            "gold": list(self.question.gold),
+            "answerable": self.answerable,
+            "first_rank": self.first_rank,
+            "recall": self.recall,
+            "ndcg": self.ndcg,
+            "gold_ranks": self.gold_ranks,
+        }
+        if with_hits:
+            data["hits"] = [
+                {
+                    "rank": hit.rank,
+                    "score": hit.score,
+                    "relevant": rel,
+                    "records": sorted(chunk_records(hit.document)),
+                    "text": hit.document.text,
+                }
+                for hit, rel in zip(self.hits, self.relevant, strict=True)
+            ]
+        return data
+
+
+def judge_hits(question: Question, hits: Sequence[Hit], k: int) -> QuestionOutcome:
+    """Judge the top ``k`` of ``hits`` (taken in the order given; ranks are renumbered 1..k)."""
+    top = list(hits)[:k]
+    supplied = [gold_found(hit.document, question) for hit in top]
+    relevant = [bool(items) for items in supplied]
+    first_rank = next((i + 1 for i, rel in enumerate(relevant) if rel), None)
+    wanted = gold_items(question)
+    gold_ranks: dict[str, int | None] = {}
+    for gold in question.gold:
+        gold_ranks[gold] = next((i + 1 for i, items in enumerate(supplied) if gold in items), None)
+    seen: set[str] = set()
+    dcg = 0.0
+    for index, items in enumerate(supplied):
+        new = (items & wanted) - seen if wanted else set()
+        if new:
+            dcg += 1.0 / math.log2(index + 2)
+            seen |= new
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(wanted), k)))
+    ndcg = dcg / ideal if ideal else 0.0
+    recall = len(seen) / len(wanted) if wanted else 0.0
+    return QuestionOutcome(question, top, relevant, first_rank, recall, ndcg, gold_ranks)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    k: int
+    questions: int
+    """Answerable questions the metrics are computed over."""
+    unanswerable: int
+    """Questions with no gold (reported, not scored)."""
+    hit_at_1: float
+    hit_at_k: float
+    mrr: float
+    recall_at_k: float
+    ndcg_at_k: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "questions": self.questions,
+            "unanswerable": self.unanswerable,
+            "hit@1": self.hit_at_1,
+            "hit@k": self.hit_at_k,
+            "mrr": self.mrr,
+            "recall@k": self.recall_at_k,
+            "ndcg@k": self.ndcg_at_k,
+        }
+
+
+def aggregate(outcomes: Iterable[QuestionOutcome], k: int) -> Metrics:
+    """Mean metrics over the answerable questions (zeros when there are none)."""
+    items = list(outcomes)
+    scored = [o for o in items if o.answerable]
+    n = len(scored)
+    if n == 0:
+        return Metrics(k, 0, len(items), 0.0, 0.0, 0.0, 0.0, 0.0)
+    return Metrics(
+        k=k,
+        questions=n,
+        unanswerable=len(items) - n,
+        hit_at_1=sum(1 for o in scored if o.first_rank == 1) / n,
+        hit_at_k=sum(1 for o in scored if o.first_rank is not None and o.first_rank <= k) / n,
+        mrr=sum(1.0 / o.first_rank for o in scored if o.first_rank) / n,
+        recall_at_k=sum(o.recall for o in scored) / n,
+        ndcg_at_k=sum(o.ndcg for o in scored) / n,
+    )
+
+
+def compare_ranks(rank_a: int | None, rank_b: int | None) -> str:
+    """``"a"``, ``"b"`` or ``"tie"``: the better (smaller) first-relevant rank; missing ranks lose."""
+    if rank_a == rank_b:
+        return "tie"
+    if rank_a is None:
+        return "b"
+    if rank_b is None:
+        return "a"
+    return "a" if rank_a < rank_b else "b"
