@@ -100,9 +100,10 @@ class ResultCache:
         return hit
 
     def put(self, key: str, result: CachedResult) -> None:
-        if len(self._memory) >= self.max_entries:
-            self._memory.pop(next(iter(self._memory)))
-        self._memory[key] = result
+        if self.max_entries > 0:
+            while len(self._memory) >= self.max_entries:
+                self._memory.pop(next(iter(self._memory)))
+            self._memory[key] = result
         if self.directory is None:
             return
         try:

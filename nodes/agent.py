@@ -1,0 +1,309 @@
+"""``memory.window`` and ``agent.tools``: a tool-calling agent that remembers the last exchanges.
+
+The agent sends the system message, the remembered history and the user's message to a chat model
+with the connected tools. While the model asks for tool calls it runs them and sends the results
+back, up to ``max_steps`` model calls; the model's first reply without tool calls is the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import ChatMessage, Hit
+from flowbuilder.errors import FlowbuilderError, NodeError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+from flowbuilder.services import ChatModel, Memory, Tool
+
+RESULT_PREVIEW_CHARS = 300
+
+DEFAULT_SYSTEM_MESSAGE = (
+    "You are a helpful assistant. Use the tools to look up facts before answering, answer only from what "
+    "they return, and name the sources you used. If the tools find nothing relevant, say that you don't know."
+)
+
+# ----------------------------------------------------------------------------------------- memory
+
+
+class WindowMemory:
+    """The last ``window`` exchanges (user message + answer) per session, optionally mirrored to JSON files.
+
+    Instances built for the same memory node and data folder share their history in-process, so a
+    conversation continues across runs of a flow (the node is rebuilt on each run).
+    """
+
+    def __init__(self, window: int, persist_dir: Path | None = None) -> None:
+        self.window = window
+        self.persist_dir = persist_dir
+        self._sessions: dict[str, list[tuple[ChatMessage, ChatMessage]]] = {}
+        self._lock = threading.Lock()
+
+    def load(self, session_id: str) -> list[ChatMessage]:
+        with self._lock:
+            exchanges = self._exchanges(session_id)[-self.window :] if self.window > 0 else []
+        return [message for pair in exchanges for message in pair]
+
+    def save(self, session_id: str, user: ChatMessage, assistant: ChatMessage) -> None:
+        with self._lock:
+            exchanges = self._exchanges(session_id)
+            exchanges.append((user, assistant))
+            # Keep only what the window can show; older exchanges are never sent again.
+            del exchanges[: max(0, len(exchanges) - self.window)]
+            if self.persist_dir is not None:
+                self._write(session_id, exchanges)
+
+    def clear(self, session_id: str) -> None:
+        with self._lock:
+            self._sessions.pop(session_id, None)
+            path = self.path(session_id)
+            if path is not None and path.exists():
+                path.unlink()
+
+    def exchange_count(self, session_id: str) -> int:
+        with self._lock:
+            return len(self._exchanges(session_id))
+
+    def path(self, session_id: str) -> Path | None:
+        if self.persist_dir is None:
+            return None
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id) or "default"
+        return self.persist_dir / f"{safe}.json"
+
+    def _exchanges(self, session_id: str) -> list[tuple[ChatMessage, ChatMessage]]:
+        if session_id not in self._sessions:
+            self._sessions[session_id] = self._read(session_id)
+        return self._sessions[session_id]
+
+    def _read(self, session_id: str) -> list[tuple[ChatMessage, ChatMessage]]:
+        path = self.path(session_id)
+        if path is None or not path.exists():
+            return []
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return [(ChatMessage(**pair[0]), ChatMessage(**pair[1])) for pair in data["exchanges"]]
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise NodeError(
+                f"{path}: cannot read the saved chat history ({type(exc).__name__}); delete the file to start afresh."
+            ) from None
+
+    def _write(self, session_id: str, exchanges: list[tuple[ChatMessage, ChatMessage]]) -> None:
+        path = self.path(session_id)
+        assert path is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"session": session_id, "exchanges": [[u.model_dump(), a.model_dump()] for u, a in exchanges]}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(path)
+
+
+_MEMORIES: dict[tuple[str, str, bool], WindowMemory] = {}
+_MEMORIES_LOCK = threading.Lock()
+
+
+def shared_memory(scope: str, data_dir: Path, window: int, persist: bool) -> WindowMemory:
+    """The process-wide memory of one memory node (``scope``) and data folder."""
+    key = (scope, str(data_dir), persist)
+    with _MEMORIES_LOCK:
+        memory = _MEMORIES.get(key)
+        if memory is None:
+            memory = WindowMemory(window, data_dir / "memory" if persist else None)
+            _MEMORIES[key] = memory
+        memory.window = window
+        return memory
+
+
+class WindowMemoryConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    window: int = Field(5, ge=0, description="How many past exchanges (question + answer) are sent to the model.")
+    persist: bool = Field(
+        False,
+        description="Also keep the history in <data dir>/memory/<session>.json so it survives restarts.",
+        json_schema_extra={"advanced": True},
+    )
+
+
+@register_node
+class WindowMemoryNode(Node[WindowMemoryConfig]):
+    """Remember the last k exchanges of each chat session for an agent."""
+
+    type_name = "memory.window"
+    category = "Agents"
+    Config = WindowMemoryConfig
+    outputs = (Port("memory", PortType.MEMORY, description="Chat history per session."),)
+    cacheable = False  # cheap, and the details must show the current history
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        config = self.config
+        assert isinstance(config, WindowMemoryConfig)
+        memory = shared_memory(ctx.node_id, ctx.data_dir, config.window, config.persist)
+        ctx.details["window"] = config.window
+        ctx.details["session"] = ctx.session_id
+        ctx.details["stored_exchanges"] = memory.exchange_count(ctx.session_id)
+        path = memory.path(ctx.session_id)
+        if path is not None:
+            ctx.details["file"] = str(path)
+        return {"memory": memory}
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        memory = outputs.get("memory")
+        return f"window {memory.window}" if isinstance(memory, WindowMemory) else "memory ready"
+
+
+# ------------------------------------------------------------------------------------------ agent
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system_message: str = Field(
+        DEFAULT_SYSTEM_MESSAGE,
+        description="Instructions sent first on every step.",
+        json_schema_extra={"multiline": True},
+    )
+    max_steps: int = Field(5, ge=1, le=50, description="Most model calls per question (each tool round is one).")
+    session_id: str = Field(
+        "", description="Chat session for the memory; empty = the run's session.", json_schema_extra={"advanced": True}
+    )
+
+
+@register_node
+class ToolAgent(Node[AgentConfig]):
+    """Answer a message with a chat model that may call tools (such as a knowledge-base search)."""
+
+    type_name = "agent.tools"
+    category = "Agents"
+    Config = AgentConfig
+    inputs = (
+        Port("message", PortType.MESSAGE, description="The user's message."),
+        Port("model", PortType.CHAT_MODEL, description="A chat model that supports tool calling."),
+        Port("memory", PortType.MEMORY, required=False, description="Past exchanges of the session."),
+        Port("tools", PortType.TOOL, required=False, multiple=True, description="Tools the model may call."),
+    )
+    outputs = (Port("answer", PortType.ANSWER, description="The model's final answer."),)
+    cacheable = False
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        config = self.config
+        assert isinstance(config, AgentConfig)
+        model = inputs["model"]
+        if not isinstance(model, ChatModel):
+            raise NodeError(f"the 'model' input is a {type(model).__name__}, not a chat model; connect an llm.* node.")
+        memory: Memory | None = inputs.get("memory")
+        tools = _tools_by_name(inputs.get("tools") or [])
+        session = config.session_id or ctx.session_id
+        user = ChatMessage(role="user", content=str(inputs["message"]))
+        history = memory.load(session) if memory is not None else []
+
+        messages: list[ChatMessage] = []
+        if config.system_message:
+            messages.append(ChatMessage(role="system", content=config.system_message))
+        messages += history
+        messages.append(user)
+        ctx.details["session"] = session
+        ctx.details["history_messages"] = len(history)
+        ctx.details["tools"] = sorted(tools)
+        ctx.details["tool_calls"] = []
+        ctx.details["steps"] = []
+
+        def on_token(text: str) -> None:
+            ctx.check_cancelled()
+            ctx.token(text)
+
+        answer: str | None = None
+        for step in range(1, config.max_steps + 1):
+            ctx.check_cancelled()
+            try:
+                reply = model.chat(messages, tools=list(tools.values()), on_token=on_token)
+            finally:
+                ctx.details["messages"] = _sent_messages(model, messages)
+            ctx.details["steps"].append(
+                {"step": step, "sent": len(messages), "tool_calls": [c.get("name") for c in reply.tool_calls]}
+            )
+            if not reply.tool_calls:
+                answer = reply.content
+                break
+            messages.append(ChatMessage(role="assistant", content=reply.content, tool_calls=reply.tool_calls))
+            for call in reply.tool_calls:
+                result, record = _call_tool(tools, call, step)
+                ctx.details["tool_calls"].append(record)
+                messages.append(
+                    ChatMessage(role="tool", content=result, tool_call_id=str(call.get("id", "")), name=record["name"])
+                )
+        if answer is None:
+            asked = ", ".join(sorted({str(r["name"]) for r in ctx.details["tool_calls"]})) or "none"
+            raise NodeError(
+                f"no final answer after max_steps={config.max_steps} model calls: the model kept calling tools "
+                f"({asked}). Raise max_steps, or tell the model in the system message to answer after searching."
+            )
+        if memory is not None:
+            memory.save(session, user, ChatMessage(role="assistant", content=answer))
+        return {"answer": answer}
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        answer = " ".join(str(outputs.get("answer", "")).split())
+        return answer if len(answer) <= 60 else answer[:60] + "…"
+
+
+def _tools_by_name(tools: list[Any]) -> dict[str, Tool]:
+    by_name: dict[str, Tool] = {}
+    for tool in tools:
+        if not isinstance(tool, Tool):
+            raise NodeError(f"a 'tools' input is a {type(tool).__name__}, not a tool; connect a retriever.tool node.")
+        if tool.name in by_name:
+            raise NodeError(
+                f"two connected tools are both named '{tool.name}'; give each tool a distinct name in its config."
+            )
+        by_name[tool.name] = tool
+    return by_name
+
+
+def _call_tool(tools: dict[str, Tool], call: dict[str, Any], step: int) -> tuple[str, dict[str, Any]]:
+    """Run one tool call; a failure is reported back to the model as the tool's result."""
+    name = str(call.get("name", ""))
+    arguments = call.get("arguments") or {}
+    record: dict[str, Any] = {"step": step, "name": name, "arguments": arguments}
+    tool = tools.get(name)
+    if tool is None:
+        available = ", ".join(sorted(tools)) or "none"
+        result = f"Error: there is no tool named '{name}'. Available tools: {available}."
+    elif "arguments_error" in call:
+        result = f"Error: the arguments were not a JSON object: {str(call['arguments_error'])[:200]}"
+    else:
+        try:
+            result = str(tool.call(arguments))
+        except FlowbuilderError as exc:
+            result = f"Error: {exc}"
+        except Exception as exc:  # a tool bug must not end the conversation; the model is told and the UI shows it
+            result = f"Error: {type(exc).__name__}: {exc}"
+        hits = getattr(tool, "last_hits", None)
+        if isinstance(hits, list) and all(isinstance(hit, Hit) for hit in hits):
+            record["hits"] = [_hit_summary(hit) for hit in hits]
+    record["result_preview"] = result[:RESULT_PREVIEW_CHARS]
+    return result, record
+
+
+def _hit_summary(hit: Hit) -> dict[str, Any]:
+    meta = hit.document.metadata
+    return {
+        "rank": hit.rank,
+        "score": hit.score,
+        "source": meta.get("source"),
+        "record_id": meta.get("record_id"),
+        "text": hit.document.text[:200],
+    }
+
+
+def _sent_messages(model: Any, messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    """The messages exactly as the provider received them when the model records them, else ours."""
+    sent = getattr(model, "last_request", None)
+    if isinstance(sent, list) and sent:
+        return list(sent)
+    return [m.model_dump(exclude_defaults=True) for m in messages]

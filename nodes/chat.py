@@ -1,0 +1,71 @@
+"""``chat.input`` and ``chat.output``: where a conversation enters and leaves a flow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.errors import NodeError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+
+PREVIEW_CHARS = 60
+
+
+class ChatInputConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(
+        "",
+        description="The message used when the run gives none (--input TEXT).",
+        json_schema_extra={"multiline": True},
+    )
+
+
+@register_node
+class ChatInput(Node[ChatInputConfig]):
+    """The user's message: the run's input text, or the configured text."""
+
+    type_name = "chat.input"
+    category = "Chat"
+    Config = ChatInputConfig
+    outputs = (Port("message", PortType.MESSAGE, description="The user's message."),)
+    run_input = "text"
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        config = self.config
+        assert isinstance(config, ChatInputConfig)
+        message = ctx.run_input if ctx.run_input else config.text
+        if not message:
+            raise NodeError(
+                f"no message to send: run the flow with --input \"your question\" or set the text of '{ctx.node_id}'."
+            )
+        ctx.details["source"] = "run input" if ctx.run_input else "config"
+        return {"message": message}
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        return preview(str(outputs.get("message", "")))
+
+
+@register_node
+class ChatOutput(Node[Any]):
+    """The answer shown to the user at the end of a chat flow."""
+
+    type_name = "chat.output"
+    category = "Chat"
+    inputs = (Port("message", PortType.ANSWER, description="The answer to show."),)
+    outputs = (Port("message", PortType.MESSAGE, description="The answer, as shown."),)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        return {"message": str(inputs["message"])}
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        return preview(str(outputs.get("message", "")))
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """The first ``limit`` characters on one line (an ellipsis marks a cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"

@@ -1,0 +1,216 @@
+"""What the chat-model nodes share: the Config, the node's run, message and tool conversion.
+
+A provider module supplies a :class:`ChatModel` implementation (``chat(messages, tools, on_token)``)
+and a node class that builds it. :class:`ChatMessage.tool_calls` entries use one neutral shape in
+Flowbuilder, whatever the provider::
+
+    {"id": "call_1", "name": "search_documents", "arguments": {"query": "login"}}
+
+(plus ``"arguments_error"`` with the raw text when a model sent arguments that are not a JSON
+object). Providers convert to and from their own shapes here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import ChatMessage
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.services import ChatModel, Tool
+
+TokenCallback = Callable[[str], None]
+
+
+class LLMConfig(BaseModel):
+    """Settings common to every chat model; subclasses change the defaults of ``model`` and ``base_url``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field("", description="Model name as the provider spells it.")
+    temperature: float = Field(
+        0.2, ge=0.0, le=2.0, description="Sampling temperature; low values answer more consistently."
+    )
+    max_tokens: int | None = Field(None, ge=1, description="Longest answer in tokens; empty = the provider's default.")
+    timeout: float = Field(60.0, gt=0, description="Seconds to wait for the provider before giving up.")
+    max_retries: int = Field(
+        2, ge=0, description="Retries after a rate limit or a network error.", json_schema_extra={"advanced": True}
+    )
+    base_url: str = Field(
+        "", description="Server address; empty = the provider's public API.", json_schema_extra={"advanced": True}
+    )
+    system_message: str = Field(
+        "", description="System instructions sent before the prompt.", json_schema_extra={"multiline": True}
+    )
+    stream: bool = Field(True, description="Stream the answer token by token into the run's events.")
+
+
+def tool_spec(tool: Tool) -> dict[str, Any]:
+    """A tool as the OpenAI-style function-calling APIs (OpenAI, Groq, Ollama) describe it."""
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters_schema()},
+    }
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """Tool-call arguments as a dict, and the raw text when they are not a JSON object."""
+    if isinstance(raw, dict):
+        return dict(raw), None
+    if raw is None or raw == "":
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return {}, str(raw)
+    return (value, None) if isinstance(value, dict) else ({}, str(raw))
+
+
+def neutral_tool_call(call_id: str, name: str, raw_arguments: Any) -> dict[str, Any]:
+    arguments, error = parse_arguments(raw_arguments)
+    call: dict[str, Any] = {"id": call_id, "name": name, "arguments": arguments}
+    if error is not None:
+        call["arguments_error"] = error
+    return call
+
+
+def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """Flowbuilder messages in the Chat Completions shape (OpenAI and Groq)."""
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        item: dict[str, Any] = {"role": message.role, "content": message.content}
+        if message.role == "assistant" and message.tool_calls:
+            item["content"] = message.content or None
+            item["tool_calls"] = [
+                {
+                    "id": call.get("id", ""),
+                    "type": "function",
+                    "function": {"name": call.get("name", ""), "arguments": json.dumps(call.get("arguments", {}))},
+                }
+                for call in message.tool_calls
+            ]
+        if message.role == "tool":
+            item["tool_call_id"] = message.tool_call_id or ""
+        elif message.name:
+            item["name"] = message.name
+        converted.append(item)
+    return converted
+
+
+def to_ollama_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """Flowbuilder messages in Ollama's ``/api/chat`` shape (arguments are objects, tool results name the tool)."""
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        item: dict[str, Any] = {"role": message.role, "content": message.content}
+        if message.role == "assistant" and message.tool_calls:
+            item["tool_calls"] = [
+                {"function": {"name": call.get("name", ""), "arguments": call.get("arguments", {})}}
+                for call in message.tool_calls
+            ]
+        if message.role == "tool" and message.name:
+            item["tool_name"] = message.name
+        converted.append(item)
+    return converted
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """A provider's error text without the key (some echo part of it back)."""
+    if secret:
+        text = text.replace(secret, "***")
+    return text[:300]
+
+
+class BaseChatModel:
+    """Common state of the provider chat models: what was last sent and what it cost."""
+
+    provider: str = ""
+    model: str = ""
+
+    def __init__(self) -> None:
+        self.last_request: list[dict[str, Any]] = []
+        """The messages of the last call exactly as sent to the provider (for ``details``)."""
+        self.last_usage: dict[str, Any] | None = None
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Tool] = (),
+        on_token: TokenCallback | None = None,
+    ) -> ChatMessage:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:  # never show the client (it holds the key)
+        return f"<{type(self).__name__} {self.provider}/{self.model}>"
+
+
+class ChatModelNode(Node[LLMConfig]):
+    """Shared run of ``llm.*``: answer the prompt when it is connected, always provide the model."""
+
+    Config: ClassVar[type[BaseModel]] = LLMConfig
+    category = "Models"
+    inputs = (
+        Port(
+            "prompt",
+            PortType.PROMPT,
+            required=False,
+            description="The prompt to answer; leave unconnected to only provide the model.",
+        ),
+        Port(
+            "system",
+            PortType.TEXT,
+            required=False,
+            description="System instructions; overrides the config's system message.",
+        ),
+    )
+    outputs = (
+        Port("answer", PortType.ANSWER, description="The model's answer to the prompt."),
+        Port("model", PortType.CHAT_MODEL, description="The configured model, for an agent."),
+    )
+    cacheable = False
+
+    def build_model(self, ctx: RunContext) -> BaseChatModel:
+        raise NotImplementedError
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        config = self.config
+        assert isinstance(config, LLMConfig)
+        model = self.build_model(ctx)
+        assert isinstance(model, ChatModel)
+        ctx.details["provider"] = model.provider
+        ctx.details["model"] = model.model
+        prompt = inputs.get("prompt")
+        if prompt is None:
+            ctx.details["mode"] = "model only (no prompt connected)"
+            return {"model": model}
+        messages: list[ChatMessage] = []
+        system = inputs.get("system") or config.system_message
+        if system:
+            messages.append(ChatMessage(role="system", content=str(system)))
+        messages.append(ChatMessage(role="user", content=str(prompt)))
+
+        def on_token(text: str) -> None:
+            ctx.check_cancelled()
+            ctx.token(text)
+
+        try:
+            reply = model.chat(messages, on_token=on_token if config.stream else None)
+        finally:
+            ctx.details["messages"] = model.last_request
+        if model.last_usage:
+            ctx.details["usage"] = model.last_usage
+        return {"answer": reply.content, "model": model}
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        answer = outputs.get("answer")
+        if isinstance(answer, str):
+            return _preview(answer)
+        return "chat_model ready"
+
+
+def _preview(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

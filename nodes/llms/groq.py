@@ -1,0 +1,52 @@
+"""``llm.groq``: Groq-hosted open models through the groq SDK."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.node import RunContext
+from flowbuilder.registry import register_node
+from nodes.llms.base import ChatModelNode, LLMConfig
+from nodes.llms.openai_compatible import OpenAICompatibleChatModel
+
+_SDK_SUFFIX = "/openai/v1"
+
+
+class GroqChatConfig(LLMConfig):
+    model: str = Field("llama-3.1-8b-instant", description="Groq model name, e.g. llama-3.1-8b-instant.")
+
+
+def groq_base_url(base_url: str) -> str | None:
+    """The server root: the groq SDK appends ``/openai/v1`` itself, so a URL copied with it is trimmed."""
+    url = base_url.strip().rstrip("/")
+    if url.endswith(_SDK_SUFFIX):
+        url = url[: -len(_SDK_SUFFIX)]
+    return url or None
+
+
+@register_node
+class GroqChat(ChatModelNode):
+    """Answer a prompt with a Groq chat model, or provide the model to an agent."""
+
+    type_name = "llm.groq"
+    Config = GroqChatConfig
+    credential_slots = (CredentialSlot("api_key", "groq", description="Groq API key (GROQ_API_KEY)."),)
+
+    def build_model(self, ctx: RunContext) -> OpenAICompatibleChatModel:
+        config = self.config
+        assert isinstance(config, GroqChatConfig)
+        return OpenAICompatibleChatModel(
+            provider="Groq",
+            sdk="groq",
+            client_class="Groq",
+            env_var="GROQ_API_KEY",
+            model=config.model,
+            api_key=ctx.secret("api_key"),
+            base_url=groq_base_url(config.base_url),
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+            usage_in_stream=False,
+        )

@@ -1,0 +1,192 @@
+"""``llm.ollama``: a model served by a local (or remote) Ollama server; no key needed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.data import ChatMessage
+from flowbuilder.errors import FlowbuilderError, ProviderError
+from flowbuilder.node import RunContext
+from flowbuilder.registry import register_node
+from flowbuilder.services import Tool
+from nodes.llms.base import (
+    BaseChatModel,
+    ChatModelNode,
+    LLMConfig,
+    TokenCallback,
+    neutral_tool_call,
+    scrub,
+    to_ollama_messages,
+    tool_spec,
+)
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+PROVIDER = "Ollama"
+
+
+class OllamaChatConfig(LLMConfig):
+    model: str = Field("llama3.2", description="A model pulled on the Ollama server (`ollama list`).")
+    base_url: str = Field(DEFAULT_HOST, description="The Ollama server.", json_schema_extra={"advanced": True})
+
+
+class OllamaChatModel(BaseChatModel):
+    """``chat()`` through ``ollama.Client``; errors become one :class:`ProviderError`."""
+
+    provider = PROVIDER
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        host: str,
+        api_key: str | None,
+        temperature: float,
+        max_tokens: int | None,
+        timeout: float,
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.host = host
+        self._api_key = api_key
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self._client: Any = None
+        self._call_count = 0
+
+    def client(self) -> Any:
+        if self._client is None:
+            import ollama
+
+            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
+            self._client = ollama.Client(host=self.host, timeout=self.timeout, headers=headers)
+        return self._client
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Tool] = (),
+        on_token: TokenCallback | None = None,
+    ) -> ChatMessage:
+        payload = to_ollama_messages(messages)
+        self.last_request = payload
+        self.last_usage = None
+        options: dict[str, Any] = {"temperature": self.temperature}
+        if self.max_tokens is not None:
+            options["num_predict"] = self.max_tokens
+        request: dict[str, Any] = {"model": self.model, "messages": payload, "options": options}
+        if tools:
+            request["tools"] = [tool_spec(tool) for tool in tools]
+        try:
+            if on_token is None:
+                return self._read([self.client().chat(stream=False, **request)], None)
+            return self._read(self.client().chat(stream=True, **request), on_token)
+        except FlowbuilderError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from None
+
+    def _read(self, parts: Any, on_token: TokenCallback | None) -> ChatMessage:
+        content: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for part in parts:
+            message = part.message
+            if message.content:
+                content.append(message.content)
+                if on_token is not None:
+                    on_token(message.content)
+            for call in message.tool_calls or []:
+                # Ollama gives tool calls no id; the agent needs one to pair results with calls.
+                self._call_count += 1
+                calls.append(neutral_tool_call(f"call_{self._call_count}", call.function.name, call.function.arguments))
+            if part.done:
+                prompt_tokens, completion_tokens = part.prompt_eval_count, part.eval_count
+                if prompt_tokens is not None or completion_tokens is not None:
+                    self.last_usage = {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": (prompt_tokens or 0) + (completion_tokens or 0),
+                    }
+        return ChatMessage(role="assistant", content="".join(content), tool_calls=calls)
+
+    def available_models(self) -> list[str]:
+        try:
+            return sorted(str(m.model) for m in self.client().list().models)
+        except Exception:
+            return []
+
+    def _error(self, exc: Exception) -> ProviderError:
+        import httpx
+        import ollama
+
+        model = f"model '{self.model}'"
+        if isinstance(exc, ConnectionError | httpx.ConnectError):
+            return ProviderError(
+                PROVIDER,
+                f"cannot reach the Ollama server at {self.host} for {model}. Start Ollama with `ollama serve` and "
+                f"fetch the model with `ollama pull {self.model}` (or set the node's base_url to where Ollama runs); "
+                "or use llm.openai / llm.groq instead and bind a key with --cred api_key=... "
+                "(or set OPENAI_API_KEY / GROQ_API_KEY).",
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return ProviderError(
+                PROVIDER,
+                f"no answer from the Ollama server at {self.host} within {self.timeout:g} s for {model}. "
+                "A first request loads the model and can be slow: raise the node's timeout or try again.",
+            )
+        if isinstance(exc, ollama.ResponseError):
+            status = exc.status_code
+            if status == 404:
+                models = self.available_models()
+                listing = f" Models on this server: {', '.join(models)}." if models else " No models are pulled yet."
+                return ProviderError(
+                    PROVIDER,
+                    f"{model} is not available on the Ollama server at {self.host} (404). "
+                    f"Run `ollama pull {self.model}` or choose a pulled model.{listing}",
+                )
+            if status in (401, 403):
+                return ProviderError(
+                    PROVIDER,
+                    f"the Ollama server at {self.host} refused the request ({status}) for {model}. If it needs a key, "
+                    "bind one with --cred api_key=... or set OLLAMA_API_KEY.",
+                )
+            if status == 429:
+                return ProviderError(
+                    PROVIDER,
+                    f"the Ollama server at {self.host} is rate limiting requests (429) for {model}. "
+                    "Wait a moment and run again.",
+                )
+            detail = scrub(str(exc.error), self._api_key)
+            return ProviderError(
+                PROVIDER, f"the Ollama server at {self.host} answered HTTP {status} for {model}: {detail}"
+            )
+        return ProviderError(
+            PROVIDER, f"calling {model} at {self.host} failed: {type(exc).__name__}: {scrub(str(exc), self._api_key)}"
+        )
+
+
+@register_node
+class OllamaChat(ChatModelNode):
+    """Answer a prompt with a model on an Ollama server, or provide the model to an agent."""
+
+    type_name = "llm.ollama"
+    Config = OllamaChatConfig
+    credential_slots = (
+        CredentialSlot("api_key", "ollama", required=False, description="Only for Ollama servers behind a key."),
+    )
+
+    def build_model(self, ctx: RunContext) -> OllamaChatModel:
+        config = self.config
+        assert isinstance(config, OllamaChatConfig)
+        return OllamaChatModel(
+            model=config.model,
+            host=config.base_url or DEFAULT_HOST,
+            api_key=ctx.secret("api_key") if ctx.has_secret("api_key") else None,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            timeout=config.timeout,
+        )

@@ -1,0 +1,42 @@
+"""``llm.openai``: OpenAI chat models (or any OpenAI-compatible server through ``base_url``)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.node import RunContext
+from flowbuilder.registry import register_node
+from nodes.llms.base import ChatModelNode, LLMConfig
+from nodes.llms.openai_compatible import OpenAICompatibleChatModel
+
+
+class OpenAIChatConfig(LLMConfig):
+    model: str = Field("gpt-4o-mini", description="OpenAI model name, e.g. gpt-4o-mini or gpt-4o.")
+
+
+@register_node
+class OpenAIChat(ChatModelNode):
+    """Answer a prompt with an OpenAI chat model, or provide the model to an agent."""
+
+    type_name = "llm.openai"
+    Config = OpenAIChatConfig
+    credential_slots = (CredentialSlot("api_key", "openai", description="OpenAI API key (OPENAI_API_KEY)."),)
+
+    def build_model(self, ctx: RunContext) -> OpenAICompatibleChatModel:
+        config = self.config
+        assert isinstance(config, OpenAIChatConfig)
+        return OpenAICompatibleChatModel(
+            provider="OpenAI",
+            sdk="openai",
+            client_class="OpenAI",
+            env_var="OPENAI_API_KEY",
+            model=config.model,
+            api_key=ctx.secret("api_key"),
+            base_url=config.base_url or None,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+            usage_in_stream=True,
+        )

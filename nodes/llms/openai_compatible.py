@@ -1,0 +1,180 @@
+"""A chat model over the Chat Completions API, shared by the OpenAI and Groq SDKs (same shapes, same errors)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+from flowbuilder.data import ChatMessage
+from flowbuilder.errors import FlowbuilderError, ProviderError
+from flowbuilder.services import Tool
+from nodes.llms.base import BaseChatModel, TokenCallback, neutral_tool_call, scrub, to_openai_messages, tool_spec
+
+
+class OpenAICompatibleChatModel(BaseChatModel):
+    """``chat()`` through ``openai.OpenAI`` or ``groq.Groq``; errors become one :class:`ProviderError`."""
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        sdk: str,
+        client_class: str,
+        env_var: str,
+        model: str,
+        api_key: str,
+        base_url: str | None,
+        temperature: float,
+        max_tokens: int | None,
+        timeout: float,
+        max_retries: int,
+        usage_in_stream: bool,
+    ) -> None:
+        super().__init__()
+        self.provider = provider
+        self.model = model
+        self._sdk_name = sdk
+        self._client_class = client_class
+        self._env_var = env_var
+        self._api_key = api_key
+        self.base_url = base_url
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self._usage_in_stream = usage_in_stream
+        self._client: Any = None
+
+    @property
+    def where(self) -> str:
+        return self.base_url or f"the {self.provider} API"
+
+    def _sdk(self) -> Any:
+        return importlib.import_module(self._sdk_name)
+
+    def client(self) -> Any:
+        if self._client is None:
+            factory = getattr(self._sdk(), self._client_class)
+            self._client = factory(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+            )
+        return self._client
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Tool] = (),
+        on_token: TokenCallback | None = None,
+    ) -> ChatMessage:
+        payload = to_openai_messages(messages)
+        self.last_request = payload
+        self.last_usage = None
+        request: dict[str, Any] = {"model": self.model, "messages": payload, "temperature": self.temperature}
+        if self.max_tokens is not None:
+            request["max_tokens"] = self.max_tokens
+        if tools:
+            request["tools"] = [tool_spec(tool) for tool in tools]
+        try:
+            if on_token is not None:
+                return self._stream(request, on_token)
+            response = self.client().chat.completions.create(**request)
+            return self._read_response(response)
+        except FlowbuilderError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from None
+
+    def _read_response(self, response: Any) -> ChatMessage:
+        if not response.choices:
+            raise ProviderError(self.provider, f"{self.where} returned no choices for model '{self.model}'.")
+        message = response.choices[0].message
+        calls = [
+            neutral_tool_call(call.id, call.function.name, call.function.arguments)
+            for call in (message.tool_calls or [])
+        ]
+        if response.usage is not None:
+            self.last_usage = _usage(response.usage)
+        return ChatMessage(role="assistant", content=message.content or "", tool_calls=calls)
+
+    def _stream(self, request: dict[str, Any], on_token: TokenCallback) -> ChatMessage:
+        if self._usage_in_stream:
+            request["stream_options"] = {"include_usage": True}
+        content: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        for chunk in self.client().chat.completions.create(stream=True, **request):
+            usage = getattr(chunk, "usage", None) or getattr(getattr(chunk, "x_groq", None), "usage", None)
+            if usage is not None:
+                self.last_usage = _usage(usage)
+            if not chunk.choices:
+                continue
+            delta = chunk.choices[0].delta
+            if delta.content:
+                content.append(delta.content)
+                on_token(delta.content)
+            for part in delta.tool_calls or []:
+                call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                if part.id:
+                    call["id"] = part.id
+                if part.function is not None:
+                    call["name"] += part.function.name or ""
+                    call["arguments"] += part.function.arguments or ""
+        tool_calls = [neutral_tool_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())]
+        return ChatMessage(role="assistant", content="".join(content), tool_calls=tool_calls)
+
+    def available_models(self) -> list[str]:
+        """Model ids the server lists, or [] when it cannot say."""
+        try:
+            return sorted(model.id for model in self.client().models.list())
+        except Exception:
+            return []
+
+    def _error(self, exc: Exception) -> ProviderError:
+        sdk = self._sdk()
+        model = f"model '{self.model}'"
+        if isinstance(exc, sdk.AuthenticationError):
+            return ProviderError(
+                self.provider,
+                f"{self.where} rejected the API key (401) for {model}. Bind a valid key with "
+                f"--cred api_key=... or set {self._env_var}.",
+            )
+        if isinstance(exc, sdk.PermissionDeniedError):
+            return ProviderError(
+                self.provider, f"the API key may not use {model} (403); check the key's project and model access."
+            )
+        if isinstance(exc, sdk.RateLimitError):
+            return ProviderError(
+                self.provider,
+                f"rate limit or quota exceeded (429) for {model} after {self.max_retries} retries. "
+                "Wait a moment and run again, raise max_retries, or check your plan's limits.",
+            )
+        if isinstance(exc, sdk.NotFoundError):
+            models = self.available_models()
+            listing = f" Available models: {', '.join(models[:25])}." if models else ""
+            return ProviderError(
+                self.provider,
+                f"{model} was not found at {self.where} (404). Set the node's model to one the server offers.{listing}",
+            )
+        if isinstance(exc, sdk.APITimeoutError):
+            return ProviderError(
+                self.provider,
+                f"no answer from {self.where} within {self.timeout:g} s for {model}. "
+                "Raise the node's timeout or try again later.",
+            )
+        if isinstance(exc, sdk.APIConnectionError):
+            return ProviderError(
+                self.provider,
+                f"cannot connect to {self.where} for {model}. Check the node's base_url and your network connection.",
+            )
+        if isinstance(exc, sdk.APIStatusError):
+            detail = scrub(str(getattr(exc, "message", "") or exc), self._api_key)
+            return ProviderError(self.provider, f"{self.where} answered HTTP {exc.status_code} for {model}: {detail}")
+        return ProviderError(
+            self.provider, f"calling {model} failed: {type(exc).__name__}: {scrub(str(exc), self._api_key)}"
+        )
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    dump = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
+    keep = ("prompt_tokens", "completion_tokens", "total_tokens")
+    return {key: dump[key] for key in keep if dump.get(key) is not None}

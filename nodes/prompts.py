@@ -1,0 +1,139 @@
+"""``prompt.template``: a text with ``{variables}`` that become input ports.
+
+Values render by what they are: retrieved hits become numbered passages with their source and
+score, documents become numbered texts, text stays as is. ``{{`` and ``}}`` are literal braces.
+Substitution is a single regex pass, never ``str.format``, so braces inside the values are safe.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import ChatMessage, Document, Hit
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+
+DEFAULT_TEMPLATE = (
+    "Answer the question using only the context below. "
+    "If the context does not contain the answer, say that you don't know.\n\n"
+    "Context:\n{context}\n\n"
+    "Question: {question}\n"
+)
+
+_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+EMPTY_LIST = "(no results)"
+
+
+class PromptTemplateConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    template: str = Field(
+        DEFAULT_TEMPLATE,
+        description="The prompt; each {name} becomes an input port. Write {{ and }} for literal braces.",
+        json_schema_extra={"multiline": True},
+    )
+
+
+def template_variables(template: str) -> list[str]:
+    """Variable names in order of first appearance, without duplicates."""
+    names: list[str] = []
+    for match in _TOKEN.finditer(template):
+        name = match.group(1)
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def render_template(template: str, values: dict[str, Any]) -> str:
+    def substitute(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        return render_value(values.get(match.group(1)))
+
+    return _TOKEN.sub(substitute, template)
+
+
+def render_value(value: Any) -> str:
+    """How a value reads inside a prompt."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Hit):
+        return render_hits([value])
+    if isinstance(value, Document):
+        return value.text
+    if isinstance(value, ChatMessage):
+        return value.content
+    if isinstance(value, list | tuple):
+        items = list(value)
+        if not items:
+            return EMPTY_LIST
+        if all(isinstance(item, Hit) for item in items):
+            return render_hits(items)
+        if all(isinstance(item, Document) for item in items):
+            return "\n\n".join(f"[{i}] {doc.text}" for i, doc in enumerate(items, start=1))
+        if all(isinstance(item, str) for item in items):
+            return "\n".join(items)
+        return "\n".join(render_value(item) for item in items)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def render_hits(hits: list[Hit]) -> str:
+    """``[1] (source: file.csv, record LOGIN-012, score 0.71)`` then the passage, per hit."""
+    blocks = []
+    for number, hit in enumerate(hits, start=1):
+        blocks.append(f"[{number}] ({hit_label(hit)})\n{hit.document.text}")
+    return "\n\n".join(blocks)
+
+
+def hit_label(hit: Hit) -> str:
+    meta = hit.document.metadata
+    parts = [f"source: {meta.get('source') or 'unknown'}"]
+    if meta.get("record_id") is not None:
+        parts.append(f"record {meta['record_id']}")
+    elif meta.get("record_ids"):
+        parts.append("records " + ", ".join(str(r) for r in meta["record_ids"]))
+    elif meta.get("page") is not None:
+        parts.append(f"page {meta['page']}")
+    parts.append(f"score {hit.score:.2f}")
+    return ", ".join(parts)
+
+
+@register_node
+class PromptTemplate(Node[PromptTemplateConfig]):
+    """Fill a prompt template; each {variable} is an input (retrieved hits render as numbered sources)."""
+
+    type_name = "prompt.template"
+    category = "Prompts"
+    Config = PromptTemplateConfig
+    outputs = (Port("prompt", PortType.PROMPT, description="The filled-in prompt."),)
+
+    @classmethod
+    def input_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
+        template = config.template if isinstance(config, PromptTemplateConfig) else DEFAULT_TEMPLATE
+        return tuple(
+            Port(name, PortType.ANY, description=f"Value for {{{name}}} in the template.")
+            for name in template_variables(template)
+        )
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        config = self.config
+        assert isinstance(config, PromptTemplateConfig)
+        prompt = render_template(config.template, inputs)
+        ctx.details["prompt"] = prompt
+        ctx.details["variables"] = template_variables(config.template)
+        return {"prompt": prompt}
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        return f"{len(str(outputs.get('prompt', '')))} chars"
