@@ -6,3 +6,7 @@ imports from ``flowbuilder``'s public API; provider SDKs are imported lazily ins
 
 from nodes import inputs  # noqa: F401
 from nodes import utility  # noqa: F401
+from nodes import agent  # noqa: F401
+from nodes import chat  # noqa: F401
+from nodes import llms  # noqa: F401
+from nodes import prompts  # noqa: F401
