@@ -1,0 +1,368 @@
+"""The Flowbuilder page: palette | canvas | inspector, with run, chat and file actions.
+
+``register_pages()`` defines the pages (call it once, before ``ui.run``); ``flowbuilder ui`` and the
+tests both use it. Every browser tab gets its own :class:`EditorSession` (state, executor, bindings).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+from pathlib import Path
+from typing import Any
+
+from nicegui import ui
+
+from flowbuilder.errors import FlowbuilderError, InvalidConnectionError, ValidationIssue
+from flowbuilder.examples import example_flow
+from flowbuilder.flow import Flow
+from flowbuilder.formats.native import load_flow
+from flowbuilder.registry import NodeRegistry
+from flowbuilder.secrets import redact
+from flowbuilder.ui.canvas import FlowCanvas
+from flowbuilder.ui.chat_panel import ChatPanel
+from flowbuilder.ui.files import FileActions
+from flowbuilder.ui.inspector import Inspector
+from flowbuilder.ui.outputs import render_result
+from flowbuilder.ui.palette import Palette
+from flowbuilder.ui.run_panel import RunController
+from flowbuilder.ui.session import AppConfig, EditorSession
+
+log = logging.getLogger(__name__)
+
+COMPARE_MODULE = "flowbuilder.ui.compare_page"
+_config = AppConfig()
+
+_PAGE_CSS = """
+.fb-palette-item { border: 1px solid #e2e8f0; background: #fff; margin-bottom: 4px; }
+.fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
+.fb-palette-desc { overflow: hidden; text-overflow: ellipsis; display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; }
+.fb-out-table .fb-cell-text, .fb-out-table td:last-child { max-width: 260px; white-space: pre-wrap; font-size: 11px; }
+.fb-side .q-tab-panel { padding: 8px; }
+"""
+
+
+def initial_flow(config: AppConfig) -> tuple[Flow, Path | None]:
+    """The flow a new tab opens: the one given on the command line, else the demo flow, else empty."""
+    candidates = [config.initial_flow] if config.initial_flow else [example_flow()]
+    for path in candidates:
+        if path is not None and path.is_file():
+            try:
+                return load_flow(path), path
+            except FlowbuilderError as exc:
+                log.warning("%s", redact(str(exc)))
+                if config.initial_flow:
+                    raise
+    return Flow(), None
+
+
+def register_pages(
+    workspace: Path | str | None = None,
+    flow_path: Path | str | None = None,
+    registry: NodeRegistry | None = None,
+) -> None:
+    """Define ``/`` (the builder) and, when that module exists, ``/compare``."""
+    global _config
+    _config = AppConfig(
+        workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
+        initial_flow=Path(flow_path) if flow_path else None,
+        registry=registry,
+    )
+    ui.page("/", title="Flowbuilder")(builder_page)
+    if importlib.util.find_spec(COMPARE_MODULE) is not None:
+        try:
+            importlib.import_module(COMPARE_MODULE).register()
+        except Exception as exc:  # the compare page is another team's; the builder must still come up
+            log.warning("The /compare page could not be registered: %s", exc)
+
+
+def has_compare_page() -> bool:
+    return importlib.util.find_spec(COMPARE_MODULE) is not None
+
+
+class BuilderPage:
+    """Wires one tab's session to its widgets."""
+
+    def __init__(self, session: EditorSession) -> None:
+        self.session = session
+        self.state = session.state
+        self.selected: str | None = None
+        ui.add_css(_PAGE_CSS)
+        self._header()
+        with ui.row().classes("w-full no-wrap gap-0").style("height: calc(100vh - 56px)"):
+            with ui.column().classes("h-full q-pa-sm gap-1 bg-grey-1").style("width: 250px; min-width: 250px"):
+                ui.label("Nodes").classes("text-subtitle2")
+                self.palette = Palette(self.state.registry, self.add_at_center)
+            with ui.element("div").classes("h-full grow").style("min-width: 0"):
+                self.canvas = FlowCanvas(self.state).classes("w-full h-full")
+            with ui.column().classes("h-full gap-0 fb-side").style(
+                "width: 420px; min-width: 420px; border-left: 1px solid #e2e8f0"
+            ):
+                with ui.tabs().classes("w-full").props("dense") as tabs:
+                    self.tab_node = ui.tab("Node")
+                    self.tab_output = ui.tab("Output")
+                    self.tab_run = ui.tab("Run log")
+                    self.tab_chat = ui.tab("Chat")
+                with ui.tab_panels(tabs, value=self.tab_node).classes("w-full grow").style("overflow-y: auto") as panels:
+                    self.panels = panels
+                    with ui.tab_panel(self.tab_node):
+                        self.inspector = Inspector(session, self.after_inspector_edit)
+                    with ui.tab_panel(self.tab_output):
+                        self.output_box = ui.column().classes("w-full gap-2 fb-output")
+                    with ui.tab_panel(self.tab_run):
+                        self.issue_box = ui.column().classes("w-full gap-1 fb-issue-list")
+                        self.runner = RunController(session, self.canvas, self.show_issues)
+                    with ui.tab_panel(self.tab_chat):
+                        self.chat = ChatPanel(session, self.runner)
+        self.runner.finished_listeners.append(self.after_run)
+        self.files = FileActions(session, self.after_load, self.update_title)
+        self._events()
+        self.refresh(fit=False)
+        self.show_output(None)
+
+    # ---------------------------------------------------------------- layout
+    def _header(self) -> None:
+        with ui.header().classes("items-center gap-1 q-py-xs q-px-sm bg-slate-800").style("background:#1e293b"):
+            ui.label("Flowbuilder").classes("text-h6 text-weight-bold q-mr-sm")
+            self.name_input = (
+                ui.input(value=self.state.flow.name)
+                .props("dense dark borderless input-class=text-white")
+                .classes("w-48 fb-flow-name")
+                .on("blur", lambda: self.rename_flow(str(self.name_input.value or "")))
+            )
+            self.dirty_mark = ui.label("").classes("text-amber-4")
+            with ui.button_group().props("flat"):
+                ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip("New flow")
+                ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props("flat dense color=white").tooltip("Open")
+                ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip("Save")
+                ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
+                    "flat dense no-caps color=white"
+                )
+                ui.button("Export", icon="download", on_click=lambda: self.files.export_dialog()).props(
+                    "flat dense no-caps color=white"
+                )
+            ui.separator().props("vertical dark")
+            ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip("Undo (Ctrl+Z)")
+            ui.button(icon="redo", on_click=lambda: self.shortcut("redo")).props("flat dense color=white").tooltip(
+                "Redo (Ctrl+Shift+Z)"
+            )
+            ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").tooltip("Auto-layout")
+            ui.button(icon="fit_screen", on_click=lambda: self.canvas.fit_view()).props("flat dense color=white").tooltip("Fit view")
+            ui.button(icon="sticky_note_2", on_click=self.add_note).props("flat dense color=white").tooltip("Add a note")
+            ui.space()
+            self.run_input = ui.input(placeholder="Run input (question or file path)").props(
+                "dense dark outlined clearable"
+            ).classes("w-64 fb-run-input")
+            ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props("unelevated dense no-caps color=positive").classes(
+                "fb-run"
+            )
+            self.run_to_button = ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected).props(
+                "unelevated dense no-caps color=primary"
+            )
+            ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props("unelevated dense color=negative").tooltip(
+                "Cancel the run"
+            ).classes("fb-cancel")
+            if has_compare_page():
+                ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm")
+
+    def _events(self) -> None:
+        c = self.canvas
+        c.on("connect", lambda e: self.connect(e.args))
+        c.on("nodes_moved", lambda e: self.moved(e.args))
+        c.on("node_click", lambda e: self.select(e.args.get("id"), e.args.get("kind")))
+        c.on("pane_click", lambda _: self.select(None, None))
+        c.on("shortcut", lambda e: self.shortcut(e.args.get("name", ""), e.args))
+        c.on("drop_node", lambda e: self.add_node(e.args["type"], e.args["x"], e.args["y"]))
+        c.on("note_changed", lambda e: self.note_changed(e.args))
+
+    # ---------------------------------------------------------------- drawing
+    def issues(self) -> dict[str, list[ValidationIssue]]:
+        return self.state.issues_by_node(self.session.resolver)
+
+    def refresh(self, fit: bool = False) -> None:
+        """Redraw the canvas from the state (after a structural edit)."""
+        issues = self.issues()
+        self.canvas.render(issues)
+        self._issue_list(issues)
+        self.update_title()
+        if fit:
+            self.canvas.fit_view()
+
+    def _issue_list(self, issues: dict[str, list[ValidationIssue]]) -> None:
+        self.issue_box.clear()
+        with self.issue_box:
+            count = sum(len(v) for v in issues.values())
+            if not count:
+                ui.label("No validation issues.").classes("text-positive text-sm fb-issue-count")
+                return
+            ui.label(f"{count} validation issue(s)").classes("text-negative text-sm fb-issue-count")
+            for node_id, items in issues.items():
+                for issue in items:
+                    ui.label(f"{node_id}{'.' + issue.port if issue.port else ''}: {issue.message}").classes(
+                        "text-xs"
+                    ).on("click", lambda _, n=node_id: self.select(n, "fbnode"))
+
+    def update_title(self) -> None:
+        self.dirty_mark.set_text("●" if self.state.dirty else "")
+        if self.name_input.value != self.state.flow.name:
+            self.name_input.value = self.state.flow.name
+
+    def show_issues(self, issues: list[ValidationIssue]) -> None:
+        grouped: dict[str, list[ValidationIssue]] = {}
+        for issue in issues:
+            if issue.node_id:
+                grouped.setdefault(issue.node_id, []).append(issue)
+        self.canvas.render(grouped)
+        self._issue_list(grouped)
+        self.panels.set_value(self.tab_run)
+
+    # ---------------------------------------------------------------- edits
+    def add_node(self, type_name: str, x: float, y: float) -> str | None:
+        try:
+            node_id = self.state.add_node(type_name, x, y)
+        except FlowbuilderError as exc:
+            ui.notify(str(exc), type="negative")
+            return None
+        self.refresh()
+        self.select(node_id, "fbnode")
+        return node_id
+
+    async def add_at_center(self, type_name: str) -> None:
+        x, y = 0.0, 0.0
+        try:
+            centre = await self.canvas.run_method("centerPosition", timeout=1)
+            x, y = float(centre["x"]) - 115, float(centre["y"]) - 40
+        except Exception:  # no browser (tests) or a slow socket: place it right of the others
+            positions = [self.state.flow.position(n.id) for n in self.state.flow.nodes]
+            if positions:
+                x = max(p.x for p in positions) + 280
+                y = min(p.y for p in positions)
+        self.add_node(type_name, x, y)
+
+    def connect(self, args: dict[str, Any]) -> None:
+        try:
+            self.state.connect(args["source"], args["sourceHandle"], args["target"], args["targetHandle"])
+        except InvalidConnectionError as exc:
+            ui.notify(str(exc), type="negative", multi_line=True, classes="fb-refused")
+            return
+        self.refresh()
+
+    def moved(self, items: list[dict[str, Any]]) -> None:
+        self.state.move({i["id"]: (float(i["x"]), float(i["y"])) for i in items})
+        # Positions are already drawn by the browser; keep the props in step silently.
+        for node in self.canvas.props["nodes"]:
+            for item in items:
+                if node["id"] == item["id"]:
+                    node["position"] = {"x": item["x"], "y": item["y"]}
+        self.update_title()
+
+    def note_changed(self, args: dict[str, Any]) -> None:
+        self.state.set_note_text(str(args.get("id")), str(args.get("text", "")))
+        for node in self.canvas.props["nodes"]:
+            if node["id"] == args.get("id"):
+                node["data"]["text"] = args.get("text", "")
+        self.update_title()
+
+    async def add_note(self) -> None:
+        try:
+            centre = await self.canvas.run_method("centerPosition", timeout=1)
+            x, y = float(centre["x"]), float(centre["y"])
+        except Exception:
+            x, y = 0.0, -200.0
+        self.state.add_note("", x, y)
+        self.refresh()
+
+    def auto_layout(self) -> None:
+        self.state.auto_layout()
+        self.refresh(fit=True)
+
+    def rename_flow(self, name: str) -> None:
+        if name and name != self.state.flow.name:
+            self.state._snapshot(("flow-name",))
+            self.state.flow.name = name
+            self.update_title()
+
+    def shortcut(self, name: str, args: dict[str, Any] | None = None) -> None:
+        args = args or {}
+        if name == "undo":
+            if self.state.undo():
+                self.refresh()
+                self.inspector.show(self.selected if self.selected in self.state.flow.node_ids() else None)
+        elif name == "redo":
+            if self.state.redo():
+                self.refresh()
+                self.inspector.show(self.selected if self.selected in self.state.flow.node_ids() else None)
+        elif name == "copy":
+            count = self.state.copy(args.get("nodes", []))
+            if count:
+                ui.notify(f"Copied {count} item(s)")
+        elif name == "paste":
+            new_ids = self.state.paste()
+            if new_ids:
+                self.refresh()
+                self.canvas.run_method("selectNodes", new_ids)
+        elif name == "delete":
+            changed = False
+            if args.get("edges"):
+                changed |= bool(self.state.disconnect(args["edges"]))
+            if args.get("nodes"):
+                changed |= bool(self.state.remove(args["nodes"]))
+            if changed:
+                if self.selected not in self.state.flow.node_ids():
+                    self.select(None, None)
+                self.refresh()
+
+    def after_inspector_edit(self, structural: bool) -> None:
+        self.refresh()
+
+    # ---------------------------------------------------------------- selection / output
+    def select(self, node_id: str | None, kind: str | None) -> None:
+        if kind == "fbnote":
+            return
+        self.selected = node_id if node_id in self.state.flow.node_ids() else None
+        self.session.selected = self.selected
+        self.inspector.show(self.selected)
+        self.show_output(self.selected)
+        if self.selected and self.selected in self.session.results:
+            self.panels.set_value(self.tab_output)
+        elif self.selected:
+            self.panels.set_value(self.tab_node)
+
+    def show_output(self, node_id: str | None) -> None:
+        self.output_box.clear()
+        with self.output_box:
+            if node_id is None:
+                ui.label("Click a node after a run to see what it produced.").classes("text-grey-7 text-sm")
+                return
+            spec = self.state.flow.find_node(node_id)
+            render_result(self.session.results.get(node_id), spec.label if spec else node_id)
+
+    # ---------------------------------------------------------------- runs
+    async def run(self, to: str | None) -> None:
+        self.refresh()
+        await self.runner.start(to=to, text=str(self.run_input.value or "") or None)
+
+    async def run_to_selected(self) -> None:
+        if not self.selected:
+            ui.notify("Select a node first (click it).", type="warning")
+            return
+        await self.run(self.selected)
+
+    def after_run(self, result: Any) -> None:
+        if self.selected:
+            self.show_output(self.selected)
+
+    def after_load(self) -> None:
+        self.selected = None
+        self.canvas.status = {}
+        self.inspector.show(None)
+        self.show_output(None)
+        self.chat.refresh_hint()
+        self.refresh(fit=True)
+
+
+def builder_page() -> None:
+    flow, path = initial_flow(_config)
+    session = EditorSession.create(flow, _config, path)
+    BuilderPage(session)

@@ -1,0 +1,242 @@
+// The Flowbuilder canvas: a NiceGUI custom element wrapping Vue Flow.
+//
+// Python owns the graph. This component draws what Python sends (props `nodes`/`edges`, rebuilt
+// from the EditorState after every structural edit) and reports what the user did as events;
+// it never adds an edge or deletes a node by itself. Fast-changing run status goes through
+// `patchNodes` (a batched updateNodeData) so a running flow never re-renders the whole graph.
+import { markRaw, nextTick, watch } from "vue";
+import { VueFlow, Handle, Position, useVueFlow, Background, Controls, MiniMap } from "flowbuilder-vueflow";
+
+const cssPromises = {};
+function loadCss(url) {
+  return (cssPromises[url] ??= new Promise((resolve, reject) => {
+    const link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = url;
+    link.onload = resolve;
+    link.onerror = reject;
+    document.head.appendChild(link);
+  }));
+}
+
+const STATUS_ICON = { running: "⏳", ok: "✓", cached: "⚡", failed: "✕", skipped: "–", cancelled: "■", disabled: "⏸" };
+
+// One node card: data ports left/right, service inputs as diamonds on the bottom edge and service
+// outputs as diamonds on the top edge (n8n's sub-node wiring), a status badge and issue marker.
+const FlowNode = {
+  name: "FbFlowNode",
+  inheritAttrs: false, // Vue Flow passes many props we do not declare
+  components: { Handle },
+  props: ["id", "data", "selected"],
+  setup() {
+    return { Position, STATUS_ICON };
+  },
+  computed: {
+    dataIn() { return (this.data.inputs || []).filter((p) => p.kind !== "service"); },
+    dataOut() { return (this.data.outputs || []).filter((p) => p.kind !== "service"); },
+    serviceIn() { return (this.data.inputs || []).filter((p) => p.kind === "service"); },
+    serviceOut() { return (this.data.outputs || []).filter((p) => p.kind === "service"); },
+    issuePorts() { return new Set((this.data.issues || []).map((i) => i.port).filter(Boolean)); },
+    issueText() { return (this.data.issues || []).map((i) => (i.port ? i.port + ": " : "") + i.message).join("\n"); },
+    status() { return this.data.disabled ? "disabled" : this.data.status || "idle"; },
+    progressPct() {
+      const p = this.data.progress;
+      return p && p.total ? Math.min(100, Math.round((100 * p.done) / p.total)) : null;
+    },
+  },
+  methods: {
+    spread(i, n) { return { left: ((i + 1) * 100) / (n + 1) + "%" }; },
+    portTitle(p) { return p.name + " (" + p.type + (p.required ? "" : ", optional") + (p.multiple ? ", many" : "") + ")"; },
+  },
+  template: `
+    <div class="fb-node" :class="['fb-status-' + status, {'fb-has-issues': (data.issues || []).length, 'fb-has-service-in': serviceIn.length}]"
+         :data-node-id="id" :data-type="data.typeName">
+      <div v-if="serviceOut.length" class="fb-service-out-labels">
+        <span v-for="p in serviceOut" :key="'so-' + p.name" :class="'fb-t-' + p.type">{{ p.name }}</span>
+      </div>
+      <Handle v-for="(p, i) in serviceOut" :key="'hso-' + p.name" type="source" :id="p.name" :position="Position.Top"
+              class="fb-handle fb-service" :class="'fb-t-' + p.type" :style="spread(i, serviceOut.length)" :title="portTitle(p)" />
+      <div class="fb-head">
+        <span class="fb-cat" :title="data.category">{{ (data.category || '?').slice(0, 1) }}</span>
+        <span class="fb-title" :title="data.typeName">{{ data.label }}</span>
+        <span v-if="(data.issues || []).length" class="fb-issues" :title="issueText">⚠ {{ data.issues.length }}</span>
+      </div>
+      <div class="fb-typename">{{ data.typeName }}</div>
+      <div class="fb-body">
+        <div class="fb-col">
+          <div v-for="p in dataIn" :key="'in-' + p.name" class="fb-port fb-in" :class="{'fb-port-issue': issuePorts.has(p.name)}">
+            <Handle type="target" :id="p.name" :position="Position.Left" class="fb-handle" :class="'fb-t-' + p.type" :title="portTitle(p)" />
+            <span class="fb-pname">{{ p.name }}<sup v-if="p.required">*</sup></span><small :class="'fb-tt-' + p.type">{{ p.type }}</small>
+          </div>
+        </div>
+        <div class="fb-col fb-right">
+          <div v-for="p in dataOut" :key="'out-' + p.name" class="fb-port fb-out">
+            <small :class="'fb-tt-' + p.type">{{ p.type }}</small><span class="fb-pname">{{ p.name }}</span>
+            <Handle type="source" :id="p.name" :position="Position.Right" class="fb-handle" :class="'fb-t-' + p.type" :title="portTitle(p)" />
+          </div>
+        </div>
+      </div>
+      <div v-if="status !== 'idle'" class="fb-status" :title="data.error || data.summary || status">
+        <span class="fb-status-icon">{{ STATUS_ICON[status] || '' }}</span>
+        <span class="fb-status-text">{{ status === 'failed' ? (data.error || 'failed') : (data.summary || status) }}</span>
+        <span v-if="data.duration != null" class="fb-time">{{ data.duration < 1 ? Math.round(data.duration * 1000) + ' ms' : data.duration.toFixed(1) + ' s' }}</span>
+      </div>
+      <div v-if="progressPct !== null && status === 'running'" class="fb-progress"><div :style="{width: progressPct + '%'}"></div>
+        <span>{{ data.progress.done }} / {{ data.progress.total }}</span></div>
+      <div v-if="serviceIn.length" class="fb-service-in-labels">
+        <span v-for="(p, i) in serviceIn" :key="'si-' + p.name" :style="spread(i, serviceIn.length)"
+              :class="['fb-t-' + p.type, {'fb-port-issue': issuePorts.has(p.name)}]">{{ p.name }}<sup v-if="p.required">*</sup></span>
+      </div>
+      <Handle v-for="(p, i) in serviceIn" :key="'hsi-' + p.name" type="target" :id="p.name" :position="Position.Bottom"
+              class="fb-handle fb-service" :class="'fb-t-' + p.type" :style="spread(i, serviceIn.length)" :title="portTitle(p)" />
+    </div>`,
+};
+
+// A sticky note (Flow.notes): markdown-ish text, edited in place, saved on blur.
+const NoteNode = {
+  name: "FbNoteNode",
+  inheritAttrs: false,
+  props: ["id", "data", "selected"],
+  emits: ["changed"],
+  data() { return { text: this.data.text || "" }; },
+  watch: { "data.text"(v) { this.text = v || ""; } },
+  methods: {
+    save() {
+      if (this.text !== (this.data.text || "")) window.dispatchEvent(new CustomEvent("fb-note-changed", { detail: { id: this.id, text: this.text } }));
+    },
+  },
+  template: `
+    <div class="fb-note" :data-note-id="id">
+      <div class="fb-note-head">note</div>
+      <textarea class="nodrag nowheel" v-model="text" @blur="save" @keydown.stop placeholder="Write a note…"></textarea>
+    </div>`,
+};
+
+const plain = (x) => JSON.parse(JSON.stringify(x ?? []));
+const isTyping = (el) => el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
+
+export default {
+  components: { VueFlow, Background, Controls, MiniMap },
+  props: {
+    nodes: Array,
+    edges: Array,
+    resourcePath: String,
+  },
+  emits: ["connect", "nodes_moved", "node_click", "pane_click", "delete", "shortcut", "drop_node", "note_changed", "ready"],
+  setup(props, { emit }) {
+    const flowId = "fb-" + Math.random().toString(36).slice(2);
+    const flow = useVueFlow(flowId);
+    const nodeTypes = { fbnode: markRaw(FlowNode), fbnote: markRaw(NoteNode) };
+
+    watch(() => props.nodes, (v) => flow.setNodes(plain(v)), { immediate: true });
+    watch(() => props.edges, (v) => flow.setEdges(plain(v)), { immediate: true });
+
+    const selectedIds = () => ({
+      nodes: flow.getSelectedNodes.value.map((n) => n.id),
+      edges: flow.getSelectedEdges.value.map((e) => e.id),
+    });
+
+    flow.onConnect((c) =>
+      emit("connect", { source: c.source, sourceHandle: c.sourceHandle, target: c.target, targetHandle: c.targetHandle }),
+    );
+    // Positions go to Python only when a drag ends: dragging itself costs no round trips.
+    flow.onNodeDragStop(({ nodes }) =>
+      emit("nodes_moved", nodes.map((n) => ({ id: n.id, x: n.position.x, y: n.position.y }))),
+    );
+    flow.onNodeClick(({ node }) => emit("node_click", { id: node.id, kind: node.type }));
+    flow.onPaneClick(() => emit("pane_click", {}));
+
+    const onKeyDown = (e) => {
+      if (isTyping(e.target) || isTyping(document.activeElement)) return;
+      const mod = e.ctrlKey || e.metaKey;
+      const key = e.key.toLowerCase();
+      let name = null;
+      if (mod && key === "z") name = e.shiftKey ? "redo" : "undo";
+      else if (mod && key === "y") name = "redo";
+      else if (mod && key === "c") name = "copy";
+      else if (mod && key === "v") name = "paste";
+      else if (mod && key === "a") name = "select_all";
+      else if (!mod && (key === "delete" || key === "backspace")) name = "delete";
+      if (!name) return;
+      if (name === "select_all") {
+        e.preventDefault();
+        flow.addSelectedNodes(flow.getNodes.value);
+        return;
+      }
+      if ((name === "copy" || name === "delete") && !selectedIds().nodes.length && !selectedIds().edges.length) return;
+      e.preventDefault();
+      emit("shortcut", { name, ...selectedIds() });
+    };
+    const onNoteChanged = (e) => emit("note_changed", e.detail);
+
+    const onDragOver = (e) => {
+      if (!e.dataTransfer?.types?.includes("application/x-flowbuilder-node")) return;
+      e.preventDefault();
+      e.dataTransfer.dropEffect = "copy";
+    };
+    const onDrop = (e) => {
+      const type = e.dataTransfer?.getData("application/x-flowbuilder-node");
+      if (!type) return;
+      e.preventDefault();
+      const p = flow.screenToFlowCoordinate({ x: e.clientX, y: e.clientY });
+      emit("drop_node", { type, x: Math.round(p.x), y: Math.round(p.y) });
+    };
+
+    // ---- called from Python with run_method -------------------------------------------------
+    // {id: {status, summary, ...}} in one call: the UI timer coalesces run events into these.
+    const patchNodes = (patches) => {
+      for (const [id, patch] of Object.entries(patches)) flow.updateNodeData(id, patch);
+    };
+    const frames = (n) => new Promise((r) => { const step = (k) => (k ? requestAnimationFrame(() => step(k - 1)) : r()); step(n); });
+    const fitView = async () => {
+      await nextTick();
+      await frames(2); // let new nodes be measured first
+      flow.fitView({ padding: 0.15, maxZoom: 1.2 });
+    };
+    const centerPosition = () => {
+      const el = document.getElementById(flowId);
+      const r = el ? el.getBoundingClientRect() : { left: 0, top: 0, width: 800, height: 600 };
+      const p = flow.screenToFlowCoordinate({ x: r.left + r.width / 2, y: r.top + r.height / 2 });
+      return { x: Math.round(p.x), y: Math.round(p.y) };
+    };
+    const selectNodes = (ids) => {
+      flow.removeSelectedNodes(flow.getSelectedNodes.value);
+      flow.addSelectedNodes(ids.map((id) => flow.findNode(id)).filter(Boolean));
+    };
+    const renderedCount = () => document.querySelectorAll("#" + flowId + " .vue-flow__node").length;
+
+    return {
+      flowId, nodeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged,
+      patchNodes, fitView, centerPosition, selectNodes, renderedCount,
+      minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
+    };
+  },
+  data() {
+    return { cssReady: false };
+  },
+  async mounted() {
+    window.addEventListener("keydown", this.onKeyDown);
+    window.addEventListener("fb-note-changed", this.onNoteChanged);
+    await this.$nextTick(); // window.path_prefix is set by NiceGUI after the first tick
+    const base = (window.path_prefix ?? "") + this.resourcePath;
+    // Vue Flow measures on init, so it renders only once its CSS is in.
+    await Promise.all([loadCss(base + "/vueflow.css"), loadCss(base + "/canvas.css")]);
+    this.cssReady = true;
+    this.$emit("ready", {});
+  },
+  unmounted() {
+    window.removeEventListener("keydown", this.onKeyDown);
+    window.removeEventListener("fb-note-changed", this.onNoteChanged);
+  },
+  template: `
+    <div class="fb-wrap" @dragover="onDragOver" @drop="onDrop">
+      <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" connection-mode="strict"
+               :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
+               :default-edge-options="{ type: 'default' }" :only-render-visible-elements="false"
+               :fit-view-on-init="true" :min-zoom="0.1" :max-zoom="2.5">
+        <Background :gap="18" />
+        <MiniMap pannable zoomable :node-color="minimapColor" />
+        <Controls :show-interactive="false" />
+      </VueFlow>
+    </div>`,
+};

@@ -1,0 +1,156 @@
+"""FlowCanvas: the NiceGUI element that draws an :class:`EditorState` with Vue Flow.
+
+Python -> browser: :meth:`FlowCanvas.render` rebuilds the ``nodes``/``edges`` props from the state
+(after structural edits: add, delete, connect, undo, paste, layout, open) and
+:meth:`FlowCanvas.patch` sends small per-node data patches (run status) without a re-render.
+Browser -> Python: the events listed in ``canvas.js`` (``connect``, ``nodes_moved``, ``shortcut``...);
+the page decides what to do with them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nicegui import ui
+
+from flowbuilder.errors import ValidationIssue
+from flowbuilder.ports import PortKind
+from flowbuilder.ui.state import EditorState
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+# Edge colour by the type its source port carries (same palette as canvas.css).
+TYPE_COLOURS = {
+    "text": "#0891b2",
+    "message": "#0891b2",
+    "prompt": "#0891b2",
+    "answer": "#0891b2",
+    "records": "#2563eb",
+    "chunks": "#7c3aed",
+    "vectors": "#059669",
+    "hits": "#d97706",
+    "any": "#64748b",
+    "embedder": "#db2777",
+    "vector_store": "#ea580c",
+    "chat_model": "#16a34a",
+    "memory": "#a16207",
+    "tool": "#dc2626",
+    "retriever": "#9333ea",
+}
+
+
+def node_views(
+    state: EditorState,
+    issues: dict[str, list[ValidationIssue]] | None = None,
+    status: dict[str, dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Vue Flow ``nodes`` and ``edges`` for the state, with issues and run status folded in."""
+    issues = issues or {}
+    status = status or {}
+    flow = state.flow
+    nodes: list[dict[str, Any]] = []
+    out_types: dict[tuple[str, str], tuple[str, str]] = {}
+    for spec in flow.nodes:
+        cls = state.registry.get(spec.type) if spec.type in state.registry else None
+        inputs, outputs = state.ports(spec.id)
+        for port in outputs:
+            out_types[(spec.id, port.name)] = (port.type.value, port.kind.value)
+        pos = flow.position(spec.id)
+        data: dict[str, Any] = {
+            "label": spec.label,
+            "typeName": spec.type,
+            "category": cls.category if cls else "Unknown",
+            "inputs": [p.to_dict() for p in inputs],
+            "outputs": [p.to_dict() for p in outputs],
+            "disabled": spec.disabled,
+            "issues": [{"port": i.port, "message": i.message} for i in issues.get(spec.id, [])],
+            "status": "idle",
+            "summary": "",
+            "error": None,
+            "duration": None,
+            "progress": None,
+        }
+        data.update(status.get(spec.id, {}))
+        nodes.append({"id": spec.id, "type": "fbnode", "position": {"x": pos.x, "y": pos.y}, "data": data})
+    for note in flow.notes:
+        pos = flow.position(note.id)
+        nodes.append(
+            {
+                "id": note.id,
+                "type": "fbnote",
+                "position": {"x": pos.x, "y": pos.y},
+                "data": {"text": note.text},
+                "style": {"width": f"{note.width or 220}px", "height": f"{note.height or 120}px"},
+            }
+        )
+    edges: list[dict[str, Any]] = []
+    for edge in flow.edges:
+        type_name, kind = out_types.get((edge.source, edge.source_port), ("any", "data"))
+        colour = TYPE_COLOURS.get(type_name, "#64748b")
+        style: dict[str, Any] = {"stroke": colour}
+        if kind == PortKind.SERVICE.value:
+            style["strokeDasharray"] = "6 4"
+        edges.append(
+            {
+                "id": edge.key,
+                "source": edge.source,
+                "sourceHandle": edge.source_port,
+                "target": edge.target,
+                "targetHandle": edge.target_port,
+                "style": style,
+                "data": {"type": type_name},
+            }
+        )
+    return nodes, edges
+
+
+class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": "static/dist"}):
+    """Vue Flow canvas bound to an :class:`EditorState` (which it never edits itself)."""
+
+    def __init__(self, state: EditorState) -> None:
+        super().__init__()
+        self.state = state
+        self.add_resource(STATIC_DIR)  # -> prop 'resource-path' (vueflow.css, canvas.css)
+        self.issues: dict[str, list[ValidationIssue]] = {}
+        self.status: dict[str, dict[str, Any]] = {}
+        self._props["nodes"] = []
+        self._props["edges"] = []
+
+    def render(self, issues: dict[str, list[ValidationIssue]] | None = None) -> None:
+        """Redraw the whole graph from the state (structural change)."""
+        if issues is not None:
+            self.issues = issues
+        nodes, edges = node_views(self.state, self.issues, self.status)
+        self._props["nodes"] = nodes
+        self._props["edges"] = edges
+        self.update()
+
+    def node_data(self, node_id: str) -> dict[str, Any] | None:
+        for node in self._props["nodes"]:
+            if node["id"] == node_id:
+                return node["data"]  # type: ignore[no-any-return]
+        return None
+
+    def patch(self, patches: dict[str, dict[str, Any]]) -> None:
+        """Update node data in place (run status): props are kept in step silently, the browser
+        gets one batched call, and nothing re-renders the graph."""
+        if not patches:
+            return
+        for node_id, patch in patches.items():
+            self.status.setdefault(node_id, {}).update(patch)
+            data = self.node_data(node_id)
+            if data is not None:
+                data.update(patch)
+        if self.client.has_socket_connection:
+            self.run_method("patchNodes", patches)
+
+    def clear_status(self) -> None:
+        self.status = {}
+        reset = {"status": "idle", "summary": "", "error": None, "duration": None, "progress": None}
+        self.patch({spec.id: dict(reset) for spec in self.state.flow.nodes})
+        self.status = {}
+
+    def fit_view(self) -> None:
+        if self.client.has_socket_connection:
+            self.run_method("fitView")

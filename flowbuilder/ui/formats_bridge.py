@@ -1,0 +1,105 @@
+"""Import and export through whatever converters this build has (plain Python, no NiceGUI).
+
+The n8n and LangFlow converters live in :mod:`flowbuilder.formats`; they are looked up at call
+time so the UI works (and says "unavailable") in a build that lacks one of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from flowbuilder.errors import FlowbuilderError, UnsupportedFormatError
+from flowbuilder.flow import Flow
+from flowbuilder.formats.native import detect_format, dump_flow, flow_from_data
+
+EXPORT_FORMATS = ("flowbuilder", "n8n", "langflow")
+
+
+class FormatUnavailableError(FlowbuilderError):
+    """This build has no converter for the requested format."""
+
+
+def _module(name: str) -> ModuleType | None:
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _first(module: ModuleType | None, names: tuple[str, ...]) -> Callable[..., Any] | None:
+    if module is None:
+        return None
+    for name in names:
+        func = getattr(module, name, None)
+        if callable(func):
+            return func  # type: ignore[no-any-return]
+    return None
+
+
+def parse_upload(content: bytes, filename: str) -> Any:
+    try:
+        return json.loads(content.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UnsupportedFormatError(filename, f"is not a JSON file ({type(exc).__name__}: {exc})") from None
+
+
+def import_data(data: Any, origin: str) -> tuple[Flow, Any]:
+    """A Flow and the importer's report (None for a native file) from parsed JSON of any known format."""
+    fmt = detect_format(data)
+    if fmt == "flowbuilder":
+        return flow_from_data(data, origin), None
+    if fmt == "unknown":
+        raise UnsupportedFormatError(origin, "is neither a Flowbuilder, n8n nor LangFlow flow file")
+    convert = _module("flowbuilder.formats.convert")
+    func = _first(convert, ("import_data", "import_flow_data", "import_any", "import_flow"))
+    if func is not None:
+        try:
+            result = func(data, origin)
+        except TypeError:
+            result = func(data)
+        if isinstance(result, tuple):
+            return result[0], result[1]
+        return result, None
+    module = _module(f"flowbuilder.formats.{fmt}")
+    func = _first(module, (f"import_{fmt}",))
+    if func is None:
+        raise FormatUnavailableError(f"{origin}: import unavailable: this build has no {fmt} importer.")
+    flow, report = func(data, origin)
+    return flow, report
+
+
+def export_text(flow: Flow, fmt: str) -> str:
+    """The flow as file text in ``fmt`` (``flowbuilder``, ``n8n`` or ``langflow``)."""
+    if fmt == "flowbuilder":
+        return dump_flow(flow)
+    if fmt not in EXPORT_FORMATS:
+        raise FormatUnavailableError(f"Unknown export format '{fmt}'; choose one of {', '.join(EXPORT_FORMATS)}.")
+    convert = _module("flowbuilder.formats.convert")
+    func = _first(convert, ("export_flow", "export_data", "export_to"))
+    result: Any = None
+    if func is not None:
+        result = func(flow, fmt)
+    else:
+        func = _first(_module(f"flowbuilder.formats.{fmt}"), (f"export_{fmt}", "export_flow"))
+        if func is None:
+            raise FormatUnavailableError(f"Export to {fmt} is unavailable in this build.")
+        result = func(flow)
+    if isinstance(result, tuple):
+        result = result[0]
+    if isinstance(result, (dict, list)):
+        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    return str(result)
+
+
+def report_text(report: Any) -> str:
+    if report is None:
+        return ""
+    to_text = getattr(report, "to_text", None)
+    return str(to_text()) if callable(to_text) else str(report)

@@ -1,0 +1,208 @@
+"""The node inspector: name, disabled toggle, a form generated from the Config JSON schema, and the
+credential slots with their binding state.
+
+Secrets typed here are bound for this browser session only (``CredentialResolver.bind``); the field is
+cleared at once so the value is never sent back to the page, and the flow keeps only a CredentialRef.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from nicegui import ui
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.registry import describe_node
+from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
+from flowbuilder.ui.session import EditorSession, binding_source
+
+SOURCE_LABELS = {
+    "session": "bound for this session",
+    "store": "bound from the credentials file",
+    "env": "bound from the environment",
+    None: "unbound",
+}
+
+
+class Inspector:
+    """Draws the selected node's settings into ``container``; ``on_change(structural)`` is called after
+    each accepted edit (structural: the node's ports or label may have changed)."""
+
+    def __init__(self, session: EditorSession, on_change: Callable[[bool], None]) -> None:
+        self.session = session
+        self.on_change = on_change
+        self.container = ui.column().classes("w-full gap-2")
+        self.node_id: str | None = None
+        self.show(None)
+
+    def show(self, node_id: str | None) -> None:
+        self.node_id = node_id
+        self.container.clear()
+        with self.container:
+            spec = self.session.state.flow.find_node(node_id) if node_id else None
+            if spec is None:
+                ui.label("Select a node to edit it.").classes("text-grey-7 text-sm")
+                return
+            cls = self.session.state.node_class(spec.id)
+            if cls is None:
+                ui.label(f"Unknown node type '{spec.type}'.").classes("text-negative")
+                return
+            info = describe_node(cls)
+            ui.label(spec.type).classes("text-xs text-grey-7 fb-inspector-type")
+            ui.label(info["description"]).classes("text-sm")
+            ui.input("Name", value=spec.name, placeholder=spec.id).classes("w-full").props("dense outlined").on_value_change(
+                lambda e: self._rename(str(e.value or ""))
+            )
+            ui.switch("Disabled (skipped in runs)", value=spec.disabled).on_value_change(
+                lambda e: self._set_disabled(bool(e.value))
+            )
+            fields = form_fields(info["config_schema"])
+            if fields:
+                ui.label("Settings").classes("text-subtitle2 q-mt-sm")
+            basic = [f for f in fields if not f.advanced]
+            advanced = [f for f in fields if f.advanced]
+            for form_field in basic:
+                self._field(form_field, spec.config)
+            if advanced:
+                with ui.expansion("Advanced").classes("w-full"):
+                    for form_field in advanced:
+                        self._field(form_field, spec.config)
+            if cls.credential_slots:
+                ui.label("Credentials").classes("text-subtitle2 q-mt-sm")
+                for slot in cls.credential_slots:
+                    self._credential(slot)
+
+    # ---------------------------------------------------------------- edits
+    def _rename(self, name: str) -> None:
+        if self.node_id:
+            self.session.state.rename(self.node_id, name)
+            self.on_change(True)
+
+    def _set_disabled(self, disabled: bool) -> None:
+        if self.node_id:
+            self.session.state.set_disabled(self.node_id, disabled)
+            self.on_change(True)
+
+    def _apply(self, element: Any, name: str, value: Any) -> None:
+        if self.node_id is None:
+            return
+        errors = self.session.state.set_config_value(self.node_id, name, value)
+        if errors:
+            element.error = errors.get(name) or "; ".join(f"{k}: {v}" for k, v in errors.items())
+            return
+        element.error = None
+        self.on_change(True)
+
+    def _field(self, f: FormField, config: dict[str, Any]) -> None:
+        value = config.get(f.name, f.default)
+        tooltip = f.description
+        element: Any
+        if f.kind in ("integer", "number"):
+            element = ui.number(
+                f.label,
+                value=value,
+                min=f.minimum,
+                max=f.maximum,
+                step=1 if f.kind == "integer" else 0.05,
+                precision=0 if f.kind == "integer" else None,
+            ).props("dense outlined clearable" if f.nullable else "dense outlined")
+
+            def number_changed(e: Any, el: Any = None, field: FormField = f) -> None:
+                raw = e.value
+                if raw is None or raw == "":
+                    value = None
+                else:
+                    value = int(raw) if field.kind == "integer" and float(raw).is_integer() else raw
+                self._apply(e.sender, field.name, value)
+
+            element.on_value_change(number_changed)
+        elif f.kind == "select":
+            element = ui.select(
+                f.options + ([None] if f.nullable and None not in f.options else []), label=f.label, value=value
+            ).props("dense outlined")
+            element.on_value_change(lambda e, field=f: self._apply(e.sender, field.name, e.value))
+        elif f.kind == "switch":
+            element = ui.switch(f.label, value=bool(value))
+            element.on_value_change(lambda e, field=f: self._apply(e.sender, field.name, bool(e.value)))
+        elif f.kind == "textarea":
+            element = ui.textarea(f.label, value=value or "").props("dense outlined autogrow")
+            element.on_value_change(lambda e, field=f: self._apply(e.sender, field.name, e.value))
+        elif f.kind == "text":
+            element = ui.input(f.label, value="" if value is None else str(value)).props("dense outlined")
+            element.on_value_change(
+                lambda e, field=f: self._apply(e.sender, field.name, None if field.nullable and not e.value else e.value)
+            )
+        else:
+            text = "" if value is None else json.dumps(value, ensure_ascii=False)
+            element = ui.textarea(f"{f.label} (JSON)", value=text).props("dense outlined autogrow")
+
+            def json_changed(e: Any, field: FormField = f) -> None:
+                try:
+                    parsed = parse_json_field(str(e.value or ""))
+                except ValueError as exc:
+                    e.sender.error = str(exc)
+                    return
+                self._apply(e.sender, field.name, parsed)
+
+            element.on_value_change(json_changed)
+        element.classes("w-full").props(f'data-field="{f.name}"')
+        if tooltip:
+            element.tooltip(tooltip)
+
+    def _credential(self, slot: CredentialSlot) -> None:
+        node_id = self.node_id
+        assert node_id is not None
+        spec = self.session.state.flow.node(node_id)
+        ref = spec.credentials.get(slot.name)
+        source = binding_source(self.session.resolver, node_id, slot, ref)
+        with ui.card().classes("w-full q-pa-sm gap-1").props("flat bordered"):
+            with ui.row().classes("items-center w-full no-wrap"):
+                ui.label(f"{slot.name} · {ref.provider if ref else slot.provider}").classes("text-weight-medium")
+                ui.space()
+                ui.badge(
+                    SOURCE_LABELS[source] if slot.required or source else "optional, unbound",
+                    color="positive" if source else ("grey" if not slot.required else "negative"),
+                ).classes("fb-cred-state").props(f'data-slot="{slot.name}"')
+            name_input = ui.input(
+                "Credential name", value=ref.name if ref else "default", placeholder="default"
+            ).props("dense outlined").classes("w-full")
+            name_input.on(
+                "blur",
+                lambda: self._set_ref(slot, str(name_input.value or "default")),
+            )
+            with ui.row().classes("items-center w-full no-wrap"):
+                secret = ui.input("Secret for this session", password=True, password_toggle_button=False).props(
+                    "dense outlined autocomplete=off"
+                ).classes("grow")
+                ui.button("Bind", on_click=lambda: self._bind(slot, secret)).props("dense unelevated")
+
+    def _set_ref(self, slot: CredentialSlot, name: str) -> None:
+        if self.node_id is None:
+            return
+        spec = self.session.state.flow.node(self.node_id)
+        ref = spec.credentials.get(slot.name)
+        self.session.state.set_credential_ref(self.node_id, slot.name, ref.provider if ref else slot.provider, name)
+        self.show(self.node_id)
+        self.on_change(False)
+
+    def _bind(self, slot: CredentialSlot, secret: Any) -> None:
+        value = str(secret.value or "")
+        secret.value = ""  # clear first: the secret must never travel back to the page
+        if not value or self.node_id is None:
+            ui.notify("Type the secret first.", type="warning")
+            return
+        bind_credential(self.session, self.node_id, slot, value)
+        ui.notify(f"{self.node_id}.{slot.name} bound for this session.", type="positive")
+        self.show(self.node_id)
+        self.on_change(False)
+
+
+def bind_credential(session: EditorSession, node_id: str, slot: CredentialSlot, value: str) -> None:
+    """Bind a secret for this session and make sure the flow stores a reference (never the value)."""
+    spec = session.state.flow.node(node_id)
+    ref = spec.credentials.get(slot.name)
+    if ref is None:
+        session.state.set_credential_ref(node_id, slot.name, slot.provider, "default")
+    session.resolver.bind(f"{node_id}.{slot.name}", value)

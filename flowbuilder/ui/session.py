@@ -1,0 +1,74 @@
+"""Per-browser-tab editor session: the state, one Executor (so its cache makes re-runs instant),
+the session's credential bindings and the last run's results. Plain Python, no NiceGUI."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flowbuilder.credentials import PROVIDER_ENV_VARS, CredentialRef, CredentialResolver, CredentialSlot
+from flowbuilder.executor import Executor, NodeResult
+from flowbuilder.flow import Flow
+from flowbuilder.registry import NodeRegistry
+from flowbuilder.ui.state import EditorState
+
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+@dataclass
+class AppConfig:
+    """What ``flowbuilder ui`` was started with; shared by every tab."""
+
+    workspace: Path = field(default_factory=lambda: Path("flowbuilder-workspace"))
+    initial_flow: Path | None = None
+    registry: NodeRegistry | None = None
+
+
+@dataclass
+class EditorSession:
+    state: EditorState
+    resolver: CredentialResolver
+    executor: Executor
+    workspace: Path
+    path: Path | None = None
+    results: dict[str, NodeResult] = field(default_factory=dict)
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    selected: str | None = None
+
+    @classmethod
+    def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
+        state = EditorState(flow, config.registry)
+        resolver = CredentialResolver()
+        executor = Executor(state.registry, resolver)
+        return cls(state=state, resolver=resolver, executor=executor, workspace=config.workspace, path=path)
+
+    @property
+    def base_dir(self) -> Path:
+        """Relative paths in configs resolve against the flow file's folder (else the workspace)."""
+        return (self.path.parent if self.path else self.workspace).resolve()
+
+
+def binding_source(
+    resolver: CredentialResolver, node_id: str, slot: CredentialSlot, ref: CredentialRef | None
+) -> str | None:
+    """Where a slot's secret would come from: ``session``, ``store``, ``env`` or None (unbound).
+
+    Mirrors :meth:`CredentialResolver.resolve`'s order without returning the secret.
+    """
+    provider = ref.provider if ref else slot.provider
+    name = ref.name if ref else "default"
+    if any(key in resolver.explicit for key in (f"{node_id}.{slot.name}", slot.name, name, provider)):
+        return "session"
+    try:
+        if resolver.store.get(provider, name):
+            return "store"
+    except Exception:  # an unreadable store file is reported by the run itself
+        pass
+    candidates = [name] if _ENV_NAME.match(name) else []
+    if provider in PROVIDER_ENV_VARS:
+        candidates.append(PROVIDER_ENV_VARS[provider])
+    if any(resolver.environ.get(var) for var in candidates):
+        return "env"
+    return None

@@ -1,0 +1,460 @@
+"""EditorState: the graph being edited, in plain Python (no NiceGUI), so it can be tested alone.
+
+The canvas only reflects this state. Every edit goes through a method here that checks it (ports via
+:func:`flowbuilder.ports.compatible`, configs via the node's pydantic Config), records an undo snapshot
+and mutates :attr:`EditorState.flow`. Undo/redo keep whole-flow snapshots: flows are small, and a
+snapshot can never drift from the real model the way inverse operations can.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import networkx as nx
+from pydantic import BaseModel, ValidationError
+
+from flowbuilder.credentials import CredentialRef, CredentialResolver
+from flowbuilder.errors import InvalidConnectionError, ValidationIssue
+from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
+from flowbuilder.graph import analyze
+from flowbuilder.ports import Port, PortKind, compatible
+from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
+
+MAX_UNDO = 100
+PASTE_OFFSET = 40.0
+
+# Auto-layout geometry (canvas pixels); matches the node card size drawn by canvas.js closely enough.
+NODE_WIDTH = 230.0
+COLUMN_GAP = 90.0
+ROW_GAP = 40.0
+SUB_GAP = 70.0
+
+
+def node_height(n_inputs: int, n_outputs: int) -> float:
+    """Approximate rendered height of a node card with this many side (data) ports."""
+    return 58.0 + 22.0 * max(n_inputs, n_outputs, 1)
+
+
+class EditorState:
+    """The flow under edit, with undo/redo, a clipboard and checked edits."""
+
+    def __init__(self, flow: Flow | None = None, registry: NodeRegistry | None = None) -> None:
+        self.registry = registry or default_registry()
+        self.flow = flow or Flow()
+        self._undo: list[str] = []
+        self._redo: list[str] = []
+        self._merge_key: object = None
+        self.clipboard: str | None = None
+        self.dirty = False
+
+    # ------------------------------------------------------------------ history
+    def load(self, flow: Flow) -> None:
+        """Replace the flow (open, import, new); history starts afresh."""
+        self.flow = flow
+        self._undo.clear()
+        self._redo.clear()
+        self._merge_key = None
+        self.dirty = False
+
+    def _snapshot(self, merge_key: object = None) -> None:
+        """Record the state before an edit. Edits sharing a ``merge_key`` in a row (typing in one
+        field) make one undo step."""
+        if merge_key is not None and merge_key == self._merge_key and self._undo:
+            self._redo.clear()
+            return
+        self._undo.append(self.flow.model_dump_json())
+        del self._undo[:-MAX_UNDO]
+        self._redo.clear()
+        self._merge_key = merge_key
+        self.dirty = True
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo(self) -> bool:
+        if not self._undo:
+            return False
+        self._redo.append(self.flow.model_dump_json())
+        self.flow = Flow.model_validate_json(self._undo.pop())
+        self._merge_key = None
+        self.dirty = True
+        return True
+
+    def redo(self) -> bool:
+        if not self._redo:
+            return False
+        self._undo.append(self.flow.model_dump_json())
+        self.flow = Flow.model_validate_json(self._redo.pop())
+        self._merge_key = None
+        self.dirty = True
+        return True
+
+    # ------------------------------------------------------------------ ports
+    def node_class(self, node_id: str) -> NodeClass | None:
+        spec = self.flow.find_node(node_id)
+        if spec is None or spec.type not in self.registry:
+            return None
+        return self.registry.get(spec.type)
+
+    def parsed_config(self, spec: NodeSpec) -> BaseModel | None:
+        if spec.type not in self.registry:
+            return None
+        try:
+            return self.registry.get(spec.type).Config.model_validate(spec.config)
+        except ValidationError:
+            return None
+
+    def ports(self, node_id: str) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
+        """(inputs, outputs) of a node for its current config (prompt variables add inputs)."""
+        spec = self.flow.find_node(node_id)
+        if spec is None or spec.type not in self.registry:
+            return (), ()
+        cls = self.registry.get(spec.type)
+        config = self.parsed_config(spec)
+        return cls.input_ports(config), cls.output_ports(config)
+
+    def _port(self, node_id: str, name: str, side: str) -> Port:
+        spec = self.flow.find_node(node_id)
+        if spec is None:
+            raise InvalidConnectionError(f"There is no node '{node_id}'; nodes: {', '.join(self.flow.node_ids())}.")
+        inputs, outputs = self.ports(node_id)
+        ports = inputs if side == "input" else outputs
+        for port in ports:
+            if port.name == name:
+                return port
+        names = ", ".join(p.describe() for p in ports) or "none"
+        raise InvalidConnectionError(f"Node '{spec.label}' has no {side} '{name}'; its {side}s: {names}.")
+
+    # ------------------------------------------------------------------ nodes
+    def add_node(self, type_name: str, x: float = 0.0, y: float = 0.0, name: str = "") -> str:
+        cls = self.registry.get(type_name)  # UnknownNodeTypeError lists close matches
+        self._snapshot()
+        node_id = self.flow.new_id(type_name.split(".")[-1])
+        self.flow.nodes.append(NodeSpec(id=node_id, type=cls.type_name, name=name))
+        self.flow.layout.positions[node_id] = Position(x=x, y=y)
+        return node_id
+
+    def remove(self, ids: Iterable[str]) -> list[str]:
+        """Delete nodes and/or notes (and the edges of deleted nodes). Returns what was removed."""
+        wanted = set(ids)
+        present = [i for i in self.flow.node_ids() if i in wanted] + [n.id for n in self.flow.notes if n.id in wanted]
+        if not present:
+            return []
+        self._snapshot()
+        gone = set(present)
+        self.flow.nodes = [n for n in self.flow.nodes if n.id not in gone]
+        self.flow.notes = [n for n in self.flow.notes if n.id not in gone]
+        self.flow.edges = [e for e in self.flow.edges if e.source not in gone and e.target not in gone]
+        for item_id in gone:
+            self.flow.layout.positions.pop(item_id, None)
+        return present
+
+    def move(self, positions: dict[str, tuple[float, float]]) -> None:
+        """Positions after a drag; one undo step per drag."""
+        known = set(self.flow.node_ids()) | {n.id for n in self.flow.notes}
+        changed = {
+            i: p for i, p in positions.items() if i in known and (self.flow.position(i).x, self.flow.position(i).y) != p
+        }
+        if not changed:
+            return
+        self._snapshot()
+        for item_id, (x, y) in changed.items():
+            self.flow.layout.positions[item_id] = Position(x=x, y=y)
+
+    def rename(self, node_id: str, name: str) -> None:
+        spec = self.flow.node(node_id)
+        if spec.name != name:
+            self._snapshot(("name", node_id))
+            spec.name = name
+
+    def set_disabled(self, node_id: str, disabled: bool) -> None:
+        spec = self.flow.node(node_id)
+        if spec.disabled != disabled:
+            self._snapshot()
+            spec.disabled = disabled
+
+    def config_errors(self, node_id: str, config: dict[str, Any]) -> dict[str, str]:
+        """Pydantic's messages for a candidate config, keyed by top-level field (``""`` for the whole)."""
+        cls = self.node_class(node_id)
+        if cls is None:
+            return {}
+        try:
+            cls.Config.model_validate(config)
+        except ValidationError as exc:
+            errors: dict[str, str] = {}
+            for error in exc.errors():
+                field = str(error["loc"][0]) if error["loc"] else ""
+                errors.setdefault(field, error["msg"])
+            return errors
+        return {}
+
+    def set_config_value(self, node_id: str, field: str, value: Any) -> dict[str, str]:
+        """Set one config field if the whole config stays valid; returns the errors otherwise."""
+        spec = self.flow.node(node_id)
+        candidate = {**spec.config, field: value}
+        errors = self.config_errors(node_id, candidate)
+        if errors:
+            return errors
+        if spec.config.get(field, object()) != value:
+            self._snapshot(("config", node_id, field))
+            spec.config = candidate
+            self._drop_dangling_edges(node_id)
+        return {}
+
+    def _drop_dangling_edges(self, node_id: str) -> None:
+        """A config change can remove dynamic ports (a prompt variable); their edges go with them."""
+        inputs, outputs = self.ports(node_id)
+        if self.node_class(node_id) is None:
+            return
+        in_names = {p.name for p in inputs}
+        out_names = {p.name for p in outputs}
+        self.flow.edges = [
+            e
+            for e in self.flow.edges
+            if not (e.target == node_id and e.target_port not in in_names)
+            and not (e.source == node_id and e.source_port not in out_names)
+        ]
+
+    def set_credential_ref(self, node_id: str, slot: str, provider: str, name: str) -> None:
+        spec = self.flow.node(node_id)
+        ref = CredentialRef(provider=provider, name=name or "default")
+        if spec.credentials.get(slot) != ref:
+            self._snapshot(("cred", node_id, slot))
+            spec.credentials[slot] = ref
+
+    # ------------------------------------------------------------------ edges
+    def check_connection(self, source: str, source_port: str, target: str, target_port: str) -> tuple[Port, Port]:
+        """Both ports, or :class:`InvalidConnectionError` saying why (naming both types on a mismatch)."""
+        out_port = self._port(source, source_port, "output")
+        in_port = self._port(target, target_port, "input")
+        if source == target:
+            raise InvalidConnectionError("A node cannot feed itself.")
+        if not compatible(out_port.type, in_port.type):
+            hint = ""
+            if out_port.kind is PortKind.SERVICE or in_port.kind is PortKind.SERVICE:
+                hint = " (a service port only fits the same service type)"
+            raise InvalidConnectionError(
+                f"Cannot connect {out_port.type.value} to {in_port.type.value}: "
+                f"{self.flow.node(source).label}.{out_port.name} outputs {out_port.type.value}, "
+                f"{self.flow.node(target).label}.{in_port.name} expects {in_port.type.value}{hint}."
+            )
+        graph = nx.DiGraph([(e.source, e.target) for e in self.flow.edges])
+        if graph.has_node(target) and graph.has_node(source) and nx.has_path(graph, target, source):
+            raise InvalidConnectionError(
+                f"Connecting {source} to {target} would make a cycle; flows must be acyclic."
+            )
+        return out_port, in_port
+
+    def connect(self, source: str, source_port: str, target: str, target_port: str) -> Edge:
+        """Add a checked edge. An input that takes one connection has its old edge replaced."""
+        _, in_port = self.check_connection(source, source_port, target, target_port)
+        edge = Edge(source=source, source_port=source_port, target=target, target_port=target_port)
+        if any(e.key == edge.key for e in self.flow.edges):
+            return edge
+        self._snapshot()
+        if not in_port.multiple:
+            self.flow.edges = [e for e in self.flow.edges if not (e.target == target and e.target_port == target_port)]
+        self.flow.edges.append(edge)
+        return edge
+
+    def disconnect(self, keys: Iterable[str]) -> int:
+        wanted = set(keys)
+        kept = [e for e in self.flow.edges if e.key not in wanted]
+        removed = len(self.flow.edges) - len(kept)
+        if removed:
+            self._snapshot()
+            self.flow.edges = kept
+        return removed
+
+    # ------------------------------------------------------------------ notes
+    def add_note(self, text: str = "", x: float = 0.0, y: float = 0.0) -> str:
+        self._snapshot()
+        note_id = self.flow.new_id("note")
+        self.flow.notes.append(Note(id=note_id, text=text, width=220, height=120))
+        self.flow.layout.positions[note_id] = Position(x=x, y=y)
+        return note_id
+
+    def set_note_text(self, note_id: str, text: str) -> None:
+        for note in self.flow.notes:
+            if note.id == note_id and note.text != text:
+                self._snapshot(("note", note_id))
+                note.text = text
+
+    # ------------------------------------------------------------------ clipboard
+    def copy(self, ids: Iterable[str]) -> int:
+        """Copy nodes/notes and the edges between them as native-flow JSON (pastable elsewhere)."""
+        wanted = set(ids)
+        nodes = [n for n in self.flow.nodes if n.id in wanted]
+        notes = [n for n in self.flow.notes if n.id in wanted]
+        if not nodes and not notes:
+            return 0
+        kept = {n.id for n in nodes}
+        clip = Flow(
+            name="clipboard",
+            nodes=[n.model_copy(deep=True) for n in nodes],
+            notes=[n.model_copy(deep=True) for n in notes],
+            edges=[e for e in self.flow.edges if e.source in kept and e.target in kept],
+        )
+        for item_id in [*kept, *(n.id for n in notes)]:
+            clip.layout.positions[item_id] = self.flow.position(item_id)
+        self.clipboard = clip.model_dump_json()
+        return len(nodes) + len(notes)
+
+    def paste(self, offset: float = PASTE_OFFSET) -> list[str]:
+        """Paste the clipboard with fresh ids, shifted by ``offset``; returns the new ids."""
+        if not self.clipboard:
+            return []
+        clip = Flow.model_validate(json.loads(self.clipboard))
+        self._snapshot()
+        renamed: dict[str, str] = {}
+        for spec in clip.nodes:
+            new_id = self.flow.new_id(spec.id.rsplit("-", 1)[0] if spec.id[-1:].isdigit() else spec.id)
+            renamed[spec.id] = new_id
+            self.flow.nodes.append(spec.model_copy(update={"id": new_id}))
+        for note in clip.notes:
+            new_id = self.flow.new_id("note")
+            renamed[note.id] = new_id
+            self.flow.notes.append(note.model_copy(update={"id": new_id}))
+        for edge in clip.edges:
+            self.flow.edges.append(
+                edge.model_copy(update={"source": renamed[edge.source], "target": renamed[edge.target]})
+            )
+        for old, new in renamed.items():
+            pos = clip.position(old)
+            self.flow.layout.positions[new] = Position(x=pos.x + offset, y=pos.y + offset)
+        # Next paste lands a step further so repeated pastes don't stack exactly.
+        for pos in clip.layout.positions.values():
+            pos.x += offset
+            pos.y += offset
+        self.clipboard = clip.model_dump_json()
+        return list(renamed.values())
+
+    # ------------------------------------------------------------------ checks
+    def issues(self, resolver: CredentialResolver | None = None) -> list[ValidationIssue]:
+        return analyze(self.flow, self.registry, resolver).issues
+
+    def issues_by_node(self, resolver: CredentialResolver | None = None) -> dict[str, list[ValidationIssue]]:
+        grouped: dict[str, list[ValidationIssue]] = defaultdict(list)
+        for issue in self.issues(resolver):
+            if issue.node_id is not None:
+                grouped[issue.node_id].append(issue)
+        return dict(grouped)
+
+    # ------------------------------------------------------------------ layout
+    def auto_layout(self) -> None:
+        """Layered left-to-right layout by topological generation; service sub-nodes go UNDER the node
+        that uses them (n8n's "tidy up"): an embedder sits below its vector store, a model below its agent.
+
+        A node is a *sub-node* when it has outgoing edges, all of them from service ports, and no
+        incoming data edges. Its owner is its first consumer (by id).
+        """
+        if not self.flow.nodes:
+            return
+        self._snapshot()
+        ids = self.flow.node_ids()
+        service_out: dict[str, bool] = {}
+        for edge in self.flow.edges:
+            try:
+                port = self._port(edge.source, edge.source_port, "output")
+                is_service = port.kind is PortKind.SERVICE
+            except InvalidConnectionError:
+                is_service = False
+            service_out[edge.key] = is_service
+        out_edges: dict[str, list[Edge]] = defaultdict(list)
+        data_in: dict[str, int] = defaultdict(int)
+        for edge in self.flow.edges:
+            out_edges[edge.source].append(edge)
+            if not service_out[edge.key]:
+                data_in[edge.target] += 1
+        owner: dict[str, str] = {}
+        for node_id in ids:
+            edges = out_edges.get(node_id, [])
+            if edges and all(service_out[e.key] for e in edges) and not data_in.get(node_id):
+                owner[node_id] = sorted(e.target for e in edges)[0]
+        # An owner chain that loops back (never in a valid flow) would recurse forever: break it.
+        for node_id in list(owner):
+            seen = {node_id}
+            cur = owner.get(node_id)
+            while cur is not None and cur in owner:
+                if cur in seen:
+                    owner.pop(node_id, None)
+                    break
+                seen.add(cur)
+                cur = owner.get(cur)
+        children: dict[str, list[str]] = defaultdict(list)
+        for child, parent in sorted(owner.items()):
+            children[parent].append(child)
+
+        mains = [n for n in ids if n not in owner]
+
+        def root_of(node_id: str) -> str:
+            while node_id in owner:
+                node_id = owner[node_id]
+            return node_id
+
+        graph = nx.DiGraph()
+        graph.add_nodes_from(mains)
+        for edge in self.flow.edges:
+            a, b = root_of(edge.source), root_of(edge.target)
+            if a != b:
+                graph.add_edge(a, b)
+        if nx.is_directed_acyclic_graph(graph):
+            generations = [sorted(g) for g in nx.topological_generations(graph)]
+        else:
+            generations = [sorted(mains)]
+
+        def height(node_id: str) -> float:
+            inputs, outputs = self.ports(node_id)
+            side_in = [p for p in inputs if p.kind is PortKind.DATA]
+            side_out = [p for p in outputs if p.kind is PortKind.DATA]
+            return node_height(len(side_in), len(side_out))
+
+        def subtree_width(node_id: str) -> float:
+            kids = children.get(node_id, [])
+            if not kids:
+                return NODE_WIDTH
+            return max(NODE_WIDTH, sum(subtree_width(k) for k in kids) + COLUMN_GAP / 2 * (len(kids) - 1))
+
+        def subtree_height(node_id: str) -> float:
+            kids = children.get(node_id, [])
+            below = max((subtree_height(k) for k in kids), default=-SUB_GAP)
+            return height(node_id) + SUB_GAP + below
+
+        positions = self.flow.layout.positions
+
+        def place_children(node_id: str, x: float, y: float) -> None:
+            kids = children.get(node_id, [])
+            if not kids:
+                return
+            total = sum(subtree_width(k) for k in kids) + COLUMN_GAP / 2 * (len(kids) - 1)
+            cursor = x + NODE_WIDTH / 2 - total / 2
+            child_y = y + height(node_id) + SUB_GAP
+            for kid in kids:
+                width = subtree_width(kid)
+                kid_x = cursor + width / 2 - NODE_WIDTH / 2
+                positions[kid] = Position(x=kid_x, y=child_y)
+                place_children(kid, kid_x, child_y)
+                cursor += width + COLUMN_GAP / 2
+
+        x = 0.0
+        for generation in generations:
+            column_width = max(subtree_width(n) for n in generation)
+            y = 0.0
+            for node_id in generation:
+                node_x = x + column_width / 2 - NODE_WIDTH / 2
+                positions[node_id] = Position(x=node_x, y=y)
+                place_children(node_id, node_x, y)
+                y += subtree_height(node_id) + ROW_GAP
+            x += column_width + COLUMN_GAP
+        # Notes keep their places unless they would sit on top of the laid-out nodes: then they go above.
+        for index, note in enumerate(self.flow.notes):
+            if note.id not in positions:
+                positions[note.id] = Position(x=index * (NODE_WIDTH + 20), y=-160)
