@@ -1,0 +1,261 @@
+"""Turning records into labelled text: the row labeller and the stringify parser.
+
+Templates use ``{Column Name}`` placeholders (spaces allowed) and ``{{``/``}}`` for literal braces,
+the same surface as LangFlow's Parser (``str.format``), but they are read with a regex and filled by
+lookup only: user data is never passed to ``str.format`` and nothing is ever evaluated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import Document, Hit
+from flowbuilder.errors import NodeError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+
+_TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+
+
+class TemplateSyntaxError(ValueError):
+    """A template with a stray brace or an empty ``{}``."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A parsed template: literal text and placeholder names, alternating."""
+
+    parts: tuple[str | tuple[str], ...]
+
+    @property
+    def names(self) -> list[str]:
+        return list(dict.fromkeys(part[0] for part in self.parts if isinstance(part, tuple)))
+
+    def render(self, lookup: Callable[[str], str]) -> str:
+        return "".join(part if isinstance(part, str) else lookup(part[0]) for part in self.parts)
+
+
+def parse_template(template: str) -> Template:
+    """Split a template into literals and ``{name}`` placeholders; raises :class:`TemplateSyntaxError`."""
+    parts: list[str | tuple[str]] = []
+    position = 0
+    for match in _TOKEN.finditer(template):
+        literal = template[position : match.start()]
+        token = match.group()
+        position = match.end()
+        if token in ("{{", "}}"):
+            parts.append(literal + token[0])
+            continue
+        if match.group(1) is None:
+            column = match.start() + 1
+            raise TemplateSyntaxError(
+                f"unmatched '{token}' at character {column}; write {{{{ or }}}} for a literal brace"
+            )
+        name = match.group(1)
+        if not name.strip():
+            where = match.start() + 1
+            raise TemplateSyntaxError(f"empty placeholder '{{}}' at character {where}; put a column name inside")
+        parts.extend([literal, (name,)])
+    parts.append(template[position:])
+    return Template(tuple(p for p in parts if p != ""))
+
+
+def _lookup_name(name: str, available: Mapping[str, Any]) -> str | None:
+    """The key ``name`` refers to: exact, else ignoring surrounding spaces (``{ Name }``)."""
+    if name in available:
+        return name
+    stripped = name.strip()
+    return stripped if stripped in available else None
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _parse_or_fail(template: str, what: str) -> Template:
+    try:
+        return parse_template(template)
+    except TemplateSyntaxError as exc:
+        raise NodeError(f"{what} template: {exc}.") from exc
+
+
+def _as_documents(value: Any, port: str) -> list[Document]:
+    if isinstance(value, Document):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, Document) for item in value):
+        return value
+    raise NodeError(f"input '{port}' expects records (a list of documents), got {type(value).__name__}.")
+
+
+class RowLabellerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    template: str = Field(
+        "",
+        description="How to render each record: {Column Name} placeholders ({{ }} for literal braces). "
+        "Empty: label every non-empty column as 'Column: value' lines.",
+        json_schema_extra={"multiline": True},
+    )
+    join: bool = Field(
+        False, description="Output ONE document of all rendered records joined by the separator (LangFlow's Parser)."
+    )
+    separator: str = Field("\n", description="Placed between records when join is on.")
+
+
+@register_node
+class RowLabeller(Node[RowLabellerConfig]):
+    """Render each record's columns as labelled text so every chunk says what its values mean."""
+
+    type_name = "labeller.row"
+    category = "Transform"
+    Config = RowLabellerConfig
+    inputs = (Port("records", PortType.RECORDS),)
+    outputs = (Port("records", PortType.RECORDS),)
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        assert isinstance(config, RowLabellerConfig)
+        try:
+            parse_template(config.template)
+        except TemplateSyntaxError as exc:
+            return [(None, f"template: {exc}")]
+        return []
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        records = _as_documents(inputs.get("records"), "records")
+        template = _parse_or_fail(self.config.template, "labeller") if self.config.template else None
+        rendered: list[Document] = []
+        for index, record in enumerate(records):
+            if index % 1000 == 0:
+                ctx.progress(index, len(records))
+            text = render_record(record, template)
+            metadata = {k: v for k, v in record.metadata.items() if k != "record_spans"}
+            rendered.append(Document(text=text, metadata=metadata))
+        ctx.progress(len(records), len(records))
+        if rendered:
+            ctx.details["first_record"] = rendered[0].text
+        if not self.config.join:
+            return {"records": rendered}
+        return {"records": [join_records(rendered, self.config.separator)]}
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        records = outputs.get("records") or []
+        if self.config.join and len(records) == 1:
+            return f"1 document ({len(records[0].metadata.get('record_spans', []))} records)"
+        return f"{len(records)} records"
+
+
+def render_record(record: Document, template: Template | None) -> str:
+    """A record rendered with ``template`` from its columns (then metadata, then ``text``)."""
+    columns = record.metadata.get("columns")
+    if not isinstance(columns, dict):
+        columns = {}
+    if template is None:
+        if not columns:
+            return record.text
+        return "\n".join(f"{name}: {_text(value)}" for name, value in columns.items() if _text(value).strip())
+    available: dict[str, Any] = {"text": record.text, **record.metadata, **columns}
+    available.pop("columns", None)
+
+    def lookup(name: str) -> str:
+        key = _lookup_name(name, available)
+        if key is None:
+            real = list(columns) or [k for k in available if k != "text"]
+            raise NodeError(
+                f"template column '{{{name}}}' is not in record {record.record_id or '?'} "
+                f"({record.source or 'unknown source'}); columns: {', '.join(real)}"
+            )
+        return _text(available[key])
+
+    return template.render(lookup)
+
+
+def join_records(records: list[Document], separator: str) -> Document:
+    """One document of all records, with ``record_spans`` saying where each record lies in it."""
+    spans: list[list[Any]] = []
+    position = 0
+    for number, record in enumerate(records, 1):
+        record_id = record.record_id or f"{record.source}#row{number}"
+        spans.append([record_id, position, position + len(record.text)])
+        position += len(record.text) + len(separator)
+    sources = list(dict.fromkeys(r.source for r in records if r.source))
+    metadata: dict[str, Any] = {"source": ", ".join(sources), "record_spans": spans}
+    return Document(text=separator.join(r.text for r in records), metadata=metadata)
+
+
+class StringifyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    template: str = Field(
+        "{text}",
+        description="How to render each item: {text}, metadata keys, and for hits {score} and {rank}.",
+        json_schema_extra={"multiline": True},
+    )
+    separator: str = Field("\n", description="Placed between items.")
+
+
+@register_node
+class Stringify(Node[StringifyConfig]):
+    """Render records, chunks or search hits into one text (LangFlow's Parser 'Text: {text}')."""
+
+    type_name = "parser.stringify"
+    category = "Transform"
+    Config = StringifyConfig
+    inputs = (Port("items", PortType.ANY),)
+    outputs = (Port("text", PortType.TEXT),)
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        assert isinstance(config, StringifyConfig)
+        try:
+            parse_template(config.template)
+        except TemplateSyntaxError as exc:
+            return [(None, f"template: {exc}")]
+        return []
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        template = _parse_or_fail(self.config.template, "stringify")
+        items = inputs.get("items")
+        values = [_item_values(item) for item in (items if isinstance(items, list) else [items]) if item is not None]
+        known = {key for value in values for key in value}
+        unknown = [name for name in template.names if _lookup_name(name, dict.fromkeys(known)) is None]
+        if values and unknown:
+            raise NodeError(
+                f"template names {', '.join('{' + n + '}' for n in unknown)} but the items have: "
+                f"{', '.join(sorted(known))}"
+            )
+
+        def render(value: dict[str, Any]) -> str:
+            def lookup(name: str) -> str:
+                key = _lookup_name(name, value)
+                return _text(value[key]) if key is not None else ""
+
+            return template.render(lookup)
+
+        text = self.config.separator.join(render(value) for value in values)
+        ctx.details["items"] = len(values)
+        return {"text": text}
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        return f"{len(outputs.get('text') or '')} chars"
+
+
+def _item_values(item: Any) -> dict[str, Any]:
+    """The names a template may use for one item."""
+    if isinstance(item, Hit):
+        columns = item.document.metadata.get("columns")
+        extra = columns if isinstance(columns, dict) else {}
+        return {**extra, **item.document.metadata, "text": item.document.text, "score": item.score, "rank": item.rank}
+    if isinstance(item, Document):
+        columns = item.metadata.get("columns")
+        extra = columns if isinstance(columns, dict) else {}
+        return {**extra, **item.metadata, "text": item.text}
+    if isinstance(item, Mapping):
+        return {"text": item.get("text", ""), **{str(k): v for k, v in item.items()}}
+    return {"text": _text(item)}

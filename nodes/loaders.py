@@ -1,0 +1,301 @@
+"""The file loader: CSV, JSON, PDF, TXT and Markdown files into records (or one whole document).
+
+A record keeps where it came from (``source``, ``row`` or ``page``, ``record_id``) so that a fact can
+be traced from a retrieved chunk back to its CSV row. CSV headers are de-duplicated with pandas'
+convention (``Expected Result``, ``Expected Result.1``) because LangFlow reads CSVs with pandas and
+the Parser templates imported from it name columns that way.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import Document
+from flowbuilder.errors import NodeError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+
+SUPPORTED_EXTENSIONS = (".csv", ".tsv", ".json", ".pdf", ".txt", ".md", ".markdown")
+_TEXT_ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")  # tried in order for encoding="auto"
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
+
+
+class FileLoaderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(
+        "", description="File to load (relative to the flow's folder, then the working dir); a run input replaces it."
+    )
+    mode: Literal["auto", "records", "whole"] = Field(
+        "auto",
+        description="auto/records: one record per CSV row, JSON object, PDF page or text file; "
+        "whole: the file's raw text as ONE document (with record spans), like LangFlow's File -> message.",
+    )
+    encoding: str = Field("auto", description="Text encoding; auto tries UTF-8 (BOM stripped), then cp1252.")
+    id_column: str = Field("", description="Column whose value becomes record_id (default: the first column).")
+    delimiter: str = Field(",", description="CSV field delimiter (.tsv files use a tab unless changed).")
+
+
+@register_node
+class FileLoader(Node[FileLoaderConfig]):
+    """Load a CSV, JSON, PDF, TXT or Markdown file as records (one per row, object, page or file)."""
+
+    type_name = "loader.file"
+    category = "Loaders"
+    Config = FileLoaderConfig
+    inputs = (
+        Port("path", PortType.TEXT, required=False, description="A path from a file input; replaces the config."),
+    )
+    outputs = (Port("records", PortType.RECORDS),)
+    run_input = "file"
+
+    @classmethod
+    def fingerprint(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+        assert isinstance(config, FileLoaderConfig)
+        if not config.path:
+            return None
+        path = _resolve(config.path, base_dir)
+        try:
+            stat = path.stat()
+        except OSError:
+            return f"{path}|missing"
+        return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        chosen = ctx.run_input or inputs.get("path") or self.config.path
+        if not chosen:
+            raise NodeError(
+                f"no file to load: set the node's path or run with --input {ctx.node_id}=PATH "
+                f"(supported: {', '.join(SUPPORTED_EXTENSIONS)})"
+            )
+        path = ctx.resolve_path(str(chosen))
+        records = load_file(path, self.config)
+        whole = self.config.mode == "whole"
+        ctx.details["file"] = str(path)
+        ctx.details["records"] = len(records) if not whole else len(records[0].metadata.get("record_spans", []))
+        return {"records": records}
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        records = outputs.get("records") or []
+        if self.config.mode == "whole" and len(records) == 1:
+            spans = records[0].metadata.get("record_spans") or []
+            return f"1 document ({len(spans)} records)" if spans else f"1 document ({len(records[0].text)} chars)"
+        return f"{len(records)} records"
+
+
+def _resolve(path: str, base_dir: Path | None) -> Path:
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute():
+        return candidate
+    if base_dir is not None and (base_dir / candidate).exists():
+        return base_dir / candidate
+    return Path.cwd() / candidate
+
+
+def load_file(path: Path, config: FileLoaderConfig) -> list[Document]:
+    """Records (or the one whole document) of ``path``; a :class:`NodeError` names the file on failure."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_EXTENSIONS:
+        raise NodeError(
+            f"{path.name}: unsupported file type '{suffix or '(none)'}'; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+        )
+    if not path.is_file():
+        raise NodeError(
+            f"{path}: no such file; check the path (relative paths resolve against the flow's folder, "
+            f"then the working directory). Supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+        )
+    if suffix == ".pdf":
+        pages = _pdf_pages(path)
+        if config.mode == "whole":
+            return [_whole(path.name, [(f"{path.name}#page{i}", text) for i, text in enumerate(pages, 1)], "\n\n")]
+        return [
+            Document(text=text, metadata={"source": path.name, "page": i, "record_id": f"{path.name}#page{i}"})
+            for i, text in enumerate(pages, 1)
+        ]
+    text = read_text(path, config.encoding)
+    records: list[Document] | None = None
+    if suffix in (".csv", ".tsv"):
+        delimiter = "\t" if suffix == ".tsv" and config.delimiter == "," else config.delimiter
+        records = parse_csv(text, path.name, delimiter, config.id_column)
+    elif suffix == ".json":
+        records = parse_json(text, path.name, config.id_column)
+    if records is None:
+        return [Document(text=text, metadata={"source": path.name, "record_id": path.name})]
+    if config.mode == "whole":
+        metadata: dict[str, Any] = {"source": path.name}
+        metadata["record_spans"] = [[r.metadata["record_id"], r.metadata["start"], r.metadata["end"]] for r in records]
+        return [Document(text=text, metadata=metadata)]
+    for record in records:
+        # offsets into the file were only needed to build the whole document's spans
+        record.metadata.pop("start", None)
+        record.metadata.pop("end", None)
+    return records
+
+
+def _whole(source: str, parts: list[tuple[str, str]], separator: str) -> Document:
+    spans: list[list[Any]] = []
+    position = 0
+    for record_id, text in parts:
+        spans.append([record_id, position, position + len(text)])
+        position += len(text) + len(separator)
+    text = separator.join(text for _, text in parts)
+    return Document(text=text, metadata={"source": source, "record_spans": spans})
+
+
+def read_text(path: Path, encoding: str = "auto") -> str:
+    """The file's text with line endings as they are and a UTF-8 BOM removed."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise NodeError(f"{path}: cannot read the file ({exc.strerror or exc}).") from exc
+    encodings = _TEXT_ENCODINGS if encoding == "auto" else (encoding,)
+    for name in encodings:
+        try:
+            text = raw.decode(name)
+        except LookupError:
+            raise NodeError(f"{path.name}: unknown encoding '{encoding}'; use e.g. utf-8, cp1252 or auto.") from None
+        except UnicodeDecodeError:
+            continue
+        return text.removeprefix("\ufeff")
+    raise NodeError(f"{path.name}: the file is not valid {encoding} text; set the loader's encoding (or auto).")
+
+
+def _pdf_pages(path: Path) -> list[str]:
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise NodeError(f"{path.name}: the PDF is encrypted with a password; save an unencrypted copy and load it.")
+        return [page.extract_text() or "" for page in reader.pages]
+    except NodeError:
+        raise
+    except FileNotDecryptedError as exc:
+        raise NodeError(f"{path.name}: the PDF is encrypted ({exc}); save an unencrypted copy and load that.") from exc
+    except (PdfReadError, ValueError, OSError, KeyError, TypeError) as exc:
+        raise NodeError(f"{path.name}: not a readable PDF ({exc}); check the file is a complete, valid PDF.") from exc
+
+
+def dedupe_headers(names: list[str]) -> list[str]:
+    """pandas' ``read_csv`` column names: blanks become ``Unnamed: i``, repeats get ``.1``, ``.2``...
+    (skipping any name already taken)."""
+    result = [name if name != "" else f"Unnamed: {i}" for i, name in enumerate(names)]
+    counts: defaultdict[str, int] = defaultdict(int)
+    for i, column in enumerate(result):
+        count = counts[column]
+        while count > 0:
+            counts[column] = count + 1
+            column = f"{column}.{count}"
+            count = counts[column]
+        result[i] = column
+        counts[column] = count + 1
+    return result
+
+
+def _lines(text: str) -> Iterator[tuple[int, int, str]]:
+    for match in _LINE.finditer(text):
+        yield match.start(), match.end(), match.group()
+
+
+def parse_csv(text: str, source: str, delimiter: str = ",", id_column: str = "") -> list[Document]:
+    """One record per data row: ``text`` is the row's raw line(s), ``columns`` the parsed fields.
+    ``start``/``end`` metadata give the row's offsets in ``text`` (the caller drops or uses them)."""
+    if len(delimiter) != 1:
+        raise NodeError(f"{source}: the CSV delimiter must be one character, got {delimiter!r}.")
+    consumed: list[tuple[int, int]] = []  # (start, end-without-newline) of each line csv has read
+
+    def feed() -> Iterator[str]:
+        for start, _end, line in _lines(text):
+            consumed.append((start, start + len(line.rstrip("\r\n"))))
+            yield line
+
+    reader = csv.reader(feed(), delimiter=delimiter)
+    try:
+        header = next(reader, None)
+        while header is not None and not header:
+            header = next(reader, None)
+        if header is None:
+            raise NodeError(f"{source}: the CSV file is empty; it needs a header row and data rows.")
+        columns = dedupe_headers(header)
+        id_name = id_column or columns[0]
+        if id_name not in columns:
+            raise NodeError(f"{source}: id_column '{id_name}' is not a column; columns: {', '.join(columns)}")
+        records: list[Document] = []
+        seen_ids: set[str] = set()
+        row_start = len(consumed)
+        for fields in reader:
+            first_line, row_start = row_start, len(consumed)
+            if not fields:
+                continue
+            number = len(records) + 1
+            if len(fields) > len(columns):
+                raise NodeError(
+                    f"{source}: data row {number} (line {first_line + 1}) has {len(fields)} fields but the header "
+                    f"has {len(columns)}; fix the row or the delimiter (now {delimiter!r})."
+                )
+            values = dict(zip(columns, [*fields, *[""] * (len(columns) - len(fields))], strict=True))
+            record_id = values[id_name].strip() or f"{source}#row{number}"
+            if record_id in seen_ids:  # identities must stay unique for tracing chunks to rows
+                record_id = f"{record_id}#row{number}"
+            seen_ids.add(record_id)
+            start, end = consumed[first_line][0], consumed[row_start - 1][1]
+            metadata = {"source": source, "row": number, "record_id": record_id, "columns": values}
+            records.append(Document(text=text[start:end], metadata={**metadata, "start": start, "end": end}))
+    except csv.Error as exc:
+        raise NodeError(f"{source}: malformed CSV near line {len(consumed)}: {exc}") from exc
+    return records
+
+
+def parse_json(text: str, source: str, id_column: str = "") -> list[Document] | None:
+    """One record per object of a top-level JSON list of objects (text = the object's raw JSON);
+    None for any other JSON, which is loaded as one text record."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NodeError(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from exc
+    if not isinstance(data, list) or not data or not all(isinstance(item, dict) for item in data):
+        return None
+    spans = _json_item_spans(text)
+    keys = list(dict.fromkeys(key for item in data for key in item))
+    id_name = id_column or (keys[0] if keys else "")
+    if id_column and id_column not in keys:
+        raise NodeError(f"{source}: id_column '{id_column}' is not a key of the objects; keys: {', '.join(keys)}")
+    records: list[Document] = []
+    seen_ids: set[str] = set()
+    for number, (item, (start, end)) in enumerate(zip(data, spans, strict=True), 1):
+        columns = {str(k): v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k, v in item.items()}
+        value = item.get(id_name)
+        record_id = (str(value).strip() if value is not None else "") or f"{source}#row{number}"
+        if record_id in seen_ids:
+            record_id = f"{record_id}#row{number}"
+        seen_ids.add(record_id)
+        metadata = {"source": source, "row": number, "record_id": record_id, "columns": columns}
+        records.append(Document(text=text[start:end], metadata={**metadata, "start": start, "end": end}))
+    return records
+
+
+def _json_item_spans(text: str) -> list[tuple[int, int]]:
+    """Character offsets of each element of a top-level JSON array (already known to be valid)."""
+    decoder = json.JSONDecoder()
+    whitespace = re.compile(r"\s*")
+    index = whitespace.match(text, 0).end() + 1  # type: ignore[union-attr]  # past "["
+    spans: list[tuple[int, int]] = []
+    while True:
+        index = whitespace.match(text, index).end()  # type: ignore[union-attr]
+        if text[index] == "]":
+            return spans
+        _, end = decoder.raw_decode(text, index)
+        spans.append((index, end))
+        index = whitespace.match(text, end).end()  # type: ignore[union-attr]
+        if text[index] == ",":
+            index += 1

@@ -1,0 +1,274 @@
+"""Splitter nodes: recursive, character (LangFlow's Split Text), markdown sections, one record per chunk.
+
+Every chunk keeps its input document's metadata (except ``record_spans``) and adds ``chunk_index``,
+``start`` and ``end`` (character offsets in the input document's text). When the input document holds
+several records (``record_spans``), each chunk also gets ``record_ids``: the records it overlaps, so a
+comparison can tell which records a chunking strategy cut apart.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import Document
+from flowbuilder.errors import NodeError
+from flowbuilder.node import EmptyConfig, Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+from nodes.splitting.markdown import heading_sections
+from nodes.splitting.textsplit import (
+    DEFAULT_SEPARATORS,
+    Chunk,
+    KeepSeparator,
+    check_sizes,
+    split_character,
+    split_recursive,
+    unescape_separator,
+)
+
+_PORTS_IN = (Port("documents", PortType.RECORDS),)
+_PORTS_OUT = (Port("chunks", PortType.CHUNKS),)
+
+
+class RecordSpans:
+    """Which records of a multi-record document a character range overlaps (binary search)."""
+
+    def __init__(self, spans: list[Any]) -> None:
+        ordered = sorted((int(s[1]), int(s[2]), str(s[0])) for s in spans)
+        self._starts = [s for s, _, _ in ordered]
+        self._ends = [e for _, e, _ in ordered]
+        self._ids = [i for _, _, i in ordered]
+        self._running_max_end: list[int] = []
+        best = -1
+        for end in self._ends:
+            best = max(best, end)
+            self._running_max_end.append(best)
+
+    def overlapping(self, start: int, end: int) -> list[str]:
+        found: list[str] = []
+        # spans are disjoint in practice; the running max keeps this right even if they are not
+        index = bisect_right(self._running_max_end, start)
+        while index < len(self._starts) and self._starts[index] < end:
+            if self._ends[index] > start:
+                found.append(self._ids[index])
+            index += 1
+        return found
+
+
+def _documents(inputs: Mapping[str, Any]) -> list[Document]:
+    value = inputs.get("documents")
+    if isinstance(value, Document):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, Document) for item in value):
+        return value
+    raise NodeError(f"input 'documents' expects records (a list of documents), got {type(value).__name__}.")
+
+
+def chunk_documents(documents: list[Document], split: Callable[[str], list[Chunk]], ctx: RunContext) -> list[Document]:
+    """Apply ``split(text) -> list[Chunk]`` to every document and build chunk documents."""
+    chunks: list[Document] = []
+    for number, document in enumerate(documents):
+        ctx.progress(number, len(documents))
+        base = {k: v for k, v in document.metadata.items() if k != "record_spans"}
+        spans = document.metadata.get("record_spans")
+        lookup = RecordSpans(spans) if spans else None
+        for index, piece in enumerate(split(document.text)):
+            metadata = {**base, "chunk_index": index, "start": piece.start, "end": piece.end}
+            if lookup is not None:
+                metadata["record_ids"] = lookup.overlapping(piece.start, piece.end)
+            chunks.append(Document(text=piece.text, metadata=metadata))
+    ctx.progress(len(documents), len(documents))
+    return chunks
+
+
+def _chunks_summary(outputs: Mapping[str, Any]) -> str:
+    return f"{len(outputs.get('chunks') or [])} chunks"
+
+
+def _size_problems(chunk_size: int, chunk_overlap: int) -> list[tuple[str | None, str]]:
+    problem = check_sizes(chunk_size, chunk_overlap)
+    return [(None, problem)] if problem else []
+
+
+class RecursiveSplitterConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_size: int = Field(1000, ge=1, description="Max characters per chunk.")
+    chunk_overlap: int = Field(200, ge=0, description="Characters carried over from the previous chunk.")
+    separators: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_SEPARATORS),
+        description="Tried in order: split on the first that occurs, recurse on pieces still too long.",
+    )
+    keep_separator: bool = Field(True, description="Keep each separator at the start of the following piece.")
+
+
+@register_node
+class RecursiveSplitter(Node[RecursiveSplitterConfig]):
+    """Split text like LangChain's RecursiveCharacterTextSplitter (n8n and LangFlow's default)."""
+
+    type_name = "splitter.recursive"
+    category = "Splitters"
+    Config = RecursiveSplitterConfig
+    inputs = _PORTS_IN
+    outputs = _PORTS_OUT
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        assert isinstance(config, RecursiveSplitterConfig)
+        return _size_problems(config.chunk_size, config.chunk_overlap)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        problem = check_sizes(c.chunk_size, c.chunk_overlap)
+        if problem:
+            raise NodeError(problem)
+
+        def split(text: str) -> list[Chunk]:
+            return split_recursive(text, c.chunk_size, c.chunk_overlap, c.separators, c.keep_separator)
+
+        return {"chunks": chunk_documents(_documents(inputs), split, ctx)}
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        return _chunks_summary(outputs)
+
+
+class CharacterSplitterConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    separator: str = Field("\n\n", description="Split on this text (\\n means a newline); pieces are then merged.")
+    chunk_size: int = Field(1000, ge=1, description="Max characters per chunk; a longer piece is kept whole.")
+    chunk_overlap: int = Field(200, ge=0, description="Characters carried over from the previous chunk.")
+    keep_separator: Literal["none", "start", "end"] = Field(
+        "none", description="Keep the separator at the start or end of each piece, or drop it."
+    )
+
+
+@register_node
+class CharacterSplitter(Node[CharacterSplitterConfig]):
+    """Split on one separator and merge pieces up to the size (LangFlow's Split Text)."""
+
+    type_name = "splitter.character"
+    category = "Splitters"
+    Config = CharacterSplitterConfig
+    inputs = _PORTS_IN
+    outputs = _PORTS_OUT
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        assert isinstance(config, CharacterSplitterConfig)
+        return _size_problems(config.chunk_size, config.chunk_overlap)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        problem = check_sizes(c.chunk_size, c.chunk_overlap)
+        if problem:
+            raise NodeError(problem)
+        separator = unescape_separator(c.separator)
+        keep: KeepSeparator = False if c.keep_separator == "none" else c.keep_separator
+
+        def split(text: str) -> list[Chunk]:
+            return split_character(text, separator, c.chunk_size, c.chunk_overlap, keep)
+
+        chunks = chunk_documents(_documents(inputs), split, ctx)
+        oversize = sum(1 for chunk in chunks if len(chunk.text) > c.chunk_size)
+        if oversize:  # one note instead of LangChain's warning per chunk
+            ctx.details["oversize_chunks"] = oversize
+            ctx.log(f"{oversize} chunk(s) are longer than {c.chunk_size} characters (a piece is never cut).")
+        return {"chunks": chunks}
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        return _chunks_summary(outputs)
+
+
+class MarkdownSplitterConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_size: int = Field(1000, ge=1, description="Max characters per chunk, heading path included.")
+    chunk_overlap: int = Field(0, ge=0, description="Characters carried over inside a long section.")
+    max_heading_level: int = Field(3, ge=1, le=6, description="Split at headings up to this level (# = 1).")
+
+
+@register_node
+class MarkdownSplitter(Node[MarkdownSplitterConfig]):
+    """Split markdown at headings; each chunk starts with its heading path (# Guide > ## Login)."""
+
+    type_name = "splitter.markdown"
+    category = "Splitters"
+    Config = MarkdownSplitterConfig
+    inputs = _PORTS_IN
+    outputs = _PORTS_OUT
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        assert isinstance(config, MarkdownSplitterConfig)
+        return _size_problems(config.chunk_size, config.chunk_overlap)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        problem = check_sizes(c.chunk_size, c.chunk_overlap)
+        if problem:
+            raise NodeError(problem)
+        chunks: list[Document] = []
+        documents = _documents(inputs)
+        for number, document in enumerate(documents):
+            ctx.progress(number, len(documents))
+            base = {k: v for k, v in document.metadata.items() if k != "record_spans"}
+            spans = document.metadata.get("record_spans")
+            lookup = RecordSpans(spans) if spans else None
+            index = 0
+            for section in heading_sections(document.text, c.max_heading_level):
+                prefix = section.path + "\n\n" if section.headings else ""
+                budget = max(1, c.chunk_size - len(prefix))
+                overlap = min(c.chunk_overlap, budget)
+                pieces = split_recursive(document.text, budget, overlap, start=section.start, end=section.end)
+                for piece in pieces:
+                    metadata = {**base, "chunk_index": index, "start": piece.start, "end": piece.end}
+                    metadata["heading_path"] = section.path
+                    if lookup is not None:
+                        metadata["record_ids"] = lookup.overlapping(piece.start, piece.end)
+                    chunks.append(Document(text=prefix + piece.text, metadata=metadata))
+                    index += 1
+        return {"chunks": chunks}
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        return _chunks_summary(outputs)
+
+
+@register_node
+class RecordSplitter(Node[EmptyConfig]):
+    """One chunk per record: never cuts a record (a multi-record document is cut at its record spans)."""
+
+    type_name = "splitter.record"
+    category = "Splitters"
+    inputs = _PORTS_IN
+    outputs = _PORTS_OUT
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        chunks: list[Document] = []
+        documents = _documents(inputs)
+        for number, document in enumerate(documents):
+            ctx.progress(number, len(documents))
+            base = {k: v for k, v in document.metadata.items() if k != "record_spans"}
+            spans = document.metadata.get("record_spans")
+            if not spans:
+                if document.text.strip():
+                    metadata = {**base, "chunk_index": 0, "start": 0, "end": len(document.text)}
+                    chunks.append(Document(text=document.text, metadata=metadata))
+                continue
+            index = 0
+            for record_id, start, end in sorted(spans, key=lambda s: (int(s[1]), int(s[2]))):
+                text = document.text[int(start) : int(end)]
+                if not text.strip():
+                    continue
+                metadata = {**base, "record_id": str(record_id), "chunk_index": index, "start": int(start)}
+                metadata.update({"end": int(end), "record_ids": [str(record_id)]})
+                chunks.append(Document(text=text, metadata=metadata))
+                index += 1
+        return {"chunks": chunks}
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        return _chunks_summary(outputs)
