@@ -1,0 +1,90 @@
+"""``flowbuilder import`` (n8n / LangFlow -> native) and ``flowbuilder export`` (native -> n8n / LangFlow)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from flowbuilder.credentials import CredentialResolver, parse_cred_option
+from flowbuilder.errors import CredentialError, FlowbuilderError
+from flowbuilder.formats.convert import (
+    EXPORT_FORMATS,
+    default_import_path,
+    export_file,
+    import_file,
+    write_flow,
+    write_json_atomic,
+)
+
+
+def register(subparsers: Any) -> None:
+    imp = subparsers.add_parser(
+        "import",
+        help="convert an n8n or LangFlow export into a Flowbuilder flow",
+        description="Convert an n8n workflow or a LangFlow flow into a Flowbuilder flow and print what became of "
+        "each node. A failed import writes nothing.",
+    )
+    imp.add_argument("file", help="the n8n or LangFlow JSON export")
+    imp.add_argument("-o", "--output", help="where to write the flow (default: ./<name>.flowbuilder.json)")
+    imp.add_argument(
+        "--local", action="store_true", help="swap remote embedders, chat models and Pinecone for local ones"
+    )
+    imp.add_argument(
+        "--cred",
+        action="append",
+        default=[],
+        metavar="SLOT=VALUE",
+        help="bind a credential (VALUE or env:VAR) to check it",
+    )
+    imp.add_argument("--report-json", action="store_true", help="print the import report as JSON")
+    imp.set_defaults(handler=handle_import)
+
+    exp = subparsers.add_parser(
+        "export",
+        help="write a Flowbuilder flow as n8n or LangFlow JSON",
+        description="Export a flow to n8n or LangFlow.",
+    )
+    exp.add_argument("flow", help="the Flowbuilder flow file")
+    exp.add_argument("--to", required=True, choices=EXPORT_FORMATS, help="target format")
+    exp.add_argument("-o", "--output", help="where to write (default: ./<name>.<format>.json)")
+    exp.set_defaults(handler=handle_export)
+
+
+def _usage(message: str) -> FlowbuilderError:
+    from flowbuilder.cli import UsageError
+
+    return UsageError(message)
+
+
+def handle_import(args: argparse.Namespace) -> int:
+    source = Path(args.file)
+    explicit: dict[str, str] = {}
+    for option in args.cred:
+        try:
+            key, value = parse_cred_option(option)
+        except CredentialError as exc:
+            raise _usage(str(exc)) from None
+        explicit[key] = value
+    resolver = CredentialResolver(explicit)
+    flow, report = import_file(source, local=args.local, resolver=resolver)
+    output = Path(args.output) if args.output else default_import_path(source)
+    report.output_file = str(output)
+    write_flow(flow, output)
+    if args.report_json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(report.to_text())
+    return 0
+
+
+def handle_export(args: argparse.Namespace) -> int:
+    data, warnings = export_file(args.flow, args.to)
+    output = Path(args.output) if args.output else Path.cwd() / f"{Path(args.flow).name.split('.')[0]}.{args.to}.json"
+    write_json_atomic(data, output)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"Wrote {args.to} export to {output}")
+    return 0

@@ -1,0 +1,109 @@
+"""Detect an export's format, convert it in memory, and write only when everything succeeded.
+
+An import or export that fails writes nothing: the whole result is built and checked in memory
+first, then written atomically (a temporary file renamed over the target).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from flowbuilder.credentials import CredentialResolver
+from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedFormatError
+from flowbuilder.flow import Flow
+from flowbuilder.formats.langflow import LangflowImporter, export_langflow
+from flowbuilder.formats.mapping import apply_local, check_bindings
+from flowbuilder.formats.n8n import N8nImporter, export_n8n
+from flowbuilder.formats.native import detect_format, dump_flow, load_flow, read_json_file, save_flow
+from flowbuilder.formats.report import ImportReport
+
+IMPORT_FORMATS = ("n8n", "langflow")
+EXPORT_FORMATS = ("n8n", "langflow")
+
+
+def read_export(path: Path) -> tuple[dict[str, Any], str]:
+    """Parse ``path`` and say which format it is; a clear error for anything else."""
+    data = read_json_file(path)
+    kind = detect_format(data)
+    if kind == "flowbuilder":
+        raise UnsupportedFormatError(path, "is already a Flowbuilder flow; open it directly (nothing to import)")
+    if kind not in IMPORT_FORMATS or not isinstance(data, dict):
+        found = type(data).__name__ if not isinstance(data, dict) else "keys " + ", ".join(sorted(map(str, data))[:8])
+        raise UnsupportedFormatError(
+            path,
+            f'is not an n8n or LangFlow export ({found}); expected n8n {{"nodes", "connections"}} '
+            'or LangFlow {"data": {"nodes", "edges"}}',
+        )
+    return data, kind
+
+
+def convert_data(
+    data: dict[str, Any], kind: str, origin: str, *, local: bool = False, resolver: CredentialResolver | None = None
+) -> tuple[Flow, ImportReport]:
+    """Convert parsed export data into a checked flow and its report (nothing is written)."""
+    report = ImportReport(source_format=kind, source_file=origin)
+    importer: N8nImporter | LangflowImporter
+    importer = N8nImporter(data, origin, report) if kind == "n8n" else LangflowImporter(data, origin, report)
+    try:
+        flow = importer.run()
+    except FlowbuilderError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # A structure no real export has (a list where an object belongs...): one line, no traceback.
+        raise FlowFileError(origin, f"malformed {kind} export ({type(exc).__name__}: {exc})") from None
+    if local:
+        apply_local(flow, report)
+    try:
+        flow = Flow.model_validate(flow.model_dump())
+    except ValueError as exc:
+        raise FlowFileError(origin, f"could not be converted into a valid flow: {exc}") from None
+    text = dump_flow(flow)
+    report_text = json.dumps(report.to_dict()) + report.to_text()
+    for secret in importer.secrets:
+        if secret in text or secret in report_text:  # a guard: never write or print a found secret
+            raise FlowFileError(origin, "a plaintext secret would have been carried; import refused")
+    check_bindings(flow, report, resolver)
+    return flow, report
+
+
+def import_file(
+    path: str | os.PathLike[str], *, local: bool = False, resolver: CredentialResolver | None = None
+) -> tuple[Flow, ImportReport]:
+    """Read and convert an n8n or LangFlow export (nothing is written)."""
+    file = Path(path)
+    data, kind = read_export(file)
+    return convert_data(data, kind, str(file), local=local, resolver=resolver)
+
+
+def default_import_path(source: Path) -> Path:
+    """``<stem>.flowbuilder.json`` in the current directory."""
+    return Path.cwd() / f"{source.stem}.flowbuilder.json"
+
+
+def write_flow(flow: Flow, path: Path) -> None:
+    save_flow(flow, path)
+
+
+def export_flow(flow: Flow, to: str) -> tuple[dict[str, Any], list[str]]:
+    """The export JSON of ``flow`` in format ``to`` and warnings about what that format cannot hold."""
+    if to == "n8n":
+        return export_n8n(flow)
+    if to == "langflow":
+        return export_langflow(flow)
+    raise UnsupportedFormatError("--to", f"unknown export format {to!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
+
+
+def export_file(flow_path: str | os.PathLike[str], to: str) -> tuple[dict[str, Any], list[str]]:
+    return export_flow(load_flow(flow_path), to)
+
+
+def write_json_atomic(data: Any, path: Path) -> None:
+    """Write JSON so that a failure leaves any existing file untouched."""
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
