@@ -107,6 +107,8 @@ def to_ollama_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     for message in messages:
         item: dict[str, Any] = {"role": message.role, "content": message.content}
         if message.role == "assistant" and message.tool_calls:
+            if not message.content:
+                del item["content"]  # the ollama client drops it too; details must show what was sent
             item["tool_calls"] = [
                 {"function": {"name": call.get("name", ""), "arguments": call.get("arguments", {})}}
                 for call in message.tool_calls

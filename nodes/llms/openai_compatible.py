@@ -125,7 +125,10 @@ class OpenAICompatibleChatModel(BaseChatModel):
     def available_models(self) -> list[str]:
         """Model ids the server lists, or [] when it cannot say."""
         try:
-            return sorted(model.id for model in self.client().models.list())
+            listing = self.client().models.list()
+            # openai returns a page to iterate; groq a response object with ``data``
+            models = listing.data if hasattr(listing, "data") else listing
+            return sorted(str(model.id) for model in models)
         except Exception:
             return []
 
