@@ -84,7 +84,11 @@ class OllamaChatModel(BaseChatModel):
         try:
             if on_token is None:
                 return self._read([self.client().chat(stream=False, **request)], None)
-            return self._read(self.client().chat(stream=True, **request), on_token)
+            parts = self.client().chat(stream=True, **request)
+            try:
+                return self._read(parts, on_token)
+            finally:
+                parts.close()  # ends the HTTP stream at once when a cancel interrupts on_token
         except FlowbuilderError:
             raise
         except Exception as exc:

@@ -100,9 +100,16 @@ class OpenAICompatibleChatModel(BaseChatModel):
     def _stream(self, request: dict[str, Any], on_token: TokenCallback) -> ChatMessage:
         if self._usage_in_stream:
             request["stream_options"] = {"include_usage": True}
+        stream = self.client().chat.completions.create(stream=True, **request)
+        try:
+            return self._read_stream(stream, on_token)
+        finally:
+            stream.close()  # also when a cancel interrupts on_token: free the connection now
+
+    def _read_stream(self, stream: Any, on_token: TokenCallback) -> ChatMessage:
         content: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
-        for chunk in self.client().chat.completions.create(stream=True, **request):
+        for chunk in stream:
             usage = getattr(chunk, "usage", None) or getattr(getattr(chunk, "x_groq", None), "usage", None)
             if usage is not None:
                 self.last_usage = _usage(usage)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -304,3 +305,27 @@ def test_live_groq() -> None:
     ctx = RunContext("llm", secrets={"api_key": os.environ["GROQ_API_KEY"]})
     outputs = GroqChat(GroqChatConfig(stream=False)).run({"prompt": "Reply with the word: pong"}, ctx)
     assert "pong" in outputs["answer"].lower()
+
+
+def test_cancelling_while_streaming_stops_the_node(server: FakeLLMServer, tmp_path: Path) -> None:
+    server.reply("one two three four five")
+    flow = Flow(
+        nodes=[
+            NodeSpec(id="in", type="chat.input"),
+            NodeSpec(id="llm", type="llm.openai", config={"base_url": server.openai_base_url}),
+        ],
+        edges=[Edge(source="in", source_port="message", target="llm", target_port="prompt")],
+    )
+    resolver = CredentialResolver({"api_key": KEY}, store=CredentialStore(tmp_path / "creds.json"), environ={})
+    cancel = threading.Event()
+    tokens: list[str] = []
+
+    def on_event(event: RunEvent) -> None:
+        if event.kind == "token":
+            tokens.append(event.data["text"])
+            cancel.set()
+
+    run = Executor(resolver=resolver, data_dir=tmp_path).run(flow, inputs="go", on_event=on_event, cancel_event=cancel)
+    assert run.cancelled
+    assert run.results["llm"].status == "cancelled"
+    assert tokens == ["one"]
