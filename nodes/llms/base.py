@@ -35,7 +35,9 @@ class LLMConfig(BaseModel):
     temperature: float = Field(
         0.2, ge=0.0, le=2.0, description="Sampling temperature; low values answer more consistently."
     )
-    max_tokens: int | None = Field(None, ge=1, description="Longest answer in tokens; empty = the provider's default.")
+    max_tokens: int | None = Field(
+        None, ge=0, description="Longest answer in tokens; empty or 0 (unlimited in LangFlow) = provider default."
+    )
     timeout: float = Field(60.0, gt=0, description="Seconds to wait for the provider before giving up.")
     max_retries: int = Field(
         2, ge=0, description="Retries after a rate limit or a network error.", json_schema_extra={"advanced": True}

@@ -45,7 +45,7 @@ class GroqChat(ChatModelNode):
             api_key=ctx.secret("api_key"),
             base_url=groq_base_url(config.base_url),
             temperature=config.temperature,
-            max_tokens=config.max_tokens,
+            max_tokens=config.max_tokens or None,
             timeout=config.timeout,
             max_retries=config.max_retries,
             usage_in_stream=False,

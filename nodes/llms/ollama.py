@@ -191,6 +191,6 @@ class OllamaChat(ChatModelNode):
             host=config.base_url or DEFAULT_HOST,
             api_key=ctx.secret("api_key") if ctx.has_secret("api_key") else None,
             temperature=config.temperature,
-            max_tokens=config.max_tokens,
+            max_tokens=config.max_tokens or None,
             timeout=config.timeout,
         )

@@ -35,7 +35,7 @@ class OpenAIChat(ChatModelNode):
             api_key=ctx.secret("api_key"),
             base_url=config.base_url or None,
             temperature=config.temperature,
-            max_tokens=config.max_tokens,
+            max_tokens=config.max_tokens or None,
             timeout=config.timeout,
             max_retries=config.max_retries,
             usage_in_stream=True,

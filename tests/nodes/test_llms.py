@@ -329,3 +329,8 @@ def test_cancelling_while_streaming_stops_the_node(server: FakeLLMServer, tmp_pa
     assert run.cancelled
     assert run.results["llm"].status == "cancelled"
     assert tokens == ["one"]
+
+
+def test_max_tokens_zero_means_the_provider_default(server: FakeLLMServer) -> None:
+    make_node(PROVIDERS["openai"], server.openai_base_url, stream=False, max_tokens=0).run({"prompt": "x"}, make_ctx())
+    assert "max_tokens" not in server.requests[-1].body
