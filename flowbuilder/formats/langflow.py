@@ -20,7 +20,7 @@ from typing import Any
 
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
-from flowbuilder.flow import Edge, Flow, Note, NodeSpec, Position, Viewport
+from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
@@ -115,6 +115,10 @@ def unescape(text: str) -> str:
     return text.replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r")
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _int(value: Any, default: int | None = None) -> int | None:
     try:
         return int(float(value))
@@ -161,8 +165,7 @@ class LangflowImporter:
         self.report = report
         self.secrets: set[str] = set()
         self.ids = IdAllocator()
-        graph = data.get("data") if isinstance(data.get("data"), dict) else data
-        self.graph: dict[str, Any] = graph
+        self.graph: dict[str, Any] = _obj(data.get("data")) or data
         self.flow = Flow(
             name=str(data.get("name") or "Imported LangFlow flow"), description=str(data.get("description") or "")
         )
@@ -209,7 +212,7 @@ class LangflowImporter:
     def _link(self, edge: Any, index: int) -> _Link | None:
         if not isinstance(edge, dict):
             raise FlowFileError(self.origin, f"LangFlow edge #{index + 1} is not an object")
-        data = edge.get("data") if isinstance(edge.get("data"), dict) else {}
+        data = _obj(edge.get("data"))
         source_handle = decode_handle(data.get("sourceHandle")) or decode_handle(edge.get("sourceHandle"))
         target_handle = decode_handle(data.get("targetHandle")) or decode_handle(edge.get("targetHandle"))
         source, target = edge.get("source"), edge.get("target")
@@ -259,14 +262,14 @@ class LangflowImporter:
     def _import_node(self, node: dict[str, Any], links: list[_Link]) -> None:
         lf_type = node["data"]["type"]
         info = node["data"].get("node") or {}
-        position = node.get("position") if isinstance(node.get("position"), dict) else {}
+        position = _obj(node.get("position"))
         pos = Position(x=_float(position.get("x"), 0.0) or 0.0, y=_float(position.get("y"), 0.0) or 0.0)
         label = str(info.get("display_name") or lf_type)
         outcome = self.report.node(node["id"], lf_type)
         if node.get("type") == "noteNode" or lf_type == "note":
             note_id = self.ids.take(_safe_id(node["id"]))
-            measured = node.get("measured") if isinstance(node.get("measured"), dict) else {}
-            style = node.get("style") if isinstance(node.get("style"), dict) else {}
+            measured = _obj(node.get("measured"))
+            style = _obj(node.get("style"))
             width = node.get("width") or measured.get("width") or style.get("width")
             height = node.get("height") or measured.get("height") or style.get("height")
             color = (
@@ -285,7 +288,7 @@ class LangflowImporter:
             self.report.notes += 1
             outcome.note = f"note '{note_id}'"
             return
-        template = info.get("template") if isinstance(info.get("template"), dict) else {}
+        template = _obj(info.get("template"))
         refs = self._secrets(node["id"], lf_type, template)
         incoming = [link for link in links if link.target == node["id"]]
         outgoing = [link for link in links if link.source == node["id"]]
@@ -314,9 +317,9 @@ class LangflowImporter:
         spec.disabled = bool(node["data"].get("disabled", False))
         slot = credential_slot(spec.type)
         if slot is not None and mapping.type_name != PLACEHOLDER:
-            ref = next(iter(refs.values()), None)
-            if ref is not None:
-                spec.credentials[slot.name] = CredentialRef(provider=slot.provider, name=ref.name)
+            found = next(iter(refs.values()), None)
+            if found is not None:
+                spec.credentials[slot.name] = CredentialRef(provider=slot.provider, name=found.name)
             shown = spec.credentials.get(slot.name)
             self.report.credentials.append(
                 CredentialFound(spec.id, slot.name, slot.provider, shown.name if shown else "default", bound=False)
@@ -381,9 +384,9 @@ class LangflowImporter:
             self.report.warnings.append(
                 f"{node_id}: outputs {sorted(outputs)} used at once; the loader gives records for all of them"
             )
-        spec = t.get("path") if isinstance(t.get("path"), dict) else {}
+        path_field = _obj(t.get("path"))
         used.add("path")
-        stored = spec.get("file_path") or spec.get("value") or ""
+        stored = path_field.get("file_path") or path_field.get("value") or ""
         files = stored if isinstance(stored, list) else [stored] if stored else []
         path = ""
         if files:
@@ -642,7 +645,11 @@ def short_hash(text: str, length: int = 5) -> str:
 
 _MESSAGE = ["Message"]
 _DATA_IN = ["Data", "JSON", "DataFrame", "Table", "Message"]
-_STORE_INPUTS = {"ingest_data": ["Data", "DataFrame", "Table"], "embedding": ["Embeddings"], "search_query": ["Message"]}
+_STORE_INPUTS = {
+    "ingest_data": ["Data", "DataFrame", "Table"],
+    "embedding": ["Embeddings"],
+    "search_query": ["Message"],
+}
 
 
 @dataclass
@@ -710,7 +717,9 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
     if t == "loader.file":
         path = str(c.get("path", ""))
         mode = c.get("mode", "auto")
-        tabular = mode == "records" or (mode == "auto" and path.lower().endswith((".csv", ".json", ".xlsx", ".parquet")))
+        tabular = mode == "records" or (
+            mode == "auto" and path.lower().endswith((".csv", ".json", ".xlsx", ".parquet"))
+        )
         fields = {"path": _field("path", "", "FileInput", "file", file_path=[path] if path else [], list=True)}
         outputs = [
             _out("dataframe", "Structured Content", ["Table"], "load_files_structured", tabular),
@@ -739,11 +748,21 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
             "chunk_size": _field("chunk_size", c.get("chunk_size", 1000), "IntInput", "int"),
             "chunk_overlap": _field("chunk_overlap", c.get("chunk_overlap", 200), "IntInput", "int"),
             "separator": _field("separator", c.get("separator", "\n\n"), "MessageTextInput", input_types=_MESSAGE),
-            "keep_separator": _field("keep_separator", keep, "DropdownInput", options=["False", "True", "Start", "End"]),
+            "keep_separator": _field(
+                "keep_separator", keep, "DropdownInput", options=["False", "True", "Start", "End"]
+            ),
             "text_key": _field("text_key", "text", "MessageTextInput", input_types=_MESSAGE),
         }
         outputs = [_out("dataframe", "Chunks", ["Table"], "split_text")]
-        return _LfShape("SplitText", "Split Text", "Split text into chunks.", fields, outputs, {"documents": "data_inputs"}, {"chunks": "dataframe"})
+        return _LfShape(
+            "SplitText",
+            "Split Text",
+            "Split text into chunks.",
+            fields,
+            outputs,
+            {"documents": "data_inputs"},
+            {"chunks": "dataframe"},
+        )
     if t in ("labeller.row", "parser.stringify"):
         template = str(c.get("template", "" if t == "labeller.row" else "{text}"))
         stringify = t == "parser.stringify" and template == "{text}"
@@ -753,14 +772,24 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
             warnings.append(f"{spec.id}: an empty template (label every column) has no LangFlow form; use a pattern")
         fields = {
             "input_data": _handle("input_data", ["DataFrame", "Table", "Data", "JSON"], True),
-            "mode": _field("mode", "Stringify" if stringify else "Parser", "TabInput", "tab", options=["Parser", "Stringify"]),
+            "mode": _field(
+                "mode", "Stringify" if stringify else "Parser", "TabInput", "tab", options=["Parser", "Stringify"]
+            ),
             "pattern": _field("pattern", template, "MultilineInput", input_types=_MESSAGE, show=not stringify),
             "sep": _field("sep", c.get("separator", "\n"), "MessageTextInput", input_types=_MESSAGE),
         }
         outputs = [_out("parsed_text", "Parsed Text", _MESSAGE, "parse_combined_text")]
         in_port = "records" if t == "labeller.row" else "items"
         out_port = "records" if t == "labeller.row" else "text"
-        return _LfShape("ParserComponent", "Parser", "Format data as text.", fields, outputs, {in_port: "input_data"}, {out_port: "parsed_text"})
+        return _LfShape(
+            "ParserComponent",
+            "Parser",
+            "Format data as text.",
+            fields,
+            outputs,
+            {in_port: "input_data"},
+            {out_port: "parsed_text"},
+        )
     if t in ("vectorstore.chroma", "vectorstore.pinecone"):
         fields = {name: _handle(name, types) for name, types in _STORE_INPUTS.items()}
         fields["number_of_results"] = _field("number_of_results", c.get("k", 4), "IntInput", "int")
@@ -768,7 +797,9 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
             fields["collection_name"] = _field("collection_name", c.get("collection", "flowbuilder"))
             fields["persist_directory"] = _field("persist_directory", c.get("persist_directory", ""))
             fields["chroma_server_host"] = _field("chroma_server_host", c.get("server_host", ""))
-            fields["chroma_server_http_port"] = _field("chroma_server_http_port", c.get("server_port", 8000) if c.get("server_host") else 0, "IntInput", "int")
+            fields["chroma_server_http_port"] = _field(
+                "chroma_server_http_port", c.get("server_port", 8000) if c.get("server_host") else 0, "IntInput", "int"
+            )
             lf_type, display = "Chroma", "Chroma DB"
         else:
             fields["index_name"] = _field("index_name", c.get("index", ""))
@@ -789,14 +820,30 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
             "openai_api_base": _field("openai_api_base", c.get("base_url", ""), "MessageTextInput"),
         }
         outputs = [_out("embeddings", "Embedding Model", ["Embeddings"], "build_embeddings")]
-        return _LfShape("OpenAIEmbeddings", "OpenAI Embeddings", "OpenAI embeddings.", fields, outputs, {}, {"embedder": "embeddings"})
+        return _LfShape(
+            "OpenAIEmbeddings",
+            "OpenAI Embeddings",
+            "OpenAI embeddings.",
+            fields,
+            outputs,
+            {},
+            {"embedder": "embeddings"},
+        )
     if t == "embedder.ollama":
         fields = {
             "model_name": _field("model_name", c.get("model", "nomic-embed-text"), "DropdownInput"),
             "base_url": _field("base_url", c.get("base_url", "http://127.0.0.1:11434"), "MessageTextInput"),
         }
         outputs = [_out("embeddings", "Embeddings", ["Embeddings"], "build_embeddings")]
-        return _LfShape("OllamaEmbeddings", "Ollama Embeddings", "Ollama embeddings.", fields, outputs, {}, {"embedder": "embeddings"})
+        return _LfShape(
+            "OllamaEmbeddings",
+            "Ollama Embeddings",
+            "Ollama embeddings.",
+            fields,
+            outputs,
+            {},
+            {"embedder": "embeddings"},
+        )
     if t == "prompt.template":
         template = str(c.get("template", ""))
         variables = list(dict.fromkeys(re.findall(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}", template)))
@@ -805,14 +852,28 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
             fields[var] = _field(var, "", "", "str", input_types=_MESSAGE, multiline=True, field_type="str")
             fields[var].pop("_input_type")
         outputs = [_out("prompt", "Prompt", _MESSAGE, "build_prompt")]
-        shape = _LfShape("Prompt Template", "Prompt Template", "Create a prompt template with dynamic variables.", fields, outputs, {v: v for v in variables}, {"prompt": "prompt"})
+        shape = _LfShape(
+            "Prompt Template",
+            "Prompt Template",
+            "Create a prompt template with dynamic variables.",
+            fields,
+            outputs,
+            {v: v for v in variables},
+            {"prompt": "prompt"},
+        )
         return shape
     if t in ("llm.openai", "llm.groq", "llm.ollama"):
-        lf_type, display = {"llm.openai": ("OpenAIModel", "OpenAI"), "llm.groq": ("GroqModel", "Groq"), "llm.ollama": ("OllamaModel", "Ollama")}[t]
+        lf_type, display = {
+            "llm.openai": ("OpenAIModel", "OpenAI"),
+            "llm.groq": ("GroqModel", "Groq"),
+            "llm.ollama": ("OllamaModel", "Ollama"),
+        }[t]
         default_model = {"llm.openai": "gpt-4o-mini", "llm.groq": "llama-3.1-8b-instant", "llm.ollama": "llama3.2"}[t]
         fields = {
             "input_value": _field("input_value", "", "MessageInput", input_types=_MESSAGE),
-            "system_message": _field("system_message", c.get("system_message", ""), "MultilineInput", input_types=_MESSAGE),
+            "system_message": _field(
+                "system_message", c.get("system_message", ""), "MultilineInput", input_types=_MESSAGE
+            ),
             "model_name": _field("model_name", c.get("model", default_model), "DropdownInput"),
             "temperature": _field("temperature", c.get("temperature", 0.2), "SliderInput", "slider"),
             "max_tokens": _field("max_tokens", c.get("max_tokens") or 0, "IntInput", "int"),
@@ -834,15 +895,39 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
             _out("model_output", "Language Model", ["LanguageModel"], "build_model", False),
         ]
         ins = {"prompt": "input_value", "system": "system_message"}
-        return _LfShape(lf_type, display, "Generate text with a language model.", fields, outputs, ins, {"answer": "text_output", "model": "model_output"})
+        return _LfShape(
+            lf_type,
+            display,
+            "Generate text with a language model.",
+            fields,
+            outputs,
+            ins,
+            {"answer": "text_output", "model": "model_output"},
+        )
     if t == "chat.input":
         fields = {"input_value": _field("input_value", c.get("text", ""), "MultilineInput")}
         outputs = [_out("message", "Chat Message", _MESSAGE, "message_response")]
-        return _LfShape("ChatInput", "Chat Input", "Get chat inputs from the Playground.", fields, outputs, {}, {"message": "message"})
+        return _LfShape(
+            "ChatInput",
+            "Chat Input",
+            "Get chat inputs from the Playground.",
+            fields,
+            outputs,
+            {},
+            {"message": "message"},
+        )
     if t == "chat.output":
         fields = {"input_value": _handle("input_value", _DATA_IN, True)}
         outputs = [_out("message", "Output Message", _MESSAGE, "message_response")]
-        return _LfShape("ChatOutput", "Chat Output", "Display a chat message in the Playground.", fields, outputs, {"message": "input_value"}, {"message": "message"})
+        return _LfShape(
+            "ChatOutput",
+            "Chat Output",
+            "Display a chat message in the Playground.",
+            fields,
+            outputs,
+            {"message": "input_value"},
+            {"message": "message"},
+        )
     return None
 
 
@@ -875,7 +960,11 @@ class LangflowExporter:
         edges = [edge for edge in (self._edge(e) for e in self.flow.edges) if edge is not None]
         viewport = self.flow.layout.viewport
         return {
-            "data": {"nodes": nodes, "edges": edges, "viewport": {"x": viewport.x, "y": viewport.y, "zoom": viewport.zoom}},
+            "data": {
+                "nodes": nodes,
+                "edges": edges,
+                "viewport": {"x": viewport.x, "y": viewport.y, "zoom": viewport.zoom},
+            },
             "description": self.flow.description,
             "endpoint_name": None,
             "id": str(self.flow.meta.get("source", {}).get("id") or "") or None,
@@ -915,7 +1004,10 @@ class LangflowExporter:
         self.shapes[spec.id] = shape
         if shape is None:
             # No LangFlow component: keep the node so nothing is lost, with our type and config in metadata.
-            self.warnings.append(f"{spec.id}: no LangFlow component for {spec.type}; exported as a FlowbuilderNode that LangFlow cannot run")
+            self.warnings.append(
+                f"{spec.id}: no LangFlow component for {spec.type}; "
+                "exported as a FlowbuilderNode that LangFlow cannot run"
+            )
             in_names = sorted({e.target_port for e in self.flow.edges if e.target == spec.id})
             out_names = sorted({e.source_port for e in self.flow.edges if e.source == spec.id})
             shape = _LfShape(
@@ -957,7 +1049,13 @@ class LangflowExporter:
             "tool_mode": False,
         }
         return {
-            "data": {"id": lf_id, "node": node_info, "showNode": True, "type": shape.lf_type, **({"disabled": True} if spec.disabled else {})},
+            "data": {
+                "id": lf_id,
+                "node": node_info,
+                "showNode": True,
+                "type": shape.lf_type,
+                **({"disabled": True} if spec.disabled else {}),
+            },
             "dragging": False,
             "id": lf_id,
             "measured": {"height": 300, "width": 320},
@@ -976,7 +1074,11 @@ class LangflowExporter:
             types = next((o["types"] for o in src_shape.outputs if o["name"] == output), ["Data"])
             lf_type = src_shape.lf_type
         else:
-            output, types, lf_type = edge.source_port, _original_output_types(self.originals.get(source.id), edge.source_port), source.config.get("original_type", "")
+            output, types, lf_type = (
+                edge.source_port,
+                _original_output_types(self.originals.get(source.id), edge.source_port),
+                source.config.get("original_type", ""),
+            )
         if tgt_shape is not None:
             field_name = tgt_shape.in_ports.get(edge.target_port)
             spec_field = tgt_shape.fields.get(field_name or "", {})

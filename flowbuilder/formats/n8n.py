@@ -16,7 +16,7 @@ from typing import Any
 
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
-from flowbuilder.flow import Edge, Flow, Layout, Note, NodeSpec, Position, Viewport
+from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
@@ -724,7 +724,8 @@ class N8nExporter:
             original = c.get("original") if c.get("source_format") == "n8n" else None
             if not isinstance(original, dict):
                 self.warnings.append(
-                    f"{spec.id}: placeholder for {c.get('source_format')} type {c.get('original_type')!r} has no n8n form; left out"
+                    f"{spec.id}: placeholder for {c.get('source_format')} type {c.get('original_type')!r} "
+                    "has no n8n form; left out"
                 )
                 return
             node = copy.deepcopy(original)
@@ -785,8 +786,8 @@ class N8nExporter:
             params = {}
             if c.get("model", "text-embedding-3-small") != "text-embedding-3-small":
                 params["model"] = c["model"]
-            options = {k: v for k, v in (("dimensions", c.get("dimensions")), ("baseURL", c.get("base_url"))) if v}
-            simple[t] = (LC + "embeddingsOpenAi", 1.2, {**params, "options": options})
+            extra = {k: v for k, v in (("dimensions", c.get("dimensions")), ("baseURL", c.get("base_url"))) if v}
+            simple[t] = (LC + "embeddingsOpenAi", 1.2, {**params, "options": extra})
         elif t == "embedder.ollama":
             simple[t] = (LC + "embeddingsOllama", 1, {"model": c.get("model", "nomic-embed-text")})
         elif t in ("llm.openai", "llm.groq", "llm.ollama"):
@@ -900,10 +901,8 @@ class N8nExporter:
         if edge.source_port in _AI_PORTS and target.type == "agent.tools" and port in ("model", "memory", "tools"):
             self._link(src_name, _AI_PORTS[edge.source_port], tgt_name)
             return
-        if (
-            port == "documents"
-            and target.type.startswith("splitter.")
-            or (target.type == PLACEHOLDER and port == "documents")
+        if (port == "documents" and target.type.startswith("splitter.")) or (
+            target.type == PLACEHOLDER and port == "documents"
         ):
             self._link(tgt_name, "ai_textSplitter", src_name)  # sub-node -> root: splitter into the loader
             return

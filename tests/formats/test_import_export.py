@@ -10,7 +10,7 @@ import pytest
 
 from flowbuilder.cli import main
 from flowbuilder.credentials import CredentialResolver, CredentialStore
-from flowbuilder.flow import Edge, Flow, Layout, Note, NodeSpec, Position, Viewport
+from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Note, Position, Viewport
 from flowbuilder.formats.convert import convert_data, export_flow, import_file
 from flowbuilder.formats.langflow import decode_handle, encode_handle
 from flowbuilder.formats.native import load_flow
@@ -22,9 +22,15 @@ CORPUS = REPO.parent / "shared" / "corpus" / "flows"
 FIXTURES = Path(__file__).parent / "fixtures"
 VWO_CSV = REPO / "data" / "VWO_500_Test_Cases.csv"
 
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS} (CI keeps it beside the clone)")
+needs_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS} (CI keeps it beside the clone)"
+)
 CORPUS_FILES = sorted(p.name for p in CORPUS.glob("*.json")) if CORPUS.is_dir() else []
-COURSE_FLOWS = ["n8n__AI3X_Basic_RAG.json", "langflow__AI_3X_Naive_RAG.json", "langflow__AI_3X_Naive_RAG_Imporve_Chunk.json"]
+COURSE_FLOWS = [
+    "n8n__AI3X_Basic_RAG.json",
+    "langflow__AI_3X_Naive_RAG.json",
+    "langflow__AI_3X_Naive_RAG_Imporve_Chunk.json",
+]
 NAIVE, IMPROVED = "langflow__AI_3X_Naive_RAG.json", "langflow__AI_3X_Naive_RAG_Imporve_Chunk.json"
 
 
@@ -107,14 +113,19 @@ def test_n8n_basic_rag_structure() -> None:
 
 @needs_corpus
 def test_langflow_improved_flow_structure() -> None:
-    flow, report = import_file(CORPUS / IMPROVED)
+    flow, _report = import_file(CORPUS / IMPROVED)
     labeller = flow.node("ParserComponent-hRRZi")
     assert labeller.type == "labeller.row"
     assert labeller.config["join"] is True and labeller.config["template"].startswith("Scenario TID: {Scenario TID}")
     assert flow.node("ParserComponent-tvQQM").type == "parser.stringify"
     assert flow.node("ParserComponent-tvQQM").config["template"] == "Text: {text}"
     assert flow.node("File-XydKH").config == {"path": "VWO_500_Test_Cases.csv", "mode": "records"}
-    assert flow.node("SplitText-4y721").config == {"separator": "\n", "chunk_size": 1000, "chunk_overlap": 0, "keep_separator": "none"}
+    assert flow.node("SplitText-4y721").config == {
+        "separator": "\n",
+        "chunk_size": 1000,
+        "chunk_overlap": 0,
+        "keep_separator": "none",
+    }
     assert flow.node("OpenAIModel-Ip8za").credentials["api_key"].name == "OPENAI_API_KEY"
     assert "Prompt-Template-aoo3l" in {e.target for e in flow.edges if e.target_port in ("question", "context")}
     assert flow.layout.viewport.zoom == pytest.approx(0.4534966818087762)
@@ -137,7 +148,15 @@ def canonical(flow: Flow) -> tuple[Any, ...]:
     """Nodes (type, config, credentials, disabled, position), edges and notes keyed by node name."""
     name = {n.id: n.name or n.id for n in flow.nodes}
     nodes = sorted(
-        (name[n.id], n.type, json.dumps(n.config, sort_keys=True), json.dumps({k: v.model_dump() for k, v in n.credentials.items()}), n.disabled, flow.position(n.id).x, flow.position(n.id).y)
+        (
+            name[n.id],
+            n.type,
+            json.dumps(n.config, sort_keys=True),
+            json.dumps({k: v.model_dump() for k, v in n.credentials.items()}),
+            n.disabled,
+            flow.position(n.id).x,
+            flow.position(n.id).y,
+        )
         for n in flow.nodes
     )
     edges = sorted((name[e.source], e.source_port, name[e.target], e.target_port) for e in flow.edges)
@@ -157,21 +176,35 @@ def native_n8n_shaped() -> Flow:
         NodeSpec(id="upload", type="input.file", name="Upload"),
         NodeSpec(id="loader", type="loader.file", name="Loader"),
         NodeSpec(id="split", type="splitter.recursive", name="Split", config={"chunk_size": 800, "chunk_overlap": 100}),
-        NodeSpec(id="emb", type="embedder.openai", name="Emb", config={"model": "text-embedding-3-large"}, credentials={"api_key": {"provider": "openai", "name": "work"}}),  # type: ignore[dict-item]
+        NodeSpec(
+            id="emb",
+            type="embedder.openai",
+            name="Emb",
+            config={"model": "text-embedding-3-large"},
+            credentials={"api_key": {"provider": "openai", "name": "work"}},
+        ),  # type: ignore[dict-item]
         NodeSpec(id="store", type="vectorstore.pinecone", name="Store", config={"index": "docs"}),
         NodeSpec(id="chat", type="chat.input", name="Chat"),
-        NodeSpec(id="agent", type="agent.tools", name="Agent", config={"system_message": "Use the tool.", "max_steps": 6}),
+        NodeSpec(
+            id="agent", type="agent.tools", name="Agent", config={"system_message": "Use the tool.", "max_steps": 6}
+        ),
         NodeSpec(id="llm", type="llm.groq", name="LLM", config={"model": "llama-3.1-8b-instant", "temperature": 0.1}),
         NodeSpec(id="mem", type="memory.window", name="Mem", config={"window": 7}, disabled=True),
         NodeSpec(id="kb", type="vectorstore.pinecone", name="KB", config={"index": "docs"}),
-        NodeSpec(id="kb-tool", type="retriever.tool", name="KB (tool)", config={"name": "kb", "k": 6, "description": "Find passages"}),
+        NodeSpec(
+            id="kb-tool",
+            type="retriever.tool",
+            name="KB (tool)",
+            config={"name": "kb", "k": 6, "description": "Find passages"},
+        ),
         NodeSpec(id="emb2", type="embedder.openai", name="Emb2"),
     ]
     wires = [
         ("upload", "path", "loader", "path"), ("loader", "records", "split", "documents"),
         ("split", "chunks", "store", "documents"), ("emb", "embedder", "store", "embedder"),
-        ("chat", "message", "agent", "message"), ("llm", "model", "agent", "model"), ("mem", "memory", "agent", "memory"),
-        ("kb", "store", "kb-tool", "store"), ("kb-tool", "tool", "agent", "tools"), ("emb2", "embedder", "kb", "embedder"),
+        ("chat", "message", "agent", "message"), ("llm", "model", "agent", "model"),
+        ("mem", "memory", "agent", "memory"), ("kb", "store", "kb-tool", "store"),
+        ("kb-tool", "tool", "agent", "tools"), ("emb2", "embedder", "kb", "embedder"),
     ]  # fmt: skip
     positions = {n.id: Position(x=10.0 * i, y=-5.0 * i) for i, n in enumerate(nodes)}
     positions["kb-tool"] = Position(x=positions["kb"].x, y=positions["kb"].y + 160)  # n8n draws both roles as one node
@@ -203,19 +236,48 @@ def test_native_n8n_native_keeps_nodes_config_edges_positions() -> None:
 def native_langflow_shaped() -> Flow:
     nodes = [
         NodeSpec(id="file", type="loader.file", name="CSV", config={"path": "cases.csv", "mode": "records"}),
-        NodeSpec(id="label", type="labeller.row", name="Label", config={"template": "ID: {id}\n{text}", "join": True, "separator": "\n"}),
-        NodeSpec(id="split", type="splitter.character", name="Split", config={"separator": "\n", "chunk_size": 500, "chunk_overlap": 0, "keep_separator": "end"}),
-        NodeSpec(id="emb", type="embedder.ollama", name="Emb", config={"model": "nomic-embed-text", "base_url": "http://127.0.0.1:11434"}),
-        NodeSpec(id="db", type="vectorstore.chroma", name="DB", config={"collection": "c1", "persist_directory": "./db", "k": 5}),
+        NodeSpec(
+            id="label",
+            type="labeller.row",
+            name="Label",
+            config={"template": "ID: {id}\n{text}", "join": True, "separator": "\n"},
+        ),
+        NodeSpec(
+            id="split",
+            type="splitter.character",
+            name="Split",
+            config={"separator": "\n", "chunk_size": 500, "chunk_overlap": 0, "keep_separator": "end"},
+        ),
+        NodeSpec(
+            id="emb",
+            type="embedder.ollama",
+            name="Emb",
+            config={"model": "nomic-embed-text", "base_url": "http://127.0.0.1:11434"},
+        ),
+        NodeSpec(
+            id="db",
+            type="vectorstore.chroma",
+            name="DB",
+            config={"collection": "c1", "persist_directory": "./db", "k": 5},
+        ),
         NodeSpec(id="chat", type="chat.input", name="Chat", config={"text": "hello"}),
         NodeSpec(id="fmt", type="parser.stringify", name="Fmt", config={"template": "{text}", "separator": "\n---\n"}),
-        NodeSpec(id="prompt", type="prompt.template", name="Prompt", config={"template": "Context: {context}\nQ: {question}"}),
-        NodeSpec(id="llm", type="llm.openai", name="LLM", config={"model": "gpt-4o-mini", "temperature": 0.0, "max_tokens": 300}, credentials={"api_key": {"provider": "openai", "name": "OPENAI_API_KEY"}}),  # type: ignore[dict-item]
+        NodeSpec(
+            id="prompt", type="prompt.template", name="Prompt", config={"template": "Context: {context}\nQ: {question}"}
+        ),
+        NodeSpec(
+            id="llm",
+            type="llm.openai",
+            name="LLM",
+            config={"model": "gpt-4o-mini", "temperature": 0.0, "max_tokens": 300},
+            credentials={"api_key": {"provider": "openai", "name": "OPENAI_API_KEY"}},
+        ),  # type: ignore[dict-item]
         NodeSpec(id="out", type="chat.output", name="Out"),
     ]
     wires = [
         ("file", "records", "label", "records"), ("label", "records", "split", "documents"),
-        ("split", "chunks", "db", "documents"), ("emb", "embedder", "db", "embedder"), ("chat", "message", "db", "query"),
+        ("split", "chunks", "db", "documents"), ("emb", "embedder", "db", "embedder"),
+        ("chat", "message", "db", "query"),
         ("db", "hits", "fmt", "items"), ("fmt", "text", "prompt", "context"), ("chat", "message", "prompt", "question"),
         ("prompt", "prompt", "llm", "prompt"), ("llm", "answer", "out", "message"),
     ]  # fmt: skip
@@ -276,7 +338,9 @@ def test_n8n_export_shape_and_credential_references() -> None:
     assert store["parameters"]["mode"] == "retrieve-as-tool" and store["parameters"]["topK"] == 6
     assert store["credentials"] == {"pineconeApi": {"id": None, "name": "default"}}
     assert names["Emb"]["credentials"] == {"openAiApi": {"id": None, "name": "work"}}
-    assert data["connections"]["Split"]["ai_textSplitter"] == [[{"node": "Loader", "type": "ai_textSplitter", "index": 0}]]
+    assert data["connections"]["Split"]["ai_textSplitter"] == [
+        [{"node": "Loader", "type": "ai_textSplitter", "index": 0}]
+    ]
     assert data["connections"]["Loader"]["ai_document"][0][0]["node"] == "Store"
     assert data["connections"]["Upload"]["main"][0][0]["node"] == "Store"
     assert data["connections"]["KB"]["ai_tool"][0][0]["node"] == "Agent"
@@ -311,13 +375,18 @@ def test_n8n_small_fixture(tmp_path: Path) -> None:
     assert expressions[("KB Store", "topK")] == "={{ 2 + 3 }}"
     assert expressions[("Model", "options.temperature")] == "={{ $json.temp }}"
     http = flow.node("http-request")
-    assert http.type == "placeholder.unsupported" and http.config["original"]["parameters"]["url"] == "https://example.com"
+    assert (
+        http.type == "placeholder.unsupported" and http.config["original"]["parameters"]["url"] == "https://example.com"
+    )
     assert "my-agent.answer->http-request.main" in edge_set(flow)
     assert any("n8n-managed" in w for w in report.warnings)
     bound = {c.node: c.bound for c in report.credentials}
     assert bound["kb-store"] is False and bound["model"] is False
     issues = analyze(flow, resolver=no_credentials(tmp_path)).issues
-    assert any(i.code == "missing-credential" and i.node_id == "kb-store" for i in issues) or "vectorstore.pinecone" not in default_registry()
+    assert (
+        any(i.code == "missing-credential" and i.node_id == "kb-store" for i in issues)
+        or "vectorstore.pinecone" not in default_registry()
+    )
     assert any(i.code == "unsupported-node" and "httpRequest" in i.message for i in issues)
 
 
@@ -333,7 +402,17 @@ def test_n8n_local_swaps_and_validates(tmp_path: Path) -> None:
 
 def test_cred_option_binds_a_slot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "f.json"
-    code = main(["import", str(FIXTURES / "n8n_small.json"), "-o", str(out), "--report-json", "--cred", "Pinecone prod=pc-secret-123"])
+    code = main(
+        [
+            "import",
+            str(FIXTURES / "n8n_small.json"),
+            "-o",
+            str(out),
+            "--report-json",
+            "--cred",
+            "Pinecone prod=pc-secret-123",
+        ]
+    )
     assert code == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
@@ -351,13 +430,21 @@ def test_langflow_pre10_pipe_handles() -> None:
 
 # -- secrets ------------------------------------------------------------------------------------------
 
-PLAINTEXT = ("sk-FAKEplaintext0123456789abcdefABCDEF", "hunter2-not-key-shaped-secret", "AstraCS:plaintext-astra-token-value")
+PLAINTEXT = (
+    "sk-FAKEplaintext0123456789abcdefABCDEF",
+    "hunter2-not-key-shaped-secret",
+    "AstraCS:plaintext-astra-token-value",
+)
 
 
 @pytest.mark.parametrize("report_json", [False, True])
-def test_plaintext_secrets_never_leave_the_import(tmp_path: Path, capsys: pytest.CaptureFixture[str], report_json: bool) -> None:
+def test_plaintext_secrets_never_leave_the_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], report_json: bool
+) -> None:
     out = tmp_path / "flow.json"
-    args = ["import", str(FIXTURES / "langflow_plaintext_secret.json"), "-o", str(out)] + (["--report-json"] if report_json else [])
+    args = ["import", str(FIXTURES / "langflow_plaintext_secret.json"), "-o", str(out)] + (
+        ["--report-json"] if report_json else []
+    )
     assert main(args) == 0
     captured = capsys.readouterr()
     written = out.read_text(encoding="utf-8")
@@ -391,8 +478,14 @@ def _bad_inputs(tmp_path: Path) -> dict[str, Path]:
         "unknown": ('{"hello": "world"}', "not an n8n or LangFlow export"),
         "n8n-missing": ('{"nodes": [{"parameters": {}}], "connections": {}}', 'has no "type"'),
         "lf-missing": ('{"data": {"nodes": [{"id": "A-1", "data": {}}], "edges": []}}', 'has no "data.type"'),
-        "lf-nodes-wrong": ('{"data": {"nodes": [{"id": "A-1", "data": {"type": "File", "node": []}}], "edges": []}}', "not an object"),
-        "n8n-conn": ('{"nodes": [{"type": "x.y", "name": "a"}], "connections": {"a": {"main": [[{"index": 0}]]}}}', "no target node"),
+        "lf-nodes-wrong": (
+            '{"data": {"nodes": [{"id": "A-1", "data": {"type": "File", "node": []}}], "edges": []}}',
+            "not an object",
+        ),
+        "n8n-conn": (
+            '{"nodes": [{"type": "x.y", "name": "a"}], "connections": {"a": {"main": [[{"index": 0}]]}}}',
+            "no target node",
+        ),
     }
     paths = {}
     for name, (text, _) in files.items():
@@ -414,7 +507,9 @@ def _bad_inputs(tmp_path: Path) -> dict[str, Path]:
         ("n8n-conn", "no target node"),
     ],
 )
-def test_malformed_input_is_one_clear_line(case: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_malformed_input_is_one_clear_line(
+    case: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = _bad_inputs(tmp_path)[case]
     work = tmp_path / "work"
     work.mkdir()
@@ -462,7 +557,18 @@ def _types_registered(*names: str) -> bool:
     return all(name in registry for name in names)
 
 
-LOCAL_TYPES = ("loader.file", "labeller.row", "splitter.character", "embedder.local", "vectorstore.chroma", "parser.stringify", "prompt.template", "llm.ollama", "chat.input", "chat.output")
+LOCAL_TYPES = (
+    "loader.file",
+    "labeller.row",
+    "splitter.character",
+    "embedder.local",
+    "vectorstore.chroma",
+    "parser.stringify",
+    "prompt.template",
+    "llm.ollama",
+    "chat.input",
+    "chat.output",
+)
 
 
 @needs_corpus
@@ -481,7 +587,10 @@ def test_local_course_flows_validate_without_credentials(name: str, tmp_path: Pa
 @needs_corpus
 @pytest.mark.slow
 @pytest.mark.skipif(not VWO_CSV.is_file(), reason=f"{VWO_CSV} is missing")
-@pytest.mark.skipif(not _types_registered("loader.file", "labeller.row", "splitter.character"), reason="loader/labeller/splitter nodes not registered yet")
+@pytest.mark.skipif(
+    not _types_registered("loader.file", "labeller.row", "splitter.character"),
+    reason="loader/labeller/splitter nodes not registered yet",
+)
 @pytest.mark.parametrize(("name", "chunks"), [(IMPROVED, 481), (NAIVE, 501)])
 def test_imported_course_flow_chunks_the_vwo_csv(name: str, chunks: int, tmp_path: Path) -> None:
     from flowbuilder.executor import Executor
