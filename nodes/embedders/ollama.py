@@ -1,0 +1,152 @@
+"""Embeddings from a local or remote Ollama server (``POST /api/embed``), e.g. nomic-embed-text.
+
+nomic-embed-text expects task prefixes: ``search_document: `` on stored texts and ``search_query: `` on
+questions; both are config fields (empty them for models that need none). The prefix is part of the
+cached text, so changing it re-embeds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.errors import ProviderError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+from nodes.embedders.cache import CachingEmbedder, open_cache
+
+PROVIDER = "ollama"
+KNOWN_DIMENSIONS = {
+    "nomic-embed-text": 768,
+    "mxbai-embed-large": 1024,
+    "all-minilm": 384,
+    "snowflake-arctic-embed": 1024,
+}
+
+
+def _base_name(model: str) -> str:
+    return model.split(":", 1)[0]
+
+
+class OllamaEmbedder(CachingEmbedder):
+    """The Embedder service of ``embedder.ollama``."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        document_prefix: str = "",
+        query_prefix: str = "",
+        batch_size: int = 32,
+        timeout: float = 60,
+        cache_dir: Any = None,
+    ) -> None:
+        super().__init__(open_cache(cache_dir) if cache_dir is not None else None)
+        self.model = model
+        self.base_url = base_url
+        self.document_prefix = document_prefix
+        self.query_prefix = query_prefix
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self.model_id = f"ollama/{model}"
+        self._dimension = KNOWN_DIMENSIONS.get(_base_name(model))
+        self._client: Any = None
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import ollama
+
+            self._client = ollama.Client(host=self.base_url, timeout=self.timeout)
+        return self._client
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        try:
+            response = self._get_client().embed(model=self.model, input=texts)
+        except Exception as exc:
+            raise self._error(exc) from None
+        vectors = [list(v) for v in response.embeddings]
+        if len(vectors) != len(texts):
+            raise ProviderError(PROVIDER, f"{self.base_url} returned {len(vectors)} embeddings for {len(texts)} texts.")
+        return vectors
+
+    def _available_models(self) -> list[str]:
+        try:
+            return sorted(m.model or "" for m in self._get_client().list().models)
+        except Exception:
+            return []
+
+    def _error(self, exc: Exception) -> ProviderError:
+        import httpx
+        import ollama
+
+        where = self.base_url
+        if isinstance(exc, ollama.ResponseError):
+            status = exc.status_code
+            if status == 404 or "not found" in str(exc.error).lower():
+                models = self._available_models()
+                listed = f" Models on this server: {', '.join(models)}." if models else ""
+                return ProviderError(
+                    PROVIDER,
+                    f"model '{self.model}' is not available at {where}: run `ollama pull {self.model}`.{listed}",
+                )
+            if status in (401, 403):
+                return ProviderError(
+                    PROVIDER,
+                    f"{where} refused the request ({status} unauthorized): check the server's access settings.",
+                )
+            if status == 429:
+                return ProviderError(
+                    PROVIDER, f"{where} is rate limiting (429): wait and run again, or lower batch_size."
+                )
+            return ProviderError(PROVIDER, f"{where} answered {status}: {exc.error}")
+        if isinstance(exc, httpx.TimeoutException | TimeoutError):
+            return ProviderError(
+                PROVIDER, f"{where} did not answer within {self.timeout:g} s: raise `timeout` or lower `batch_size`."
+            )
+        if isinstance(exc, ConnectionError | httpx.TransportError):
+            return ProviderError(
+                PROVIDER,
+                f"Ollama is not reachable at {where}: start it with `ollama serve`, or use the local embedder.",
+            )
+        return ProviderError(PROVIDER, f"embedding at {where} failed: {type(exc).__name__}: {exc}")
+
+
+class OllamaEmbedderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field("nomic-embed-text", description="An embedding model pulled into Ollama.")
+    base_url: str = Field("http://127.0.0.1:11434", description="The Ollama server.")
+    document_prefix: str = Field("search_document: ", description="Prepended to every stored text.")
+    query_prefix: str = Field("search_query: ", description="Prepended to every question.")
+    batch_size: int = Field(32, ge=1, le=2048, description="Texts per request.")
+    cache: bool = Field(
+        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
+    )
+    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
+
+
+@register_node
+class OllamaEmbedderNode(Node[OllamaEmbedderConfig]):
+    """Embeddings from an Ollama server (nomic-embed-text by default)."""
+
+    type_name = "embedder.ollama"
+    category = "Embedders"
+    Config = OllamaEmbedderConfig
+    outputs = (Port("embedder", PortType.EMBEDDER),)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        embedder = OllamaEmbedder(
+            model=c.model,
+            base_url=c.base_url,
+            document_prefix=c.document_prefix,
+            query_prefix=c.query_prefix,
+            batch_size=c.batch_size,
+            timeout=c.timeout,
+            cache_dir=ctx.data_dir if c.cache else None,
+        )
+        ctx.details["model_id"] = embedder.model_id
+        return {"embedder": embedder}

@@ -1,0 +1,153 @@
+"""Embeddings from OpenAI (text-embedding-3-small / -large) or any OpenAI-compatible ``/v1/embeddings``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.errors import ProviderError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+from nodes.embedders.cache import CachingEmbedder, open_cache
+
+PROVIDER = "openai"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+KNOWN_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+MAX_INPUT_TOKENS = 8191
+
+
+class OpenAIEmbedder(CachingEmbedder):
+    """The Embedder service of ``embedder.openai``. The key lives only in the client object."""
+
+    max_tokens = MAX_INPUT_TOKENS
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str = "text-embedding-3-small",
+        base_url: str = "",
+        dimensions: int | None = None,
+        batch_size: int = 256,
+        timeout: float = 60,
+        cache_dir: Path | None = None,
+    ) -> None:
+        super().__init__(open_cache(cache_dir) if cache_dir is not None else None)
+        self.model = model
+        self.base_url = base_url or DEFAULT_BASE_URL
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.timeout = timeout
+        # Shortened vectors are a different space: they get their own model id (and cache entries).
+        self.model_id = f"openai/{model}" + (f"@{dimensions}" if dimensions else "")
+        self._dimension = dimensions or KNOWN_DIMENSIONS.get(model)
+        self._api_key = api_key
+        self._client: Any = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout)
+        return self._client
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        kwargs: dict[str, Any] = {"model": self.model, "input": texts}
+        if self.dimensions:
+            kwargs["dimensions"] = self.dimensions
+        try:
+            response = self._get_client().embeddings.create(**kwargs)
+        except Exception as exc:
+            raise self._error(exc) from None
+        data = sorted(response.data, key=lambda item: getattr(item, "index", 0) or 0)
+        if len(data) != len(texts):
+            raise ProviderError(PROVIDER, f"{self.base_url} returned {len(data)} embeddings for {len(texts)} texts.")
+        return [list(item.embedding) for item in data]
+
+    def _error(self, exc: Exception) -> ProviderError:
+        import openai
+
+        where = self.base_url
+        if isinstance(exc, openai.AuthenticationError):
+            return ProviderError(
+                PROVIDER,
+                f"{where} rejected the API key (401): bind a valid key to the node's `api_key` slot (provider openai).",
+            )
+        if isinstance(exc, openai.PermissionDeniedError):
+            return ProviderError(PROVIDER, f"the API key may not use model '{self.model}' (403): check the project.")
+        if isinstance(exc, openai.RateLimitError):
+            return ProviderError(
+                PROVIDER,
+                f"rate limit or quota exceeded at {where} (429, after retries): wait and run again, lower "
+                "batch_size, or check the account's billing.",
+            )
+        if isinstance(exc, openai.NotFoundError):
+            known = ", ".join(sorted(KNOWN_DIMENSIONS))
+            return ProviderError(
+                PROVIDER, f"model '{self.model}' does not exist at {where} (404); embedding models: {known}."
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return ProviderError(
+                PROVIDER, f"{where} did not answer within {self.timeout:g} s: raise `timeout` or lower `batch_size`."
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return ProviderError(
+                PROVIDER, f"{where} is not reachable: check the network and `base_url`, or use the local embedder."
+            )
+        if isinstance(exc, openai.APIStatusError):
+            detail = _safe_message(exc, self._api_key)
+            return ProviderError(PROVIDER, f"{where} answered {exc.status_code}: {detail}")
+        return ProviderError(PROVIDER, f"embedding at {where} failed: {type(exc).__name__}")
+
+
+def _safe_message(exc: Any, secret: str) -> str:
+    """The server's error text without anything that looks like the key."""
+    body = getattr(exc, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    text = str(message or getattr(exc, "message", "") or type(exc).__name__)
+    return text.replace(secret, "***") if secret else text
+
+
+class OpenAIEmbedderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field("text-embedding-3-small", description="text-embedding-3-small (1536-d) or -large (3072-d).")
+    base_url: str = Field("", description="Empty = https://api.openai.com/v1; or any OpenAI-compatible server.")
+    dimensions: int | None = Field(None, ge=1, description="Shorten the vectors (text-embedding-3 models only).")
+    batch_size: int = Field(256, ge=1, le=2048, description="Texts per request (OpenAI allows up to 2048).")
+    cache: bool = Field(
+        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
+    )
+    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
+
+
+@register_node
+class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig]):
+    """Embeddings from OpenAI's text-embedding-3 models (needs an API key)."""
+
+    type_name = "embedder.openai"
+    category = "Embedders"
+    Config = OpenAIEmbedderConfig
+    outputs = (Port("embedder", PortType.EMBEDDER),)
+    credential_slots = (CredentialSlot("api_key", "openai"),)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        embedder = OpenAIEmbedder(
+            api_key=ctx.secret("api_key"),
+            model=c.model,
+            base_url=c.base_url,
+            dimensions=c.dimensions,
+            batch_size=c.batch_size,
+            timeout=c.timeout,
+            cache_dir=ctx.data_dir if c.cache else None,
+        )
+        ctx.details["model_id"] = embedder.model_id
+        return {"embedder": embedder}

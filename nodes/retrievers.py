@@ -1,0 +1,149 @@
+"""Retrieval nodes: search a vector store for a question, or hand the search to an agent as a tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import Hit
+from flowbuilder.errors import NodeError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+from flowbuilder.services import VectorStore
+
+
+def check_store(value: Any) -> VectorStore:
+    if not isinstance(value, VectorStore):
+        raise NodeError(
+            "Input 'store' must be a vector store service (vectorstore.chroma, vectorstore.pinecone), "
+            f"got {type(value).__name__}."
+        )
+    return value
+
+
+class VectorRetriever:
+    """The Retriever service: a store plus fixed k, min_score and metadata filter."""
+
+    def __init__(
+        self, store: VectorStore, k: int = 4, min_score: float | None = None, where: dict[str, Any] | None = None
+    ) -> None:
+        self.store = store
+        self.k = k
+        self.min_score = min_score
+        self.where = where or None
+
+    def retrieve(self, query: str) -> list[Hit]:
+        return self.store.search(query, self.k, self.where, self.min_score)
+
+
+class RetrieverConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(4, ge=1, le=1000, description="How many hits to return.")
+    min_score: float | None = Field(None, description="Drop hits scoring below this (cosine similarity for Chroma).")
+    where: dict[str, Any] = Field(default_factory=dict, description='Metadata filter, e.g. {"source": "a.csv"}.')
+
+
+@register_node
+class VectorRetrieverNode(Node[RetrieverConfig]):
+    """Find the k chunks most similar to a question."""
+
+    type_name = "retriever.vector"
+    category = "Retrieval"
+    Config = RetrieverConfig
+    inputs = (
+        Port("store", PortType.VECTOR_STORE, description="The store to search."),
+        Port("query", PortType.TEXT, description="The question."),
+    )
+    outputs = (
+        Port("hits", PortType.HITS, description="The best matches, best first."),
+        Port("retriever", PortType.RETRIEVER, description="The same search as a service."),
+    )
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        retriever = VectorRetriever(
+            check_store(inputs.get("store")), self.config.k, self.config.min_score, self.config.where
+        )
+        query = inputs.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise NodeError("Input 'query' is empty: connect a chat input or text with the question.")
+        hits = retriever.retrieve(query)
+        ctx.details["query"] = query
+        ctx.details["scores"] = [round(h.score, 4) for h in hits]
+        return {"hits": hits, "retriever": retriever}
+
+
+DEFAULT_TOOL_DESCRIPTION = "Search the knowledge base and return the most relevant passages."
+
+
+class SearchTool:
+    """The Tool service of ``retriever.tool``; ``last_hits`` keeps the latest call's hits for the UI."""
+
+    def __init__(self, store: VectorStore, name: str, description: str, k: int = 4) -> None:
+        self.store = store
+        self.name = name
+        self.description = description
+        self.k = k
+        self.last_hits: list[Hit] = []
+
+    def parameters_schema(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "What to search for, in plain words."}},
+            "required": ["query"],
+            "additionalProperties": False,
+        }
+
+    def call(self, arguments: dict[str, Any]) -> str:
+        query = arguments.get("query") if isinstance(arguments, dict) else None
+        if not isinstance(query, str) or not query.strip():
+            return "Error: the tool needs a non-empty string argument 'query'."
+        self.last_hits = self.store.search(query, self.k)
+        return format_passages(self.last_hits)
+
+
+def format_passages(hits: list[Hit]) -> str:
+    """Numbered passages with source, record and score, as an agent reads them."""
+    if not hits:
+        return "No relevant passages found."
+    blocks = []
+    for hit in hits:
+        meta = hit.document.metadata
+        where = str(meta.get("source") or "unknown source")
+        if meta.get("record_id") is not None:
+            where += f", {meta['record_id']}"
+        elif meta.get("page") is not None:
+            where += f", page {meta['page']}"
+        blocks.append(f"[{hit.rank}] ({where}; score {hit.score:.3f})\n{hit.document.text.strip()}")
+    return "\n\n".join(blocks)
+
+
+class ToolConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("search_documents", pattern=r"^[a-zA-Z0-9_-]{1,64}$", description="Tool name the model sees.")
+    description: str = Field(
+        DEFAULT_TOOL_DESCRIPTION,
+        description="Tells the model when to use the tool.",
+        json_schema_extra={"multiline": True},
+    )
+    k: int = Field(4, ge=1, le=100, description="Passages per call.")
+
+
+@register_node
+class RetrieverToolNode(Node[ToolConfig]):
+    """Let an agent search a vector store as a tool."""
+
+    type_name = "retriever.tool"
+    category = "Retrieval"
+    Config = ToolConfig
+    inputs = (Port("store", PortType.VECTOR_STORE, description="The store the tool searches."),)
+    outputs = (Port("tool", PortType.TOOL, description="A search tool for agent.tools."),)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        tool = SearchTool(check_store(inputs.get("store")), c.name, c.description, c.k)
+        ctx.details["schema"] = tool.parameters_schema()
+        return {"tool": tool}

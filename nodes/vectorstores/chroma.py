@@ -1,0 +1,297 @@
+"""Chroma: an embedded on-disk store (PersistentClient) or a Chroma server (HttpClient).
+
+Vectors always come from the connected embedder; Chroma's own default embedding function is never
+used (it would download a model). The collection's metadata records the embedder's ``model_id`` and
+``dimension`` so a collection is never searched with vectors of another model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import Document, Hit
+from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.registry import register_node
+from flowbuilder.services import Embedder
+from nodes.vectorstores.common import (
+    STORE_INPUTS,
+    STORE_OUTPUTS,
+    and_where,
+    check_embedder,
+    check_query,
+    collection_name_problem,
+    decode_metadata,
+    encode_metadata,
+    flatten_documents,
+    models_mismatch_message,
+    safe_suffix,
+    sample_vector_details,
+    unique_documents,
+)
+
+PROVIDER = "chroma"
+MODEL_KEY = "flowbuilder:embedding_model"
+DIMENSION_KEY = "flowbuilder:dimension"
+_ID_LOOKUP_BATCH = 1000
+
+Progress = Callable[[int, int], None]
+
+
+def embed_array(embedder: Embedder, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+    """Embed as a float32 array, without a list round trip when the embedder offers one."""
+    fast = getattr(embedder, "embed_documents_array", None)
+    if callable(fast):
+        return np.asarray(fast(texts, progress), dtype=np.float32)
+    return np.asarray(embedder.embed_documents(texts, progress), dtype=np.float32)
+
+
+class ChromaStore:
+    """The VectorStore service of ``vectorstore.chroma``.
+
+    ``search`` returns :class:`Hit` objects whose ``score`` is the **cosine similarity** of the query
+    and the chunk, ``1 - cosine distance`` (the collection uses ``hnsw:space = cosine``): 1 means the
+    same direction, 0 unrelated. ``min_score`` drops hits below it; ``where`` is a Chroma metadata
+    filter (``{"source": "a.csv"}``, ``{"row": {"$lte": 10}}``; several keys are combined with $and).
+    """
+
+    def __init__(self, collection: Any, embedder: Embedder, location: str) -> None:
+        self.collection = collection
+        self.embedder = embedder
+        self.name: str = collection.name
+        self.location = location
+
+    def __repr__(self) -> str:
+        return f"ChromaStore({self.name!r} at {self.location})"
+
+    def count(self) -> int:
+        return int(self.collection.count())
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), _ID_LOOKUP_BATCH):
+            result = self.collection.get(ids=list(ids[start : start + _ID_LOOKUP_BATCH]), include=[])
+            found.update(result["ids"])
+        return found
+
+    def add_documents(
+        self, documents: Sequence[Document], *, batch_size: int = 256, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Add the documents not already stored; only those are embedded. Returns counts and a sample vector."""
+        ids, docs, duplicates = unique_documents(documents)
+        present = self.existing_ids(ids)
+        new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
+        total = len(new)
+        sample: list[float] | None = None
+        batch_size = max(1, min(batch_size, _max_batch(self.collection)))
+        for start in range(0, total, batch_size):
+            part = new[start : start + batch_size]
+            texts = [doc.text for _, doc in part]
+
+            def step(done: int, _total: int, offset: int = start) -> None:
+                if progress is not None:
+                    progress(offset + done, total)
+
+            vectors = embed_array(self.embedder, texts, step)
+            if sample is None and len(vectors):
+                sample = vectors[0].tolist()
+            self.collection.add(
+                ids=[doc_id for doc_id, _ in part],
+                embeddings=vectors,
+                documents=texts,
+                metadatas=[encode_metadata(doc.metadata) or None for _, doc in part],
+            )
+            if progress is not None:
+                progress(start + len(part), total)
+        return {
+            "added": total,
+            "already_present": len(present),
+            "duplicates_dropped": duplicates,
+            "sample": sample,
+        }
+
+    def search(
+        self, query: str, k: int, where: dict[str, Any] | None = None, min_score: float | None = None
+    ) -> list[Hit]:
+        return self.search_vector(self.embedder.embed_query(query), k, where, min_score)
+
+    def search_vector(
+        self, vector: Sequence[float], k: int, where: dict[str, Any] | None = None, min_score: float | None = None
+    ) -> list[Hit]:
+        if k < 1:
+            raise NodeError(f"k must be at least 1, got {k}.")
+        try:
+            result = self.collection.query(
+                query_embeddings=[list(vector)],
+                n_results=k,
+                where=and_where(where),
+                include=["documents", "metadatas", "distances"],
+            )
+        except Exception as exc:
+            raise _query_error(exc, where) from None
+        hits: list[Hit] = []
+        ids = result["ids"][0]
+        documents = (result.get("documents") or [[]])[0] or []
+        metadatas = (result.get("metadatas") or [[]])[0] or []
+        distances = (result.get("distances") or [[]])[0] or []
+        for doc_id, text, metadata, distance in zip(ids, documents, metadatas, distances, strict=False):
+            score = 1.0 - float(distance)
+            if min_score is not None and score < min_score:
+                continue
+            document = Document(text=text or "", metadata=decode_metadata(dict(metadata or {})))
+            hits.append(Hit(document=document, score=score, rank=len(hits) + 1, id=doc_id))
+        return hits
+
+
+def _max_batch(collection: Any) -> int:
+    try:
+        return int(collection._client.get_max_batch_size())
+    except Exception:
+        return 5000
+
+
+def _query_error(exc: Exception, where: dict[str, Any] | None) -> NodeError:
+    if where:
+        return NodeError(
+            f"Chroma rejected the metadata filter {where}: {exc}. Use e.g. {{'source': 'file.csv'}} or "
+            "{'row': {'$lte': 10}} (operators $eq $ne $gt $gte $lt $lte $in $nin)."
+        )
+    return ProviderError(PROVIDER, f"query failed: {exc}")
+
+
+_SETTINGS_KW: dict[str, Any] = {"anonymized_telemetry": False}
+
+
+def persistent_client(path: Path) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=Settings(**_SETTINGS_KW))
+    except Exception as exc:
+        raise NodeError(f"Cannot open the Chroma store at {path}: {exc}. Choose another persist_directory.") from None
+
+
+def http_client(host: str, port: int) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    try:
+        client = chromadb.HttpClient(host=host, port=port, settings=Settings(**_SETTINGS_KW))
+        client.heartbeat()
+    except Exception:
+        raise ProviderError(
+            PROVIDER,
+            f"no Chroma server is reachable at http://{host}:{port}: start one with "
+            f"`chroma run --host {host} --port {port} --path <dir>`, or clear server_host to use the embedded store.",
+        ) from None
+    return client
+
+
+def open_collection(client: Any, name: str, embedder: Embedder, location: str) -> Any:
+    """Get or create ``name``; refuse a collection that another embedder filled."""
+    import chromadb.errors
+
+    problem = collection_name_problem(name)
+    if problem:
+        raise NodeError(problem)
+    try:
+        collection = client.get_collection(name, embedding_function=None)
+    except chromadb.errors.NotFoundError:
+        metadata = {MODEL_KEY: embedder.model_id, DIMENSION_KEY: int(embedder.dimension), "hnsw:space": "cosine"}
+        try:
+            return client.create_collection(name, metadata=metadata, embedding_function=None)
+        except chromadb.errors.ChromaError:
+            collection = client.get_collection(name, embedding_function=None)  # created meanwhile
+    metadata = collection.metadata or {}
+    existing = metadata.get(MODEL_KEY)
+    suggestion = f"{name}-{safe_suffix(embedder.model_id)}"[:512]
+    where = f"Chroma collection '{name}' at {location}"
+    if existing is not None and existing != embedder.model_id:
+        raise NodeError(models_mismatch_message(where, str(existing), embedder.model_id, suggestion))
+    dimension = metadata.get(DIMENSION_KEY)
+    if dimension is not None and int(str(dimension)) != int(embedder.dimension):
+        raise NodeError(
+            f"{where} holds {dimension}-d vectors but embedder '{embedder.model_id}' makes {embedder.dimension}-d "
+            f"ones. Use a new collection name such as '{suggestion}'."
+        )
+    if existing is None and collection.count() > 0:
+        raise NodeError(
+            f"{where} was not created by Flowbuilder and does not say which embedder filled it. "
+            f"Use a new collection name such as '{suggestion}'."
+        )
+    return collection
+
+
+class ChromaConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    collection: str = Field("flowbuilder", description="Collection name: 3-512 of letters, digits, '.', '_', '-'.")
+    persist_directory: str = Field("", description="Folder of the embedded store; empty = <data dir>/chroma.")
+    server_host: str = Field("", description="Set to use a Chroma server (chroma run) instead of the embedded store.")
+    server_port: int = Field(8000, ge=1, le=65535, description="Port of the Chroma server.")
+    k: int = Field(4, ge=1, le=1000, description="Hits returned for the query.")
+    min_score: float | None = Field(None, description="Drop hits whose cosine similarity is below this.")
+    where: dict[str, Any] = Field(default_factory=dict, description='Metadata filter, e.g. {"source": "a.csv"}.')
+    batch_size: int = Field(256, ge=1, description="Chunks embedded and added per batch.")
+
+
+@register_node
+class ChromaNode(Node[ChromaConfig]):
+    """Store chunks in Chroma (embedded on disk or a server) and search them by cosine similarity."""
+
+    type_name = "vectorstore.chroma"
+    category = "Vector stores"
+    Config = ChromaConfig
+    inputs = STORE_INPUTS
+    outputs = STORE_OUTPUTS
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        assert isinstance(config, ChromaConfig)
+        problem = collection_name_problem(config.collection)
+        return [(None, problem)] if problem else []
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        embedder = check_embedder(inputs.get("embedder"))
+        query = check_query(inputs.get("query"))
+        documents = flatten_documents(inputs.get("documents"))
+        problem = collection_name_problem(c.collection)
+        if problem:
+            raise NodeError(problem)
+        if c.server_host:
+            location = f"http://{c.server_host}:{c.server_port}"
+            client = http_client(c.server_host, c.server_port)
+        else:
+            path = ctx.resolve_path(c.persist_directory) if c.persist_directory else ctx.data_dir / "chroma"
+            location = str(path)
+            client = persistent_client(path)
+        store = ChromaStore(open_collection(client, c.collection, embedder, location), embedder, location)
+        added = store.add_documents(documents, batch_size=c.batch_size, progress=ctx.progress)
+        sample = added.pop("sample")
+        if sample is None and documents:
+            sample = embedder.embed_documents([documents[0].text])[0]  # cached: nothing new is embedded
+        outputs: dict[str, Any] = {"store": store}
+        if query is not None:
+            query_vector = embedder.embed_query(query)
+            sample = sample or query_vector
+            outputs["hits"] = store.search_vector(query_vector, c.k, c.where or None, c.min_score)
+        ctx.details.update(
+            {
+                "collection": c.collection,
+                "location": location,
+                "embedder": embedder.model_id,
+                "count": store.count(),
+                "score": "cosine similarity (1 - cosine distance)",
+                **added,
+                "sample_vector": sample_vector_details(sample, int(embedder.dimension)),
+            }
+        )
+        return outputs

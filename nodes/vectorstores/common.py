@@ -1,0 +1,171 @@
+"""What the vector-store nodes share: ids, metadata encoding, ports, the ingest loop and details."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from flowbuilder.data import Document
+from flowbuilder.errors import NodeError
+from flowbuilder.ports import Port, PortType
+from flowbuilder.services import Embedder
+
+JSON_KEYS_FIELD = "fb_json_keys"
+"""Metadata field listing the keys stored as JSON strings (stores accept only scalar values)."""
+MODEL_FIELD = "fb_embedding_model"
+"""Metadata field recording which embedder made a vector (Pinecone has no collection metadata)."""
+TEXT_FIELD = "text"
+"""Pinecone keeps the chunk text in this metadata field (LangChain's convention)."""
+
+STORE_INPUTS = (
+    Port("documents", PortType.CHUNKS, required=False, multiple=True, description="Chunks to add (idempotent)."),
+    Port("embedder", PortType.EMBEDDER, description="Embeds the chunks and the questions."),
+    Port("query", PortType.TEXT, required=False, description="When connected, also search and output hits."),
+)
+STORE_OUTPUTS = (
+    Port("store", PortType.VECTOR_STORE, description="The store, for retrievers and tools."),
+    Port("hits", PortType.HITS, description="Top-k results for the connected query."),
+)
+
+
+def document_id(doc: Document) -> str:
+    """Stable id from the source and the text: ingesting the same chunk twice adds nothing."""
+    digest = hashlib.sha256(f"{doc.source}\n{doc.text}".encode()).hexdigest()
+    return digest[:32]
+
+
+def flatten_documents(value: Any) -> list[Document]:
+    """The ``documents`` input (a list per connection) as one list of Documents."""
+    if value is None:
+        return []
+    out: list[Document] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Document):
+            out.append(item)
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+        elif isinstance(item, str):
+            out.append(Document(text=item))
+        else:
+            raise NodeError(f"Input 'documents' must be chunks or records, got {type(item).__name__}.")
+    return out
+
+
+def unique_documents(docs: Iterable[Document]) -> tuple[list[str], list[Document], int]:
+    """``(ids, docs, duplicates)``: the first document of each id, in order, and how many repeats were dropped."""
+    ids: list[str] = []
+    kept: list[Document] = []
+    seen: set[str] = set()
+    duplicates = 0
+    for doc in docs:
+        if not doc.text.strip():
+            continue
+        doc_id = document_id(doc)
+        if doc_id in seen:
+            duplicates += 1
+            continue
+        seen.add(doc_id)
+        ids.append(doc_id)
+        kept.append(doc)
+    return ids, kept, duplicates
+
+
+def encode_metadata(metadata: dict[str, Any], *, allow_string_lists: bool = False) -> dict[str, Any]:
+    """Scalars kept as they are; lists and dicts as JSON strings (named in ``fb_json_keys``); None dropped."""
+    out: dict[str, Any] = {}
+    json_keys: list[str] = []
+    for key, value in metadata.items():
+        if value is None:
+            continue
+        if isinstance(value, str | int | float | bool) or (allow_string_lists and _is_string_list(value)):
+            out[key] = value
+        else:
+            out[key] = json.dumps(value, ensure_ascii=False, default=str)
+            json_keys.append(key)
+    if json_keys:
+        out[JSON_KEYS_FIELD] = json.dumps(json_keys)
+    return out
+
+
+def _is_string_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def decode_metadata(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """The original metadata back from :func:`encode_metadata` (internal fields removed)."""
+    metadata = dict(stored or {})
+    json_keys = metadata.pop(JSON_KEYS_FIELD, None)
+    metadata.pop(MODEL_FIELD, None)
+    if isinstance(json_keys, str):
+        for key in json.loads(json_keys):
+            if isinstance(metadata.get(key), str):
+                with contextlib.suppress(ValueError):
+                    metadata[key] = json.loads(metadata[key])
+    return metadata
+
+
+def and_where(where: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``{"a": 1, "b": 2}`` as ``{"$and": [{"a": 1}, {"b": 2}]}`` (Chroma wants one key per filter)."""
+    if not where:
+        return None
+    if len(where) == 1:
+        return dict(where)
+    return {"$and": [{key: value} for key, value in where.items()]}
+
+
+def sample_vector_details(vector: Sequence[float] | None, dimension: int) -> dict[str, Any]:
+    values = [round(float(v), 6) for v in (vector or [])[:8]]
+    return {"values": values, "dimension": dimension}
+
+
+def check_embedder(value: Any) -> Embedder:
+    if not isinstance(value, Embedder):
+        raise NodeError(
+            f"Input 'embedder' must be an embedder service (embedder.local, embedder.ollama, embedder.openai), "
+            f"got {type(value).__name__}."
+        )
+    return value
+
+
+def check_query(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise NodeError(f"Input 'query' must be text, got {type(value).__name__}.")
+    return value if value.strip() else None
+
+
+_COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
+
+
+def collection_name_problem(name: str) -> str | None:
+    if _COLLECTION_NAME.match(name):
+        return None
+    bad = sorted({ch for ch in name if not re.match(r"[a-zA-Z0-9._-]", ch)})
+    if bad:
+        why = f"it contains {', '.join(repr(c) for c in bad)}"
+    elif not 3 <= len(name) <= 512:
+        why = f"it has {len(name)} characters"
+    else:
+        why = "it must start and end with a letter or digit"
+    return (
+        f"Collection name '{name}' is not valid ({why}): use 3 to 512 characters from letters, digits, '.', '_' "
+        "and '-', starting and ending with a letter or digit, e.g. 'vwo_test_cases'."
+    )
+
+
+def models_mismatch_message(store: str, existing: str, ours: str, suggestion: str) -> str:
+    return (
+        f"{store} was filled by embedder '{existing}' but this flow uses '{ours}'; vectors of different models "
+        f"cannot be compared. Use the same embedder, or a new collection name such as '{suggestion}'."
+    )
+
+
+def safe_suffix(model_id: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9._-]+", "-", model_id).strip("-._")[:40] or "new"
