@@ -27,7 +27,7 @@ from flowbuilder.formats.mapping import (
     scrub,
     slugify,
 )
-from flowbuilder.formats.report import ImportReport, NodeOutcome
+from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
 LC = "@n8n/n8n-nodes-langchain."
 BASE = "n8n-nodes-base."
@@ -225,9 +225,8 @@ class N8nImporter:
         config = {"source_format": "n8n", "original_type": node["type"], "original": original}
         for cred_type, ref in (node.get("credentials") or {}).items():
             if isinstance(ref, dict):
-                self.report.credentials.append(
-                    _found(node["name"], cred_type, ref, CREDENTIAL_PROVIDERS.get(cred_type, cred_type))
-                )
+                provider = CREDENTIAL_PROVIDERS.get(cred_type, cred_type)
+                self.report.credentials.append(CredentialFound(node["name"], "", provider, str(ref.get("name") or "")))
         return NodeSpec(
             id=self.ids.take(slugify(node["name"])), type=PLACEHOLDER, name=node["name"].strip(), config=config
         )
@@ -577,12 +576,6 @@ class N8nImporter:
 
 def _defaults_key(kind: str) -> str:
     return "vectorStore" if kind.startswith("vectorStore") else kind
-
-
-def _found(node: str, cred_type: str, ref: dict[str, Any], provider: str) -> Any:
-    from flowbuilder.formats.report import CredentialFound
-
-    return CredentialFound(node, "", provider, str(ref.get("name") or ""), None)
 
 
 _MAPPERS: dict[str, Any] = {

@@ -606,3 +606,20 @@ def test_imported_course_flow_chunks_the_vwo_csv(name: str, chunks: int, tmp_pat
         assert split.outputs["chunks"][0].text == header
     else:
         assert split.outputs["chunks"][0].text.startswith("Scenario TID: ")
+
+
+@needs_corpus
+@pytest.mark.skipif(not _types_registered(*LOCAL_TYPES), reason="the local node types are not all registered yet")
+def test_cli_validate_names_the_unbound_slot_and_local_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "no-credentials.json"))
+    remote, local = tmp_path / "remote.json", tmp_path / "local.json"
+    assert main(["import", str(CORPUS / NAIVE), "-o", str(remote)]) == 0
+    assert main(["import", str(CORPUS / NAIVE), "-o", str(local), "--local"]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(remote)]) == 1
+    out = capsys.readouterr().out
+    assert "missing-credential" in out and "'api_key'" in out and "OpenAIModel-d1qd3" in out
+    assert main(["validate", str(local)]) == 0
