@@ -27,17 +27,20 @@ from flowbuilder.ui.inspector import Inspector
 from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
-from flowbuilder.ui.session import AppConfig, EditorSession
+from flowbuilder.ui.session import PAGES, AppConfig, EditorSession
 
 log = logging.getLogger(__name__)
 
 COMPARE_MODULE = "flowbuilder.ui.compare_page"
 _config = AppConfig()
+HEADER_PX = 52
 
 _PAGE_CSS = """
-.fb-palette-item { border: 1px solid #e2e8f0; background: #fff; margin-bottom: 4px; }
+.fb-palette-item { border: 1px solid #e2e8f0; background: #fff; margin-bottom: 3px; line-height: 1.2; }
+.fb-palette .q-expansion-item__container > .q-item { min-height: 30px; padding: 2px 4px; }
+.fb-palette .q-expansion-item__content { padding: 0 2px 4px 2px; }
 .fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
-.fb-palette-desc { overflow: hidden; text-overflow: ellipsis; display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; }
+.fb-palette-desc { overflow: hidden; text-overflow: ellipsis; display: -webkit-box; -webkit-line-clamp: 1; -webkit-box-orient: vertical; }
 .fb-out-table .fb-cell-text, .fb-out-table td:last-child { max-width: 260px; white-space: pre-wrap; font-size: 11px; }
 .fb-side .q-tab-panel { padding: 8px; }
 """
@@ -89,8 +92,9 @@ class BuilderPage:
         self.state = session.state
         self.selected: str | None = None
         ui.add_css(_PAGE_CSS)
+        ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
-        with ui.row().classes("w-full no-wrap gap-0").style("height: calc(100vh - 56px)"):
+        with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
             with ui.column().classes("h-full q-pa-sm gap-1 bg-grey-1").style("width: 250px; min-width: 250px"):
                 ui.label("Nodes").classes("text-subtitle2")
                 self.palette = Palette(self.state.registry, self.add_at_center)
@@ -123,8 +127,10 @@ class BuilderPage:
 
     # ---------------------------------------------------------------- layout
     def _header(self) -> None:
-        with ui.header().classes("items-center gap-1 q-py-xs q-px-sm bg-slate-800").style("background:#1e293b"):
-            ui.label("Flowbuilder").classes("text-h6 text-weight-bold q-mr-sm")
+        with ui.header().classes("items-center no-wrap gap-1 q-py-none q-px-sm").style(
+            f"background:#1e293b; height:{HEADER_PX}px"
+        ):
+            ui.label("Flowbuilder").classes("text-subtitle1 text-weight-bold q-mr-sm")
             self.name_input = (
                 ui.input(value=self.state.flow.name)
                 .props("dense dark borderless input-class=text-white")
@@ -138,27 +144,29 @@ class BuilderPage:
                 ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip("Save")
                 ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
                     "flat dense no-caps color=white"
-                )
+                ).mark("import")
                 ui.button("Export", icon="download", on_click=lambda: self.files.export_dialog()).props(
                     "flat dense no-caps color=white"
-                )
+                ).mark("export")
             ui.separator().props("vertical dark")
             ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip("Undo (Ctrl+Z)")
             ui.button(icon="redo", on_click=lambda: self.shortcut("redo")).props("flat dense color=white").tooltip(
                 "Redo (Ctrl+Shift+Z)"
             )
-            ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").tooltip("Auto-layout")
+            ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").mark("layout").tooltip("Auto-layout")
             ui.button(icon="fit_screen", on_click=lambda: self.canvas.fit_view()).props("flat dense color=white").tooltip("Fit view")
             ui.button(icon="sticky_note_2", on_click=self.add_note).props("flat dense color=white").tooltip("Add a note")
             ui.space()
             self.run_input = ui.input(placeholder="Run input (question or file path)").props(
                 "dense dark outlined clearable"
             ).classes("w-64 fb-run-input")
-            ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props("unelevated dense no-caps color=positive").classes(
-                "fb-run"
-            )
-            self.run_to_button = ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected).props(
-                "unelevated dense no-caps color=primary"
+            ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props(
+                "unelevated dense no-caps color=positive"
+            ).classes("fb-run").mark("run")
+            self.run_to_button = (
+                ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected)
+                .props("unelevated dense no-caps color=primary")
+                .mark("run-to")
             )
             ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props("unelevated dense color=negative").tooltip(
                 "Cancel the run"
@@ -365,4 +373,12 @@ class BuilderPage:
 def builder_page() -> None:
     flow, path = initial_flow(_config)
     session = EditorSession.create(flow, _config, path)
-    BuilderPage(session)
+    page = BuilderPage(session)
+    client = ui.context.client
+    PAGES[client.id] = page
+
+    def closed() -> None:
+        page.runner.cancel()  # a closed tab stops its run instead of burning CPU
+        PAGES.pop(client.id, None)
+
+    client.on_delete(closed)

@@ -19,7 +19,7 @@ from flowbuilder.ui.formats_bridge import EXPORT_FORMATS, export_text, import_da
 from flowbuilder.ui.inspector import bind_credential
 from flowbuilder.ui.session import EditorSession, binding_source
 
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9._ -]+")
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def safe_file_name(name: str, suffix: str = ".json") -> str:
@@ -120,7 +120,7 @@ class FileActions:
         with ui.dialog() as dialog, ui.card().classes("w-96"):
             ui.label("Save flow as").classes("text-h6")
             name = ui.input("File name", value=safe_file_name(self.session.state.flow.name)).classes("w-full")
-            name.props('data-test="save-name"')
+            name.mark("save-name")
 
             def do_save() -> None:
                 self._write(self.session.workspace / safe_file_name(str(name.value or "flow")))
@@ -128,7 +128,7 @@ class FileActions:
 
             name.on("keydown.enter", do_save)
             with ui.row():
-                ui.button("Save", on_click=do_save)
+                ui.button("Save", on_click=do_save).mark("save-confirm")
                 ui.button("Cancel", on_click=dialog.close).props("flat")
         dialog.open()
 
@@ -218,5 +218,5 @@ class FileActions:
         stem = safe_file_name(self.session.state.flow.name, "")
         suffix = {"flowbuilder": ".flow.json", "n8n": ".n8n.json", "langflow": ".langflow.json"}[fmt]
         filename = f"{stem}{suffix}"
-        ui.download.content(text, filename, "application/json")
+        ui.download.content(text.encode("utf-8"), filename, "application/json")
         return filename

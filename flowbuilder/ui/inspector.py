@@ -147,7 +147,9 @@ class Inspector:
                 self._apply(e.sender, field.name, parsed)
 
             element.on_value_change(json_changed)
-        element.classes("w-full").props(f'data-field="{f.name}"')
+        element.classes("w-full").props(f'data-field="{f.name}"').mark(f"field-{f.name}")
+        if hasattr(element, "without_auto_validation"):
+            element.without_auto_validation()  # our pydantic message must not be cleared right after it is set
         if tooltip:
             element.tooltip(tooltip)
 
@@ -175,8 +177,8 @@ class Inspector:
             with ui.row().classes("items-center w-full no-wrap"):
                 secret = ui.input("Secret for this session", password=True, password_toggle_button=False).props(
                     "dense outlined autocomplete=off"
-                ).classes("grow")
-                ui.button("Bind", on_click=lambda: self._bind(slot, secret)).props("dense unelevated")
+                ).classes("grow").mark(f"secret-{slot.name}")
+                ui.button("Bind", on_click=lambda: self._bind(slot, secret)).props("dense unelevated").mark(f"bind-{slot.name}")
 
     def _set_ref(self, slot: CredentialSlot, name: str) -> None:
         if self.node_id is None:

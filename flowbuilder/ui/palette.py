@@ -32,7 +32,7 @@ class Palette:
                     for cls in classes:
                         item = (
                             ui.element("div")
-                            .classes("fb-palette-item w-full rounded-borders q-px-sm q-py-xs cursor-pointer")
+                            .classes("fb-palette-item w-full rounded-borders q-px-sm q-py-xs cursor-grab")
                             .props(f'draggable=true data-type="{cls.type_name}"')
                             .on(
                                 "dragstart",
@@ -40,10 +40,11 @@ class Palette:
                                 'e.dataTransfer.effectAllowed = "copy"; }',
                             )
                             .on("click", lambda _, t=cls.type_name: self.on_add(t))
+                            .mark(f"palette-{cls.type_name}")
                         )
                         with item:
-                            ui.label(cls.type_name).classes("text-weight-medium text-sm")
-                            ui.label(cls.description()).classes("text-xs text-grey-7 fb-palette-desc")
+                            ui.label(cls.type_name).classes("text-weight-medium text-[13px]")
+                            ui.label(cls.description()).classes("text-[11px] text-grey-7 fb-palette-desc")
                         item.tooltip("Drag onto the canvas, or click to add")
                         self.items[cls.type_name] = item
 

@@ -7,6 +7,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from flowbuilder.credentials import PROVIDER_ENV_VARS, CredentialRef, CredentialResolver, CredentialSlot
 from flowbuilder.executor import Executor, NodeResult
@@ -15,6 +16,10 @@ from flowbuilder.registry import NodeRegistry
 from flowbuilder.ui.state import EditorState
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+PAGES: dict[str, Any] = {}
+"""The builder page of each connected client, by client id (tests and debugging). Kept here, not in
+app.py, because NiceGUI's test reset re-imports the module that defines the page functions."""
 
 
 @dataclass

@@ -137,7 +137,7 @@ class EditorState:
     def add_node(self, type_name: str, x: float = 0.0, y: float = 0.0, name: str = "") -> str:
         cls = self.registry.get(type_name)  # UnknownNodeTypeError lists close matches
         self._snapshot()
-        node_id = self.flow.new_id(type_name.split(".")[-1])
+        node_id = self.flow.new_id(type_name)
         self.flow.nodes.append(NodeSpec(id=node_id, type=cls.type_name, name=name))
         self.flow.layout.positions[node_id] = Position(x=x, y=y)
         return node_id

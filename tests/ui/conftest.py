@@ -1,0 +1,100 @@
+"""UI test fixtures: a tiny offline flow, a registered builder page, and headless Chromium options."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Position
+from flowbuilder.formats.native import save_flow
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1600,1000",
+)
+N8N_COURSE_FILE = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flows" / "n8n__AI3X_Basic_RAG.json"
+SHOTS = Path("/tmp/shots")
+
+CSV_TEXT = (
+    "Scenario TID,TestCase Description,Expected Result\n"
+    "LOGIN_001,Login with a valid email and password,The dashboard opens\n"
+    "LOGIN_002,Login with two dots in a row in the email,An error says the email is invalid\n"
+    "LOGIN_003,Login with an empty password,The password field is marked as required\n"
+)
+
+
+def small_flow(folder: Path) -> Path:
+    """loader.file -> splitter.recursive on a 3-row CSV: runs offline in well under a second."""
+    (folder / "cases.csv").write_text(CSV_TEXT, encoding="utf-8")
+    flow = Flow(
+        name="Small CSV flow",
+        nodes=[
+            NodeSpec(id="loader", type="loader.file", name="CSV rows", config={"path": "cases.csv", "mode": "records"}),
+            NodeSpec(id="splitter", type="splitter.recursive", config={"chunk_size": 40, "chunk_overlap": 0}),
+            NodeSpec(id="store", type="vectorstore.chroma", config={"collection": "ui-test"}),
+        ],
+        edges=[Edge(source="loader", source_port="records", target="splitter", target_port="documents")],
+        layout=Layout(
+            positions={
+                "loader": Position(x=0, y=0),
+                "splitter": Position(x=320, y=0),
+                "store": Position(x=640, y=0),
+            }
+        ),
+    )
+    path = folder / "small.json"
+    save_flow(flow, path)
+    return path
+
+
+@pytest.fixture
+def small_flow_path(tmp_path: Path) -> Path:
+    return small_flow(tmp_path)
+
+
+@pytest.fixture
+def builder(tmp_path: Path, small_flow_path: Path) -> Callable[..., None]:
+    """Register the builder pages on the test app, opening the small flow by default."""
+    from flowbuilder.ui.app import register_pages
+
+    def register(flow_path: Path | None = small_flow_path) -> None:
+        register_pages(workspace=tmp_path / "workspace", flow_path=flow_path)
+
+    return register
+
+
+@pytest.fixture(scope="session")
+def nicegui_chrome_options():  # type: ignore[no-untyped-def]
+    """Debian's chromium, offline, with the flags that work in this container."""
+    if not (os.path.exists(CHROMIUM) and shutil.which("chromedriver")):
+        pytest.skip("chromium and chromium-driver are not installed")
+    from nicegui.testing import screen_plugin
+    from selenium import webdriver
+
+    os.environ["SE_OFFLINE"] = "true"  # selenium manager must not try the internet
+    options = webdriver.ChromeOptions()
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.binary_location = CHROMIUM
+    options.add_experimental_option(
+        "prefs",
+        {
+            "download.default_directory": str(screen_plugin.DOWNLOAD_DIR),
+            "download.prompt_for_download": False,
+            "download.directory_upgrade": True,
+        },
+    )
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return options

@@ -1,0 +1,215 @@
+"""Python-side journeys with NiceGUI's simulated user (no browser, no JavaScript): canvas events are
+triggered as the browser would send them, and we check the state, the props and the notifications."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from nicegui import ui
+from nicegui.testing import User
+
+from flowbuilder.credentials import CredentialRef
+from flowbuilder.formats.native import load_flow
+from flowbuilder.ui.app import BuilderPage
+from flowbuilder.ui.session import PAGES
+from flowbuilder.ui.canvas import FlowCanvas
+
+from .conftest import N8N_COURSE_FILE
+
+
+async def open_builder(user: User, builder: Callable[..., None], **kwargs: object) -> BuilderPage:
+    builder(**kwargs)
+    await user.open("/")
+    await user.should_see(kind=FlowCanvas)
+    assert user.client is not None
+    assert user.client.id in PAGES, (user.client.id, list(PAGES))
+    return PAGES[user.client.id]
+
+
+def canvas_of(user: User) -> FlowCanvas:
+    return next(iter(user.find(FlowCanvas).elements))  # type: ignore[return-value]
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+async def test_page_shows_flow_nodes_as_canvas_props(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    canvas = canvas_of(user)
+    ids = [n["id"] for n in canvas.props["nodes"]]
+    assert ids == ["loader", "splitter", "store"]
+    store = canvas.props["nodes"][2]["data"]
+    # service input drawn as such, and validation issues on the node before any run
+    assert {p["name"]: p["kind"] for p in store["inputs"]}["embedder"] == "service"
+    assert any(i["port"] == "embedder" and "not connected" in i["message"] for i in store["issues"])
+    assert page.state.flow.name == "Small CSV flow"
+    await user.should_see("Compare chunking") if page and _has_compare() else None
+
+
+def _has_compare() -> bool:
+    from flowbuilder.ui.app import has_compare_page
+
+    return has_compare_page()
+
+
+async def test_connect_refused_with_both_types_then_accepted(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    canvas = user.find(FlowCanvas)
+    canvas.trigger("connect", {"source": "loader", "sourceHandle": "records", "target": "store", "targetHandle": "embedder"})
+    await user.should_see("Cannot connect records to embedder")
+    assert len(page.state.flow.edges) == 1
+    canvas.trigger("connect", {"source": "splitter", "sourceHandle": "chunks", "target": "store", "targetHandle": "documents"})
+    assert [e.key for e in page.state.flow.edges][-1] == "splitter.chunks->store.documents"
+    assert len(canvas_of(user).props["edges"]) == 2
+
+
+async def test_drop_click_move_delete_undo_copy_paste(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    canvas = user.find(FlowCanvas)
+    canvas.trigger("drop_node", {"type": "embedder.local", "x": 640, "y": 220})
+    assert "embedder-local" in page.state.flow.node_ids()
+    assert page.state.flow.position("embedder-local").y == 220
+    # click-to-add from the palette (no browser: placed right of the others)
+    user.find(marker="palette-util.passthrough").click()
+    await wait_for(lambda: "util-passthrough" in page.state.flow.node_ids())
+    canvas.trigger("nodes_moved", [{"id": "loader", "x": 11, "y": 22}])
+    assert page.state.flow.position("loader").x == 11
+    canvas.trigger("shortcut", {"name": "delete", "nodes": ["splitter"], "edges": []})
+    assert "splitter" not in page.state.flow.node_ids() and page.state.flow.edges == []
+    canvas.trigger("shortcut", {"name": "undo"})
+    assert "splitter" in page.state.flow.node_ids() and len(page.state.flow.edges) == 1
+    canvas.trigger("shortcut", {"name": "redo"})
+    assert "splitter" not in page.state.flow.node_ids()
+    canvas.trigger("shortcut", {"name": "undo"})
+    canvas.trigger("shortcut", {"name": "copy", "nodes": ["loader", "splitter"], "edges": []})
+    canvas.trigger("shortcut", {"name": "paste"})
+    assert len(page.state.flow.nodes) == 7
+    assert len(page.state.flow.edges) == 2
+    assert len(canvas_of(user).props["nodes"]) == 7
+
+
+async def test_inspector_edits_config_and_shows_pydantic_errors(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    user.find(FlowCanvas).trigger("node_click", {"id": "splitter", "kind": "fbnode"})
+    await user.should_see("splitter.recursive")
+    field = next(iter(user.find(marker="field-chunk_size").elements))
+    field.value = 120  # type: ignore[attr-defined]
+    assert page.state.flow.node("splitter").config["chunk_size"] == 120
+    overlap = next(iter(user.find(marker="field-chunk_overlap").elements))
+    overlap.value = -5  # type: ignore[attr-defined]  # the number input's min clamps it
+    assert page.state.flow.node("splitter").config["chunk_overlap"] == 0
+    separators = next(iter(user.find(marker="field-separators").elements))
+    separators.value = '"not a list"'  # type: ignore[attr-defined]
+    assert separators.error and "valid list" in separators.error  # type: ignore[attr-defined]  # pydantic's message
+    assert "separators" not in page.state.flow.node("splitter").config
+    # a JSON field
+    user.find(FlowCanvas).trigger("node_click", {"id": "store", "kind": "fbnode"})
+    where = next(iter(user.find(marker="field-where").elements))
+    where.value = "{not json"  # type: ignore[attr-defined]
+    assert "not valid JSON" in where.error  # type: ignore[attr-defined]
+    where.value = '{"source": "cases.csv"}'  # type: ignore[attr-defined]
+    assert page.state.flow.node("store").config["where"] == {"source": "cases.csv"}
+
+
+async def test_credential_bound_for_session_is_never_sent_back(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    user.find(FlowCanvas).trigger("drop_node", {"type": "embedder.openai", "x": 0, "y": 300})
+    node_id = "embedder-openai"
+    await user.should_see("unbound")
+    secret_field = next(iter(user.find(marker="secret-api_key").elements))
+    secret_field.value = "sk-test-SECRET-123456"  # type: ignore[attr-defined]
+    user.find(marker="bind-api_key").click()
+    await user.should_see("bound for this session")
+    assert secret_field.value == ""  # type: ignore[attr-defined]
+    assert page.session.resolver.explicit[f"{node_id}.api_key"] == "sk-test-SECRET-123456"
+    assert page.state.flow.node(node_id).credentials["api_key"] == CredentialRef(provider="openai", name="default")
+    dumped = json.dumps(canvas_of(user).props) + page.state.flow.model_dump_json()
+    assert "SECRET" not in dumped
+
+
+async def test_run_shows_badges_and_outputs(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    page.state.remove(["store"])
+    page.refresh()
+    user.find(marker="run").click()
+    await wait_for(lambda: "splitter" in page.session.results)
+    await wait_for(lambda: (canvas_of(user).node_data("splitter") or {}).get("status") == "ok")
+    data = canvas_of(user).node_data("splitter") or {}
+    assert data["summary"].endswith("chunks") and data["duration"] is not None
+    assert (canvas_of(user).node_data("loader") or {})["summary"] == "3 records"
+    user.find(FlowCanvas).trigger("node_click", {"id": "splitter", "kind": "fbnode"})
+    await user.should_see(kind=ui.table)
+    rows = [row for table in user.find(kind=ui.table).elements for row in table.rows]  # type: ignore[attr-defined]
+    assert {"LOGIN_001", "LOGIN_002", "LOGIN_003"} <= {r.get("record_id") for r in rows}
+    assert all(r["start"] is not None and r["end"] > r["start"] for r in rows)  # chunk boundaries shown
+    await user.should_see("chars min")
+    # the second run is served from the executor's cache
+    user.find(marker="run").click()
+    await wait_for(lambda: (canvas_of(user).node_data("splitter") or {}).get("status") == "cached")
+
+
+async def test_run_with_issues_marks_nodes_and_does_not_run(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    user.find(marker="run").click()
+    await user.should_see("Not run")
+    assert page.session.results == {}
+    issues = (canvas_of(user).node_data("store") or {})["issues"]
+    assert any(i["port"] == "embedder" for i in issues)
+
+
+async def test_run_to_selected_runs_only_ancestors(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    user.find(FlowCanvas).trigger("node_click", {"id": "loader", "kind": "fbnode"})
+    user.find(marker="run-to").click()
+    await wait_for(lambda: "loader" in page.session.results)
+    assert set(page.session.results) == {"loader"}
+
+
+async def test_save_open_and_export(user: User, builder: Callable[..., None], tmp_path: Path) -> None:
+    page = await open_builder(user, builder)
+    page.state.set_config_value("splitter", "chunk_size", 77)
+    with user:
+        page.files.save()  # the small flow lives outside the workspace: asks for a name
+    await user.should_see("Save flow as")
+    next(iter(user.find(marker="save-name").elements)).value = "mine"  # type: ignore[attr-defined]
+    user.find(marker="save-confirm").click()
+    saved = tmp_path / "workspace" / "mine.json"
+    await wait_for(saved.exists)
+    assert load_flow(saved).node("splitter").config["chunk_size"] == 77
+    with user:
+        page.files.new()
+        assert page.state.flow.nodes == []
+        assert page.files.open_path(saved)
+        assert page.state.flow.node("splitter").config["chunk_size"] == 77
+        name = page.files.export("flowbuilder")
+    assert name == "Small_CSV_flow.flow.json"
+    await wait_for(lambda: bool(user.download.http_responses))
+    assert b'"chunk_size": 77' in user.download.http_responses[-1].content
+
+
+async def test_import_n8n_course_file(user: User, builder: Callable[..., None]) -> None:
+    if not N8N_COURSE_FILE.exists():
+        pytest.skip("course file not present")
+    page = await open_builder(user, builder)
+    with user:
+        assert page.files.import_bytes(N8N_COURSE_FILE.read_bytes(), N8N_COURSE_FILE.name)
+    assert len(page.state.flow.nodes) >= 4
+    assert {n["id"] for n in canvas_of(user).props["nodes"]} >= set(page.state.flow.node_ids())
+    await user.should_see("Import report")
+
+
+async def test_import_garbage_is_refused_clearly(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    with user:
+        assert not page.files.import_bytes(b"{not json", "broken.json")
+    await user.should_see("broken.json")
+    assert page.state.flow.name == "Small CSV flow"
