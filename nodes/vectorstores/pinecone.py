@@ -1,0 +1,306 @@
+"""Pinecone: a hosted index, reached by name (control plane lookup) or directly by its host.
+
+Pinecone has no collection metadata, so every vector carries the embedder's ``model_id`` in its
+metadata (``fb_embedding_model``); before use the node checks the index dimension against the
+embedder and samples one stored vector to check the model, and refuses a mismatch. The chunk text is
+kept in the ``text`` metadata field (LangChain's convention).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.data import Document, Hit
+from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.registry import register_node
+from flowbuilder.services import Embedder
+from nodes.vectorstores.chroma import embed_array
+from nodes.vectorstores.common import (
+    MODEL_FIELD,
+    STORE_INPUTS,
+    STORE_OUTPUTS,
+    TEXT_FIELD,
+    check_embedder,
+    check_query,
+    decode_metadata,
+    encode_metadata,
+    flatten_documents,
+    models_mismatch_message,
+    sample_vector_details,
+    unique_documents,
+)
+
+PROVIDER = "pinecone"
+INT_KEYS_FIELD = "fb_int_keys"
+"""Pinecone stores numbers as floats; these keys are turned back into ints on the way out."""
+_UPSERT_BATCH = 100  # Pinecone's recommended upsert size (requests must stay under 2 MB)
+_FETCH_BATCH = 100  # ids travel in the query string of GET /vectors/fetch
+
+Progress = Callable[[int, int], None]
+
+
+class PineconeStore:
+    """The VectorStore service of ``vectorstore.pinecone``.
+
+    ``search`` returns hits whose ``score`` is the index metric's score as Pinecone computes it: the
+    **cosine similarity** for a ``cosine`` index (the default), the dot product for ``dotproduct``.
+    ``where`` is a Pinecone metadata filter (``{"source": "a.csv"}``, ``{"row": {"$lte": 10}}``).
+    """
+
+    def __init__(self, index: Any, embedder: Embedder, *, name: str, namespace: str, location: str) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.name = name
+        self.namespace = namespace
+        self.location = location
+
+    def __repr__(self) -> str:
+        return f"PineconeStore({self.name!r}, namespace={self.namespace!r})"
+
+    def _call(self, what: str, func: Callable[..., Any], **kwargs: Any) -> Any:
+        try:
+            return func(**kwargs)
+        except Exception as exc:
+            raise pinecone_error(exc, self.location, what) from None
+
+    def stats(self) -> Any:
+        return self._call("describe_index_stats", self.index.describe_index_stats)
+
+    def count(self) -> int:
+        namespaces = self.stats().namespaces or {}
+        summary = namespaces.get(self.namespace)
+        return int(summary.vector_count) if summary is not None else 0
+
+    def check_embedder(self) -> None:
+        """Refuse an index of another dimension, or one whose vectors another embedder made."""
+        stats = self.stats()
+        dimension = getattr(stats, "dimension", None)
+        if dimension and int(dimension) != int(self.embedder.dimension):
+            raise NodeError(
+                f"Pinecone index '{self.name}' holds {dimension}-d vectors but embedder '{self.embedder.model_id}' "
+                f"makes {self.embedder.dimension}-d ones. Use an index of dimension {self.embedder.dimension}."
+            )
+        summary = (stats.namespaces or {}).get(self.namespace)
+        if summary is None or not summary.vector_count:
+            return
+        probe = [0.0] * int(self.embedder.dimension)
+        probe[0] = 1.0
+        result = self._call(
+            "query", self.index.query, vector=probe, top_k=1, namespace=self.namespace, include_metadata=True
+        )
+        for match in result.matches or []:
+            existing = (match.metadata or {}).get(MODEL_FIELD)
+            if existing and existing != self.embedder.model_id:
+                where = f"Pinecone index '{self.name}' (namespace '{self.namespace}')"
+                raise NodeError(
+                    models_mismatch_message(where, existing, self.embedder.model_id, "another index or namespace")
+                )
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), _FETCH_BATCH):
+            part = list(ids[start : start + _FETCH_BATCH])
+            result = self._call("fetch", self.index.fetch, ids=part, namespace=self.namespace)
+            found.update(result.vectors or {})
+        return found
+
+    def add_documents(
+        self, documents: Sequence[Document], *, batch_size: int = _UPSERT_BATCH, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Upsert the documents not already stored; only those are embedded."""
+        ids, docs, duplicates = unique_documents(documents)
+        present = self.existing_ids(ids)
+        new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
+        total = len(new)
+        sample: list[float] | None = None
+        for start in range(0, total, batch_size):
+            part = new[start : start + batch_size]
+
+            def step(done: int, _total: int, offset: int = start) -> None:
+                if progress is not None:
+                    progress(offset + done, total)
+
+            vectors = embed_array(self.embedder, [doc.text for _, doc in part], step)
+            if sample is None and len(vectors):
+                sample = vectors[0].tolist()
+            records = [
+                (doc_id, vector.tolist(), self._metadata(doc))
+                for (doc_id, doc), vector in zip(part, vectors, strict=True)
+            ]
+            self._call("upsert", self.index.upsert, vectors=records, namespace=self.namespace)
+            if progress is not None:
+                progress(start + len(part), total)
+        return {"added": total, "already_present": len(present), "duplicates_dropped": duplicates, "sample": sample}
+
+    def _metadata(self, doc: Document) -> dict[str, Any]:
+        metadata = encode_metadata(doc.metadata, allow_string_lists=True)
+        int_keys = [k for k, v in metadata.items() if isinstance(v, int) and not isinstance(v, bool)]
+        if int_keys:
+            metadata[INT_KEYS_FIELD] = int_keys
+        metadata[TEXT_FIELD] = doc.text
+        metadata[MODEL_FIELD] = self.embedder.model_id
+        return metadata
+
+    def search(
+        self, query: str, k: int, where: dict[str, Any] | None = None, min_score: float | None = None
+    ) -> list[Hit]:
+        return self.search_vector(self.embedder.embed_query(query), k, where, min_score)
+
+    def search_vector(
+        self, vector: Sequence[float], k: int, where: dict[str, Any] | None = None, min_score: float | None = None
+    ) -> list[Hit]:
+        if k < 1:
+            raise NodeError(f"k must be at least 1, got {k}.")
+        kwargs: dict[str, Any] = {
+            "vector": list(map(float, vector)),
+            "top_k": k,
+            "namespace": self.namespace,
+            "include_metadata": True,
+        }
+        if where:
+            kwargs["filter"] = dict(where)
+        result = self._call("query", self.index.query, **kwargs)
+        hits: list[Hit] = []
+        for match in result.matches or []:
+            score = float(match.score)
+            if min_score is not None and score < min_score:
+                continue
+            stored = dict(match.metadata or {})
+            text = str(stored.pop(TEXT_FIELD, ""))
+            int_keys = stored.pop(INT_KEYS_FIELD, None) or []
+            metadata = decode_metadata(stored)
+            for key in int_keys:
+                if isinstance(metadata.get(key), float):
+                    metadata[key] = int(metadata[key])
+            hits.append(
+                Hit(document=Document(text=text, metadata=metadata), score=score, rank=len(hits) + 1, id=match.id)
+            )
+        return hits
+
+
+def pinecone_error(exc: Exception, location: str, what: str) -> NodeError:
+    """A Pinecone SDK exception as one line that says what to do (never the key)."""
+    from pinecone.errors import exceptions as pe
+
+    if isinstance(exc, NodeError):
+        return exc
+    if isinstance(exc, pe.UnauthorizedError | pe.ForbiddenError):
+        status = getattr(exc, "status_code", 401)
+        return ProviderError(
+            PROVIDER,
+            f"{location} rejected the API key ({status}): bind a valid key to the node's `api_key` slot "
+            "(provider pinecone).",
+        )
+    if isinstance(exc, pe.RateLimitError):
+        return ProviderError(
+            PROVIDER, f"{location} is rate limiting (429, after retries): wait and run again, or ingest fewer chunks."
+        )
+    if isinstance(exc, pe.PineconeTimeoutError):
+        return ProviderError(PROVIDER, f"{location} did not answer in time ({what}): check the host and try again.")
+    if isinstance(exc, pe.PineconeConnectionError):
+        return ProviderError(PROVIDER, f"Pinecone is not reachable at {location}: check `host` and the network.")
+    if isinstance(exc, pe.ApiError):
+        body = getattr(exc, "body", None)
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        return ProviderError(PROVIDER, f"{what} at {location} failed ({exc.status_code}): {message or exc}")
+    if isinstance(exc, pe.PineconeError):
+        return ProviderError(PROVIDER, f"{what} at {location} failed: {exc}")
+    return ProviderError(PROVIDER, f"{what} at {location} failed: {type(exc).__name__}: {exc}")
+
+
+def connect(api_key: str, index_name: str, host: str) -> tuple[Any, str]:
+    """``(index, location)``: by ``host`` straight to the data plane, else by name through the control plane."""
+    import pinecone
+
+    if host:
+        if "://" not in host:
+            host = f"https://{host}"
+        try:
+            client = pinecone.Pinecone(api_key=api_key)
+            return client.Index(host=host), host
+        except Exception as exc:
+            raise pinecone_error(exc, host, "connect") from None
+    if not index_name:
+        raise NodeError("Set `index` (the index name) or `host` (the index host from the Pinecone console).")
+    client = pinecone.Pinecone(api_key=api_key)
+    location = f"Pinecone index '{index_name}'"
+    try:
+        return client.index(name=index_name), location
+    except Exception as exc:
+        from pinecone.errors import exceptions as pe
+
+        if isinstance(exc, pe.NotFoundError):
+            try:
+                names = sorted(i.name for i in client.indexes.list())
+            except Exception:
+                names = []
+            listed = f" Indexes in this project: {', '.join(names)}." if names else " The project has no indexes."
+            raise ProviderError(
+                PROVIDER, f"there is no index named '{index_name}'.{listed} Create it in the Pinecone console."
+            ) from None
+        raise pinecone_error(exc, location, "describe index") from None
+
+
+class PineconeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    index: str = Field("", description="Index name (looked up through Pinecone's control plane).")
+    host: str = Field("", description="Index host from the console; when set, used directly.")
+    namespace: str = Field("", description="Namespace inside the index.")
+    k: int = Field(4, ge=1, le=1000, description="Hits returned for the query.")
+    min_score: float | None = Field(None, description="Drop hits whose score is below this.")
+    where: dict[str, Any] = Field(default_factory=dict, description='Metadata filter, e.g. {"source": "a.csv"}.')
+    metric: str = Field("cosine", description="The index metric (cosine, dotproduct, euclidean); scores follow it.")
+
+
+@register_node
+class PineconeNode(Node[PineconeConfig]):
+    """Store chunks in a Pinecone index and search them (needs an API key)."""
+
+    type_name = "vectorstore.pinecone"
+    category = "Vector stores"
+    Config = PineconeConfig
+    inputs = STORE_INPUTS
+    outputs = STORE_OUTPUTS
+    credential_slots = (CredentialSlot("api_key", "pinecone"),)
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        assert isinstance(config, PineconeConfig)
+        if not config.index and not config.host:
+            return [(None, "Set `index` (the index name) or `host` (the index host from the Pinecone console).")]
+        return []
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        embedder = check_embedder(inputs.get("embedder"))
+        query = check_query(inputs.get("query"))
+        documents = flatten_documents(inputs.get("documents"))
+        index, location = connect(ctx.secret("api_key"), c.index, c.host)
+        store = PineconeStore(index, embedder, name=c.index or c.host, namespace=c.namespace, location=location)
+        store.check_embedder()
+        added = store.add_documents(documents, progress=ctx.progress)
+        sample = added.pop("sample")
+        outputs: dict[str, Any] = {"store": store}
+        if query is not None:
+            query_vector = embedder.embed_query(query)
+            sample = sample or query_vector
+            outputs["hits"] = store.search_vector(query_vector, c.k, c.where or None, c.min_score)
+        ctx.details.update(
+            {
+                "index": store.name,
+                "namespace": c.namespace,
+                "embedder": embedder.model_id,
+                "count": store.count(),
+                "score": f"{c.metric} (as computed by Pinecone)",
+                **added,
+                "sample_vector": sample_vector_details(sample, int(embedder.dimension)),
+            }
+        )
+        return outputs
