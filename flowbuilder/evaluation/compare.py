@@ -22,7 +22,7 @@ from typing import Any
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import FlowbuilderError, FlowFileError
-from flowbuilder.evaluation.chunk_stats import ChunkStats, compute_chunk_stats
+from flowbuilder.evaluation.chunk_stats import ChunkStats, column_names, compute_chunk_stats
 from flowbuilder.evaluation.metrics import Metrics, QuestionOutcome, aggregate, compare_ranks, judge_hits
 from flowbuilder.evaluation.questions import Question
 from flowbuilder.executor import EventHandler, Executor, RunEvent, RunResult
@@ -220,6 +220,21 @@ def header_columns(documents: Sequence[Document]) -> list[str]:
     return []
 
 
+def run_columns(run: RunResult) -> list[str]:
+    """The source's columns as any node of the run saw them: records' ``columns`` metadata (a joined
+    labeller output has none, but the loader's records before it do) or a whole CSV's header line."""
+    lists = [value for result in run.results.values() for value in result.outputs.values() if _is_documents(value)]
+    for documents in lists:
+        names = column_names(documents[:1])
+        if names:
+            return names
+    for documents in lists:
+        names = header_columns(documents)
+        if names:
+            return names
+    return []
+
+
 class FlowComparer:
     """Evaluates flows on question sets; keeps one executor so a long-lived UI reuses its result cache."""
 
@@ -321,7 +336,7 @@ class FlowComparer:
         embedder = ingestion.embedder
         count_tokens = embedder.count_tokens if embedder is not None else None
         max_tokens = embedder.max_tokens if embedder is not None else None
-        columns = None if any("columns" in d.metadata for d in ingestion.inputs) else header_columns(ingestion.inputs)
+        columns = column_names([*ingestion.inputs, *ingestion.chunks]) or run_columns(ingestion.run)
         stats = compute_chunk_stats(
             ingestion.inputs, ingestion.chunks, count_tokens=count_tokens, max_tokens=max_tokens, columns=columns
         )
