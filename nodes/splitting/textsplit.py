@@ -165,6 +165,14 @@ def _recursive(
     source: str, start: int, end: int, separators: list[str], size: int, overlap: int, keep: KeepSeparator
 ) -> list[Chunk]:
     text = source[start:end]
+    if keep and len(text) < size:
+        # shortcut with the same result: kept separators make the pieces tile the text, every piece is
+        # shorter than the size and they all fit, so LangChain's split-and-merge yields text.strip()
+        stripped = text.strip()
+        if not stripped:
+            return []
+        lead = len(text) - len(text.lstrip())
+        return [Chunk(stripped, start + lead, start + lead + len(stripped))]
     separator = separators[-1]
     remaining: list[str] = []
     for index, candidate in enumerate(separators):
