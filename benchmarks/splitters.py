@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.node import RunContext
+from flowbuilder.node import EmptyConfig, RunContext
 from nodes.labeller import RowLabeller, RowLabellerConfig
 from nodes.loaders import FileLoader, FileLoaderConfig
 from nodes.splitters import (
@@ -89,12 +89,16 @@ def bench(path: Path) -> list[tuple[str, str, float, str, str]]:
         ("splitter.markdown 1000/0", MarkdownSplitter(MarkdownSplitterConfig()), ""),
     ]
     for name, node, kind in splitters:
-        ms, chunks = timed(lambda node=node: node.run({"documents": whole}, ctx)["chunks"])
+
+        def split(documents: list[Any], node: Any = node) -> Any:
+            return node.run({"documents": documents}, ctx)["chunks"]
+
+        ms, chunks = timed(lambda: split(whole))
         reference = langchain_ms(kind, whole[0].text) if kind else "-"
         rows.append((path.name, f"{name} (whole)", ms, f"{len(chunks)} chunks", reference))
-        ms, chunks = timed(lambda node=node: node.run({"documents": records}, ctx)["chunks"])
+        ms, chunks = timed(lambda: split(records))
         rows.append((path.name, f"{name} (records)", ms, f"{len(chunks)} chunks", ""))
-    ms, chunks = timed(lambda: RecordSplitter(RecordSplitter.Config()).run({"documents": joined}, ctx)["chunks"])
+    ms, chunks = timed(lambda: RecordSplitter(EmptyConfig()).run({"documents": joined}, ctx)["chunks"])
     rows.append((path.name, "splitter.record (joined)", ms, f"{len(chunks)} chunks", ""))
     return rows
 

@@ -244,6 +244,7 @@ class RecordSplitter(Node[EmptyConfig]):
 
     type_name = "splitter.record"
     category = "Splitters"
+    Config = EmptyConfig
     inputs = _PORTS_IN
     outputs = _PORTS_OUT
 

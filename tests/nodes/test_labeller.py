@@ -46,7 +46,7 @@ def _raw_rows() -> list[list[str]]:
 
 
 def _label(records: list[Document], **config: object) -> list[Document]:
-    node = RowLabeller(RowLabellerConfig(**config))  # type: ignore[arg-type]
+    node = RowLabeller(RowLabellerConfig(**config))
     return node.run({"records": records}, _ctx())["records"]
 
 
@@ -142,7 +142,7 @@ def test_labeller_through_executor() -> None:
 
 
 def _stringify(items: object, **config: object) -> str:
-    node = Stringify(StringifyConfig(**config))  # type: ignore[arg-type]
+    node = Stringify(StringifyConfig(**config))
     return node.run({"items": items}, _ctx())["text"]
 
 

@@ -23,7 +23,7 @@ PDF_PATH = ROOT / "data" / "VWO_Login_Dashboard_PRD.pdf"
 
 
 def load(path: Path | str, **config: object) -> list:
-    node = FileLoader(FileLoaderConfig(path=str(path), **config))  # type: ignore[arg-type]
+    node = FileLoader(FileLoaderConfig(path=str(path), **config))
     return node.run({}, RunContext("loader"))["records"]
 
 

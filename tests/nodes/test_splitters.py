@@ -19,7 +19,7 @@ from flowbuilder.data import Document
 from flowbuilder.errors import FlowValidationError, NodeError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
-from flowbuilder.node import RunContext
+from flowbuilder.node import EmptyConfig, RunContext
 from nodes.splitters import (
     CharacterSplitter,
     CharacterSplitterConfig,
@@ -226,7 +226,7 @@ def test_overlap_larger_than_size_is_a_config_problem() -> None:
 
 def test_wrong_input_type_is_a_node_error() -> None:
     with pytest.raises(NodeError, match="documents"):
-        RecordSplitter(RecordSplitter.Config()).run({"documents": "just text"}, _ctx())
+        RecordSplitter(EmptyConfig()).run({"documents": "just text"}, _ctx())
 
 
 # ---------------------------------------------------------------- the known figures, through the executor
@@ -325,7 +325,7 @@ def test_record_splitter_passes_single_records_through() -> None:
         Document(text="   ", metadata={"record_id": "B"}),
         Document(text="third", metadata={"record_id": "C"}),
     ]
-    chunks = RecordSplitter(RecordSplitter.Config()).run({"documents": records}, _ctx())["chunks"]
+    chunks = RecordSplitter(EmptyConfig()).run({"documents": records}, _ctx())["chunks"]
     assert [(c.text, c.metadata["record_id"], c.metadata["start"], c.metadata["end"]) for c in chunks] == [
         ("first", "A", 0, 5),
         ("third", "C", 0, 5),
