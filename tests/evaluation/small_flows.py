@@ -29,6 +29,7 @@ def _flow(name: str, nodes: list[dict[str, object]], edges: list[tuple[str, str,
 
 def write_small_corpus(folder: Path) -> Path:
     """Write vwo30.csv, naive.json, labelled.json, improved.json, no_store.json and questions.jsonl."""
+    folder.mkdir(parents=True, exist_ok=True)
     lines = (REPO / "data" / "VWO_500_Test_Cases.csv").read_text(encoding="utf-8-sig").split("\n")
     (folder / "vwo30.csv").write_text("\n".join(lines[: ROWS + 1]) + "\n", encoding="utf-8")
     embedder = {"id": "embedder", "type": "embedder.local", "config": {}}
