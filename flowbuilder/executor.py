@@ -205,7 +205,7 @@ class Executor:
         for names in upstream.values():
             names.sort()
         refs = {slot: ref.model_dump() for slot, ref in sorted(node.spec.credentials.items())}
-        fingerprint = node.cls.fingerprint(node.config, base_dir)
+        fingerprint = node.cls.fingerprint(node.config, base_dir, run_input, values)
         key = node_key(type_name, node.config.model_dump(mode="json"), refs, [run_input, fingerprint], upstream)
         keys[node_id] = key
         if use_cache and node.cls.cacheable:

@@ -164,9 +164,11 @@ class Node(Generic[ConfigT]):
         return cls.outputs
 
     @classmethod
-    def fingerprint(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+    def fingerprint(
+        cls, config: BaseModel, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
+    ) -> str | None:
         """Extra state the result depends on beyond config and inputs (a file's size and mtime),
-        so that the result cache notices when it changes."""
+        so that the result cache notices when it changes. ``inputs`` are this run's input values."""
         return None
 
     @classmethod

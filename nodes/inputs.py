@@ -29,11 +29,6 @@ class FileInput(Node[FileInputConfig]):
     outputs = (Port("path", PortType.TEXT, description="Absolute path of the chosen file."),)
     run_input = "file"
 
-    @classmethod
-    def fingerprint(cls, config: BaseModel, base_dir: Path | None) -> str | None:
-        assert isinstance(config, FileInputConfig)
-        return config.path + "|" + str(base_dir)
-
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         chosen = ctx.run_input or self.config.path
         if not chosen:

@@ -12,7 +12,7 @@ import csv
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,11 +59,14 @@ class FileLoader(Node[FileLoaderConfig]):
     run_input = "file"
 
     @classmethod
-    def fingerprint(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+    def fingerprint(
+        cls, config: BaseModel, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
+    ) -> str | None:
         assert isinstance(config, FileLoaderConfig)
-        if not config.path:
+        chosen = run_input or inputs.get("path") or config.path
+        if not chosen:
             return None
-        path = _resolve(config.path, base_dir)
+        path = _resolve(str(chosen), base_dir)
         try:
             stat = path.stat()
         except OSError:

@@ -204,11 +204,16 @@ def test_fingerprint_follows_edits(tmp_path: Path) -> None:
     path = tmp_path / "f.csv"
     path.write_text("a\n1\n", encoding="utf-8")
     config = FileLoaderConfig(path="f.csv")
-    first = FileLoader.fingerprint(config, tmp_path)
+    first = FileLoader.fingerprint(config, tmp_path, None, {})
     assert first is not None and str(path.resolve()) in first
+    other = tmp_path / "g.csv"
+    other.write_text("b\n2\n", encoding="utf-8")
+    from_port = FileLoader.fingerprint(config, tmp_path, None, {"path": str(other)})
+    from_run_input = FileLoader.fingerprint(config, tmp_path, str(other), {})
+    assert from_port == from_run_input and from_port is not None and str(other.resolve()) in from_port
     path.write_text("a\n1\n2\n", encoding="utf-8")
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
-    assert FileLoader.fingerprint(config, tmp_path) != first
+    assert FileLoader.fingerprint(config, tmp_path, None, {}) != first
 
 
 def _loader_flow(path: str) -> Flow:
