@@ -14,7 +14,7 @@ import pytest
 from langchain_text_splitters import CharacterTextSplitter
 
 from flowbuilder.data import Document
-from flowbuilder.evaluation.chunk_stats import compute_chunk_stats, place_chunks, record_spans
+from flowbuilder.evaluation.chunk_stats import ChunkStats, compute_chunk_stats, place_chunks, record_spans
 
 CSV = Path(__file__).resolve().parents[2] / "data" / "VWO_500_Test_Cases.csv"
 IMPROVED = "Scenario TID: {0}\nDescription: {1}\nPreCondition: {2}\nTest Steps: {3}\nExpected Result: {4}"
@@ -125,3 +125,44 @@ def test_chunks_without_offsets_are_found_by_text() -> None:
     doc = Document(text="one two three", metadata={"source": "s"})
     placements = place_chunks([doc], [Document(text="two", metadata={"source": "s"})])
     assert [(p.start, p.end) for p in placements] == [(4, 7)]
+
+
+def _stats_through_nodes(loader_mode: str, steps: list[tuple[str, dict[str, object]]]) -> ChunkStats:
+    """Run loader -> steps... with the real nodes (no embedding) and measure the last step's chunks."""
+    from flowbuilder.evaluation.compare import run_columns
+    from flowbuilder.executor import Executor
+    from flowbuilder.flow import Edge, Flow, NodeSpec
+
+    nodes = [NodeSpec(id="loader", type="loader.file", config={"path": str(CSV), "mode": loader_mode})]
+    edges = []
+    previous, port = "loader", "records"
+    for index, (type_name, config) in enumerate(steps):
+        node_id = f"step{index}"
+        nodes.append(NodeSpec(id=node_id, type=type_name, config=config))
+        target_port = "records" if type_name == "labeller.row" else "documents"
+        edges.append(Edge(source=previous, source_port=port, target=node_id, target_port=target_port))
+        previous, port = node_id, "records" if type_name == "labeller.row" else "chunks"
+    run = Executor().run(Flow(nodes=nodes, edges=edges), to=previous)
+    assert run.ok, [r.error for r in run.failed()]
+    feeder = "loader" if len(steps) == 1 else f"step{len(steps) - 2}"
+    inputs = next(iter(run.results[feeder].outputs.values()))
+    chunks = run.results[previous].outputs["chunks"]
+    return compute_chunk_stats(inputs, chunks, columns=run_columns(run))
+
+
+def test_known_figures_through_the_real_nodes() -> None:
+    naive = _stats_through_nodes("whole", [("splitter.character", {"separator": "\n", "chunk_overlap": 200})])
+    assert (naive.chunks, naive.records, naive.records_cut, naive.chunks_with_labels) == (501, 500, 0, 0)
+    template = IMPROVED.format(
+        *(f"{{{c}}}" for c in ("Scenario TID", "TestCase Description", "PreCondition", "TestSteps", "Expected Result"))
+    )
+    improved = _stats_through_nodes(
+        "records",
+        [
+            ("labeller.row", {"template": template, "join": True}),
+            ("splitter.character", {"separator": "\n", "chunk_size": 1000, "chunk_overlap": 0}),
+        ],
+    )
+    assert (improved.chunks, improved.records_cut, improved.chunks_at_record_start) == (481, 480, 1)
+    rows = _stats_through_nodes("records", [("labeller.row", {"template": template}), ("splitter.record", {})])
+    assert (rows.chunks, rows.records_cut, rows.chunks_at_record_start, rows.chunks_with_labels) == (500, 0, 500, 500)
