@@ -323,6 +323,8 @@ class ComparePage:
         finally:
             self.running = False
             self.button.enable()
+            self.events.clear()
+        self.events.clear()  # stale progress must not overwrite "Done." on the next drain
         self.progress.set_value(1)
         self.progress_label.set_text("Done.")
         self.show()
