@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
@@ -125,12 +125,15 @@ def sample_vector_details(vector: Sequence[float] | None, dimension: int) -> dic
 
 
 def check_embedder(value: Any) -> Embedder:
-    if not isinstance(value, Embedder):
+    # Not isinstance(value, Embedder): on Python 3.11 that evaluates the ``dimension`` property, which
+    # may call the provider (an Ollama model of unknown size is probed).
+    methods = ("embed_documents", "embed_query", "count_tokens")
+    if not all(callable(getattr(value, name, None)) for name in methods) or not getattr(value, "model_id", None):
         raise NodeError(
             f"Input 'embedder' must be an embedder service (embedder.local, embedder.ollama, embedder.openai), "
             f"got {type(value).__name__}."
         )
-    return value
+    return cast(Embedder, value)
 
 
 def check_query(value: Any) -> str | None:

@@ -291,3 +291,10 @@ def test_server_mode_unreachable(tmp_path: Path) -> None:
     port = _free_port()
     with pytest.raises(ProviderError, match=f"no Chroma server is reachable at http://127.0.0.1:{port}"):
         run_chroma({"server_host": "127.0.0.1", "server_port": port}, LocalEmbedder(), tmp_path, query="x")
+
+
+def test_bad_inputs_are_named(tmp_path: Path) -> None:
+    with pytest.raises(NodeError, match="Input 'embedder' must be an embedder service"):
+        run_chroma({}, "not an embedder", tmp_path)
+    with pytest.raises(NodeError, match="Input 'query' must be text"):
+        run_chroma({}, LocalEmbedder(), tmp_path, query=42)  # type: ignore[arg-type]
