@@ -41,7 +41,7 @@ _PAGE_CSS = """
 .fb-palette .q-expansion-item__content { padding: 0 2px 4px 2px; }
 .fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
 .fb-palette-desc { overflow: hidden; text-overflow: ellipsis; display: -webkit-box; -webkit-line-clamp: 1; -webkit-box-orient: vertical; }
-.fb-out-table .fb-cell-text, .fb-out-table td:last-child { max-width: 260px; white-space: pre-wrap; font-size: 11px; }
+.fb-out-table td.fb-cell-text { min-width: 220px; max-width: 280px; white-space: pre-wrap; font-size: 11px; line-height: 1.25; }
 .fb-side .q-tab-panel { padding: 8px; }
 """
 

@@ -34,12 +34,12 @@ def documents_table(docs: list[Document]) -> tuple[list[dict[str, Any]], list[di
             if key not in keys and key != "record_spans":
                 keys.append(key)
     ordered = [k for k in _FIRST_COLUMNS if k in keys] + [k for k in keys if k not in _FIRST_COLUMNS]
-    columns = [{"name": "i", "label": "#", "field": "i", "align": "right"}]
-    columns += [{"name": k, "label": k, "field": k, "align": "left"} for k in ordered]
-    columns += [
-        {"name": "length", "label": "chars", "field": "length", "align": "right"},
+    columns = [
+        {"name": "i", "label": "#", "field": "i", "align": "right"},
         {"name": "text", "label": "text", "field": "text", "align": "left", "classes": "fb-cell-text"},
+        {"name": "length", "label": "chars", "field": "length", "align": "right"},
     ]
+    columns += [{"name": k, "label": k, "field": k, "align": "left"} for k in ordered]
     rows = []
     for i, doc in enumerate(docs[:MAX_ROWS]):
         row: dict[str, Any] = {"i": i, "length": len(doc.text), "text": doc.text[:PREVIEW_CHARS]}
@@ -51,7 +51,8 @@ def documents_table(docs: list[Document]) -> tuple[list[dict[str, Any]], list[di
 def hits_table(hits: list[Hit]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     columns = [
         {"name": k, "label": k, "field": k, "align": "left" if k in ("source", "record_id", "text") else "right"}
-        for k in ("rank", "score", "source", "record_id", "chunk_index", "text")
+        | ({"classes": "fb-cell-text"} if k == "text" else {})
+        for k in ("rank", "score", "text", "source", "record_id", "chunk_index")
     ]
     rows = [
         {
@@ -85,8 +86,8 @@ def render_value(name: str, value: Any) -> None:
             + (f" (first {MAX_ROWS} shown)" if len(value) > MAX_ROWS else "")
         ).classes("text-weight-medium")
         ui.table(columns=columns, rows=rows, row_key="i").classes("w-full fb-out-table").props(
-            "dense flat wrap-cells virtual-scroll"
-        ).style("max-height: 420px")
+            "dense flat wrap-cells"
+        ).style("max-height: 480px")
     elif isinstance(value, str):
         ui.label(f"{name}: {len(value)} chars").classes("text-weight-medium")
         _pre(value)

@@ -68,6 +68,9 @@ def small_flow_path(tmp_path: Path) -> Path:
 def builder(tmp_path: Path, small_flow_path: Path) -> Callable[..., None]:
     """Register the builder pages on the test app, opening the small flow by default."""
     from flowbuilder.ui.app import register_pages
+    from flowbuilder.ui.session import PAGES
+
+    PAGES.clear()  # pages of earlier tests' clients (the test reset drops clients without deleting them)
 
     def register(flow_path: Path | None = small_flow_path) -> None:
         register_pages(workspace=tmp_path / "workspace", flow_path=flow_path)

@@ -1,0 +1,174 @@
+"""Real-browser journeys in headless Chromium (selenium through NiceGUI's ``screen`` fixture).
+
+Screenshots of each journey's end state go to /tmp/shots/ for a human look.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from nicegui.testing import Screen
+from selenium.webdriver import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from flowbuilder.ui.session import PAGES
+
+from .conftest import N8N_COURSE_FILE, SHOTS
+
+pytestmark = pytest.mark.browser
+
+
+def wait_until(condition: Callable[[], object], timeout: float = 15.0) -> object:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            value = condition()
+        except Exception:
+            value = None
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+def css(screen: Screen, selector: str) -> list:  # type: ignore[type-arg]
+    return screen.selenium.find_elements(By.CSS_SELECTOR, selector)
+
+
+def handle(node: str, port: str, kind: str) -> str:
+    return f'.vue-flow__handle.{kind}[data-nodeid="{node}"][data-handleid="{port}"]'
+
+
+def open_builder(screen: Screen, builder: Callable[..., None], **kwargs: object) -> None:
+    builder(**kwargs)
+    screen.selenium.set_window_size(1600, 1000)
+    screen.open("/")
+    wait_until(lambda: len(css(screen, ".vue-flow__node")) >= 3)
+    time.sleep(0.5)
+
+
+def shot(screen: Screen, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screen.selenium.get_screenshot_as_file(str(SHOTS / f"{name}.png"))
+
+
+def drag(screen: Screen, source_selector: str, target_selector: str) -> None:
+    src = css(screen, source_selector)[0]
+    dst = css(screen, target_selector)[0]
+    ActionChains(screen.selenium).move_to_element(src).click_and_hold().move_by_offset(15, 5).move_to_element(
+        dst
+    ).release().perform()
+
+
+def test_canvas_renders_typed_ports_and_issues(screen: Screen, builder: Callable[..., None]) -> None:
+    open_builder(screen, builder)
+    assert len(css(screen, ".vue-flow__node")) == 3
+    assert len(css(screen, ".vue-flow__edge")) == 1
+    # the store's embedder input is a service port: a diamond handle on the bottom edge
+    service = css(screen, handle("store", "embedder", "target"))[0]
+    assert "fb-service" in service.get_attribute("class") and "vue-flow__handle-bottom" in service.get_attribute("class")
+    assert "fb-t-records" in css(screen, handle("loader", "records", "source"))[0].get_attribute("class")
+    issues = css(screen, '.vue-flow__node[data-id="store"] .fb-issues')[0]
+    assert "not connected" in issues.get_attribute("title")
+    assert css(screen, ".vue-flow__minimap")
+    shot(screen, "browser-canvas")
+
+
+def test_drag_node_from_palette(screen: Screen, builder: Callable[..., None]) -> None:
+    open_builder(screen, builder)
+    item = css(screen, '.fb-palette-item[data-type="embedder.local"]')[0]
+    pane = css(screen, ".vue-flow__pane")[0]
+    # Selenium's synthetic mouse drag does not fire HTML5 drag-and-drop, so dispatch the DnD events
+    # (dragstart on the palette item -> dragover/drop on the canvas) with one DataTransfer, as a browser does.
+    screen.selenium.execute_script(
+        """
+        const [item, pane] = arguments;
+        const r = pane.getBoundingClientRect();
+        const dt = new DataTransfer();
+        const at = {clientX: r.left + r.width * 0.6, clientY: r.top + r.height * 0.75, bubbles: true, dataTransfer: dt};
+        item.dispatchEvent(new DragEvent('dragstart', {bubbles: true, dataTransfer: dt}));
+        pane.dispatchEvent(new DragEvent('dragover', at));
+        pane.dispatchEvent(new DragEvent('drop', at));
+        """,
+        item,
+        pane,
+    )
+    wait_until(lambda: css(screen, '.vue-flow__node[data-id="embedder-local"]'))
+    assert len(css(screen, ".vue-flow__node")) == 4
+    screen.should_contain("all-MiniLM")  # the inspector shows the dropped node
+    # connect the new embedder's service output to the store's service input
+    drag(screen, handle("embedder-local", "embedder", "source"), handle("store", "embedder", "target"))
+    wait_until(lambda: len(css(screen, ".vue-flow__edge")) == 2)
+    shot(screen, "browser-drop-connect")
+
+
+def test_connect_and_mismatch_refused(screen: Screen, builder: Callable[..., None]) -> None:
+    open_builder(screen, builder)
+    drag(screen, handle("loader", "records", "source"), handle("store", "query", "target"))
+    screen.should_contain("Cannot connect records to text")
+    assert len(css(screen, ".vue-flow__edge")) == 1
+    drag(screen, handle("splitter", "chunks", "source"), handle("store", "documents", "target"))
+    wait_until(lambda: len(css(screen, ".vue-flow__edge")) == 2)
+    # undo with the keyboard removes it again (handled by Python state)
+    css(screen, ".vue-flow__pane")[0].click()
+    ActionChains(screen.selenium).key_down(Keys.CONTROL).send_keys("z").key_up(Keys.CONTROL).perform()
+    wait_until(lambda: len(css(screen, ".vue-flow__edge")) == 1)
+
+
+def test_edit_config_value(screen: Screen, builder: Callable[..., None]) -> None:
+    open_builder(screen, builder)
+    css(screen, '.vue-flow__node[data-id="splitter"] .fb-title')[0].click()
+    field = wait_until(lambda: css(screen, 'input[data-field="chunk_size"], [data-field="chunk_size"] input'))[0]  # type: ignore[index]
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("25")
+    page = list(PAGES.values())[-1]  # the server runs in this process
+    wait_until(lambda: page.state.flow.node("splitter").config.get("chunk_size") == 25)
+    shot(screen, "browser-inspector")
+    # a name change is reflected on the canvas card
+    name = css(screen, ".fb-side input")[0]
+    name.send_keys(Keys.CONTROL, "a")
+    name.send_keys("My splitter")
+    wait_until(lambda: "My splitter" in css(screen, '.vue-flow__node[data-id="splitter"] .fb-title')[0].text)
+
+
+def test_run_shows_badges_and_output(screen: Screen, builder: Callable[..., None]) -> None:
+    open_builder(screen, builder)
+    css(screen, '.vue-flow__node[data-id="splitter"] .fb-title')[0].click()
+    screen.click("Run to selected")
+    wait_until(lambda: css(screen, '.vue-flow__node[data-id="splitter"] .fb-status-ok'), timeout=30)
+    loader_status = css(screen, '.vue-flow__node[data-id="loader"] .fb-status-text')[0].text
+    assert loader_status == "3 records"
+    assert "chunks" in css(screen, '.vue-flow__node[data-id="splitter"] .fb-status-text')[0].text
+    css(screen, '.vue-flow__node[data-id="splitter"] .fb-title')[0].click()
+    screen.should_contain("LOGIN_002")
+    screen.should_contain("chars min")
+    shot(screen, "browser-run-output")
+
+
+def test_import_n8n_course_file(screen: Screen, builder: Callable[..., None], tmp_path: Path) -> None:
+    if not N8N_COURSE_FILE.exists():
+        pytest.skip("course file not present")
+    open_builder(screen, builder)
+    screen.click("Import")
+    upload = wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'))[0]  # type: ignore[index]
+    upload.send_keys(str(N8N_COURSE_FILE))
+    screen.should_contain("Import report")
+    wait_until(lambda: len(css(screen, ".vue-flow__node")) >= 4)
+    shot(screen, "browser-import-n8n")
+    screen.click("Close")
+    assert not css(screen, '.vue-flow__node[data-id="splitter"]')  # the small flow was replaced
+
+
+def test_export_downloads_native_file(screen: Screen, builder: Callable[..., None]) -> None:
+    from nicegui.testing import screen_plugin
+
+    open_builder(screen, builder)
+    screen.click("Export")
+    screen.click("Flowbuilder (native JSON)")
+    target = screen_plugin.DOWNLOAD_DIR / "Small_CSV_flow.flow.json"
+    wait_until(target.exists, timeout=10)
+    assert '"type": "splitter.recursive"' in target.read_text(encoding="utf-8")
