@@ -1,0 +1,147 @@
+"""How fast the builder opens and draws a big flow in headless Chromium.
+
+Builds flows of N nodes (loader -> splitter chains, each splitter feeding a chroma store with an
+embedder sub-node), serves the builder on a free local port, and measures from navigation start to
+the moment every ``.vue-flow__node`` is in the DOM. Also times auto-layout and a full re-render
+on the Python side. Target: 100 nodes in < 1.5 s.
+
+    python benchmarks/ui_render.py [--sizes 25 100 200] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_S = 1.5
+FLAGS = (
+    "--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --disable-background-networking "
+    "--disable-component-update --disable-sync --no-first-run --window-size=1600,1000"
+).split()
+
+SERVER = """
+import sys
+from nicegui import ui
+from flowbuilder.ui.app import register_pages
+register_pages(workspace=sys.argv[2], flow_path=sys.argv[3])
+ui.run(port=int(sys.argv[1]), reload=False, show=False, title="Flowbuilder")
+"""
+
+
+def big_flow(n_nodes: int, path: Path) -> None:
+    from flowbuilder.flow import Flow
+    from flowbuilder.formats.native import save_flow
+    from flowbuilder.ui.state import EditorState
+
+    state = EditorState(Flow(name=f"{n_nodes} nodes"))
+    chains = max(1, n_nodes // 4)
+    for i in range(chains):
+        loader = state.add_node("loader.file")
+        splitter = state.add_node("splitter.recursive")
+        store = state.add_node("vectorstore.chroma")
+        embedder = state.add_node("embedder.local")
+        state.connect(loader, "records", splitter, "documents")
+        state.connect(splitter, "chunks", store, "documents")
+        state.connect(embedder, "embedder", store, "embedder")
+        del i
+    started = time.perf_counter()
+    state.auto_layout()
+    layout_s = time.perf_counter() - started
+    save_flow(state.flow, path)
+    print(f"  auto-layout of {len(state.flow.nodes)} nodes: {layout_s * 1000:.1f} ms")
+
+
+def python_render_time(path: Path) -> float:
+    from flowbuilder.formats.native import load_flow
+    from flowbuilder.ui.canvas import node_views
+    from flowbuilder.ui.state import EditorState
+
+    state = EditorState(load_flow(path))
+    started = time.perf_counter()
+    node_views(state, state.issues_by_node())
+    return time.perf_counter() - started
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[25, 100, 200])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    os.environ["SE_OFFLINE"] = "true"
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    rows: list[tuple[int, float, float, float, float]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for size in args.sizes:
+                flow_path = Path(tmp) / f"flow{size}.json"
+                big_flow(size, flow_path)
+                py_s = python_render_time(flow_path)
+                port = free_port()
+                server = subprocess.Popen(
+                    [sys.executable, "-c", SERVER, str(port), tmp, str(flow_path)],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                try:
+                    url = f"http://127.0.0.1:{port}/"
+                    deadline = time.time() + 30
+                    while time.time() < deadline:
+                        try:
+                            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                            break
+                        except OSError:
+                            time.sleep(0.2)
+                    driver.get(url)  # warm-up: first load compiles and caches the bundle
+                    times = []
+                    for _ in range(args.repeat):
+                        driver.get("about:blank")
+                        driver.get(url)
+                        expected = size // 4 * 4
+                        elapsed = None
+                        t_end = time.time() + 20
+                        while time.time() < t_end:
+                            count = driver.execute_script("return document.querySelectorAll('.vue-flow__node').length")
+                            if count >= expected:
+                                elapsed = driver.execute_script("return performance.now()") / 1000.0
+                                break
+                            time.sleep(0.01)
+                        if elapsed is None:
+                            raise SystemExit(f"{size} nodes: not all nodes rendered within 20 s")
+                        times.append(elapsed)
+                    rows.append((size // 4 * 4, min(times), sum(times) / len(times), max(times), py_s))
+                finally:
+                    server.terminate()
+                    server.wait(timeout=10)
+    finally:
+        driver.quit()
+    print()
+    print(f"{'nodes':>6} | {'best s':>7} | {'mean s':>7} | {'worst s':>7} | {'python s':>8} | target < {TARGET_S} s")
+    print("-" * 64)
+    for nodes, best, mean, worst, py_s in rows:
+        verdict = "ok" if mean < TARGET_S else "SLOW"
+        print(f"{nodes:>6} | {best:7.3f} | {mean:7.3f} | {worst:7.3f} | {py_s:8.3f} | {verdict}")
+    print("\n(page-load to all .vue-flow__node present; 'python s' = building the canvas props incl. validation)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
