@@ -20,10 +20,17 @@ import time
 from pathlib import Path
 
 TARGET_S = 1.5
-FLAGS = (
-    "--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --disable-background-networking "
-    "--disable-component-update --disable-sync --no-first-run --window-size=1600,1000"
-).split()
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1600,1000",
+]
 
 SERVER = """
 import sys

@@ -17,7 +17,9 @@ def register(subparsers: Any) -> None:
         description="Serve the visual builder. With no FLOW it opens the demo flow (row-labelled CSV RAG).",
     )
     parser.add_argument("flow", nargs="?", help="a native flow file to open")
-    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1: this machine only)"
+    )
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     parser.add_argument(
         "--workspace", default="flowbuilder-workspace", help="folder for saved flows (default ./flowbuilder-workspace)"

@@ -1,1 +1,4 @@
-"""The NiceGUI visual builder (the only package that imports nicegui). Entry: :func:`flowbuilder.ui.app.register_pages`."""
+"""The NiceGUI visual builder, the only package that imports nicegui.
+
+Entry point: :func:`flowbuilder.ui.app.register_pages`.
+"""

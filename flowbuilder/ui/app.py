@@ -40,8 +40,9 @@ _PAGE_CSS = """
 .fb-palette .q-expansion-item__container > .q-item { min-height: 30px; padding: 2px 4px; }
 .fb-palette .q-expansion-item__content { padding: 0 2px 4px 2px; }
 .fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
-.fb-palette-desc { overflow: hidden; text-overflow: ellipsis; display: -webkit-box; -webkit-line-clamp: 1; -webkit-box-orient: vertical; }
-.fb-out-table td.fb-cell-text { min-width: 220px; max-width: 280px; white-space: pre-wrap; font-size: 11px; line-height: 1.25; }
+.fb-palette-desc { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.fb-out-table td.fb-cell-text { min-width: 220px; max-width: 280px; white-space: pre-wrap; font-size: 11px;
+  line-height: 1.25; }
 .fb-side .q-tab-panel { padding: 8px; }
 """
 
@@ -100,15 +101,19 @@ class BuilderPage:
                 self.palette = Palette(self.state.registry, self.add_at_center)
             with ui.element("div").classes("h-full grow").style("min-width: 0"):
                 self.canvas = FlowCanvas(self.state).classes("w-full h-full")
-            with ui.column().classes("h-full gap-0 fb-side").style(
-                "width: 420px; min-width: 420px; border-left: 1px solid #e2e8f0"
+            with (
+                ui.column()
+                .classes("h-full gap-0 fb-side")
+                .style("width: 420px; min-width: 420px; border-left: 1px solid #e2e8f0")
             ):
                 with ui.tabs().classes("w-full").props("dense") as tabs:
                     self.tab_node = ui.tab("Node")
                     self.tab_output = ui.tab("Output")
                     self.tab_run = ui.tab("Run log")
                     self.tab_chat = ui.tab("Chat")
-                with ui.tab_panels(tabs, value=self.tab_node).classes("w-full grow").style("overflow-y: auto") as panels:
+                with (
+                    ui.tab_panels(tabs, value=self.tab_node).classes("w-full grow").style("overflow-y: auto") as panels
+                ):
                     self.panels = panels
                     with ui.tab_panel(self.tab_node):
                         self.inspector = Inspector(session, self.after_inspector_edit)
@@ -127,21 +132,29 @@ class BuilderPage:
 
     # ---------------------------------------------------------------- layout
     def _header(self) -> None:
-        with ui.header().classes("items-center no-wrap gap-1 q-py-none q-px-sm").style(
-            f"background:#1e293b; height:{HEADER_PX}px"
+        with (
+            ui.header()
+            .classes("items-center no-wrap gap-1 q-py-none q-px-sm")
+            .style(f"background:#1e293b; height:{HEADER_PX}px")
         ):
             ui.label("Flowbuilder").classes("text-subtitle1 text-weight-bold q-mr-sm")
-            self.name_input = (
+            self.name_input: ui.input = (
                 ui.input(value=self.state.flow.name)
                 .props("dense dark borderless input-class=text-white")
                 .classes("w-48 fb-flow-name")
-                .on("blur", lambda: self.rename_flow(str(self.name_input.value or "")))
             )
+            self.name_input.on("blur", lambda: self.rename_flow(str(self.name_input.value or "")))
             self.dirty_mark = ui.label("").classes("text-amber-4")
             with ui.button_group().props("flat"):
-                ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip("New flow")
-                ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props("flat dense color=white").tooltip("Open")
-                ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip("Save")
+                ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip(
+                    "New flow"
+                )
+                ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props(
+                    "flat dense color=white"
+                ).tooltip("Open")
+                ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip(
+                    "Save"
+                )
                 ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
                     "flat dense no-caps color=white"
                 ).mark("import")
@@ -149,17 +162,27 @@ class BuilderPage:
                     "flat dense no-caps color=white"
                 ).mark("export")
             ui.separator().props("vertical dark")
-            ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip("Undo (Ctrl+Z)")
+            ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip(
+                "Undo (Ctrl+Z)"
+            )
             ui.button(icon="redo", on_click=lambda: self.shortcut("redo")).props("flat dense color=white").tooltip(
                 "Redo (Ctrl+Shift+Z)"
             )
-            ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").mark("layout").tooltip("Auto-layout")
-            ui.button(icon="fit_screen", on_click=lambda: self.canvas.fit_view()).props("flat dense color=white").tooltip("Fit view")
-            ui.button(icon="sticky_note_2", on_click=self.add_note).props("flat dense color=white").tooltip("Add a note")
+            ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").mark(
+                "layout"
+            ).tooltip("Auto-layout")
+            ui.button(icon="fit_screen", on_click=lambda: self.canvas.fit_view()).props(
+                "flat dense color=white"
+            ).tooltip("Fit view")
+            ui.button(icon="sticky_note_2", on_click=self.add_note).props("flat dense color=white").tooltip(
+                "Add a note"
+            )
             ui.space()
-            self.run_input = ui.input(placeholder="Run input (question or file path)").props(
-                "dense dark outlined clearable"
-            ).classes("w-64 fb-run-input")
+            self.run_input = (
+                ui.input(placeholder="Run input (question or file path)")
+                .props("dense dark outlined clearable")
+                .classes("w-64 fb-run-input")
+            )
             ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props(
                 "unelevated dense no-caps color=positive"
             ).classes("fb-run").mark("run")
@@ -168,9 +191,9 @@ class BuilderPage:
                 .props("unelevated dense no-caps color=primary")
                 .mark("run-to")
             )
-            ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props("unelevated dense color=negative").tooltip(
-                "Cancel the run"
-            ).classes("fb-cancel")
+            ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props(
+                "unelevated dense color=negative"
+            ).tooltip("Cancel the run").classes("fb-cancel")
             if has_compare_page():
                 ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm")
 

@@ -129,7 +129,7 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
     def node_data(self, node_id: str) -> dict[str, Any] | None:
         for node in self._props["nodes"]:
             if node["id"] == node_id:
-                return node["data"]  # type: ignore[no-any-return]
+                return node["data"]
         return None
 
     def patch(self, patches: dict[str, dict[str, Any]]) -> None:

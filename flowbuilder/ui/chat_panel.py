@@ -55,9 +55,11 @@ class ChatPanel:
         self.hint = ui.label("").classes("text-xs text-grey-7")
         self.messages = ui.column().classes("w-full gap-1 fb-chat-messages").style("min-height: 200px")
         with ui.row().classes("w-full no-wrap items-center"):
-            self.input = ui.input(placeholder="Ask the flow…").props("dense outlined").classes("grow fb-chat-input")
+            self.input = (
+                ui.input(placeholder="Ask the flow…").props("dense outlined").classes("grow").mark("chat-input")
+            )
             self.input.on("keydown.enter", self.send)
-            ui.button(icon="send", on_click=self.send).props("dense flat").classes("fb-chat-send")
+            ui.button(icon="send", on_click=self.send).props("dense flat").mark("chat-send")
         controller.token_listeners.append(self._on_tokens)
         self.refresh_hint()
 
@@ -105,4 +107,6 @@ class ChatPanel:
             for node_id, hits in hits_of(result):
                 with ui.expansion(f"{len(hits)} retrieved chunks ({node_id})").classes("w-full text-xs fb-chat-hits"):
                     columns, rows = hits_table(hits)
-                    ui.table(columns=columns, rows=rows, row_key="rank").props("dense flat wrap-cells").classes("w-full")
+                    ui.table(columns=columns, rows=rows, row_key="rank").props("dense flat wrap-cells").classes(
+                        "w-full"
+                    )

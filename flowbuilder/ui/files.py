@@ -35,7 +35,10 @@ def unbound_slots(session: EditorSession) -> list[tuple[str, Any]]:
         if cls is None:
             continue
         for slot in cls.credential_slots:
-            if slot.required and binding_source(session.resolver, spec.id, slot, spec.credentials.get(slot.name)) is None:
+            if (
+                slot.required
+                and binding_source(session.resolver, spec.id, slot, spec.credentials.get(slot.name)) is None
+            ):
                 missing.append((spec.id, slot))
     return missing
 
@@ -152,7 +155,7 @@ class FileActions:
     def import_bytes(self, content: bytes, filename: str) -> bool:
         try:
             data = parse_upload(content, filename)
-            flow, report = import_data(data, filename)
+            flow, report = import_data(data, filename, self.session.resolver)
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative", multi_line=True)
             return False
@@ -184,7 +187,9 @@ class FileActions:
                 for node_id, slot in missing:
                     with ui.row().classes("items-center w-full no-wrap"):
                         ui.label(f"{node_id}.{slot.name} ({slot.provider})").classes("w-48")
-                        field = ui.input("Secret", password=True).props("dense outlined autocomplete=off").classes("grow")
+                        field = (
+                            ui.input("Secret", password=True).props("dense outlined autocomplete=off").classes("grow")
+                        )
 
                         def bind(f: Any = field, n: str = node_id, s: Any = slot) -> None:
                             value = str(f.value or "")
@@ -203,7 +208,11 @@ class FileActions:
             ui.label("Export / download").classes("text-h6")
             for fmt in EXPORT_FORMATS:
                 ui.button(
-                    {"flowbuilder": "Flowbuilder (native JSON)", "n8n": "n8n workflow JSON", "langflow": "LangFlow JSON"}[fmt],
+                    {
+                        "flowbuilder": "Flowbuilder (native JSON)",
+                        "n8n": "n8n workflow JSON",
+                        "langflow": "LangFlow JSON",
+                    }[fmt],
                     on_click=lambda f=fmt: (self.export(f), dialog.close()),
                 ).props(f'flat no-caps align=left data-format="{fmt}"').classes("w-full")
             ui.button("Cancel", on_click=dialog.close).props("flat")
@@ -211,7 +220,7 @@ class FileActions:
 
     def export(self, fmt: str) -> str | None:
         try:
-            text = export_text(self.session.state.flow, fmt)
+            text, warnings = export_text(self.session.state.flow, fmt)
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative")
             return None
@@ -219,4 +228,11 @@ class FileActions:
         suffix = {"flowbuilder": ".flow.json", "n8n": ".n8n.json", "langflow": ".langflow.json"}[fmt]
         filename = f"{stem}{suffix}"
         ui.download.content(text.encode("utf-8"), filename, "application/json")
+        if warnings:
+            ui.notify(
+                f"Exported {filename}; {len(warnings)} note(s): " + "; ".join(warnings[:5]),
+                type="warning",
+                multi_line=True,
+                timeout=10000,
+            )
         return filename

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowbuilderError, UnsupportedFormatError
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import detect_format, dump_flow, flow_from_data
@@ -39,7 +40,7 @@ def _first(module: ModuleType | None, names: tuple[str, ...]) -> Callable[..., A
     for name in names:
         func = getattr(module, name, None)
         if callable(func):
-            return func  # type: ignore[no-any-return]
+            return func
     return None
 
 
@@ -50,7 +51,7 @@ def parse_upload(content: bytes, filename: str) -> Any:
         raise UnsupportedFormatError(filename, f"is not a JSON file ({type(exc).__name__}: {exc})") from None
 
 
-def import_data(data: Any, origin: str) -> tuple[Flow, Any]:
+def import_data(data: Any, origin: str, resolver: CredentialResolver | None = None) -> tuple[Flow, Any]:
     """A Flow and the importer's report (None for a native file) from parsed JSON of any known format."""
     fmt = detect_format(data)
     if fmt == "flowbuilder":
@@ -58,44 +59,31 @@ def import_data(data: Any, origin: str) -> tuple[Flow, Any]:
     if fmt == "unknown":
         raise UnsupportedFormatError(origin, "is neither a Flowbuilder, n8n nor LangFlow flow file")
     convert = _module("flowbuilder.formats.convert")
-    func = _first(convert, ("import_data", "import_flow_data", "import_any", "import_flow"))
+    func = _first(convert, ("convert_data",))
     if func is not None:
-        try:
-            result = func(data, origin)
-        except TypeError:
-            result = func(data)
-        if isinstance(result, tuple):
-            return result[0], result[1]
-        return result, None
-    module = _module(f"flowbuilder.formats.{fmt}")
-    func = _first(module, (f"import_{fmt}",))
+        flow, report = func(data, fmt, origin, resolver=resolver)
+        return flow, report
+    func = _first(_module(f"flowbuilder.formats.{fmt}"), (f"import_{fmt}",))
     if func is None:
         raise FormatUnavailableError(f"{origin}: import unavailable: this build has no {fmt} importer.")
     flow, report = func(data, origin)
     return flow, report
 
 
-def export_text(flow: Flow, fmt: str) -> str:
-    """The flow as file text in ``fmt`` (``flowbuilder``, ``n8n`` or ``langflow``)."""
+def export_text(flow: Flow, fmt: str) -> tuple[str, list[str]]:
+    """The flow as file text in ``fmt`` (``flowbuilder``, ``n8n`` or ``langflow``) and the converter's
+    warnings about what that format cannot hold."""
     if fmt == "flowbuilder":
-        return dump_flow(flow)
+        return dump_flow(flow), []
     if fmt not in EXPORT_FORMATS:
         raise FormatUnavailableError(f"Unknown export format '{fmt}'; choose one of {', '.join(EXPORT_FORMATS)}.")
-    convert = _module("flowbuilder.formats.convert")
-    func = _first(convert, ("export_flow", "export_data", "export_to"))
-    result: Any = None
-    if func is not None:
-        result = func(flow, fmt)
-    else:
-        func = _first(_module(f"flowbuilder.formats.{fmt}"), (f"export_{fmt}", "export_flow"))
-        if func is None:
-            raise FormatUnavailableError(f"Export to {fmt} is unavailable in this build.")
-        result = func(flow)
-    if isinstance(result, tuple):
-        result = result[0]
-    if isinstance(result, (dict, list)):
-        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
-    return str(result)
+    func = _first(_module("flowbuilder.formats.convert"), ("export_flow",))
+    if func is None:
+        raise FormatUnavailableError(f"Export to {fmt} is unavailable in this build.")
+    result = func(flow, fmt)
+    data, warnings = result if isinstance(result, tuple) else (result, [])
+    text = data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return text, [str(w) for w in warnings or []]
 
 
 def report_text(report: Any) -> str:

@@ -52,9 +52,9 @@ class Inspector:
             info = describe_node(cls)
             ui.label(spec.type).classes("text-xs text-grey-7 fb-inspector-type")
             ui.label(info["description"]).classes("text-sm")
-            ui.input("Name", value=spec.name, placeholder=spec.id).classes("w-full").props("dense outlined").on_value_change(
-                lambda e: self._rename(str(e.value or ""))
-            )
+            ui.input("Name", value=spec.name, placeholder=spec.id).classes("w-full").props(
+                "dense outlined"
+            ).on_value_change(lambda e: self._rename(str(e.value or "")))
             ui.switch("Disabled (skipped in runs)", value=spec.disabled).on_value_change(
                 lambda e: self._set_disabled(bool(e.value))
             )
@@ -132,7 +132,9 @@ class Inspector:
         elif f.kind == "text":
             element = ui.input(f.label, value="" if value is None else str(value)).props("dense outlined")
             element.on_value_change(
-                lambda e, field=f: self._apply(e.sender, field.name, None if field.nullable and not e.value else e.value)
+                lambda e, field=f: self._apply(
+                    e.sender, field.name, None if field.nullable and not e.value else e.value
+                )
             )
         else:
             text = "" if value is None else json.dumps(value, ensure_ascii=False)
@@ -167,18 +169,25 @@ class Inspector:
                     SOURCE_LABELS[source] if slot.required or source else "optional, unbound",
                     color="positive" if source else ("grey" if not slot.required else "negative"),
                 ).classes("fb-cred-state").props(f'data-slot="{slot.name}"')
-            name_input = ui.input(
-                "Credential name", value=ref.name if ref else "default", placeholder="default"
-            ).props("dense outlined").classes("w-full")
+            name_input = (
+                ui.input("Credential name", value=ref.name if ref else "default", placeholder="default")
+                .props("dense outlined")
+                .classes("w-full")
+            )
             name_input.on(
                 "blur",
                 lambda: self._set_ref(slot, str(name_input.value or "default")),
             )
             with ui.row().classes("items-center w-full no-wrap"):
-                secret = ui.input("Secret for this session", password=True, password_toggle_button=False).props(
-                    "dense outlined autocomplete=off"
-                ).classes("grow").mark(f"secret-{slot.name}")
-                ui.button("Bind", on_click=lambda: self._bind(slot, secret)).props("dense unelevated").mark(f"bind-{slot.name}")
+                secret = (
+                    ui.input("Secret for this session", password=True, password_toggle_button=False)
+                    .props("dense outlined autocomplete=off")
+                    .classes("grow")
+                    .mark(f"secret-{slot.name}")
+                )
+                ui.button("Bind", on_click=lambda: self._bind(slot, secret)).props("dense unelevated").mark(
+                    f"bind-{slot.name}"
+                )
 
     def _set_ref(self, slot: CredentialSlot, name: str) -> None:
         if self.node_id is None:

@@ -77,12 +77,15 @@ def render_value(name: str, value: Any) -> None:
     if isinstance(value, list) and value and all(isinstance(v, Hit) for v in value):
         columns, rows = hits_table(value)
         ui.label(f"{name}: {len(value)} hits").classes("text-weight-medium")
-        ui.table(columns=columns, rows=rows, row_key="rank").classes("w-full fb-out-table").props("dense flat wrap-cells")
+        ui.table(columns=columns, rows=rows, row_key="rank").classes("w-full fb-out-table").props(
+            "dense flat wrap-cells"
+        )
     elif isinstance(value, list) and value and all(isinstance(v, Document) for v in value):
         columns, rows = documents_table(value)
         lengths = [len(d.text) for d in value]
+        stats = f"chars min {min(lengths)} / avg {sum(lengths) // len(lengths)} / max {max(lengths)}"
         ui.label(
-            f"{name}: {len(value)} documents · chars min {min(lengths)} / avg {sum(lengths) // len(lengths)} / max {max(lengths)}"
+            f"{name}: {len(value)} documents · {stats}"
             + (f" (first {MAX_ROWS} shown)" if len(value) > MAX_ROWS else "")
         ).classes("text-weight-medium")
         ui.table(columns=columns, rows=rows, row_key="i").classes("w-full fb-out-table").props(

@@ -27,7 +27,11 @@ class Palette:
         ).on_value_change(lambda e: self.filter(str(e.value or "")))
         with ui.scroll_area().classes("w-full grow fb-palette"):
             for category, classes in groupby(self.registry, key=lambda c: c.category):
-                with ui.expansion(category, value=True).classes("w-full").props("dense header-class=text-weight-bold") as group:
+                with (
+                    ui.expansion(category, value=True)
+                    .classes("w-full")
+                    .props("dense header-class=text-weight-bold") as group
+                ):
                     self.groups[category] = group
                     for cls in classes:
                         item = (

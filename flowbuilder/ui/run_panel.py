@@ -63,7 +63,9 @@ def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list
         elif event.kind == "run_started":
             lines.append(f"run: {' → '.join(data.get('order', []))}")
         elif event.kind == "run_finished":
-            state = "cancelled" if data.get("cancelled") else ("ok" if data.get("ok") else f"failed {data.get('failed')}")
+            state = (
+                "cancelled" if data.get("cancelled") else ("ok" if data.get("ok") else f"failed {data.get('failed')}")
+            )
             lines.append(f"run finished: {state}")
     patches.pop("", None)
     return {k: v for k, v in patches.items() if v}, tokens, lines
@@ -72,7 +74,9 @@ def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list
 class RunController:
     """One per page: runs the session's flow in a worker thread and keeps the canvas live."""
 
-    def __init__(self, session: EditorSession, canvas: FlowCanvas, show_issues: Callable[[list[ValidationIssue]], None]) -> None:
+    def __init__(
+        self, session: EditorSession, canvas: FlowCanvas, show_issues: Callable[[list[ValidationIssue]], None]
+    ) -> None:
         self.session = session
         self.canvas = canvas
         self.show_issues = show_issues

@@ -248,9 +248,7 @@ class EditorState:
             )
         graph = nx.DiGraph([(e.source, e.target) for e in self.flow.edges])
         if graph.has_node(target) and graph.has_node(source) and nx.has_path(graph, target, source):
-            raise InvalidConnectionError(
-                f"Connecting {source} to {target} would make a cycle; flows must be acyclic."
-            )
+            raise InvalidConnectionError(f"Connecting {source} to {target} would make a cycle; flows must be acyclic.")
         return out_port, in_port
 
     def connect(self, source: str, source_port: str, target: str, target_port: str) -> Edge:

@@ -70,7 +70,9 @@ def test_canvas_renders_typed_ports_and_issues(screen: Screen, builder: Callable
     assert len(css(screen, ".vue-flow__edge")) == 1
     # the store's embedder input is a service port: a diamond handle on the bottom edge
     service = css(screen, handle("store", "embedder", "target"))[0]
-    assert "fb-service" in service.get_attribute("class") and "vue-flow__handle-bottom" in service.get_attribute("class")
+    assert "fb-service" in service.get_attribute("class") and "vue-flow__handle-bottom" in service.get_attribute(
+        "class"
+    )
     assert "fb-t-records" in css(screen, handle("loader", "records", "source"))[0].get_attribute("class")
     issues = css(screen, '.vue-flow__node[data-id="store"] .fb-issues')[0]
     assert "not connected" in issues.get_attribute("title")

@@ -163,7 +163,11 @@ def test_form_fields_from_config_schema() -> None:
     schema = state.registry.get("splitter.character").Config.model_json_schema()
     fields = {f.name: f for f in form_fields(schema)}
     assert fields["chunk_size"].kind == "integer"
-    assert fields["keep_separator"].kind == "select" and set(fields["keep_separator"].options) == {"none", "start", "end"}
+    assert fields["keep_separator"].kind == "select" and set(fields["keep_separator"].options) == {
+        "none",
+        "start",
+        "end",
+    }
     store = {f.name: f for f in form_fields(state.registry.get("vectorstore.chroma").Config.model_json_schema())}
     assert store["where"].kind == "json"
     assert store["min_score"].nullable and store["min_score"].kind == "number"

@@ -15,8 +15,8 @@ from nicegui.testing import User
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.formats.native import load_flow
 from flowbuilder.ui.app import BuilderPage
-from flowbuilder.ui.session import PAGES
 from flowbuilder.ui.canvas import FlowCanvas
+from flowbuilder.ui.session import PAGES
 
 from .conftest import N8N_COURSE_FILE
 
@@ -64,10 +64,14 @@ def _has_compare() -> bool:
 async def test_connect_refused_with_both_types_then_accepted(user: User, builder: Callable[..., None]) -> None:
     page = await open_builder(user, builder)
     canvas = user.find(FlowCanvas)
-    canvas.trigger("connect", {"source": "loader", "sourceHandle": "records", "target": "store", "targetHandle": "embedder"})
+    canvas.trigger(
+        "connect", {"source": "loader", "sourceHandle": "records", "target": "store", "targetHandle": "embedder"}
+    )
     await user.should_see("Cannot connect records to embedder")
     assert len(page.state.flow.edges) == 1
-    canvas.trigger("connect", {"source": "splitter", "sourceHandle": "chunks", "target": "store", "targetHandle": "documents"})
+    canvas.trigger(
+        "connect", {"source": "splitter", "sourceHandle": "chunks", "target": "store", "targetHandle": "documents"}
+    )
     assert [e.key for e in page.state.flow.edges][-1] == "splitter.chunks->store.documents"
     assert len(canvas_of(user).props["edges"]) == 2
 
@@ -194,6 +198,11 @@ async def test_save_open_and_export(user: User, builder: Callable[..., None], tm
     assert name == "Small_CSV_flow.flow.json"
     await wait_for(lambda: bool(user.download.http_responses))
     assert b'"chunk_size": 77' in user.download.http_responses[-1].content
+    with user:
+        assert page.files.export("n8n") == "Small_CSV_flow.n8n.json"
+    await wait_for(lambda: len(user.download.http_responses) == 2)
+    exported = json.loads(user.download.http_responses[-1].content)
+    assert "connections" in exported and len(exported["nodes"]) >= 2
 
 
 async def test_import_n8n_course_file(user: User, builder: Callable[..., None]) -> None:
@@ -213,3 +222,26 @@ async def test_import_garbage_is_refused_clearly(user: User, builder: Callable[.
         assert not page.files.import_bytes(b"{not json", "broken.json")
     await user.should_see("broken.json")
     assert page.state.flow.name == "Small CSV flow"
+
+
+async def test_chat_panel_runs_the_flow_per_message(user: User, builder: Callable[..., None], tmp_path: Path) -> None:
+    from flowbuilder.flow import Edge, Flow, NodeSpec
+    from flowbuilder.formats.native import save_flow
+
+    chat_flow = tmp_path / "chat.json"
+    save_flow(
+        Flow(
+            name="Echo chat",
+            nodes=[NodeSpec(id="question", type="chat.input"), NodeSpec(id="answer", type="chat.output")],
+            edges=[Edge(source="question", source_port="message", target="answer", target_port="message")],
+        ),
+        chat_flow,
+    )
+    page = await open_builder(user, builder, flow_path=chat_flow)
+    await user.should_see("Each message runs the flow")
+    user.find(marker="chat-input").type("hello flow")
+    user.find(marker="chat-send").click()
+    await wait_for(lambda: "answer" in page.session.results)
+    await user.should_see("hello flow", retries=20)
+    labels = [el for el in user.find(kind=ui.label).elements if "fb-chat-answer" in el.classes]
+    assert [el.text for el in labels] == ["hello flow"]  # type: ignore[attr-defined]
