@@ -7,6 +7,7 @@ cached text, so changing it re-embeds.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,7 +43,7 @@ class OllamaEmbedder(CachingEmbedder):
         query_prefix: str = "",
         batch_size: int = 32,
         timeout: float = 60,
-        cache_dir: Any = None,
+        cache_dir: Path | None = None,
     ) -> None:
         super().__init__(open_cache(cache_dir) if cache_dir is not None else None)
         self.model = model
