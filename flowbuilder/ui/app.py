@@ -36,7 +36,9 @@ _config = AppConfig()
 HEADER_PX = 52
 
 _PAGE_CSS = """
-.fb-palette-item { border: 1px solid #e2e8f0; background: #fff; margin-bottom: 3px; line-height: 1.2; }
+.fb-palette-item { border: 1px solid #e2e8f0; background: #fff; margin-bottom: 3px; line-height: 1.2;
+  overflow: hidden; }
+.fb-palette .q-scrollarea__content { width: 100%; }
 .fb-palette .q-expansion-item__container > .q-item { min-height: 30px; padding: 2px 4px; }
 .fb-palette .q-expansion-item__content { padding: 0 2px 4px 2px; }
 .fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
@@ -372,7 +374,7 @@ class BuilderPage:
     # ---------------------------------------------------------------- runs
     async def run(self, to: str | None) -> None:
         self.refresh()
-        await self.runner.start(to=to, text=str(self.run_input.value or "") or None)
+        await self.runner.start(to=to, text=str(self.run_input.value or "") or None, file_input=True)
 
     async def run_to_selected(self) -> None:
         if not self.selected:

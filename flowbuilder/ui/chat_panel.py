@@ -15,8 +15,8 @@ from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import EditorSession
 
 
-def answer_of(session: EditorSession, result: RunResult) -> str | None:
-    """The flow's answer: a ``chat.output`` node's message, else the last text output of the run."""
+def chat_output_of(session: EditorSession, result: RunResult) -> str | None:
+    """The message of the flow's ``chat.output`` node, if it ran."""
     flow = session.state.flow
     for node_id in reversed(result.order):
         spec = flow.find_node(node_id)
@@ -25,6 +25,14 @@ def answer_of(session: EditorSession, result: RunResult) -> str | None:
             value = res.outputs.get("message")
             if isinstance(value, str):
                 return value
+    return None
+
+
+def answer_of(session: EditorSession, result: RunResult) -> str | None:
+    """The flow's answer: a ``chat.output`` node's message, else the last text output of the run."""
+    found = chat_output_of(session, result)
+    if found is not None:
+        return found
     for node_id in reversed(result.order):
         res = result.results.get(node_id)
         if res is not None and res.succeeded:
@@ -94,15 +102,16 @@ class ChatPanel:
         if result is None:
             live.set_text("(not run; see the notification)")
             return
-        answer = answer_of(self.session, result)
+        answer = chat_output_of(self.session, result)
         failed = result.failed()
         if answer:
             live.set_text(answer)
         elif failed:
+            # No final answer: say which node failed rather than showing an intermediate text (the prompt).
             live.set_text(f"No answer: {failed[-1].error}")
             live.classes("text-negative")
         else:
-            live.set_text(self._streamed or "(no answer)")
+            live.set_text(answer_of(self.session, result) or self._streamed or "(no answer)")
         with reply:
             for node_id, hits in hits_of(result):
                 with ui.expansion(f"{len(hits)} retrieved chunks ({node_id})").classes("w-full text-xs fb-chat-hits"):

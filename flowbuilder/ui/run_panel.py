@@ -11,6 +11,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from nicegui import run, ui
@@ -104,7 +105,7 @@ class RunController:
         for line in lines:
             self.log.push(line)
 
-    async def start(self, to: str | None = None, text: str | None = None) -> RunResult | None:
+    async def start(self, to: str | None = None, text: str | None = None, file_input: bool = False) -> RunResult | None:
         if self.running:
             ui.notify("A run is already going; cancel it first.", type="warning")
             return None
@@ -115,10 +116,17 @@ class RunController:
         inputs: dict[str, str] = {}
         if text:
             inputs[GENERIC_INPUT] = text
-            for spec in flow.nodes:
-                cls = self.session.state.node_class(spec.id)
-                if cls is not None and cls.run_input == "file":
-                    inputs[spec.id] = text
+            if file_input:
+                # A file path also feeds the file inputs (n8n's form upload), but only a path that exists:
+                # a question typed into the same box must not become a file name.
+                candidate = Path(text).expanduser()
+                if not candidate.is_absolute():
+                    candidate = self.session.base_dir / candidate
+                if candidate.is_file():
+                    for spec in flow.nodes:
+                        cls = self.session.state.node_class(spec.id)
+                        if cls is not None and cls.run_input == "file":
+                            inputs[spec.id] = str(candidate)
         self.canvas.clear_status()
         self.cancel_event = threading.Event()
         self.running = True

@@ -245,3 +245,13 @@ async def test_chat_panel_runs_the_flow_per_message(user: User, builder: Callabl
     await user.should_see("hello flow", retries=20)
     labels = [el for el in user.find(kind=ui.label).elements if "fb-chat-answer" in el.classes]
     assert [el.text for el in labels] == ["hello flow"]  # type: ignore[attr-defined]
+
+
+async def test_question_in_run_input_is_not_taken_as_a_file_path(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    page.state.remove(["store"])
+    page.run_input.value = "How is an email with two dots handled?"
+    user.find(marker="run").click()
+    await wait_for(lambda: "splitter" in page.session.results)
+    assert page.session.results["loader"].status == "ok"
+    assert page.session.results["loader"].summary == "3 records"
