@@ -10,7 +10,6 @@ from nicegui import ui
 
 from flowbuilder.data import Hit
 from flowbuilder.executor import RunResult
-from flowbuilder.ui.outputs import hits_table
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import EditorSession
 
@@ -94,7 +93,7 @@ class ChatPanel:
         self.input.value = ""
         with self.messages:
             ui.chat_message(text, name="You", sent=True).classes("w-full")
-            with ui.chat_message(name="Flow").classes("w-full") as reply:
+            with ui.chat_message(name="Flow").props("bg-color=grey-2").classes("w-full") as reply:
                 self._live = ui.label("…").classes("fb-chat-answer").style("white-space: pre-wrap")
         self._streamed = ""
         result = await self.controller.start(text=text)
@@ -115,7 +114,11 @@ class ChatPanel:
         with reply:
             for node_id, hits in hits_of(result):
                 with ui.expansion(f"{len(hits)} retrieved chunks ({node_id})").classes("w-full text-xs fb-chat-hits"):
-                    columns, rows = hits_table(hits)
-                    ui.table(columns=columns, rows=rows, row_key="rank").props("dense flat wrap-cells").classes(
-                        "w-full"
-                    )
+                    for hit in hits:
+                        meta = hit.document.metadata
+                        where = meta.get("record_id") or ", ".join(map(str, meta.get("record_ids") or [])) or "?"
+                        with ui.column().classes("w-full gap-0 q-mb-xs"):
+                            ui.label(
+                                f"#{hit.rank}  score {hit.score:.3f}  ·  {where}  ·  {hit.document.source}"
+                            ).classes("text-weight-bold text-xs")
+                            ui.label(hit.document.text[:400]).classes("text-xs").style("white-space: pre-wrap")
