@@ -9,14 +9,14 @@ comparison can tell which records a chunking strategy cut apart.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
-from flowbuilder.node import EmptyConfig, Node, RunContext
+from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from nodes.splitting.markdown import heading_sections
@@ -29,9 +29,6 @@ from nodes.splitting.textsplit import (
     split_recursive,
     unescape_separator,
 )
-
-_PORTS_IN = (Port("documents", PortType.RECORDS),)
-_PORTS_OUT = (Port("chunks", PortType.CHUNKS),)
 
 
 class RecordSpans:
@@ -68,30 +65,65 @@ def _documents(inputs: Mapping[str, Any]) -> list[Document]:
     raise NodeError(f"input 'documents' expects records (a list of documents), got {type(value).__name__}.")
 
 
+def _each_document(
+    documents: list[Document], ctx: RunContext
+) -> Iterator[tuple[Document, dict[str, Any], RecordSpans | None]]:
+    """Every document with the metadata its chunks inherit and its record lookup; reports progress."""
+    for number, document in enumerate(documents):
+        ctx.progress(number, len(documents))
+        inherited = {k: v for k, v in document.metadata.items() if k != "record_spans"}
+        spans = document.metadata.get("record_spans")
+        yield document, inherited, RecordSpans(spans) if spans else None
+    ctx.progress(len(documents), len(documents))
+
+
 def chunk_documents(documents: list[Document], split: Callable[[str], list[Chunk]], ctx: RunContext) -> list[Document]:
     """Apply ``split(text) -> list[Chunk]`` to every document and build chunk documents."""
     chunks: list[Document] = []
-    for number, document in enumerate(documents):
-        ctx.progress(number, len(documents))
-        base = {k: v for k, v in document.metadata.items() if k != "record_spans"}
-        spans = document.metadata.get("record_spans")
-        lookup = RecordSpans(spans) if spans else None
+    for document, inherited, lookup in _each_document(documents, ctx):
         for index, piece in enumerate(split(document.text)):
-            metadata = {**base, "chunk_index": index, "start": piece.start, "end": piece.end}
+            metadata = {**inherited, "chunk_index": index, "start": piece.start, "end": piece.end}
             if lookup is not None:
                 metadata["record_ids"] = lookup.overlapping(piece.start, piece.end)
             chunks.append(Document(text=piece.text, metadata=metadata))
-    ctx.progress(len(documents), len(documents))
     return chunks
 
 
-def _chunks_summary(outputs: Mapping[str, Any]) -> str:
-    return f"{len(outputs.get('chunks') or [])} chunks"
+def _size_problem(config: BaseModel) -> str | None:
+    # the record splitter's config has no sizes, so there is nothing to check
+    size, overlap = getattr(config, "chunk_size", None), getattr(config, "chunk_overlap", None)
+    if size is None or overlap is None:
+        return None
+    return check_sizes(size, overlap)
 
 
-def _size_problems(chunk_size: int, chunk_overlap: int) -> list[tuple[str | None, str]]:
-    problem = check_sizes(chunk_size, chunk_overlap)
-    return [(None, problem)] if problem else []
+class SplitterNode(Node[ConfigT]):
+    """What every splitter shares: the ports, the chunk-size check before running, and the summary.
+
+    Subclasses implement :meth:`split_documents`.
+    """
+
+    category = "Splitters"
+    inputs = (Port("documents", PortType.RECORDS),)
+    outputs = (Port("chunks", PortType.CHUNKS),)
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        problem = _size_problem(config)
+        return [(None, problem)] if problem else []
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        # checked again here because a node can be run without the graph validation
+        problem = _size_problem(self.config)
+        if problem:
+            raise NodeError(problem)
+        return {"chunks": self.split_documents(_documents(inputs), ctx)}
+
+    def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
+        raise NotImplementedError(f"{type(self).__name__}.split_documents")
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        return f"{len(outputs.get('chunks') or [])} chunks"
 
 
 class RecursiveSplitterConfig(BaseModel):
@@ -107,33 +139,19 @@ class RecursiveSplitterConfig(BaseModel):
 
 
 @register_node
-class RecursiveSplitter(Node[RecursiveSplitterConfig]):
+class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
     """Split text like LangChain's RecursiveCharacterTextSplitter (n8n and LangFlow's default)."""
 
     type_name = "splitter.recursive"
-    category = "Splitters"
     Config = RecursiveSplitterConfig
-    inputs = _PORTS_IN
-    outputs = _PORTS_OUT
 
-    @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, RecursiveSplitterConfig)
-        return _size_problems(config.chunk_size, config.chunk_overlap)
-
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         c = self.config
-        problem = check_sizes(c.chunk_size, c.chunk_overlap)
-        if problem:
-            raise NodeError(problem)
 
         def split(text: str) -> list[Chunk]:
             return split_recursive(text, c.chunk_size, c.chunk_overlap, c.separators, c.keep_separator)
 
-        return {"chunks": chunk_documents(_documents(inputs), split, ctx)}
-
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
-        return _chunks_summary(outputs)
+        return chunk_documents(documents, split, ctx)
 
 
 class CharacterSplitterConfig(BaseModel):
@@ -148,40 +166,26 @@ class CharacterSplitterConfig(BaseModel):
 
 
 @register_node
-class CharacterSplitter(Node[CharacterSplitterConfig]):
+class CharacterSplitter(SplitterNode[CharacterSplitterConfig]):
     """Split on one separator and merge pieces up to the size (LangFlow's Split Text)."""
 
     type_name = "splitter.character"
-    category = "Splitters"
     Config = CharacterSplitterConfig
-    inputs = _PORTS_IN
-    outputs = _PORTS_OUT
 
-    @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, CharacterSplitterConfig)
-        return _size_problems(config.chunk_size, config.chunk_overlap)
-
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         c = self.config
-        problem = check_sizes(c.chunk_size, c.chunk_overlap)
-        if problem:
-            raise NodeError(problem)
         separator = unescape_separator(c.separator)
         keep: KeepSeparator = False if c.keep_separator == "none" else c.keep_separator
 
         def split(text: str) -> list[Chunk]:
             return split_character(text, separator, c.chunk_size, c.chunk_overlap, keep)
 
-        chunks = chunk_documents(_documents(inputs), split, ctx)
+        chunks = chunk_documents(documents, split, ctx)
         oversize = sum(1 for chunk in chunks if len(chunk.text) > c.chunk_size)
         if oversize:  # one note instead of LangChain's warning per chunk
             ctx.details["oversize_chunks"] = oversize
             ctx.log(f"{oversize} chunk(s) are longer than {c.chunk_size} characters (a piece is never cut).")
-        return {"chunks": chunks}
-
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
-        return _chunks_summary(outputs)
+        return chunks
 
 
 class MarkdownSplitterConfig(BaseModel):
@@ -193,32 +197,16 @@ class MarkdownSplitterConfig(BaseModel):
 
 
 @register_node
-class MarkdownSplitter(Node[MarkdownSplitterConfig]):
+class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
     """Split markdown at headings; each chunk starts with its heading path (# Guide > ## Login)."""
 
     type_name = "splitter.markdown"
-    category = "Splitters"
     Config = MarkdownSplitterConfig
-    inputs = _PORTS_IN
-    outputs = _PORTS_OUT
 
-    @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, MarkdownSplitterConfig)
-        return _size_problems(config.chunk_size, config.chunk_overlap)
-
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         c = self.config
-        problem = check_sizes(c.chunk_size, c.chunk_overlap)
-        if problem:
-            raise NodeError(problem)
         chunks: list[Document] = []
-        documents = _documents(inputs)
-        for number, document in enumerate(documents):
-            ctx.progress(number, len(documents))
-            base = {k: v for k, v in document.metadata.items() if k != "record_spans"}
-            spans = document.metadata.get("record_spans")
-            lookup = RecordSpans(spans) if spans else None
+        for document, inherited, lookup in _each_document(documents, ctx):
             index = 0
             for section in heading_sections(document.text, c.max_heading_level):
                 prefix = section.path + "\n\n" if section.headings else ""
@@ -226,38 +214,29 @@ class MarkdownSplitter(Node[MarkdownSplitterConfig]):
                 overlap = min(c.chunk_overlap, budget)
                 pieces = split_recursive(document.text, budget, overlap, start=section.start, end=section.end)
                 for piece in pieces:
-                    metadata = {**base, "chunk_index": index, "start": piece.start, "end": piece.end}
+                    metadata = {**inherited, "chunk_index": index, "start": piece.start, "end": piece.end}
                     metadata["heading_path"] = section.path
                     if lookup is not None:
                         metadata["record_ids"] = lookup.overlapping(piece.start, piece.end)
                     chunks.append(Document(text=prefix + piece.text, metadata=metadata))
                     index += 1
-        return {"chunks": chunks}
-
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
-        return _chunks_summary(outputs)
+        return chunks
 
 
 @register_node
-class RecordSplitter(Node[EmptyConfig]):
+class RecordSplitter(SplitterNode[EmptyConfig]):
     """One chunk per record: never cuts a record (a multi-record document is cut at its record spans)."""
 
     type_name = "splitter.record"
-    category = "Splitters"
     Config = EmptyConfig
-    inputs = _PORTS_IN
-    outputs = _PORTS_OUT
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         chunks: list[Document] = []
-        documents = _documents(inputs)
-        for number, document in enumerate(documents):
-            ctx.progress(number, len(documents))
-            base = {k: v for k, v in document.metadata.items() if k != "record_spans"}
+        for document, inherited, _ in _each_document(documents, ctx):
             spans = document.metadata.get("record_spans")
             if not spans:
                 if document.text.strip():
-                    metadata = {**base, "chunk_index": 0, "start": 0, "end": len(document.text)}
+                    metadata = {**inherited, "chunk_index": 0, "start": 0, "end": len(document.text)}
                     chunks.append(Document(text=document.text, metadata=metadata))
                 continue
             index = 0
@@ -265,11 +244,8 @@ class RecordSplitter(Node[EmptyConfig]):
                 text = document.text[int(start) : int(end)]
                 if not text.strip():
                     continue
-                metadata = {**base, "record_id": str(record_id), "chunk_index": index, "start": int(start)}
+                metadata = {**inherited, "record_id": str(record_id), "chunk_index": index, "start": int(start)}
                 metadata.update({"end": int(end), "record_ids": [str(record_id)]})
                 chunks.append(Document(text=text, metadata=metadata))
                 index += 1
-        return {"chunks": chunks}
-
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
-        return _chunks_summary(outputs)
+        return chunks
