@@ -85,6 +85,15 @@ def _parse_or_fail(template: str, what: str) -> Template:
         raise NodeError(f"{what} template: {exc}.") from exc
 
 
+def _template_problems(template: str) -> list[tuple[str | None, str]]:
+    """A template's syntax error as a config problem, so validation reports it before any run."""
+    try:
+        parse_template(template)
+    except TemplateSyntaxError as exc:
+        return [(None, f"template: {exc}")]
+    return []
+
+
 def _as_documents(value: Any, port: str) -> list[Document]:
     if isinstance(value, Document):
         return [value]
@@ -121,11 +130,7 @@ class RowLabeller(Node[RowLabellerConfig]):
     @classmethod
     def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
         assert isinstance(config, RowLabellerConfig)
-        try:
-            parse_template(config.template)
-        except TemplateSyntaxError as exc:
-            return [(None, f"template: {exc}")]
-        return []
+        return _template_problems(config.template)
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         records = _as_documents(inputs.get("records"), "records")
@@ -213,11 +218,7 @@ class Stringify(Node[StringifyConfig]):
     @classmethod
     def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
         assert isinstance(config, StringifyConfig)
-        try:
-            parse_template(config.template)
-        except TemplateSyntaxError as exc:
-            return [(None, f"template: {exc}")]
-        return []
+        return _template_problems(config.template)
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         template = _parse_or_fail(self.config.template, "stringify")
