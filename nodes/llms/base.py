@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import ChatMessage
+from flowbuilder.errors import FlowbuilderError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.services import ChatModel, Tool
@@ -145,6 +146,24 @@ class BaseChatModel:
         tools: Sequence[Tool] = (),
         on_token: TokenCallback | None = None,
     ) -> ChatMessage:
+        """The model's reply; streamed through ``on_token`` when given. Any SDK failure becomes a ProviderError."""
+        request = self._request(messages, [tool_spec(tool) for tool in tools])
+        self.last_usage = None
+        try:
+            return self._send(request, on_token)
+        except FlowbuilderError:
+            raise
+        except Exception as exc:  # the SDKs raise many kinds; _error turns each into what to do about it
+            raise self._error(exc) from None
+
+    def _request(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        """The provider's request body; also records the converted messages in ``last_request``."""
+        raise NotImplementedError
+
+    def _send(self, request: dict[str, Any], on_token: TokenCallback | None) -> ChatMessage:
+        raise NotImplementedError
+
+    def _error(self, exc: Exception) -> ProviderError:
         raise NotImplementedError
 
     def __repr__(self) -> str:  # never show the client (it holds the key)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
-from flowbuilder.node import RunContext
 from flowbuilder.registry import register_node
-from nodes.llms.base import ChatModelNode, LLMConfig
-from nodes.llms.openai_compatible import OpenAICompatibleChatModel
+from nodes.llms.base import LLMConfig
+from nodes.llms.openai_compatible import OpenAICompatibleChatNode
 
 _SDK_SUFFIX = "/openai/v1"
 
@@ -26,27 +25,18 @@ def groq_base_url(base_url: str) -> str | None:
 
 
 @register_node
-class GroqChat(ChatModelNode):
+class GroqChat(OpenAICompatibleChatNode):
     """Answer a prompt with a Groq chat model, or provide the model to an agent."""
 
     type_name = "llm.groq"
     Config = GroqChatConfig
     credential_slots = (CredentialSlot("api_key", "groq", description="Groq API key (GROQ_API_KEY)."),)
+    provider = "Groq"
+    sdk = "groq"
+    client_class = "Groq"
+    env_var = "GROQ_API_KEY"
+    usage_in_stream = False
 
-    def build_model(self, ctx: RunContext) -> OpenAICompatibleChatModel:
-        config = self.config
-        assert isinstance(config, GroqChatConfig)
-        return OpenAICompatibleChatModel(
-            provider="Groq",
-            sdk="groq",
-            client_class="Groq",
-            env_var="GROQ_API_KEY",
-            model=config.model,
-            api_key=ctx.secret("api_key"),
-            base_url=groq_base_url(config.base_url),
-            temperature=config.temperature,
-            max_tokens=config.max_tokens or None,
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-            usage_in_stream=False,
-        )
+    @classmethod
+    def sdk_base_url(cls, base_url: str) -> str | None:
+        return groq_base_url(base_url)

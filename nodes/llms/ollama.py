@@ -9,10 +9,9 @@ from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import ChatMessage
-from flowbuilder.errors import FlowbuilderError, ProviderError
+from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
 from flowbuilder.registry import register_node
-from flowbuilder.services import Tool
 from nodes.llms.base import (
     BaseChatModel,
     ChatModelNode,
@@ -21,7 +20,6 @@ from nodes.llms.base import (
     neutral_tool_call,
     scrub,
     to_ollama_messages,
-    tool_spec,
 )
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -66,33 +64,24 @@ class OllamaChatModel(BaseChatModel):
             self._client = ollama.Client(host=self.host, timeout=self.timeout, headers=headers)
         return self._client
 
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[Tool] = (),
-        on_token: TokenCallback | None = None,
-    ) -> ChatMessage:
-        payload = to_ollama_messages(messages)
-        self.last_request = payload
-        self.last_usage = None
+    def _request(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        self.last_request = to_ollama_messages(messages)
         options: dict[str, Any] = {"temperature": self.temperature}
         if self.max_tokens is not None:
             options["num_predict"] = self.max_tokens
-        request: dict[str, Any] = {"model": self.model, "messages": payload, "options": options}
+        request: dict[str, Any] = {"model": self.model, "messages": self.last_request, "options": options}
         if tools:
-            request["tools"] = [tool_spec(tool) for tool in tools]
+            request["tools"] = tools
+        return request
+
+    def _send(self, request: dict[str, Any], on_token: TokenCallback | None) -> ChatMessage:
+        if on_token is None:
+            return self._read([self.client().chat(stream=False, **request)], None)
+        parts = self.client().chat(stream=True, **request)
         try:
-            if on_token is None:
-                return self._read([self.client().chat(stream=False, **request)], None)
-            parts = self.client().chat(stream=True, **request)
-            try:
-                return self._read(parts, on_token)
-            finally:
-                parts.close()  # ends the HTTP stream at once when a cancel interrupts on_token
-        except FlowbuilderError:
-            raise
-        except Exception as exc:
-            raise self._error(exc) from None
+            return self._read(parts, on_token)
+        finally:
+            parts.close()  # ends the HTTP stream at once when a cancel interrupts on_token
 
     def _read(self, parts: Any, on_token: TokenCallback | None) -> ChatMessage:
         content: list[str] = []

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
-from flowbuilder.node import RunContext
 from flowbuilder.registry import register_node
-from nodes.llms.base import ChatModelNode, LLMConfig
-from nodes.llms.openai_compatible import OpenAICompatibleChatModel
+from nodes.llms.base import LLMConfig
+from nodes.llms.openai_compatible import OpenAICompatibleChatNode
 
 
 class OpenAIChatConfig(LLMConfig):
@@ -16,27 +15,13 @@ class OpenAIChatConfig(LLMConfig):
 
 
 @register_node
-class OpenAIChat(ChatModelNode):
+class OpenAIChat(OpenAICompatibleChatNode):
     """Answer a prompt with an OpenAI chat model, or provide the model to an agent."""
 
     type_name = "llm.openai"
     Config = OpenAIChatConfig
     credential_slots = (CredentialSlot("api_key", "openai", description="OpenAI API key (OPENAI_API_KEY)."),)
-
-    def build_model(self, ctx: RunContext) -> OpenAICompatibleChatModel:
-        config = self.config
-        assert isinstance(config, OpenAIChatConfig)
-        return OpenAICompatibleChatModel(
-            provider="OpenAI",
-            sdk="openai",
-            client_class="OpenAI",
-            env_var="OPENAI_API_KEY",
-            model=config.model,
-            api_key=ctx.secret("api_key"),
-            base_url=config.base_url or None,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens or None,
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-            usage_in_stream=True,
-        )
+    provider = "OpenAI"
+    sdk = "openai"
+    client_class = "OpenAI"
+    env_var = "OPENAI_API_KEY"

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from flowbuilder.data import ChatMessage
-from flowbuilder.errors import FlowbuilderError, ProviderError
-from flowbuilder.services import Tool
-from nodes.llms.base import BaseChatModel, TokenCallback, neutral_tool_call, scrub, to_openai_messages, tool_spec
+from flowbuilder.errors import ProviderError
+from flowbuilder.node import RunContext
+from nodes.llms.base import (
+    BaseChatModel,
+    ChatModelNode,
+    LLMConfig,
+    TokenCallback,
+    neutral_tool_call,
+    scrub,
+    to_openai_messages,
+)
 
 
 class OpenAICompatibleChatModel(BaseChatModel):
@@ -61,29 +69,19 @@ class OpenAICompatibleChatModel(BaseChatModel):
             )
         return self._client
 
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[Tool] = (),
-        on_token: TokenCallback | None = None,
-    ) -> ChatMessage:
-        payload = to_openai_messages(messages)
-        self.last_request = payload
-        self.last_usage = None
-        request: dict[str, Any] = {"model": self.model, "messages": payload, "temperature": self.temperature}
+    def _request(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        self.last_request = to_openai_messages(messages)
+        request: dict[str, Any] = {"model": self.model, "messages": self.last_request, "temperature": self.temperature}
         if self.max_tokens is not None:
             request["max_tokens"] = self.max_tokens
         if tools:
-            request["tools"] = [tool_spec(tool) for tool in tools]
-        try:
-            if on_token is not None:
-                return self._stream(request, on_token)
-            response = self.client().chat.completions.create(**request)
-            return self._read_response(response)
-        except FlowbuilderError:
-            raise
-        except Exception as exc:
-            raise self._error(exc) from None
+            request["tools"] = tools
+        return request
+
+    def _send(self, request: dict[str, Any], on_token: TokenCallback | None) -> ChatMessage:
+        if on_token is not None:
+            return self._stream(request, on_token)
+        return self._read_response(self.client().chat.completions.create(**request))
 
     def _read_response(self, response: Any) -> ChatMessage:
         if not response.choices:
@@ -188,3 +186,37 @@ def _usage(usage: Any) -> dict[str, Any]:
     dump = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
     keep = ("prompt_tokens", "completion_tokens", "total_tokens")
     return {key: dump[key] for key in keep if dump.get(key) is not None}
+
+
+class OpenAICompatibleChatNode(ChatModelNode):
+    """The node half of ``llm.openai`` and ``llm.groq``: subclasses name the provider, SDK and key variable."""
+
+    provider: ClassVar[str]
+    sdk: ClassVar[str]
+    client_class: ClassVar[str]
+    env_var: ClassVar[str]
+    usage_in_stream: ClassVar[bool] = True
+    """Ask for usage in the stream (``stream_options``); Groq rejects it and reports usage by itself."""
+
+    @classmethod
+    def sdk_base_url(cls, base_url: str) -> str | None:
+        """The configured ``base_url`` as the SDK wants it; None = the provider's public API."""
+        return base_url or None
+
+    def build_model(self, ctx: RunContext) -> OpenAICompatibleChatModel:
+        config = self.config
+        assert isinstance(config, LLMConfig)
+        return OpenAICompatibleChatModel(
+            provider=self.provider,
+            sdk=self.sdk,
+            client_class=self.client_class,
+            env_var=self.env_var,
+            model=config.model,
+            api_key=ctx.secret("api_key"),
+            base_url=self.sdk_base_url(config.base_url),
+            temperature=config.temperature,
+            max_tokens=config.max_tokens or None,
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+            usage_in_stream=self.usage_in_stream,
+        )
