@@ -34,8 +34,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.http import JSONHandler, LoopbackServer
 
 DEFAULT_MODELS = (
     "gpt-4o-mini",
@@ -146,7 +147,7 @@ def _word_count(value: Any) -> int:
     return 0
 
 
-class FakeLLMServer:
+class FakeLLMServer(LoopbackServer):
     """OpenAI, Groq and Ollama on one loopback port, with scripted replies and failure injection."""
 
     def __init__(
@@ -157,6 +158,7 @@ class FakeLLMServer:
         strict_models: bool = False,
     ) -> None:
         """:param strict_models: answer 404 (model not found) for a model outside ``models``."""
+        super().__init__()
         self.embedding_dim = embedding_dim
         self.models = list(models)
         self.strict_models = strict_models
@@ -168,46 +170,15 @@ class FakeLLMServer:
         self._delays: list[_Delay] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._call_counter = 0
 
     # ----- lifecycle
-    def start(self) -> FakeLLMServer:
-        handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), name="fake-llm-server", daemon=True
-        )
-        self._thread.start()
-        return self
+    def handler_class(self) -> type[JSONHandler]:
+        return _Handler
 
     def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("FakeLLMServer is not started")
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        self._stopping.set()  # wakes delayed requests so shutdown does not wait for them
+        super().stop()
 
     @property
     def openai_base_url(self) -> str:
@@ -319,37 +290,14 @@ def _last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
-def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(_Handler):
-        fake = server
-
-    return Handler
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     fake: FakeLLMServer
     server_version = "FakeLLM/1.0"
 
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-        pass
-
-    # ----- plumbing
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
     def _dispatch(self, method: str) -> None:
         path = self.path.split("?", 1)[0]
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        self.fake._record(RecordedRequest(method, path, headers, body))
+        body = self._read_json()
+        self.fake._record(RecordedRequest(method, path, self._lower_case_headers(), body))
         try:
             seconds = self.fake._take_delay(path)
             if seconds:
@@ -378,16 +326,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(path, 404, f"no route {method} {path}")
             return
         handler(body)
-
-    def _send_json(self, status: int, payload: Any, extra_headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (extra_headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
 
     def _send_error(self, path: str, status: int, message: str) -> None:
         # Retry hints small enough that SDK retries take milliseconds, not seconds.

@@ -20,13 +20,13 @@ checked on every request: a wrong key gets 401 like the real service.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.http import JSONHandler, LoopbackServer
 
 API_VERSION = "2026-07"
 
@@ -110,47 +110,20 @@ def _compare(metadata: dict[str, Any], key: str, op: str, expected: Any) -> bool
     }.get(op, False)
 
 
-class FakePinecone:
+class FakePinecone(LoopbackServer):
     """Pinecone's control and data plane on one loopback port."""
 
     def __init__(self, api_key: str = "pk-test") -> None:
+        super().__init__()
         self.api_key = api_key
         self.indexes: dict[str, FakeIndex] = {}
         self.data_index: str | None = None
         self.requests: list[RecordedRequest] = []
         self._failures: list[_Failure] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # ----- lifecycle
-    def start(self) -> FakePinecone:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakePinecone:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("FakePinecone is not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+    def handler_class(self) -> type[JSONHandler]:
+        return _Handler
 
     # ----- scripting
     def create_index(self, name: str, dimension: int, metric: str = "cosine") -> FakeIndex:
@@ -209,36 +182,15 @@ _ERRORS = {
 _MESSAGES = {401: "Invalid API Key", 429: "Too many requests", 500: "boom"}
 
 
-def _make_handler(fake: FakePinecone) -> type[BaseHTTPRequestHandler]:
-    class Handler(_Handler):
-        server_fake = fake
-
-    return Handler
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server_fake: FakePinecone
+class _Handler(JSONHandler):
+    fake: FakePinecone
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
     def _dispatch(self, method: str) -> None:
-        fake = self.server_fake
+        fake = self.fake
         parsed = urllib.parse.urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        body = json.loads(raw) if raw else None
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        body = self._read_json()
+        headers = self._lower_case_headers()
         path = parsed.path
         fake.requests.append(RecordedRequest(method, path, urllib.parse.parse_qs(parsed.query), headers, body))
         if headers.get("api-key") != fake.api_key:
@@ -254,9 +206,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(exc.status, exc.message)
 
     def _route(self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]) -> None:
-        fake = self.server_fake
+        fake = self.fake
         if path == "/indexes" and method == "GET":
-            self._json(200, {"indexes": [fake.index_model(i) for i in fake.indexes.values()]})
+            self._send_json(200, {"indexes": [fake.index_model(i) for i in fake.indexes.values()]})
         elif path == "/indexes" and method == "POST":
             embedding = body.get("schema", {}).get("fields", {}).get("embedding", {})
             if body.get("name") in fake.indexes:
@@ -265,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(dimension, int):
                 raise _HttpError(400, "dimension must be an integer")
             index = fake.create_index(body["name"], dimension, embedding.get("metric") or body.get("metric", "cosine"))
-            self._json(201, fake.index_model(index))
+            self._send_json(201, fake.index_model(index))
         elif path.startswith("/indexes/"):
             name = path.split("/", 2)[2]
             index = fake.indexes.get(name)
@@ -273,9 +225,9 @@ class _Handler(BaseHTTPRequestHandler):
                 raise _HttpError(404, f"Resource {name} not found")
             if method == "DELETE":
                 del fake.indexes[name]
-                self._json(202, {})
+                self._send_json(202, {})
             else:
-                self._json(200, fake.index_model(index))
+                self._send_json(200, fake.index_model(index))
         elif path == "/vectors/upsert":
             self._upsert(body)
         elif path == "/query":
@@ -284,24 +236,24 @@ class _Handler(BaseHTTPRequestHandler):
             index = self._index()
             namespaces = {ns: {"vectorCount": len(v)} for ns, v in index.namespaces.items() if v}
             total = sum(n["vectorCount"] for n in namespaces.values())
-            self._json(200, {"namespaces": namespaces, "dimension": index.dimension, "totalVectorCount": total})
+            self._send_json(200, {"namespaces": namespaces, "dimension": index.dimension, "totalVectorCount": total})
         elif path == "/vectors/fetch":
             index = self._index()
             namespace = (query.get("namespace") or [""])[0]
             stored = index.namespaces.get(namespace, {})
             found = {i: stored[i] for i in query.get("ids", []) if i in stored}
-            self._json(200, {"vectors": found, "namespace": namespace})
+            self._send_json(200, {"vectors": found, "namespace": namespace})
         elif path == "/vectors/delete":
             index = self._index()
             stored = index.namespaces.get(body.get("namespace", ""), {})
             for vector_id in body.get("ids", []):
                 stored.pop(vector_id, None)
-            self._json(200, {})
+            self._send_json(200, {})
         else:
             raise _HttpError(404, f"no route {method} {path}")
 
     def _index(self) -> FakeIndex:
-        fake = self.server_fake
+        fake = self.fake
         if fake.data_index is None or fake.data_index not in fake.indexes:
             raise _HttpError(404, "no index is served on this host")
         return fake.indexes[fake.data_index]
@@ -323,7 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "values": list(vector["values"]),
                 "metadata": dict(vector.get("metadata") or {}),
             }
-        self._json(200, {"upsertedCount": len(vectors)})
+        self._send_json(200, {"upsertedCount": len(vectors)})
 
     def _query(self, body: dict[str, Any]) -> None:
         index = self._index()
@@ -345,18 +297,10 @@ class _Handler(BaseHTTPRequestHandler):
             if body.get("includeValues"):
                 match["values"] = item["values"]
             matches.append(match)
-        self._json(200, {"matches": matches, "namespace": body.get("namespace", "")})
-
-    def _json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._send_json(200, {"matches": matches, "namespace": body.get("namespace", "")})
 
     def _error(self, status: int, message: str = "") -> None:
-        self._json(
+        self._send_json(
             status,
             {
                 "error": {
