@@ -28,6 +28,7 @@ from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import PAGES, AppConfig, EditorSession
+from flowbuilder.ui.widgets import WIDGET_CSS
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,11 @@ _PAGE_CSS = """
 .fb-out-table td.fb-cell-text { min-width: 220px; max-width: 280px; white-space: pre-wrap; font-size: 11px;
   line-height: 1.25; }
 .fb-side .q-tab-panel { padding: 8px; }
+.fb-chat-compose { position: sticky; bottom: 0; background: #fff; padding: 6px 0 8px; z-index: 1;
+  border-top: 1px solid #e2e8f0; box-shadow: 0 8px 0 #fff; }
+.fb-chat-reply .q-message-text { min-width: 0; }
+.fb-chat-hits { border: 1px solid #e2e8f0; border-radius: 6px; background: #fff; margin-top: 6px; }
+.fb-chat-hits .q-expansion-item__content { padding: 4px; }
 """
 
 
@@ -94,7 +100,7 @@ class BuilderPage:
         self.session = session
         self.state = session.state
         self.selected: str | None = None
-        ui.add_css(_PAGE_CSS)
+        ui.add_css(_PAGE_CSS + WIDGET_CSS)
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):

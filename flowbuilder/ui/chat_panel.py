@@ -12,6 +12,7 @@ from flowbuilder.data import Hit
 from flowbuilder.executor import RunResult
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import EditorSession
+from flowbuilder.ui.widgets import hit_cards, message_box
 
 
 def chat_output_of(session: EditorSession, result: RunResult) -> str | None:
@@ -60,8 +61,9 @@ class ChatPanel:
         self._live: Any = None
         self._streamed = ""
         self.hint = ui.label("").classes("text-xs text-grey-7")
-        self.messages = ui.column().classes("w-full gap-1 fb-chat-messages").style("min-height: 200px")
-        with ui.row().classes("w-full no-wrap items-center"):
+        self.messages = ui.column().classes("w-full gap-2 fb-chat-messages").style("min-height: 200px")
+        # Sticky at the bottom of the scrolling side panel: the box stays in reach however long the chat gets.
+        with ui.row().classes("w-full no-wrap items-center fb-chat-compose"):
             self.input = (
                 ui.input(placeholder="Ask the flow…").props("dense outlined").classes("grow").mark("chat-input")
             )
@@ -83,6 +85,11 @@ class ChatPanel:
             self._streamed += text
             self._live.set_text(self._streamed)
 
+    def _scroll_to_end(self) -> None:
+        ui.run_javascript(
+            "const p = document.querySelector('.fb-side .q-tab-panels'); if (p) p.scrollTop = p.scrollHeight;"
+        )
+
     async def send(self) -> None:
         text = str(self.input.value or "").strip()
         if not text:
@@ -93,8 +100,9 @@ class ChatPanel:
         self.input.value = ""
         with self.messages:
             ui.chat_message(text, name="You", sent=True).classes("w-full")
-            with ui.chat_message(name="Flow").props("bg-color=grey-2").classes("w-full") as reply:
+            with ui.chat_message(name="Flow").props("bg-color=grey-2").classes("w-full fb-chat-reply") as reply:
                 self._live = ui.label("…").classes("fb-chat-answer").style("white-space: pre-wrap")
+        self._scroll_to_end()
         self._streamed = ""
         result = await self.controller.start(text=text)
         live, self._live = self._live, None
@@ -107,18 +115,30 @@ class ChatPanel:
             live.set_text(answer)
         elif failed:
             # No final answer: say which node failed rather than showing an intermediate text (the prompt).
-            live.set_text(f"No answer: {failed[-1].error}")
-            live.classes("text-negative")
+            live.delete()  # the warning replaces the (empty) answer line
+            with reply:
+                message_box(
+                    "warning",
+                    f"No answer: node '{failed[-1].node_id}' failed",
+                    failure_text(failed[-1].node_id, failed[-1].error or ""),
+                    "fb-chat-warning",
+                )
         else:
             live.set_text(answer_of(self.session, result) or self._streamed or "(no answer)")
         with reply:
             for node_id, hits in hits_of(result):
-                with ui.expansion(f"{len(hits)} retrieved chunks ({node_id})").classes("w-full text-xs fb-chat-hits"):
-                    for hit in hits:
-                        meta = hit.document.metadata
-                        where = meta.get("record_id") or ", ".join(map(str, meta.get("record_ids") or [])) or "?"
-                        with ui.column().classes("w-full gap-0 q-mb-xs"):
-                            ui.label(
-                                f"#{hit.rank}  score {hit.score:.3f}  ·  {where}  ·  {hit.document.source}"
-                            ).classes("text-weight-bold text-xs")
-                            ui.label(hit.document.text[:400]).classes("text-xs").style("white-space: pre-wrap")
+                with (
+                    ui.expansion(f"{len(hits)} retrieved chunks ({node_id})", icon="manage_search")
+                    .classes("w-full fb-chat-hits")
+                    .props("dense header-class=text-caption")
+                ):
+                    hit_cards(hits)
+        self._scroll_to_end()
+
+
+def failure_text(node_id: str, error: str) -> str:
+    """The error without its "Node 'x' (type) failed:" lead, which the warning's title already says."""
+    lead = f"Node '{node_id}'"
+    if error.startswith(lead) and "failed:" in error:
+        return error.split("failed:", 1)[1].strip()
+    return error

@@ -293,3 +293,48 @@ async def test_chat_shows_retrieved_chunks_per_answer(user: User, builder: Calla
     await wait_for(lambda: "answer" in page.session.results, timeout=120)
     await user.should_see("2 retrieved chunks (store)", retries=20)
     await user.should_see("LOGIN_002")  # the matching record is the top hit, shown with its id
+    # one card per hit: rank, score badge, record id, source · chunk, and the whole text (clamped in CSS)
+    cards = [el for el in user.find(kind=ui.element).elements if "fb-hit" in el.classes]
+    assert len(cards) == 2
+    labels = {cls: [] for cls in ("fb-hit-rank", "fb-hit-score", "fb-hit-id", "fb-hit-where", "fb-clamp")}
+    for el in user.find(kind=ui.label).elements:
+        for cls in labels:
+            if cls in el.classes:
+                labels[cls].append(el.text)  # type: ignore[attr-defined]
+    assert labels["fb-hit-rank"] == ["#1", "#2"]
+    assert all(0.0 < float(s) <= 1.0 for s in labels["fb-hit-score"])
+    assert labels["fb-hit-id"][0] == "LOGIN_002"
+    assert labels["fb-hit-where"][0].startswith("cases.csv")
+    assert any("two dots in a row in the email" in t for t in labels["fb-clamp"])  # full text, not cut in Python
+
+
+async def test_chat_failure_is_a_readable_warning(user: User, builder: Callable[..., None], tmp_path: Path) -> None:
+    """A node failing upstream of chat.output: the reply says which node failed and why, without its lead."""
+    from flowbuilder.flow import Edge, Flow, NodeSpec
+    from flowbuilder.formats.native import save_flow
+
+    flow = Flow(
+        name="Broken chat",
+        nodes=[
+            NodeSpec(id="question", type="chat.input"),
+            NodeSpec(id="loader", type="loader.file", config={"path": "missing.csv"}),
+            NodeSpec(id="context", type="parser.stringify"),
+            NodeSpec(id="answer", type="chat.output"),
+        ],
+        edges=[
+            Edge(source="loader", source_port="records", target="context", target_port="items"),
+            Edge(source="context", source_port="text", target="answer", target_port="message"),
+        ],
+    )
+    path = tmp_path / "broken.json"
+    save_flow(flow, path)
+    page = await open_builder(user, builder, flow_path=path)
+    user.find(marker="chat-input").type("anything")
+    user.find(marker="chat-send").click()
+    await wait_for(lambda: "loader" in page.session.results)
+    await user.should_see("No answer: node 'loader' failed", retries=20)
+    boxes = [el for el in user.find(kind=ui.element).elements if "fb-chat-warning" in el.classes]
+    assert len(boxes) == 1 and "fb-box-warning" in boxes[0].classes
+    body = [el.text for el in user.find(kind=ui.label).elements if "fb-box-text" in el.classes]  # type: ignore[attr-defined]
+    assert len(body) == 1 and "missing.csv" in body[0] and not body[0].startswith("Node 'loader'")
+    assert not [el for el in user.find(kind=ui.label).elements if "fb-chat-answer" in el.classes]

@@ -1,0 +1,94 @@
+"""Small building blocks shared by the output inspector and the chat panel: clamped text that expands on
+click, one card per retrieved hit, and readable warning/error boxes. Their CSS is :data:`WIDGET_CSS`
+(added once per page by the builder)."""
+
+from __future__ import annotations
+
+from nicegui import ui
+
+from flowbuilder.data import Hit
+
+# Enough for any chunk a user wants to read in full; longer texts are cut so a table of 200 rows stays small.
+FULL_TEXT_CHARS = 4000
+
+# Toggled in the browser: expanding a text costs no round trip and survives nothing but a re-render.
+TOGGLE_JS = "(e) => e.currentTarget.classList.toggle('fb-open')"
+
+WIDGET_CSS = """
+.fb-clamp { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: var(--fb-lines, 3);
+  overflow: hidden; white-space: pre-wrap; overflow-wrap: anywhere; cursor: pointer; }
+.fb-clamp.fb-open { display: block; -webkit-line-clamp: unset; }
+.fb-clamp:not(.fb-open):hover { background: #f1f5f9; }
+.fb-hit { border: 1px solid #e2e8f0; border-radius: 6px; background: #fff; padding: 4px 8px 6px; }
+.fb-hit-head { display: flex; align-items: center; gap: 6px; font-size: 12px; line-height: 18px; min-width: 0; }
+.fb-hit-rank { flex: none; font-weight: 700; color: #334155; }
+.fb-hit-score { flex: none; font-size: 11px; font-weight: 600; padding: 0 6px; border-radius: 9px;
+  background: #fef3c7; color: #92400e; font-variant-numeric: tabular-nums; }
+.fb-hit-id { font-weight: 600; color: #0f172a; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.fb-hit-where { color: #64748b; font-size: 11px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+  min-width: 0; flex: 1; text-align: right; }
+.fb-hit-text { font-size: 12px; line-height: 1.35; color: #1e293b; margin-top: 2px; }
+.fb-box { display: flex; gap: 8px; align-items: flex-start; border-radius: 6px; padding: 6px 10px; font-size: 12.5px;
+  line-height: 1.4; border: 1px solid; overflow-wrap: anywhere; }
+.fb-box .q-icon { flex: none; margin-top: 1px; }
+.fb-box-title { font-weight: 600; }
+.fb-box-text { white-space: pre-wrap; }
+.fb-box-warning { background: #fffbeb; border-color: #fcd34d; color: #78350f; }
+.fb-box-error { background: #fef2f2; border-color: #fca5a5; color: #7f1d1d; }
+"""
+
+
+def clamped_text(text: str, lines: int = 3, classes: str = "") -> ui.label:
+    """``text`` shown on at most ``lines`` lines (ellipsis); a click shows all of it, another folds it."""
+    shown = text if len(text) <= FULL_TEXT_CHARS else text[:FULL_TEXT_CHARS] + " …"
+    label = ui.label(shown).classes(f"fb-clamp {classes}".strip()).style(f"--fb-lines: {lines}")
+    label.props["title"] = "Click to show all / fold"
+    label.on("click", js_handler=TOGGLE_JS)
+    return label
+
+
+def hit_where(hit: Hit) -> tuple[str, str]:
+    """(record id, "source · chunk N") of a hit, for its card head."""
+    meta = hit.document.metadata
+    record = meta.get("record_id") or ", ".join(map(str, meta.get("record_ids") or [])) or "?"
+    where = [str(hit.document.source or meta.get("source") or "")]
+    if meta.get("chunk_index") is not None:
+        where.append(f"chunk {meta['chunk_index']}")
+    return str(record), " · ".join(w for w in where if w)
+
+
+def hit_card(hit: Hit, lines: int = 3) -> ui.element:
+    """One retrieved chunk: rank, score badge, record id, source and chunk index, then the clamped text."""
+    record, where = hit_where(hit)
+    with ui.element("div").classes("fb-hit w-full") as card:
+        with ui.element("div").classes("fb-hit-head"):
+            ui.label(f"#{hit.rank}").classes("fb-hit-rank")
+            _titled(ui.label(f"{hit.score:.3f}").classes("fb-hit-score"), "similarity score")
+            _titled(ui.label(record).classes("fb-hit-id"), record)
+            _titled(ui.label(where).classes("fb-hit-where"), where)
+        clamped_text(hit.document.text, lines, "fb-hit-text")
+    return card
+
+
+def hit_cards(hits: list[Hit], lines: int = 3) -> None:
+    with ui.column().classes("w-full gap-1 fb-hits"):
+        for hit in hits:
+            hit_card(hit, lines)
+
+
+def message_box(kind: str, title: str, text: str = "", classes: str = "") -> ui.element:
+    """A readable notice: ``kind`` is "warning" or "error"; ``text`` keeps its line breaks."""
+    icon = {"warning": "warning_amber", "error": "error_outline"}.get(kind, "info")
+    with ui.element("div").classes(f"fb-box fb-box-{kind} w-full {classes}".strip()) as box:
+        ui.icon(icon, size="18px")
+        with ui.column().classes("gap-0 min-w-0"):
+            ui.label(title).classes("fb-box-title")
+            if text:
+                ui.label(text).classes("fb-box-text")
+    return box
+
+
+def _titled(element: ui.element, title: str) -> ui.element:
+    """A native tooltip (the ``title`` attribute): cheap for many small elements."""
+    element.props["title"] = title
+    return element
