@@ -812,33 +812,26 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
         ]
         ins = {"documents": "ingest_data", "embedder": "embedding", "query": "search_query"}
         return _LfShape(lf_type, display, "Vector store.", fields, outputs, ins, {"hits": "search_results"})
-    if t == "embedder.openai":
-        fields = {
-            "model": _field("model", c.get("model", "text-embedding-3-small"), "DropdownInput"),
-            "openai_api_key": _secret_field("openai_api_key", ref_name),
-            "dimensions": _field("dimensions", c.get("dimensions") or 0, "IntInput", "int"),
-            "openai_api_base": _field("openai_api_base", c.get("base_url", ""), "MessageTextInput"),
-        }
-        outputs = [_out("embeddings", "Embedding Model", ["Embeddings"], "build_embeddings")]
+    if t in ("embedder.openai", "embedder.ollama"):
+        if t == "embedder.openai":
+            provider, model_output = "OpenAI", "Embedding Model"
+            fields = {
+                "model": _field("model", c.get("model", "text-embedding-3-small"), "DropdownInput"),
+                "openai_api_key": _secret_field("openai_api_key", ref_name),
+                "dimensions": _field("dimensions", c.get("dimensions") or 0, "IntInput", "int"),
+                "openai_api_base": _field("openai_api_base", c.get("base_url", ""), "MessageTextInput"),
+            }
+        else:
+            provider, model_output = "Ollama", "Embeddings"
+            fields = {
+                "model_name": _field("model_name", c.get("model", "nomic-embed-text"), "DropdownInput"),
+                "base_url": _field("base_url", c.get("base_url", "http://127.0.0.1:11434"), "MessageTextInput"),
+            }
+        outputs = [_out("embeddings", model_output, ["Embeddings"], "build_embeddings")]
         return _LfShape(
-            "OpenAIEmbeddings",
-            "OpenAI Embeddings",
-            "OpenAI embeddings.",
-            fields,
-            outputs,
-            {},
-            {"embedder": "embeddings"},
-        )
-    if t == "embedder.ollama":
-        fields = {
-            "model_name": _field("model_name", c.get("model", "nomic-embed-text"), "DropdownInput"),
-            "base_url": _field("base_url", c.get("base_url", "http://127.0.0.1:11434"), "MessageTextInput"),
-        }
-        outputs = [_out("embeddings", "Embeddings", ["Embeddings"], "build_embeddings")]
-        return _LfShape(
-            "OllamaEmbeddings",
-            "Ollama Embeddings",
-            "Ollama embeddings.",
+            f"{provider}Embeddings",
+            f"{provider} Embeddings",
+            f"{provider} embeddings.",
             fields,
             outputs,
             {},
