@@ -9,16 +9,15 @@ from flowbuilder.credentials import CredentialResolver, parse_cred_option
 from flowbuilder.executor import GENERIC_INPUT
 from flowbuilder.flow import Flow
 
+CRED_HELP = (
+    "bind a credential: SLOT=VALUE or SLOT=env:VAR; SLOT is node.slot, a slot name, a provider "
+    "(openai, groq, pinecone) or a credential name. Values are never saved or printed."
+)
 
-def add_cred_option(parser: Any) -> None:
-    parser.add_argument(
-        "--cred",
-        action="append",
-        default=[],
-        metavar="SLOT=VALUE",
-        help="bind a credential: SLOT=VALUE or SLOT=env:VAR; SLOT is node.slot, a slot name, a provider "
-        "(openai, groq, pinecone) or a credential name. Values are never saved or printed.",
-    )
+
+def add_cred_option(parser: Any, help_text: str = CRED_HELP) -> None:
+    """The repeatable ``--cred SLOT=VALUE`` option; ``help_text`` says what the command does with it."""
+    parser.add_argument("--cred", action="append", default=[], metavar="SLOT=VALUE", help=help_text)
 
 
 def resolver_from_args(creds: Sequence[str]) -> CredentialResolver:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.credentials import CredentialResolver, parse_cred_option
+from flowbuilder.commands._common import add_cred_option, resolver_from_args
 from flowbuilder.errors import CredentialError, FlowbuilderError
 from flowbuilder.formats.convert import (
     EXPORT_FORMATS,
@@ -32,13 +32,7 @@ def register(subparsers: Any) -> None:
     imp.add_argument(
         "--local", action="store_true", help="swap remote embedders, chat models and Pinecone for local ones"
     )
-    imp.add_argument(
-        "--cred",
-        action="append",
-        default=[],
-        metavar="SLOT=VALUE",
-        help="bind a credential (VALUE or env:VAR) to check it",
-    )
+    add_cred_option(imp, help_text="bind a credential (VALUE or env:VAR) to check it")
     imp.add_argument("--report-json", action="store_true", help="print the import report as JSON")
     imp.set_defaults(handler=handle_import)
 
@@ -61,14 +55,10 @@ def _usage(message: str) -> FlowbuilderError:
 
 def handle_import(args: argparse.Namespace) -> int:
     source = Path(args.file)
-    explicit: dict[str, str] = {}
-    for option in args.cred:
-        try:
-            key, value = parse_cred_option(option)
-        except CredentialError as exc:
-            raise _usage(str(exc)) from None
-        explicit[key] = value
-    resolver = CredentialResolver(explicit)
+    try:
+        resolver = resolver_from_args(args.cred)
+    except CredentialError as exc:  # a malformed --cred is a usage mistake here, not a failed import
+        raise _usage(str(exc)) from None
     flow, report = import_file(source, local=args.local, resolver=resolver)
     output = Path(args.output) if args.output else default_import_path(source)
     report.output_file = str(output)
