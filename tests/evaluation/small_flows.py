@@ -15,6 +15,7 @@ IMPROVED_TEMPLATE = (
     "Scenario TID: {Scenario TID}\nDescription: {TestCase Description}\nPreCondition: {PreCondition}\n"
     "Test Steps: {TestSteps}\nExpected Result: {Expected Result}"
 )
+_EMBEDDER = {"id": "embedder", "type": "embedder.local", "config": {}}
 
 
 def _flow(name: str, nodes: list[dict[str, object]], edges: list[tuple[str, str, str, str]]) -> dict[str, object]:
@@ -27,12 +28,33 @@ def _flow(name: str, nodes: list[dict[str, object]], edges: list[tuple[str, str,
     }
 
 
+def _labelled_flow(
+    name: str, labeller_config: dict[str, object], splitter: dict[str, object], collection: str
+) -> dict[str, object]:
+    """CSV records -> labeller -> splitter -> Chroma: the labelled and improved flows differ only in configs."""
+    return _flow(
+        name,
+        [
+            {"id": "loader", "type": "loader.file", "config": {"path": "vwo30.csv", "mode": "records"}},
+            {"id": "labeller", "type": "labeller.row", "config": labeller_config},
+            {"id": "splitter", **splitter},
+            {"id": "store", "type": "vectorstore.chroma", "config": {"collection": collection}},
+            _EMBEDDER,
+        ],
+        [
+            ("loader", "records", "labeller", "records"),
+            ("labeller", "records", "splitter", "documents"),
+            ("splitter", "chunks", "store", "documents"),
+            ("embedder", "embedder", "store", "embedder"),
+        ],
+    )
+
+
 def write_small_corpus(folder: Path) -> Path:
     """Write vwo30.csv, naive.json, labelled.json, improved.json, no_store.json and questions.jsonl."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = (REPO / "data" / "VWO_500_Test_Cases.csv").read_text(encoding="utf-8-sig").split("\n")
     (folder / "vwo30.csv").write_text("\n".join(lines[: ROWS + 1]) + "\n", encoding="utf-8")
-    embedder = {"id": "embedder", "type": "embedder.local", "config": {}}
     naive = _flow(
         "Naive small",
         [
@@ -43,7 +65,7 @@ def write_small_corpus(folder: Path) -> Path:
                 "config": {"separator": "\n", "chunk_size": 1000, "chunk_overlap": 200},
             },
             {"id": "store", "type": "vectorstore.chroma", "config": {"collection": "test-naive"}},
-            embedder,
+            _EMBEDDER,
             {"id": "question", "type": "chat.input", "config": {"text": "unused"}},
             {"id": "retriever", "type": "retriever.vector", "config": {"k": 3}},
         ],
@@ -55,46 +77,17 @@ def write_small_corpus(folder: Path) -> Path:
             ("question", "message", "retriever", "query"),
         ],
     )
-    labelled = _flow(
-        "Labelled small",
-        [
-            {"id": "loader", "type": "loader.file", "config": {"path": "vwo30.csv", "mode": "records"}},
-            {"id": "labeller", "type": "labeller.row", "config": {}},
-            {"id": "splitter", "type": "splitter.record", "config": {}},
-            {"id": "store", "type": "vectorstore.chroma", "config": {"collection": "test-labelled"}},
-            embedder,
-        ],
-        [
-            ("loader", "records", "labeller", "records"),
-            ("labeller", "records", "splitter", "documents"),
-            ("splitter", "chunks", "store", "documents"),
-            ("embedder", "embedder", "store", "embedder"),
-        ],
-    )
+    labelled = _labelled_flow("Labelled small", {}, {"type": "splitter.record", "config": {}}, "test-labelled")
     no_store = _flow(
         "No store",
         [{"id": "loader", "type": "loader.file", "config": {"path": "vwo30.csv"}}],
         [],
     )
-    improved = _flow(
+    improved = _labelled_flow(
         "Improved small",
-        [
-            {"id": "loader", "type": "loader.file", "config": {"path": "vwo30.csv", "mode": "records"}},
-            {"id": "labeller", "type": "labeller.row", "config": {"template": IMPROVED_TEMPLATE, "join": True}},
-            {
-                "id": "splitter",
-                "type": "splitter.character",
-                "config": {"separator": "\n", "chunk_size": 1000, "chunk_overlap": 0},
-            },
-            {"id": "store", "type": "vectorstore.chroma", "config": {"collection": "test-improved"}},
-            embedder,
-        ],
-        [
-            ("loader", "records", "labeller", "records"),
-            ("labeller", "records", "splitter", "documents"),
-            ("splitter", "chunks", "store", "documents"),
-            ("embedder", "embedder", "store", "embedder"),
-        ],
+        {"template": IMPROVED_TEMPLATE, "join": True},
+        {"type": "splitter.character", "config": {"separator": "\n", "chunk_size": 1000, "chunk_overlap": 0}},
+        "test-improved",
     )
     flows = {"naive.json": naive, "labelled.json": labelled, "improved.json": improved, "no_store.json": no_store}
     for name, flow in flows.items():
