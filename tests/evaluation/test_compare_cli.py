@@ -17,18 +17,14 @@ def _data_dir(monkeypatch: pytest.MonkeyPatch, compare_data_dir: Path) -> None:
     monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(compare_data_dir))
 
 
+def compare_argv(folder: Path, flow_a: str, flow_b: str, *extra: str) -> list[str]:
+    """``compare FLOW_A FLOW_B --questions questions.jsonl EXTRA...`` on files of the small corpus."""
+    questions = str(folder / "questions.jsonl")
+    return ["compare", str(folder / flow_a), str(folder / flow_b), "--questions", questions, *extra]
+
+
 def run_json(capsys: pytest.CaptureFixture[str], folder: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
-    code = main(
-        [
-            "compare",
-            str(folder / "naive.json"),
-            str(folder / "labelled.json"),
-            "--questions",
-            str(folder / "questions.jsonl"),
-            "--json",
-            *extra,
-        ]
-    )
+    code = main(compare_argv(folder, "naive.json", "labelled.json", "--json", *extra))
     out, err = capsys.readouterr()
     return code, json.loads(out) if out.strip() else {}, err
 
@@ -109,16 +105,7 @@ def test_thresholds_apply_to_flow_b(capsys: pytest.CaptureFixture[str], small_co
 
 
 def test_text_report(capsys: pytest.CaptureFixture[str], small_corpus: Path) -> None:
-    code = main(
-        [
-            "compare",
-            str(small_corpus / "naive.json"),
-            str(small_corpus / "labelled.json"),
-            "--questions",
-            str(small_corpus / "questions.jsonl"),
-            "--quiet",
-        ]
-    )
+    code = main(compare_argv(small_corpus, "naive.json", "labelled.json", "--quiet"))
     out = capsys.readouterr().out
     assert code == 0
     for label in ("chunks with column labels", "records cut", "hit@1", "hit@5", "MRR", "recall@5", "B vs A:"):
@@ -155,16 +142,7 @@ def test_bad_question_line_exits_2(capsys: pytest.CaptureFixture[str], small_cor
 
 
 def test_flow_without_store_exits_1(capsys: pytest.CaptureFixture[str], small_corpus: Path) -> None:
-    code = main(
-        [
-            "compare",
-            str(small_corpus / "no_store.json"),
-            str(small_corpus / "labelled.json"),
-            "--questions",
-            str(small_corpus / "questions.jsonl"),
-            "--quiet",
-        ]
-    )
+    code = main(compare_argv(small_corpus, "no_store.json", "labelled.json", "--quiet"))
     assert code == 1
     err = capsys.readouterr().err
     assert "has no vector store node" in err and "loader.file" in err
