@@ -12,7 +12,7 @@ from flowbuilder.data import Hit
 from flowbuilder.executor import RunResult
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import EditorSession
-from flowbuilder.ui.widgets import hit_cards, message_box
+from flowbuilder.ui.widgets import failure_text, hit_cards, message_box
 
 
 def chat_output_of(session: EditorSession, result: RunResult) -> str | None:
@@ -134,11 +134,3 @@ class ChatPanel:
                 ):
                     hit_cards(hits)
         self._scroll_to_end()
-
-
-def failure_text(node_id: str, error: str) -> str:
-    """The error without its "Node 'x' (type) failed:" lead, which the warning's title already says."""
-    lead = f"Node '{node_id}'"
-    if error.startswith(lead) and "failed:" in error:
-        return error.split("failed:", 1)[1].strip()
-    return error

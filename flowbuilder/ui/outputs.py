@@ -14,10 +14,26 @@ from nicegui import ui
 
 from flowbuilder.data import ChatMessage, Document, Hit
 from flowbuilder.executor import NodeResult
+from flowbuilder.ui.widgets import FULL_TEXT_CHARS, clamped_text, failure_text, hit_cards, message_box
 
 MAX_ROWS = 200
-PREVIEW_CHARS = 160
-_FIRST_COLUMNS = ("record_id", "source", "row", "page", "chunk_index", "start", "end", "record_ids")
+_FIRST_COLUMNS = ("start", "end", "chunk_index", "record_ids", "source", "row", "page")
+PROSE_PORTS = ("answer", "message")  # read as prose; other text (prompts, contexts) in monospace
+INLINE_MAX = 90  # a short one-line value is shown as "name: value", not in a block
+# One template for every cell: the text column clamps to 3 lines and expands on click (in the browser);
+# the other columns stay on one line with the full value in a tooltip.
+CELL_SLOT = r"""
+<q-td :props="props" :class="props.col.name === 'text' ? 'fb-cell-text' : 'fb-cell-meta'"
+      :title="props.col.name === 'text' ? undefined : String(props.value ?? '')">
+  <div v-if="props.col.name === 'text'" class="fb-clamp" style="--fb-lines: 3" title="Click to show all / fold"
+       @click="$event.currentTarget.classList.toggle('fb-open')">{{ props.value }}</div>
+  <template v-else>{{ props.value ?? '' }}</template>
+</q-td>
+"""
+
+
+def _full(text: str) -> str:
+    return text if len(text) <= FULL_TEXT_CHARS else text[:FULL_TEXT_CHARS] + " …"
 
 
 def _cell(value: Any) -> Any:
@@ -33,16 +49,26 @@ def documents_table(docs: list[Document]) -> tuple[list[dict[str, Any]], list[di
         for key in doc.metadata:
             if key not in keys and key != "record_spans":
                 keys.append(key)
-    ordered = [k for k in _FIRST_COLUMNS if k in keys] + [k for k in keys if k not in _FIRST_COLUMNS]
-    columns = [
-        {"name": "i", "label": "#", "field": "i", "align": "right"},
-        {"name": "text", "label": "text", "field": "text", "align": "left", "classes": "fb-cell-text"},
+    has_id = "record_id" in keys
+    ordered = [k for k in _FIRST_COLUMNS if k in keys] + [
+        k for k in keys if k not in _FIRST_COLUMNS and k != "record_id"
+    ]
+    columns = [{"name": "i", "label": "#", "field": "i", "align": "right"}]
+    if has_id:
+        columns.append({"name": "record_id", "label": "record_id", "field": "record_id", "align": "left"})
+    columns += [
+        {"name": "text", "label": "text", "field": "text", "align": "left"},
         {"name": "length", "label": "chars", "field": "length", "align": "right"},
     ]
-    columns += [{"name": k, "label": k, "field": k, "align": "left"} for k in ordered]
+    columns += [
+        {"name": k, "label": k, "field": k, "align": "right" if k in ("start", "end", "chunk_index") else "left"}
+        for k in ordered
+    ]
+    if has_id:
+        ordered.insert(0, "record_id")
     rows = []
     for i, doc in enumerate(docs[:MAX_ROWS]):
-        row: dict[str, Any] = {"i": i, "length": len(doc.text), "text": doc.text[:PREVIEW_CHARS]}
+        row: dict[str, Any] = {"i": i, "length": len(doc.text), "text": _full(doc.text)}
         row.update({k: _cell(doc.metadata.get(k)) for k in ordered})
         rows.append(row)
     return columns, rows
@@ -61,73 +87,107 @@ def hits_table(hits: list[Hit]) -> tuple[list[dict[str, Any]], list[dict[str, An
             "source": h.document.source,
             "record_id": _cell(h.document.metadata.get("record_id") or h.document.metadata.get("record_ids")),
             "chunk_index": h.document.metadata.get("chunk_index"),
-            "text": h.document.text[:PREVIEW_CHARS],
+            "text": _full(h.document.text),
         }
         for h in hits[:MAX_ROWS]
     ]
     return columns, rows
 
 
-def _pre(text: str) -> None:
-    ui.code(text, language="text").classes("w-full fb-pre text-xs").style("max-height: 320px; overflow: auto")
+def _pre(text: str, prose: bool = False) -> None:
+    """A block of text with its line breaks, wrapped to the panel (monospace unless ``prose``)."""
+    ui.label(text).classes("w-full " + ("fb-prose" if prose else "fb-pre"))
+
+
+def _heading(text: str) -> None:
+    ui.label(text).classes("fb-out-heading")
+
+
+def _short(value: Any) -> str | None:
+    """``value`` as one short line, or None when it needs a block."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, (int, float)):
+        return f"{value:.4g}" if isinstance(value, float) else str(value)
+    if isinstance(value, str):
+        return value if len(value) <= INLINE_MAX and "\n" not in value else None
+    if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        line = "[" + ", ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in value) + "]"
+        return line if len(line) <= INLINE_MAX * 2 else None
+    return None
+
+
+def _inline(name: str, line: str) -> None:
+    with ui.row().classes("w-full no-wrap gap-2 items-baseline fb-out-inline"):
+        ui.label(name).classes("fb-out-key")
+        ui.label(line).classes("fb-out-val")
+
+
+def documents_view(columns: list[dict[str, Any]], rows: list[dict[str, Any]]) -> ui.table:
+    table = ui.table(columns=columns, rows=rows, row_key="i").classes("w-full fb-out-table")
+    table.props("dense flat bordered")
+    table.add_slot("body-cell", CELL_SLOT)
+    return table
 
 
 def render_value(name: str, value: Any) -> None:
     """One output port's value."""
     if isinstance(value, list) and value and all(isinstance(v, Hit) for v in value):
-        columns, rows = hits_table(value)
-        ui.label(f"{name}: {len(value)} hits").classes("text-weight-medium")
-        ui.table(columns=columns, rows=rows, row_key="rank").classes("w-full fb-out-table").props(
-            "dense flat wrap-cells"
-        )
+        _heading(f"{name}: {len(value)} hits")
+        hit_cards(value)
     elif isinstance(value, list) and value and all(isinstance(v, Document) for v in value):
         columns, rows = documents_table(value)
         lengths = [len(d.text) for d in value]
         stats = f"chars min {min(lengths)} / avg {sum(lengths) // len(lengths)} / max {max(lengths)}"
-        ui.label(
-            f"{name}: {len(value)} documents · {stats}"
-            + (f" (first {MAX_ROWS} shown)" if len(value) > MAX_ROWS else "")
-        ).classes("text-weight-medium")
-        ui.table(columns=columns, rows=rows, row_key="i").classes("w-full fb-out-table").props(
-            "dense flat wrap-cells"
-        ).style("max-height: 480px")
+        more = f" (first {MAX_ROWS} shown)" if len(value) > MAX_ROWS else ""
+        _heading(f"{name}: {len(value)} documents · {stats}{more}")
+        documents_view(columns, rows)
     elif isinstance(value, str):
-        ui.label(f"{name}: {len(value)} chars").classes("text-weight-medium")
-        _pre(value)
+        _heading(f"{name}: {len(value)} chars")
+        _pre(value, prose=name in PROSE_PORTS)
     elif isinstance(value, list) and not value:
-        ui.label(f"{name}: empty list").classes("text-weight-medium")
+        _heading(f"{name}: empty list")
     elif isinstance(value, (dict, list, int, float, bool)):
-        ui.label(name).classes("text-weight-medium")
-        _pre(json.dumps(value, indent=2, ensure_ascii=False, default=str)[:20000])
+        line = _short(value)
+        if line is not None:
+            _inline(name, line)
+        else:
+            _heading(name)
+            _pre(json.dumps(value, indent=2, ensure_ascii=False, default=str)[:20000])
     else:
-        ui.label(f"{name}: {type(value).__name__} (a service for the node that uses it)").classes("text-weight-medium")
+        _inline(name, f"{type(value).__name__} (a service for the node that uses it)")
 
 
-def render_details(details: dict[str, Any]) -> None:
-    """The node's inspect-only data."""
+def render_details(details: dict[str, Any], outputs: dict[str, Any] | None = None) -> None:
+    """The node's inspect-only data (a text already shown as an output is not repeated)."""
+    shown = [v for v in (outputs or {}).values() if isinstance(v, str)]
     for key, value in details.items():
+        if isinstance(value, str) and len(value) > INLINE_MAX and value in shown:
+            _inline(key, "the same text as the output above")
+            continue
         if key == "sample_vector" and isinstance(value, list):
             head = ", ".join(f"{float(v):.4f}" for v in value[:8])
-            ui.label(f"sample vector ({len(value)} dimensions)").classes("text-weight-medium")
-            _pre(f"[{head}{', …' if len(value) > 8 else ''}]")
+            _inline(f"sample vector ({len(value)} dims)", f"[{head}{', …' if len(value) > 8 else ''}]")
         elif key == "prompt" and isinstance(value, str):
-            ui.label("exact prompt").classes("text-weight-medium")
+            _heading(f"exact prompt ({len(value)} chars)")
             _pre(value)
         elif key == "messages" and isinstance(value, list):
-            ui.label(f"messages sent ({len(value)})").classes("text-weight-medium")
+            _heading(f"messages sent ({len(value)})")
             for message in value:
                 msg = message if isinstance(message, ChatMessage) else _as_message(message)
-                with ui.card().classes("w-full q-pa-xs").props("flat bordered"):
-                    ui.label(msg.role).classes("text-caption text-weight-bold")
+                with ui.element("div").classes("w-full fb-msg"):
+                    ui.label(msg.role).classes(f"fb-msg-role fb-role-{msg.role}")
                     if msg.content:
-                        ui.label(msg.content).classes("text-xs").style("white-space: pre-wrap")
+                        clamped_text(msg.content, 4, "fb-msg-text")
                     if msg.tool_calls:
                         _pre(json.dumps(msg.tool_calls, indent=2, ensure_ascii=False, default=str))
         elif key == "tool_calls" and isinstance(value, list):
-            ui.label(f"tool calls ({len(value)})").classes("text-weight-medium")
+            _heading(f"tool calls ({len(value)})")
             _pre(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+        elif (line := _short(value)) is not None:
+            _inline(key, line)
         else:
-            ui.label(key).classes("text-weight-medium")
+            _heading(key)
             if isinstance(value, str):
                 _pre(value)
             else:
@@ -162,9 +222,9 @@ def render_result(result: NodeResult | None, node_label: str) -> None:
             ui.label(result.summary).classes("text-sm")
         ui.label(f"{result.duration * 1000:.0f} ms").classes("text-xs text-grey-7")
     if result.error:
-        ui.label(result.error).classes("text-negative text-sm fb-out-error").style("white-space: pre-wrap")
+        message_box("error", "This node failed", failure_text(result.node_id, result.error), "fb-out-error")
     for name, value in result.outputs.items():
         render_value(name, value)
     if result.details:
-        ui.separator()
-        render_details(result.details)
+        ui.separator().classes("q-my-xs")
+        render_details(result.details, result.outputs)

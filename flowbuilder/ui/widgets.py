@@ -35,6 +35,26 @@ WIDGET_CSS = """
 .fb-box-text { white-space: pre-wrap; }
 .fb-box-warning { background: #fffbeb; border-color: #fcd34d; color: #78350f; }
 .fb-box-error { background: #fef2f2; border-color: #fca5a5; color: #7f1d1d; }
+.fb-out-heading { font-weight: 600; font-size: 13px; color: #0f172a; margin-top: 4px; }
+.fb-out-inline { font-size: 12.5px; line-height: 1.35; min-width: 0; }
+.fb-out-key { flex: none; font-weight: 600; color: #0f172a; }
+.fb-out-val { color: #334155; overflow-wrap: anywhere; min-width: 0; font-family: ui-monospace, monospace;
+  font-size: 12px; }
+.fb-pre, .fb-prose { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 320px; overflow-y: auto;
+  background: #f8fafc; border: 1px solid #e2e8f0; border-radius: 6px; padding: 6px 8px; color: #1e293b; }
+.fb-pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 11.5px; line-height: 1.4; }
+.fb-prose { font-size: 13px; line-height: 1.45; }
+.fb-out-table { max-height: 480px; }
+.fb-out-table thead tr th { position: sticky; top: 0; z-index: 1; background: #f8fafc; font-weight: 600; }
+.fb-out-table .q-table th, .fb-out-table .q-table td { padding: 3px 6px; height: auto; font-size: 11.5px;
+  vertical-align: top; line-height: 1.35; }
+.fb-out-table .q-table td.fb-cell-text { min-width: 220px; max-width: 260px; width: 260px; white-space: normal; }
+.fb-out-table .q-table td.fb-cell-meta { max-width: 150px; white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; font-variant-numeric: tabular-nums; }
+.fb-msg { border: 1px solid #e2e8f0; border-radius: 6px; padding: 4px 8px 6px; background: #fff; }
+.fb-msg-role { font-size: 11px; font-weight: 700; text-transform: uppercase; letter-spacing: .04em; color: #475569; }
+.fb-role-assistant { color: #15803d; } .fb-role-tool { color: #b45309; } .fb-role-system { color: #7c3aed; }
+.fb-msg-text { font-size: 12.5px; line-height: 1.4; }
 """
 
 
@@ -92,3 +112,11 @@ def _titled(element: ui.element, title: str) -> ui.element:
     """A native tooltip (the ``title`` attribute): cheap for many small elements."""
     element.props["title"] = title
     return element
+
+
+def failure_text(node_id: str, error: str) -> str:
+    """The error without its "Node 'x' (type) failed:" lead, which the warning's title already says."""
+    lead = f"Node '{node_id}'"
+    if error.startswith(lead) and "failed:" in error:
+        return error.split("failed:", 1)[1].strip()
+    return error

@@ -148,6 +148,18 @@ def test_run_shows_badges_and_output(screen: Screen, builder: Callable[..., None
     css(screen, '.vue-flow__node[data-id="splitter"] .fb-title')[0].click()
     screen.should_contain("LOGIN_002")
     screen.should_contain("chars min")
+    # rows are only as tall as their (short) texts, and the text column stays narrow
+    rows = css(screen, ".fb-out-table tbody tr")
+    assert len(rows) == 8 and max(r.size["height"] for r in rows) < 80, [r.size["height"] for r in rows]
+    cell = css(screen, ".fb-out-table td.fb-cell-text")[0]
+    assert cell.size["width"] <= 280
+    clamp = css(screen, ".fb-out-table .fb-clamp")[0]
+    assert screen.selenium.execute_script("return getComputedStyle(arguments[0]).webkitLineClamp", clamp) == "3"
+    clamp.click()  # expands in the browser, a second click folds it again
+    wait_until(lambda: "fb-open" in clamp.get_attribute("class"))
+    assert screen.selenium.execute_script("return getComputedStyle(arguments[0]).webkitLineClamp", clamp) != "3"
+    clamp.click()
+    wait_until(lambda: "fb-open" not in clamp.get_attribute("class"))
     shot(screen, "browser-run-output")
 
 

@@ -156,6 +156,12 @@ async def test_run_shows_badges_and_outputs(user: User, builder: Callable[..., N
     assert {"LOGIN_001", "LOGIN_002", "LOGIN_003"} <= {r.get("record_id") for r in rows}
     assert all(r["start"] is not None and r["end"] > r["start"] for r in rows)  # chunk boundaries shown
     await user.should_see("chars min")
+    # compact table: record id next to the row number, then the text (full, clamped in the browser)
+    table = next(iter(user.find(kind=ui.table).elements))
+    assert [c["name"] for c in table.columns][:4] == ["i", "record_id", "text", "length"]  # type: ignore[attr-defined]
+    assert "body-cell" in table.slots and "fb-clamp" in str(table.slots["body-cell"].template)
+    assert any(r["text"].startswith("LOGIN_002,") for r in rows)
+    assert all(len(r["text"]) == r["length"] for r in rows)  # not cut in Python
     # the second run is served from the executor's cache
     user.find(marker="run").click()
     await wait_for(lambda: (canvas_of(user).node_data("splitter") or {}).get("status") == "cached")
