@@ -120,7 +120,13 @@ class BuilderPage:
                     self.tab_run = ui.tab("Run log")
                     self.tab_chat = ui.tab("Chat")
                 with (
-                    ui.tab_panels(tabs, value=self.tab_node).classes("w-full grow").style("overflow-y: auto") as panels
+                    # No slide animation: during it both panels are laid out side by side and the old one
+                    # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
+                    # detached from the document while hidden, so a tooltip added to it then (the inspector
+                    # is redrawn on a click that also switches tabs) cannot find its target.
+                    ui.tab_panels(tabs, value=self.tab_node, animated=False, keep_alive=False)
+                    .classes("w-full grow")
+                    .style("overflow-y: auto") as panels
                 ):
                     self.panels = panels
                     with ui.tab_panel(self.tab_node):

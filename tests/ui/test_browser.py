@@ -160,6 +160,13 @@ def test_run_shows_badges_and_output(screen: Screen, builder: Callable[..., None
     assert screen.selenium.execute_script("return getComputedStyle(arguments[0]).webkitLineClamp", clamp) != "3"
     clamp.click()
     wait_until(lambda: "fb-open" not in clamp.get_attribute("class"))
+    # switching tabs shows one panel at once (no slide with the old panel at the left edge)
+    next(t for t in css(screen, ".fb-side .q-tab") if t.text.strip().lower() == "run log").click()
+    panels = screen.selenium.execute_script(
+        "return [...document.querySelectorAll('.fb-side .q-tab-panel')].filter(p => p.offsetParent).length"
+    )
+    assert panels == 1
+    next(t for t in css(screen, ".fb-side .q-tab") if t.text.strip().lower() == "output").click()
     shot(screen, "browser-run-output")
 
 

@@ -344,3 +344,11 @@ async def test_chat_failure_is_a_readable_warning(user: User, builder: Callable[
     body = [el.text for el in user.find(kind=ui.label).elements if "fb-box-text" in el.classes]  # type: ignore[attr-defined]
     assert len(body) == 1 and "missing.csv" in body[0] and not body[0].startswith("Node 'loader'")
     assert not [el for el in user.find(kind=ui.label).elements if "fb-chat-answer" in el.classes]
+
+
+async def test_side_tabs_switch_without_slide_animation(user: User, builder: Callable[..., None]) -> None:
+    """The slide animation drew the previous panel at the left edge of the narrow side column."""
+    page = await open_builder(user, builder)
+    assert "animated" not in page.panels.props and "keep-alive" not in page.panels.props
+    page.panels.set_value(page.tab_chat)
+    await user.should_see("Each message runs the flow")
