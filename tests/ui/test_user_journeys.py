@@ -351,4 +351,4 @@ async def test_side_tabs_switch_without_slide_animation(user: User, builder: Cal
     page = await open_builder(user, builder)
     assert "animated" not in page.panels.props and "keep-alive" not in page.panels.props
     page.panels.set_value(page.tab_chat)
-    await user.should_see("Each message runs the flow")
+    await user.should_see("This flow has no chat.input node")
