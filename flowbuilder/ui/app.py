@@ -37,15 +37,14 @@ _config = AppConfig()
 HEADER_PX = 52
 
 _PAGE_CSS = """
-.fb-palette-item { border: 1px solid #e2e8f0; background: #fff; margin-bottom: 3px; line-height: 1.2;
-  overflow: hidden; }
-.fb-palette .q-scrollarea__content { width: 100%; }
+.fb-palette-item { border: 1px solid #e2e8f0; background: #fff; line-height: 1.25; overflow: hidden; min-width: 0; }
+.fb-palette .q-scrollarea__content { width: 100%; padding: 0 8px 0 0; }
 .fb-palette .q-expansion-item__container > .q-item { min-height: 30px; padding: 2px 4px; }
-.fb-palette .q-expansion-item__content { padding: 0 2px 4px 2px; }
+.fb-palette .q-expansion-item__content { padding: 0 0 6px 0; }
+.fb-palette .nicegui-expansion-content { padding: 0; gap: 3px; }
 .fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
 .fb-palette-desc { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.fb-out-table td.fb-cell-text { min-width: 220px; max-width: 280px; white-space: pre-wrap; font-size: 11px;
-  line-height: 1.25; }
+.fb-palette-tip { max-width: 280px; font-size: 12px; line-height: 1.35; }
 .fb-side .q-tab-panel { padding: 8px; }
 .fb-chat-compose { position: sticky; bottom: 0; background: #fff; padding: 6px 0 8px; z-index: 1;
   border-top: 1px solid #e2e8f0; box-shadow: 0 8px 0 #fff; }

@@ -7,13 +7,42 @@ Items are HTML5-draggable onto the canvas (the canvas converts the drop point wi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from itertools import groupby
 
 from nicegui import ui
 
-from flowbuilder.registry import NodeRegistry
+from flowbuilder.registry import NodeClass, NodeRegistry
 
 DRAG_MIME = "application/x-flowbuilder-node"
+# The order a RAG flow is built in, top to bottom; categories of node packs go before "Imported".
+CATEGORY_ORDER = (
+    "Inputs",
+    "Chat",
+    "Loaders",
+    "Transform",
+    "Splitters",
+    "Embedders",
+    "Vector stores",
+    "Retrieval",
+    "Prompts",
+    "Models",
+    "Agents",
+    "Utility",
+    "Imported",
+)
+
+
+def category_rank(category: str) -> tuple[float, str]:
+    if category in CATEGORY_ORDER:
+        return float(CATEGORY_ORDER.index(category)), category
+    return CATEGORY_ORDER.index("Imported") - 0.5, category
+
+
+def grouped(registry: NodeRegistry) -> list[tuple[str, list[NodeClass]]]:
+    """Node classes by category, categories in :data:`CATEGORY_ORDER`, types by name within each."""
+    groups: dict[str, list[NodeClass]] = {}
+    for cls in registry:
+        groups.setdefault(cls.category, []).append(cls)
+    return [(c, sorted(groups[c], key=lambda k: k.type_name)) for c in sorted(groups, key=category_rank)]
 
 
 class Palette:
@@ -26,7 +55,7 @@ class Palette:
             "w-full fb-palette-search"
         ).on_value_change(lambda e: self.filter(str(e.value or "")))
         with ui.scroll_area().classes("w-full grow fb-palette"):
-            for category, classes in groupby(self.registry, key=lambda c: c.category):
+            for category, classes in grouped(self.registry):
                 with (
                     ui.expansion(category, value=True)
                     .classes("w-full")
@@ -46,10 +75,14 @@ class Palette:
                             .on("click", lambda _, t=cls.type_name: self.on_add(t))
                             .mark(f"palette-{cls.type_name}")
                         )
+                        description = cls.description()
                         with item:
                             ui.label(cls.type_name).classes("text-weight-medium text-[13px]")
-                            ui.label(cls.description()).classes("text-[11px] text-grey-7 fb-palette-desc")
-                        item.tooltip("Drag onto the canvas, or click to add")
+                            ui.label(description).classes("text-[11px] text-grey-7 fb-palette-desc")
+                            tip = ui.tooltip().classes("fb-palette-tip")
+                            with tip.props("anchor='center right' self='center left'"):
+                                ui.label(description)
+                                ui.label("Drag onto the canvas, or click to add.").classes("text-grey-5")
                         self.items[cls.type_name] = item
 
     def filter(self, query: str) -> None:

@@ -83,6 +83,11 @@ def test_canvas_renders_typed_ports_and_issues(screen: Screen, builder: Callable
 def test_drag_node_from_palette(screen: Screen, builder: Callable[..., None]) -> None:
     open_builder(screen, builder)
     item = css(screen, '.fb-palette-item[data-type="embedder.local"]')[0]
+    # items fill the palette column (less its scrollbar gutter), descriptions end in an ellipsis
+    column = css(screen, ".fb-palette")[0]
+    assert item.size["width"] >= column.size["width"] - 16, (item.size, column.size)
+    desc = item.find_element(By.CSS_SELECTOR, ".fb-palette-desc")
+    assert screen.selenium.execute_script("return getComputedStyle(arguments[0]).textOverflow", desc) == "ellipsis"
     pane = css(screen, ".vue-flow__pane")[0]
     # Selenium's synthetic mouse drag does not fire HTML5 drag-and-drop, so dispatch the DnD events
     # (dragstart on the palette item -> dragover/drop on the canvas) with one DataTransfer, as a browser does.

@@ -352,3 +352,24 @@ async def test_side_tabs_switch_without_slide_animation(user: User, builder: Cal
     assert "animated" not in page.panels.props and "keep-alive" not in page.panels.props
     page.panels.set_value(page.tab_chat)
     await user.should_see("This flow has no chat.input node")
+
+
+async def test_palette_categories_in_rag_order_with_full_descriptions(user: User, builder: Callable[..., None]) -> None:
+    from flowbuilder.ui.palette import CATEGORY_ORDER
+
+    page = await open_builder(user, builder)
+    shown = list(page.palette.groups)
+    assert shown == [c for c in CATEGORY_ORDER if c in shown]  # every built-in category in the RAG order
+    assert shown[:3] == ["Inputs", "Chat", "Loaders"] and shown[-1] == "Imported"
+    # the (ellipsised) description is also the item's tooltip, in full
+    item = page.palette.items["loader.file"]
+    description = page.state.registry.get("loader.file").description()
+    tooltip = next(el for el in item.descendants() if isinstance(el, ui.tooltip))
+    assert description in [getattr(el, "text", None) for el in tooltip.descendants()]
+
+
+def test_unknown_categories_go_before_imported() -> None:
+    from flowbuilder.ui.palette import category_rank
+
+    ordered = sorted(["Imported", "Zeta pack", "Inputs", "Alpha pack", "Utility"], key=category_rank)
+    assert ordered == ["Inputs", "Utility", "Alpha pack", "Zeta pack", "Imported"]
