@@ -51,6 +51,11 @@ _PAGE_CSS = """
 .fb-chat-reply .q-message-text { min-width: 0; }
 .fb-chat-hits { border: 1px solid #e2e8f0; border-radius: 6px; background: #fff; margin-top: 6px; }
 .fb-chat-hits .q-expansion-item__content { padding: 4px; }
+.fb-overview-issue { border: 1px solid #fecaca; border-left: 3px solid #ef4444; border-radius: 4px; background: #fff;
+  padding: 3px 8px; font-size: 12px; line-height: 1.35; }
+.fb-overview-issue.cursor-pointer:hover { background: #fef2f2; }
+.fb-overview-issue-where { font-weight: 600; color: #7f1d1d; }
+.fb-overview-issue-text { color: #334155; overflow-wrap: anywhere; }
 """
 
 
@@ -129,7 +134,9 @@ class BuilderPage:
                 ):
                     self.panels = panels
                     with ui.tab_panel(self.tab_node):
-                        self.inspector = Inspector(session, self.after_inspector_edit)
+                        self.inspector = Inspector(
+                            session, self.after_inspector_edit, on_select=lambda n: self.select(n, "fbnode")
+                        )
                     with ui.tab_panel(self.tab_output):
                         self.output_box = ui.column().classes("w-full gap-2 fb-output")
                     with ui.tab_panel(self.tab_run):
@@ -230,6 +237,8 @@ class BuilderPage:
         self.canvas.render(issues)
         self._issue_list(issues)
         self.update_title()
+        if self.inspector.node_id is None:
+            self.inspector.show(None)  # the flow overview lists the current issues
         if fit:
             self.canvas.fit_view()
 
@@ -326,6 +335,8 @@ class BuilderPage:
             self.state._snapshot(("flow-name",))
             self.state.flow.name = name
             self.update_title()
+            if self.inspector.node_id is None:
+                self.inspector.show(None)
 
     def shortcut(self, name: str, args: dict[str, Any] | None = None) -> None:
         args = args or {}

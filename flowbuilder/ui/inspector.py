@@ -14,6 +14,7 @@ from typing import Any
 from nicegui import ui
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.errors import ValidationIssue
 from flowbuilder.registry import describe_node
 from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
 from flowbuilder.ui.session import EditorSession, binding_source
@@ -30,9 +31,15 @@ class Inspector:
     """Draws the selected node's settings into ``container``; ``on_change(structural)`` is called after
     each accepted edit (structural: the node's ports or label may have changed)."""
 
-    def __init__(self, session: EditorSession, on_change: Callable[[bool], None]) -> None:
+    def __init__(
+        self,
+        session: EditorSession,
+        on_change: Callable[[bool], None],
+        on_select: Callable[[str], None] | None = None,
+    ) -> None:
         self.session = session
         self.on_change = on_change
+        self.on_select = on_select
         self.container = ui.column().classes("w-full gap-2")
         self.node_id: str | None = None
         self.show(None)
@@ -43,7 +50,7 @@ class Inspector:
         with self.container:
             spec = self.session.state.flow.find_node(node_id) if node_id else None
             if spec is None:
-                ui.label("Select a node to edit it.").classes("text-grey-7 text-sm")
+                self._overview()
                 return
             cls = self.session.state.node_class(spec.id)
             if cls is None:
@@ -73,6 +80,49 @@ class Inspector:
                 ui.label("Credentials").classes("text-subtitle2 q-mt-sm")
                 for slot in cls.credential_slots:
                     self._credential(slot)
+
+    def _overview(self) -> None:
+        """No node selected: what this flow is, how big, and what stops it from running."""
+        flow = self.session.state.flow
+        with ui.column().classes("w-full gap-1 fb-flow-overview"):
+            ui.label(flow.name or "Untitled flow").classes("text-subtitle1 text-weight-medium fb-overview-name")
+            if flow.description:
+                ui.label(flow.description).classes("text-sm text-grey-8 fb-overview-description")
+            nodes, edges = len(flow.nodes), len(flow.edges)
+            counts = f"{nodes} node{'s' if nodes != 1 else ''} · {edges} connection{'s' if edges != 1 else ''}"
+            if flow.notes:
+                counts += f" · {len(flow.notes)} note{'s' if len(flow.notes) != 1 else ''}"
+            ui.label(counts).classes("text-xs text-grey-7 fb-overview-counts")
+            issues = self.session.state.issues(self.session.resolver)
+            if not flow.nodes:
+                ui.label("Drag a node from the palette to start.").classes("text-sm q-mt-sm fb-overview-hint")
+                return
+            if issues:
+                ui.label(f"{len(issues)} issue{'s' if len(issues) != 1 else ''} to fix before a run").classes(
+                    "text-weight-medium text-negative q-mt-sm fb-overview-issue-count"
+                )
+                with ui.column().classes("w-full gap-1"):
+                    for issue in issues:
+                        self._issue_row(issue)
+            else:
+                with ui.row().classes("items-center gap-1 q-mt-sm text-positive fb-overview-issue-count"):
+                    ui.icon("check_circle", size="18px")
+                    ui.label("Ready to run: no validation issues.").classes("text-sm")
+            ui.label("Click a node to edit its settings; after a run, click it to see what it produced.").classes(
+                "text-xs text-grey-7 q-mt-md fb-overview-hint"
+            )
+
+    def _issue_row(self, issue: ValidationIssue) -> None:
+        spec = self.session.state.flow.find_node(issue.node_id) if issue.node_id else None
+        where = (spec.label if spec else issue.node_id or "flow") + (f" · {issue.port}" if issue.port else "")
+        row = ui.element("div").classes("w-full fb-overview-issue")
+        with row:
+            ui.label(where).classes("fb-overview-issue-where")
+            ui.label(issue.message).classes("fb-overview-issue-text")
+        select = self.on_select
+        if spec is not None and select is not None:
+            row.classes("cursor-pointer").mark(f"issue-{spec.id}").on("click", lambda _, n=spec.id: select(n))
+            row.props["title"] = "Click to select this node"
 
     # ---------------------------------------------------------------- edits
     def _rename(self, name: str) -> None:

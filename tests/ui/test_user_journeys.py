@@ -373,3 +373,22 @@ def test_unknown_categories_go_before_imported() -> None:
 
     ordered = sorted(["Imported", "Zeta pack", "Inputs", "Alpha pack", "Utility"], key=category_rank)
     assert ordered == ["Inputs", "Utility", "Alpha pack", "Zeta pack", "Imported"]
+
+
+async def test_empty_inspector_shows_flow_overview_and_issues(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    await user.should_see("Small CSV flow")
+    await user.should_see("3 nodes · 1 connection")
+    await user.should_see("1 issue to fix before a run")
+    await user.should_see("store · embedder")
+    # clicking the issue selects its node: the inspector switches to the store's settings
+    user.find(marker="issue-store").click()
+    assert page.selected == "store" and page.inspector.node_id == "store"
+    await user.should_see("vectorstore.chroma")
+    # back to the overview; fixing the issue updates the list
+    page.select(None, None)
+    page.state.add_node("embedder.local", 600, 300)
+    page.state.connect("embedder-local", "embedder", "store", "embedder")
+    page.refresh()
+    await user.should_see("4 nodes · 2 connections")
+    await user.should_see("Ready to run: no validation issues.")
