@@ -1,0 +1,80 @@
+"""The example flows: valid with no keys, and the main job runs offline up to the LLM step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flowbuilder.cli import main
+from flowbuilder.credentials import CredentialResolver, CredentialStore
+from flowbuilder.examples import AGENT_FLOW, NAIVE_FLOW, PDF_FLOW, ROW_LABELLED_FLOW, example_flow, flows_dir
+from flowbuilder.executor import Executor
+from flowbuilder.formats.native import load_flow, save_flow
+from flowbuilder.graph import analyze
+
+EXAMPLES = sorted(flows_dir().glob("*.json"))
+QUESTION = "How is an email with two dots in a row handled at login?"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_every_example_validates_without_any_key(path: Path, tmp_path: Path) -> None:
+    resolver = CredentialResolver(store=CredentialStore(tmp_path / "none.json"), environ={})
+    assert analyze(load_flow(path), resolver=resolver).issues == []
+
+
+def test_the_four_examples_of_the_issue_exist() -> None:
+    for name in (PDF_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, AGENT_FLOW):
+        assert example_flow(name).is_file()
+
+
+@pytest.fixture(scope="module")
+def row_run(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The demo flow run once up to the retriever, on the real CSV, embedder and Chroma."""
+    data_dir = tmp_path_factory.mktemp("data")
+    executor = Executor(data_dir=data_dir)
+    flow = load_flow(example_flow(ROW_LABELLED_FLOW))
+    run = executor.run(flow, inputs=QUESTION, to="retriever", base_dir=flows_dir())
+    return executor, flow, run
+
+
+def test_row_labelled_flow_retrieves_the_right_test_case(row_run) -> None:  # type: ignore[no-untyped-def]
+    _, _, run = row_run
+    assert run.ok, [r.error for r in run.failed()]
+    hits = run.results["retriever"].outputs["hits"]
+    assert len(hits) == 5
+    ids = [h.document.metadata["record_id"] for h in hits]
+    assert "INVALID-011" in ids[:2]  # "consecutive dots in email"
+    assert all(h.document.text.startswith("Scenario TID: ") for h in hits)
+    assert hits[0].score >= hits[-1].score
+
+
+def test_changing_k_reuses_the_embedded_store(row_run) -> None:  # type: ignore[no-untyped-def]
+    executor, flow, _ = row_run
+    flow.node("retriever").config["k"] = 8
+    again = executor.run(flow, inputs=QUESTION, to="retriever", base_dir=flows_dir())
+    statuses = {n: again.results[n].status for n in ("loader", "labeller", "splitter", "store", "retriever")}
+    assert statuses == {
+        "loader": "cached",
+        "labeller": "cached",
+        "splitter": "cached",
+        "store": "cached",
+        "retriever": "ok",
+    }
+    assert len(again.results["retriever"].outputs["hits"]) == 8
+
+
+def test_main_job_offline_shows_hits_and_prompt_and_explains_the_llm(tmp_path: Path, capsys) -> None:
+    """`flowbuilder run <row-labelled flow> --input ...` with no Ollama and no key."""
+    flow = load_flow(example_flow(ROW_LABELLED_FLOW))
+    flow.node("loader").config["path"] = str(flows_dir() / flow.node("loader").config["path"])
+    flow.node("llm").config["base_url"] = "http://127.0.0.1:9"  # nothing listens on the discard port
+    path = tmp_path / "demo.json"
+    save_flow(flow, path)
+    code = main(["run", str(path), "--input", QUESTION])
+    out = capsys.readouterr().out
+    assert code == 1  # the LLM node failed
+    assert "Retrieved by retriever (5 hits" in out and "INVALID-011" in out
+    assert "Prompt built by prompt:" in out and "Question: " + QUESTION in out
+    assert "FAILED Node 'llm' (llm.ollama) failed: Ollama" in out and "ollama serve" in out
+    assert "answer" in out and "skipped" in out
