@@ -26,7 +26,9 @@ REPEATS = 5
 
 def chain(n: int) -> Flow:
     nodes = [NodeSpec(id=f"n{i:04d}", type="util.passthrough") for i in range(n)]
-    edges = [Edge(source=f"n{i:04d}", source_port="value", target=f"n{i + 1:04d}", target_port="value") for i in range(n - 1)]
+    edges = [
+        Edge(source=f"n{i:04d}", source_port="value", target=f"n{i + 1:04d}", target_port="value") for i in range(n - 1)
+    ]
     return Flow(name=f"chain of {n}", nodes=nodes, edges=edges)
 
 

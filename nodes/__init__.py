@@ -4,15 +4,15 @@ Importing this package registers every built-in node with the default registry. 
 imports from ``flowbuilder``'s public API; provider SDKs are imported lazily inside the nodes.
 """
 
-from nodes import inputs  # noqa: F401
-from nodes import utility  # noqa: F401
-from nodes import embedders  # noqa: F401
-from nodes import vectorstores  # noqa: F401
-from nodes import retrievers  # noqa: F401
-from nodes import loaders  # noqa: F401
-from nodes import labeller  # noqa: F401
-from nodes import splitters  # noqa: F401
-from nodes import agent  # noqa: F401
-from nodes import chat  # noqa: F401
-from nodes import llms  # noqa: F401
-from nodes import prompts  # noqa: F401
+from nodes import inputs
+from nodes import utility
+from nodes import embedders
+from nodes import vectorstores
+from nodes import retrievers
+from nodes import loaders
+from nodes import labeller
+from nodes import splitters
+from nodes import agent
+from nodes import chat
+from nodes import llms
+from nodes import prompts

@@ -44,15 +44,23 @@ def main() -> None:
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)  # noqa: S310 - loopback only
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)  # loopback only
                 break
             except OSError:
                 time.sleep(0.3)
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
-        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--no-first-run", f"--window-size={args.size}"):
+        for flag in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--window-size={args.size}",
+        ):
             options.add_argument(flag)
         driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
         try:
