@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,18 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
+def _port_free(host: str, port: int) -> bool:
+    """Whether the server can bind; checked first so a busy port is one clear line, not a server error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def handle(args: argparse.Namespace) -> int:
     from flowbuilder.cli import UsageError
 
@@ -43,6 +56,8 @@ def handle(args: argparse.Namespace) -> int:
         )
     if not 0 < args.port < 65536:
         raise UsageError(f"--port must be between 1 and 65535, got {args.port}.")
+    if not _port_free(args.host, args.port):
+        raise UsageError(f"port {args.port} on {args.host} is already in use; pick another with --port.")
     from nicegui import ui  # imported only here: the core never imports nicegui
 
     from flowbuilder.ui.app import register_pages
