@@ -19,6 +19,12 @@ function loadCss(url) {
   }));
 }
 
+// The executor's error starts with "Node 'id' (type) failed: ", which the red card already says;
+// the badge shows the cause (the full text stays in its tooltip).
+const badgeError = (e) => (e || "failed").replace(/^Node '[^']*' \([^)]*\) failed:\s*/, "");
+// Fit with little padding: the whole demo flow must fit, and every pixel of zoom makes badges more readable.
+const FIT = { padding: 0.05, maxZoom: 1.2 };
+
 const STATUS_ICON = { running: "⏳", ok: "✓", cached: "⚡", failed: "✕", skipped: "–", cancelled: "■", disabled: "⏸" };
 
 // One node card: data ports left/right, service inputs as diamonds on the bottom edge and service
@@ -29,7 +35,7 @@ const FlowNode = {
   components: { Handle },
   props: ["id", "data", "selected"],
   setup() {
-    return { Position, STATUS_ICON };
+    return { Position, STATUS_ICON, badgeError };
   },
   computed: {
     dataIn() { return (this.data.inputs || []).filter((p) => p.kind !== "service"); },
@@ -78,8 +84,8 @@ const FlowNode = {
       </div>
       <div v-if="status !== 'idle'" class="fb-status" :title="data.error || data.summary || status">
         <span class="fb-status-icon">{{ STATUS_ICON[status] || '' }}</span>
-        <span class="fb-status-text">{{ status === 'failed' ? (data.error || 'failed') : (data.summary || status) }}</span>
-        <span v-if="data.duration != null" class="fb-time">{{ data.duration < 1 ? Math.round(data.duration * 1000) + ' ms' : data.duration.toFixed(1) + ' s' }}</span>
+        <span class="fb-status-text">{{ status === 'failed' ? badgeError(data.error) : (data.summary || status) }}</span>
+        <span v-if="data.duration != null && status !== 'failed'" class="fb-time">{{ data.duration < 1 ? Math.round(data.duration * 1000) + ' ms' : data.duration.toFixed(1) + ' s' }}</span>
       </div>
       <div v-if="progressPct !== null && status === 'running'" class="fb-progress"><div :style="{width: progressPct + '%'}"></div>
         <span>{{ data.progress.done }} / {{ data.progress.total }}</span></div>
@@ -145,6 +151,13 @@ export default {
     );
     flow.onNodeClick(({ node }) => emit("node_click", { id: node.id, kind: node.type }));
     flow.onPaneClick(() => emit("pane_click", {}));
+    // The first fit, once the nodes are measured (fit-view-on-init would use Vue Flow's wider default padding).
+    let fitted = false;
+    flow.onNodesInitialized(() => {
+      if (fitted) return;
+      fitted = true;
+      flow.fitView(FIT);
+    });
 
     const onKeyDown = (e) => {
       if (isTyping(e.target) || isTyping(document.activeElement)) return;
@@ -191,7 +204,7 @@ export default {
     const fitView = async () => {
       await nextTick();
       await frames(2); // let new nodes be measured first
-      flow.fitView({ padding: 0.15, maxZoom: 1.2 });
+      flow.fitView(FIT);
     };
     const centerPosition = () => {
       const el = document.getElementById(flowId);
@@ -233,7 +246,7 @@ export default {
       <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" connection-mode="strict"
                :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
                :default-edge-options="{ type: 'default' }" :only-render-visible-elements="false"
-               :fit-view-on-init="true" :min-zoom="0.1" :max-zoom="2.5">
+               :min-zoom="0.1" :max-zoom="2.5">
         <Background :gap="18" />
         <MiniMap pannable zoomable :node-color="minimapColor" />
         <Controls :show-interactive="false" />

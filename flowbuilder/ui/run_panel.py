@@ -7,6 +7,7 @@ throttled to 10 progress events/s per node in core) costs the page at most ten s
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import deque
@@ -23,6 +24,7 @@ from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.session import EditorSession
 
 DRAIN_INTERVAL_S = 0.1
+UPSTREAM_LEAD = re.compile(r"^upstream node (?=')")
 
 
 def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
@@ -52,7 +54,9 @@ def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list
             lines.append(f"✕ {node}: {data.get('error')}")
         elif event.kind == "node_skipped":
             reason = str(data.get("reason", ""))
-            patch.update(status="disabled" if reason == "disabled" else "skipped", summary=f"skipped: {reason}")
+            # "upstream node 'llm' failed" -> "'llm' failed": the badge is narrow, the log keeps the whole reason
+            short = UPSTREAM_LEAD.sub("", reason)
+            patch.update(status="disabled" if reason == "disabled" else "skipped", summary=f"skipped: {short}")
             lines.append(f"– {node}: skipped ({reason})")
         elif event.kind == "node_cancelled":
             patch.update(status="cancelled", summary="cancelled", duration=data.get("duration"), progress=None)

@@ -78,6 +78,14 @@ def test_canvas_renders_typed_ports_and_issues(screen: Screen, builder: Callable
     assert "not connected" in issues.get_attribute("title")
     assert css(screen, ".vue-flow__minimap")
     shot(screen, "browser-canvas")
+    # a failed badge shows the cause without the "Node 'x' (type) failed:" lead; the tooltip keeps it all
+    page = list(PAGES.values())[-1]
+    error = "Node 'loader' (loader.file) failed: File 'cases.csv' not found."
+    page.canvas.patch({"loader": {"status": "failed", "error": error, "duration": 0.01}})
+    badge = wait_until(lambda: css(screen, '.vue-flow__node[data-id="loader"] .fb-status-failed .fb-status'))[0]  # type: ignore[index]
+    assert badge.find_element(By.CSS_SELECTOR, ".fb-status-text").text == "File 'cases.csv' not found."
+    assert badge.get_attribute("title") == error
+    assert not badge.find_elements(By.CSS_SELECTOR, ".fb-time")  # the cause gets the room
 
 
 def test_drag_node_from_palette(screen: Screen, builder: Callable[..., None]) -> None:

@@ -175,3 +175,19 @@ def test_form_fields_from_config_schema() -> None:
     assert prompt["template"].kind == "textarea"
     llm = {f.name: f for f in form_fields(state.registry.get("llm.ollama").Config.model_json_schema())}
     assert llm["stream"].kind == "switch"
+
+
+def test_fold_events_shortens_badges_but_logs_everything() -> None:
+    from flowbuilder.executor import RunEvent
+    from flowbuilder.ui.run_panel import fold_events
+
+    events = [
+        RunEvent("node_failed", "llm", {"error": "Node 'llm' (llm.ollama) failed: Ollama: down", "duration": 0.2}),
+        RunEvent("node_skipped", "answer", {"reason": "upstream node 'llm' failed"}),
+        RunEvent("node_skipped", "off", {"reason": "disabled"}),
+    ]
+    patches, tokens, lines = fold_events(events)
+    assert patches["answer"] == {"status": "skipped", "summary": "skipped: 'llm' failed"}
+    assert patches["off"]["status"] == "disabled"
+    assert patches["llm"]["status"] == "failed" and patches["llm"]["error"].endswith("Ollama: down")
+    assert "– answer: skipped (upstream node 'llm' failed)" in lines and tokens == []
