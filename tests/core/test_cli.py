@@ -99,3 +99,55 @@ def test_python_dash_m_and_console_script(tmp_path: Path) -> None:
         env=env,
     )
     assert out.returncode == 2 and "no such file" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_ui_refuses_a_bad_flow_and_a_busy_port(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert main(["ui", str(bad)]) == 2
+    assert "is not valid JSON" in capsys.readouterr().err
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["ui", "--port", str(port), "--workspace", str(tmp_path / "ws")]) == 2
+    assert "already in use" in capsys.readouterr().err
+
+
+def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
+    """`flowbuilder ui` starts, binds 127.0.0.1 only and serves the demo flow's page."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # NiceGUI changes behaviour under pytest (PYTEST_CURRENT_TEST); the server must run as users run it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["FLOWBUILDER_DATA_DIR"] = str(tmp_path / "data")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "flowbuilder", "ui", "--port", str(port), "--workspace", str(tmp_path / "ws")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 60
+        page = ""
+        while time.time() < deadline and not page:
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).read().decode()
+            except OSError:
+                time.sleep(0.3)
+        assert "Flowbuilder" in page
+        with socket.socket() as other:  # not reachable on another interface of this machine
+            other.settimeout(1)
+            host_ip = socket.gethostbyname(socket.gethostname())
+            if not host_ip.startswith("127."):
+                assert other.connect_ex((host_ip, port)) != 0
+    finally:
+        server.terminate()
+        server.wait(15)
