@@ -15,6 +15,7 @@ NAIVE_FLOW = "naive_csv_rag.json"
 ROW_LABELLED_FLOW = "row_labelled_csv_rag.json"
 PDF_FLOW = "pdf_rag.json"
 AGENT_FLOW = "agent_rag.json"
+IMPROVED_FLOW = "langflow_improved_csv_rag.json"
 
 
 def _find(name: str) -> Path:
