@@ -8,7 +8,16 @@ import pytest
 
 from flowbuilder.cli import main
 from flowbuilder.credentials import CredentialResolver, CredentialStore
-from flowbuilder.examples import AGENT_FLOW, NAIVE_FLOW, PDF_FLOW, ROW_LABELLED_FLOW, example_flow, flows_dir
+from flowbuilder.evaluation.chunk_stats import compute_chunk_stats
+from flowbuilder.examples import (
+    AGENT_FLOW,
+    IMPROVED_FLOW,
+    NAIVE_FLOW,
+    PDF_FLOW,
+    ROW_LABELLED_FLOW,
+    example_flow,
+    flows_dir,
+)
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow, save_flow
 from flowbuilder.graph import analyze
@@ -78,3 +87,17 @@ def test_main_job_offline_shows_hits_and_prompt_and_explains_the_llm(tmp_path: P
     assert "Prompt built by prompt:" in out and "Question: " + QUESTION in out
     assert "FAILED Node 'llm' (llm.ollama) failed: Ollama" in out and "ollama serve" in out
     assert "answer" in out and "skipped" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "chunks", "cut", "at_start"),
+    [(IMPROVED_FLOW, 481, 480, 1), (NAIVE_FLOW, 501, 0, 500), (ROW_LABELLED_FLOW, 500, 0, 500)],
+)
+def test_example_chunking_figures(name: str, chunks: int, cut: int, at_start: int, tmp_path: Path) -> None:
+    """The figures the course flows are known for come out of the shipped examples."""
+    flow = load_flow(example_flow(name))
+    run = Executor(data_dir=tmp_path).run(flow, to="splitter", base_dir=flows_dir())
+    feeding = next(e.source for e in flow.edges if e.target == "splitter" and e.target_port == "documents")
+    documents = run.results[feeding].outputs["records"]
+    stats = compute_chunk_stats(documents, run.results["splitter"].outputs["chunks"])
+    assert (stats.chunks, stats.records_cut, stats.chunks_at_record_start) == (chunks, cut, at_start)
