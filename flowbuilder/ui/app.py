@@ -51,6 +51,7 @@ _PAGE_CSS = """
 .fb-chat-reply .q-message-text { min-width: 0; }
 .fb-chat-hits { border: 1px solid #e2e8f0; border-radius: 6px; background: #fff; margin-top: 6px; }
 .fb-chat-hits .q-expansion-item__content { padding: 4px; }
+.fb-run-log .q-scrollarea__content { white-space: pre-wrap; overflow-wrap: anywhere; width: 100%; }
 .fb-overview-issue { border: 1px solid #fecaca; border-left: 3px solid #ef4444; border-radius: 4px; background: #fff;
   padding: 3px 8px; font-size: 12px; line-height: 1.35; }
 .fb-overview-issue.cursor-pointer:hover { background: #fef2f2; }

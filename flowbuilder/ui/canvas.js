@@ -248,7 +248,7 @@ export default {
                :default-edge-options="{ type: 'default' }" :only-render-visible-elements="false"
                :min-zoom="0.1" :max-zoom="2.5">
         <Background :gap="18" />
-        <MiniMap pannable zoomable :node-color="minimapColor" />
+        <MiniMap pannable zoomable :width="160" :height="110" :node-color="minimapColor" />
         <Controls :show-interactive="false" />
       </VueFlow>
     </div>`,

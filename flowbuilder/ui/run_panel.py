@@ -91,7 +91,12 @@ class RunController:
         self.last: RunResult | None = None
         self.token_listeners: list[Callable[[str], None]] = []
         self.finished_listeners: list[Callable[[RunResult | None], None]] = []
-        self.log = ui.log(max_lines=400).classes("w-full text-xs fb-run-log").style("height: 260px")
+        # Tall enough to read a whole run; lines wrap so a long question or error is not cut at the panel edge.
+        self.log = (
+            ui.log(max_lines=400)
+            .classes("w-full text-xs fb-run-log")
+            .style("height: calc(100vh - 190px); min-height: 260px")
+        )
         ui.timer(DRAIN_INTERVAL_S, self.drain)
 
     def drain(self) -> None:

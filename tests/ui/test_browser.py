@@ -179,6 +179,8 @@ def test_run_shows_badges_and_output(screen: Screen, builder: Callable[..., None
         "return [...document.querySelectorAll('.fb-side .q-tab-panel')].filter(p => p.offsetParent).length"
     )
     assert panels == 1
+    log = css(screen, ".fb-run-log .q-scrollarea__content")[0]
+    assert screen.selenium.execute_script("return getComputedStyle(arguments[0]).whiteSpace", log) == "pre-wrap"
     next(t for t in css(screen, ".fb-side .q-tab") if t.text.strip().lower() == "output").click()
     shot(screen, "browser-run-output")
 
