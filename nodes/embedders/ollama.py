@@ -16,7 +16,7 @@ from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
-from nodes.embedders.cache import CachingEmbedder, open_cache
+from nodes.embedders.remote import RemoteEmbedder
 
 PROVIDER = "ollama"
 KNOWN_DIMENSIONS = {
@@ -31,8 +31,10 @@ def _base_name(model: str) -> str:
     return model.split(":", 1)[0]
 
 
-class OllamaEmbedder(CachingEmbedder):
+class OllamaEmbedder(RemoteEmbedder):
     """The Embedder service of ``embedder.ollama``."""
+
+    provider = PROVIDER
 
     def __init__(
         self,
@@ -45,33 +47,26 @@ class OllamaEmbedder(CachingEmbedder):
         timeout: float = 60,
         cache_dir: Path | None = None,
     ) -> None:
-        super().__init__(open_cache(cache_dir) if cache_dir is not None else None)
-        self.model = model
-        self.base_url = base_url
+        super().__init__(
+            model=model,
+            base_url=base_url,
+            model_id=f"ollama/{model}",
+            dimension=KNOWN_DIMENSIONS.get(_base_name(model)),
+            batch_size=batch_size,
+            timeout=timeout,
+            cache_dir=cache_dir,
+        )
         self.document_prefix = document_prefix
         self.query_prefix = query_prefix
-        self.batch_size = batch_size
-        self.timeout = timeout
-        self.model_id = f"ollama/{model}"
-        self._dimension = KNOWN_DIMENSIONS.get(_base_name(model))
-        self._client: Any = None
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            import ollama
+    def _make_client(self) -> Any:
+        import ollama
 
-            self._client = ollama.Client(host=self.base_url, timeout=self.timeout)
-        return self._client
+        return ollama.Client(host=self.base_url, timeout=self.timeout)
 
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        try:
-            response = self._get_client().embed(model=self.model, input=texts)
-        except Exception as exc:
-            raise self._error(exc) from None
-        vectors = [list(v) for v in response.embeddings]
-        if len(vectors) != len(texts):
-            raise ProviderError(PROVIDER, f"{self.base_url} returned {len(vectors)} embeddings for {len(texts)} texts.")
-        return vectors
+    def _request(self, texts: list[str]) -> list[list[float]]:
+        response = self._get_client().embed(model=self.model, input=texts)
+        return [list(v) for v in response.embeddings]
 
     def _available_models(self) -> list[str]:
         try:
@@ -104,9 +99,7 @@ class OllamaEmbedder(CachingEmbedder):
                 )
             return ProviderError(PROVIDER, f"{where} answered {status}: {exc.error}")
         if isinstance(exc, httpx.TimeoutException | TimeoutError):
-            return ProviderError(
-                PROVIDER, f"{where} did not answer within {self.timeout:g} s: raise `timeout` or lower `batch_size`."
-            )
+            return self._timeout_error()
         if isinstance(exc, ConnectionError | httpx.TransportError):
             return ProviderError(
                 PROVIDER,

@@ -12,7 +12,7 @@ from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
-from nodes.embedders.cache import CachingEmbedder, open_cache
+from nodes.embedders.remote import RemoteEmbedder
 
 PROVIDER = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -20,9 +20,10 @@ KNOWN_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 30
 MAX_INPUT_TOKENS = 8191
 
 
-class OpenAIEmbedder(CachingEmbedder):
+class OpenAIEmbedder(RemoteEmbedder):
     """The Embedder service of ``embedder.openai``. The key lives only in the client object."""
 
+    provider = PROVIDER
     max_tokens = MAX_INPUT_TOKENS
 
     def __init__(
@@ -36,39 +37,30 @@ class OpenAIEmbedder(CachingEmbedder):
         timeout: float = 60,
         cache_dir: Path | None = None,
     ) -> None:
-        super().__init__(open_cache(cache_dir) if cache_dir is not None else None)
-        self.model = model
-        self.base_url = base_url or DEFAULT_BASE_URL
+        super().__init__(
+            model=model,
+            base_url=base_url or DEFAULT_BASE_URL,
+            # Shortened vectors are a different space: they get their own model id (and cache entries).
+            model_id=f"openai/{model}" + (f"@{dimensions}" if dimensions else ""),
+            dimension=dimensions or KNOWN_DIMENSIONS.get(model),
+            batch_size=batch_size,
+            timeout=timeout,
+            cache_dir=cache_dir,
+        )
         self.dimensions = dimensions
-        self.batch_size = batch_size
-        self.timeout = timeout
-        # Shortened vectors are a different space: they get their own model id (and cache entries).
-        self.model_id = f"openai/{model}" + (f"@{dimensions}" if dimensions else "")
-        self._dimension = dimensions or KNOWN_DIMENSIONS.get(model)
         self._api_key = api_key
-        self._client: Any = None
 
-    def __repr__(self) -> str:
-        return f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r})"
+    def _make_client(self) -> Any:
+        import openai
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            import openai
+        return openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout)
 
-            self._client = openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout)
-        return self._client
-
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+    def _request(self, texts: list[str]) -> list[list[float]]:
         kwargs: dict[str, Any] = {"model": self.model, "input": texts}
         if self.dimensions:
             kwargs["dimensions"] = self.dimensions
-        try:
-            response = self._get_client().embeddings.create(**kwargs)
-        except Exception as exc:
-            raise self._error(exc) from None
+        response = self._get_client().embeddings.create(**kwargs)
         data = sorted(response.data, key=lambda item: getattr(item, "index", 0) or 0)
-        if len(data) != len(texts):
-            raise ProviderError(PROVIDER, f"{self.base_url} returned {len(data)} embeddings for {len(texts)} texts.")
         return [list(item.embedding) for item in data]
 
     def _error(self, exc: Exception) -> ProviderError:
@@ -94,9 +86,7 @@ class OpenAIEmbedder(CachingEmbedder):
                 PROVIDER, f"model '{self.model}' does not exist at {where} (404); embedding models: {known}."
             )
         if isinstance(exc, openai.APITimeoutError):
-            return ProviderError(
-                PROVIDER, f"{where} did not answer within {self.timeout:g} s: raise `timeout` or lower `batch_size`."
-            )
+            return self._timeout_error()
         if isinstance(exc, openai.APIConnectionError):
             return ProviderError(
                 PROVIDER, f"{where} is not reachable: check the network and `base_url`, or use the local embedder."
