@@ -1,0 +1,54 @@
+"""The agent example end to end: real loader, embedder, Chroma and retriever tool; OpenAI's SDK
+against the local fake server, which scripts a tool call and then an answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialStore
+from flowbuilder.examples import AGENT_FLOW, example_flow, flows_dir
+from flowbuilder.executor import Executor, RunEvent
+from flowbuilder.formats.native import load_flow
+from tests.fakes.llm_server import FakeLLMServer, running_server
+
+KEY = "sk-agentflow-0123456789abcdefghij"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    yield from running_server()
+
+
+def test_agent_flow_calls_the_retriever_tool_and_answers(server: FakeLLMServer, tmp_path: Path) -> None:
+    flow = load_flow(example_flow(AGENT_FLOW))
+    model = flow.node("model")
+    model.type = "llm.openai"
+    model.config = {"model": "gpt-4o-mini", "base_url": server.openai_base_url, "max_retries": 0}
+    model.credentials = {"api_key": CredentialRef(provider="openai", name="OPENAI_API_KEY")}
+    server.reply_tool_call("search_test_cases", {"query": "email with consecutive dots"})
+    server.reply("INVALID-011 covers consecutive dots in the email.")
+    resolver = CredentialResolver(explicit={"api_key": KEY}, store=CredentialStore(tmp_path / "c.json"), environ={})
+    events: list[RunEvent] = []
+
+    run = Executor(resolver=resolver).run(
+        flow, inputs="How is an email with two dots handled?", on_event=events.append, base_dir=flows_dir()
+    )
+
+    assert run.ok, [r.error for r in run.failed()]
+    assert run.results["answer"].outputs["message"] == "INVALID-011 covers consecutive dots in the email."
+    calls = run.results["agent"].details["tool_calls"]
+    assert [c["name"] for c in calls] == ["search_test_cases"]
+    hit_ids = [h["record_id"] for h in calls[0]["hits"]]
+    assert len(hit_ids) == 3 and "INVALID-011" in hit_ids
+    # What the SDK sent: the tool declared on the first request, its result fed back on the second.
+    first, second = (r.body for r in server.requests_to("chat"))
+    assert first["tools"][0]["function"]["name"] == "search_test_cases"
+    assert first["messages"][0]["role"] == "system" and "search_test_cases" in first["messages"][0]["content"]
+    tool_message = next(m for m in second["messages"] if m["role"] == "tool")
+    assert "INVALID-011" in tool_message["content"]
+    assert server.requests_to("chat")[0].headers["authorization"] == f"Bearer {KEY}"
+    assert all(KEY not in json.dumps(e.to_dict()) for e in events)
