@@ -275,7 +275,11 @@ async def test_chat_shows_retrieved_chunks_per_answer(user: User, builder: Calla
         NodeSpec(id="question", type="chat.input"),
         NodeSpec(id="loader", type="loader.file", config={"path": "cases.csv", "mode": "records"}),
         NodeSpec(id="embedder", type="embedder.local"),
-        NodeSpec(id="store", type="vectorstore.chroma", config={"collection": "ui-chat-test", "k": 2}),
+        NodeSpec(
+            id="store",
+            type="vectorstore.chroma",
+            config={"collection": "ui-chat-test", "k": 2, "persist_directory": str(tmp_path / "chroma")},
+        ),
         NodeSpec(id="context", type="parser.stringify"),
         NodeSpec(id="answer", type="chat.output"),
     ]
