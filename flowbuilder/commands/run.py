@@ -13,7 +13,7 @@ from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver
 from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
-from flowbuilder.outputs import hit_line, is_hits, to_jsonable
+from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, to_jsonable
 
 
 def register(subparsers: Any) -> None:
@@ -146,8 +146,10 @@ def print_report(flow: Flow, run: RunResult) -> None:
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     for row in rows:
         print("  ".join(cell[:w].ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    ran = set(run.order)
+    feeding = {e.source for e in flow.edges if e.target in ran}
     for result in (run.results[n] for n in run.order):
-        _print_outputs(result)
+        _print_outputs(result, final=result.node_id not in feeding)
     failed = run.failed()
     if failed:
         print()
@@ -157,8 +159,9 @@ def print_report(flow: Flow, run: RunResult) -> None:
         print("\nThe run was cancelled; completed results are shown above.")
 
 
-def _print_outputs(result: NodeResult) -> None:
-    """Hits, prompts and answers are what users come to see; other values are summarised in the table."""
+def _print_outputs(result: NodeResult, final: bool) -> None:
+    """Hits, prompts and answers are what users come to see, wherever they are in the flow; the
+    flow's final outputs (nodes feeding nothing else in this run) are shown too."""
     for port, value in result.outputs.items():
         if is_hits(value):
             print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = cosine similarity):")
@@ -168,6 +171,27 @@ def _print_outputs(result: NodeResult) -> None:
             print(f"\nPrompt built by {result.node_id}:\n" + _indent(value))
         elif isinstance(value, str) and port == "answer":
             print(f"\nAnswer from {result.node_id}:\n" + _indent(value))
+        elif final and value is not None:
+            print(f"\nOutput {result.node_id}.{port}:\n" + _indent(_preview(value)))
+
+
+_PREVIEW_LINES = 40
+
+
+def _preview(value: Any) -> str:
+    if isinstance(value, str):
+        text = value
+    elif is_documents(value):
+        shown = "\n".join(f"[{i}] " + " ".join(doc.text.split())[:100] for i, doc in enumerate(value[:5]))
+        text = f"{len(value)} items\n{shown}" + ("\n…" if len(value) > 5 else "")
+    elif _is_service(value):
+        text = describe_service(value)
+    else:
+        text = json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+    lines = text.splitlines() or [""]
+    return "\n".join(lines[:_PREVIEW_LINES]) + (
+        f"\n… ({len(lines) - _PREVIEW_LINES} more lines)" if len(lines) > _PREVIEW_LINES else ""
+    )
 
 
 def _indent(text: str) -> str:

@@ -101,3 +101,11 @@ def test_example_chunking_figures(name: str, chunks: int, cut: int, at_start: in
     documents = run.results[feeding].outputs["records"]
     stats = compute_chunk_stats(documents, run.results["splitter"].outputs["chunks"])
     assert (stats.chunks, stats.records_cut, stats.chunks_at_record_start) == (chunks, cut, at_start)
+
+
+def test_run_to_the_splitter_prints_its_chunks_as_the_final_output(capsys) -> None:
+    assert main(["run", str(example_flow(NAIVE_FLOW)), "--to", "splitter"]) == 0
+    out = capsys.readouterr().out
+    assert "501 chunks" in out and "Output splitter.chunks:" in out and "501 items" in out
+    first = out.split("Output splitter.chunks:")[1].splitlines()[2]
+    assert first.startswith('  | [0] "Scenario TID","TestCase Description"')  # the header alone is chunk 0
