@@ -7,14 +7,14 @@ used (it would download a model). The collection's metadata records the embedder
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.data import Document, Hit
+from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.registry import register_node
@@ -22,17 +22,17 @@ from flowbuilder.services import Embedder
 from nodes.vectorstores.common import (
     STORE_INPUTS,
     STORE_OUTPUTS,
+    EmbeddingStore,
+    StoredMatch,
     and_where,
-    check_embedder,
-    check_query,
+    answer_query,
     collection_name_problem,
     decode_metadata,
     encode_metadata,
-    flatten_documents,
     models_mismatch_message,
     safe_suffix,
-    sample_vector_details,
-    unique_documents,
+    store_details,
+    store_inputs,
 )
 
 PROVIDER = "chroma"
@@ -40,18 +40,8 @@ MODEL_KEY = "flowbuilder:embedding_model"
 DIMENSION_KEY = "flowbuilder:dimension"
 _ID_LOOKUP_BATCH = 1000
 
-Progress = Callable[[int, int], None]
 
-
-def embed_array(embedder: Embedder, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-    """Embed as a float32 array, without a list round trip when the embedder offers one."""
-    fast = getattr(embedder, "embed_documents_array", None)
-    if callable(fast):
-        return np.asarray(fast(texts, progress), dtype=np.float32)
-    return np.asarray(embedder.embed_documents(texts, progress), dtype=np.float32)
-
-
-class ChromaStore:
+class ChromaStore(EmbeddingStore):
     """The VectorStore service of ``vectorstore.chroma``.
 
     ``search`` returns :class:`Hit` objects whose ``score`` is the **cosine similarity** of the query
@@ -59,6 +49,8 @@ class ChromaStore:
     same direction, 0 unrelated. ``min_score`` drops hits below it; ``where`` is a Chroma metadata
     filter (``{"source": "a.csv"}``, ``{"row": {"$lte": 10}}``; several keys are combined with $and).
     """
+
+    default_batch_size = 256
 
     def __init__(self, collection: Any, embedder: Embedder, location: str) -> None:
         self.collection = collection
@@ -79,52 +71,18 @@ class ChromaStore:
             found.update(result["ids"])
         return found
 
-    def add_documents(
-        self, documents: Sequence[Document], *, batch_size: int = 256, progress: Progress | None = None
-    ) -> dict[str, Any]:
-        """Add the documents not already stored; only those are embedded. Returns counts and a sample vector."""
-        ids, docs, duplicates = unique_documents(documents)
-        present = self.existing_ids(ids)
-        new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
-        total = len(new)
-        sample: list[float] | None = None
-        batch_size = max(1, min(batch_size, _max_batch(self.collection)))
-        for start in range(0, total, batch_size):
-            part = new[start : start + batch_size]
-            texts = [doc.text for _, doc in part]
+    def _batch_size(self, requested: int) -> int:
+        return max(1, min(requested, _max_batch(self.collection)))
 
-            def step(done: int, _total: int, offset: int = start) -> None:
-                if progress is not None:
-                    progress(offset + done, total)
+    def _write(self, part: list[tuple[str, Document]], vectors: np.ndarray) -> None:
+        self.collection.add(
+            ids=[doc_id for doc_id, _ in part],
+            embeddings=vectors,
+            documents=[doc.text for _, doc in part],
+            metadatas=[encode_metadata(doc.metadata) or None for _, doc in part],
+        )
 
-            vectors = embed_array(self.embedder, texts, step)
-            if sample is None and len(vectors):
-                sample = vectors[0].tolist()
-            self.collection.add(
-                ids=[doc_id for doc_id, _ in part],
-                embeddings=vectors,
-                documents=texts,
-                metadatas=[encode_metadata(doc.metadata) or None for _, doc in part],
-            )
-            if progress is not None:
-                progress(start + len(part), total)
-        return {
-            "added": total,
-            "already_present": len(present),
-            "duplicates_dropped": duplicates,
-            "sample": sample,
-        }
-
-    def search(
-        self, query: str, k: int, where: dict[str, Any] | None = None, min_score: float | None = None
-    ) -> list[Hit]:
-        return self.search_vector(self.embedder.embed_query(query), k, where, min_score)
-
-    def search_vector(
-        self, vector: Sequence[float], k: int, where: dict[str, Any] | None = None, min_score: float | None = None
-    ) -> list[Hit]:
-        if k < 1:
-            raise NodeError(f"k must be at least 1, got {k}.")
+    def _query(self, vector: Sequence[float], k: int, where: dict[str, Any] | None) -> Iterator[StoredMatch]:
         try:
             result = self.collection.query(
                 query_embeddings=[list(vector)],
@@ -134,18 +92,12 @@ class ChromaStore:
             )
         except Exception as exc:
             raise _query_error(exc, where) from None
-        hits: list[Hit] = []
         ids = result["ids"][0]
         documents = (result.get("documents") or [[]])[0] or []
         metadatas = (result.get("metadatas") or [[]])[0] or []
         distances = (result.get("distances") or [[]])[0] or []
         for doc_id, text, metadata, distance in zip(ids, documents, metadatas, distances, strict=False):
-            score = 1.0 - float(distance)
-            if min_score is not None and score < min_score:
-                continue
-            document = Document(text=text or "", metadata=decode_metadata(dict(metadata or {})))
-            hits.append(Hit(document=document, score=score, rank=len(hits) + 1, id=doc_id))
-        return hits
+            yield doc_id, 1.0 - float(distance), text or "", decode_metadata(dict(metadata or {}))
 
 
 def _max_batch(collection: Any) -> int:
@@ -260,9 +212,7 @@ class ChromaNode(Node[ChromaConfig]):
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
-        embedder = check_embedder(inputs.get("embedder"))
-        query = check_query(inputs.get("query"))
-        documents = flatten_documents(inputs.get("documents"))
+        embedder, query, documents = store_inputs(inputs)
         problem = collection_name_problem(c.collection)
         if problem:
             raise NodeError(problem)
@@ -278,20 +228,9 @@ class ChromaNode(Node[ChromaConfig]):
         sample = added.pop("sample")
         if sample is None and documents:
             sample = embedder.embed_documents([documents[0].text])[0]  # cached: nothing new is embedded
-        outputs: dict[str, Any] = {"store": store}
-        if query is not None:
-            query_vector = embedder.embed_query(query)
-            sample = sample or query_vector
-            outputs["hits"] = store.search_vector(query_vector, c.k, c.where or None, c.min_score)
+        outputs, sample = answer_query(store, query, k=c.k, where=c.where, min_score=c.min_score, sample=sample)
+        score = "cosine similarity (1 - cosine distance)"
         ctx.details.update(
-            {
-                "collection": c.collection,
-                "location": location,
-                "embedder": embedder.model_id,
-                "count": store.count(),
-                "score": "cosine similarity (1 - cosine distance)",
-                **added,
-                "sample_vector": sample_vector_details(sample, int(embedder.dimension)),
-            }
+            {"collection": c.collection, "location": location, **store_details(store, added, sample, score=score)}
         )
         return outputs

@@ -1,4 +1,4 @@
-"""What the vector-store nodes share: ids, metadata encoding, ports, the ingest loop and details."""
+"""What the vector-store nodes share: ids, metadata encoding, ports, the ingest and search steps, details."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar, cast
 
-from flowbuilder.data import Document
+import numpy as np
+
+from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.ports import Port, PortType
 from flowbuilder.services import Embedder
@@ -20,6 +22,8 @@ MODEL_FIELD = "fb_embedding_model"
 """Metadata field recording which embedder made a vector (Pinecone has no collection metadata)."""
 TEXT_FIELD = "text"
 """Pinecone keeps the chunk text in this metadata field (LangChain's convention)."""
+
+Progress = Callable[[int, int], None]
 
 STORE_INPUTS = (
     Port("documents", PortType.CHUNKS, required=False, multiple=True, description="Chunks to add (idempotent)."),
@@ -172,3 +176,124 @@ def models_mismatch_message(store: str, existing: str, ours: str, suggestion: st
 
 def safe_suffix(model_id: str) -> str:
     return re.sub(r"[^a-zA-Z0-9._-]+", "-", model_id).strip("-._")[:40] or "new"
+
+
+def embed_array(embedder: Embedder, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+    """Embed as a float32 array, without a list round trip when the embedder offers one."""
+    fast = getattr(embedder, "embed_documents_array", None)
+    if callable(fast):
+        return np.asarray(fast(texts, progress), dtype=np.float32)
+    return np.asarray(embedder.embed_documents(texts, progress), dtype=np.float32)
+
+
+StoredMatch = tuple[str, float, str, dict[str, Any]]
+"""``(id, score, text, metadata)`` of one search result, as a store reads it back (best first)."""
+
+
+class EmbeddingStore:
+    """The ingest and search steps of the VectorStore services; only the store calls differ.
+
+    Subclasses set ``embedder`` and ``default_batch_size`` and implement ``existing_ids``, ``_write``
+    (store one batch of new documents with their vectors) and ``_query`` (the nearest stored chunks).
+    """
+
+    embedder: Embedder
+    default_batch_size: ClassVar[int] = 256
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        raise NotImplementedError
+
+    def _batch_size(self, requested: int) -> int:
+        """The batch size actually used; a store with a per-request limit lowers it."""
+        return requested
+
+    def _write(self, part: list[tuple[str, Document]], vectors: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _query(self, vector: Sequence[float], k: int, where: dict[str, Any] | None) -> Iterable[StoredMatch]:
+        raise NotImplementedError
+
+    def add_documents(
+        self, documents: Sequence[Document], *, batch_size: int | None = None, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Add the documents not already stored; only those are embedded. Returns counts and a sample vector."""
+        ids, docs, duplicates = unique_documents(documents)
+        present = self.existing_ids(ids)
+        new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
+        total = len(new)
+        sample: list[float] | None = None
+        size = self._batch_size(batch_size or self.default_batch_size)
+        for start in range(0, total, size):
+            part = new[start : start + size]
+
+            def step(done: int, _total: int, offset: int = start) -> None:
+                if progress is not None:
+                    progress(offset + done, total)
+
+            vectors = embed_array(self.embedder, [doc.text for _, doc in part], step)
+            if sample is None and len(vectors):
+                sample = vectors[0].tolist()
+            self._write(part, vectors)
+            if progress is not None:
+                progress(start + len(part), total)
+        return {"added": total, "already_present": len(present), "duplicates_dropped": duplicates, "sample": sample}
+
+    def search(
+        self, query: str, k: int, where: dict[str, Any] | None = None, min_score: float | None = None
+    ) -> list[Hit]:
+        return self.search_vector(self.embedder.embed_query(query), k, where, min_score)
+
+    def search_vector(
+        self, vector: Sequence[float], k: int, where: dict[str, Any] | None = None, min_score: float | None = None
+    ) -> list[Hit]:
+        if k < 1:
+            raise NodeError(f"k must be at least 1, got {k}.")
+        hits: list[Hit] = []
+        for doc_id, score, text, metadata in self._query(vector, k, where):
+            if min_score is not None and score < min_score:
+                continue
+            document = Document(text=text, metadata=metadata)
+            hits.append(Hit(document=document, score=score, rank=len(hits) + 1, id=doc_id))
+        return hits
+
+    def count(self) -> int:
+        raise NotImplementedError
+
+
+def store_inputs(inputs: dict[str, Any]) -> tuple[Embedder, str | None, list[Document]]:
+    """The checked ``embedder``, ``query`` (None when absent or blank) and ``documents`` of a store node."""
+    embedder = check_embedder(inputs.get("embedder"))
+    query = check_query(inputs.get("query"))
+    return embedder, query, flatten_documents(inputs.get("documents"))
+
+
+def answer_query(
+    store: EmbeddingStore,
+    query: str | None,
+    *,
+    k: int,
+    where: dict[str, Any] | None,
+    min_score: float | None,
+    sample: list[float] | None,
+) -> tuple[dict[str, Any], list[float] | None]:
+    """The node's outputs (``hits`` only when a query came in) and the sample vector for the details."""
+    outputs: dict[str, Any] = {"store": store}
+    if query is not None:
+        query_vector = store.embedder.embed_query(query)
+        sample = sample or query_vector
+        outputs["hits"] = store.search_vector(query_vector, k, where or None, min_score)
+    return outputs, sample
+
+
+def store_details(
+    store: EmbeddingStore, added: dict[str, Any], sample: Sequence[float] | None, *, score: str
+) -> dict[str, Any]:
+    """The details every store node shows after its own (where the store is)."""
+    embedder = store.embedder
+    return {
+        "embedder": embedder.model_id,
+        "count": store.count(),
+        "score": score,
+        **added,
+        "sample_vector": sample_vector_details(sample, int(embedder.dimension)),
+    }

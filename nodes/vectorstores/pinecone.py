@@ -8,31 +8,31 @@ kept in the ``text`` metadata field (LangChain's convention).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
-from flowbuilder.data import Document, Hit
+from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
-from nodes.vectorstores.chroma import embed_array
 from nodes.vectorstores.common import (
     MODEL_FIELD,
     STORE_INPUTS,
     STORE_OUTPUTS,
     TEXT_FIELD,
-    check_embedder,
-    check_query,
+    EmbeddingStore,
+    StoredMatch,
+    answer_query,
     decode_metadata,
     encode_metadata,
-    flatten_documents,
     models_mismatch_message,
-    sample_vector_details,
-    unique_documents,
+    store_details,
+    store_inputs,
 )
 
 PROVIDER = "pinecone"
@@ -41,16 +41,16 @@ INT_KEYS_FIELD = "fb_int_keys"
 _UPSERT_BATCH = 100  # Pinecone's recommended upsert size (requests must stay under 2 MB)
 _FETCH_BATCH = 100  # ids travel in the query string of GET /vectors/fetch
 
-Progress = Callable[[int, int], None]
 
-
-class PineconeStore:
+class PineconeStore(EmbeddingStore):
     """The VectorStore service of ``vectorstore.pinecone``.
 
     ``search`` returns hits whose ``score`` is the index metric's score as Pinecone computes it: the
     **cosine similarity** for a ``cosine`` index (the default), the dot product for ``dotproduct``.
     ``where`` is a Pinecone metadata filter (``{"source": "a.csv"}``, ``{"row": {"$lte": 10}}``).
     """
+
+    default_batch_size = _UPSERT_BATCH
 
     def __init__(self, index: Any, embedder: Embedder, *, name: str, namespace: str, location: str) -> None:
         self.index = index
@@ -109,33 +109,11 @@ class PineconeStore:
             found.update(result.vectors or {})
         return found
 
-    def add_documents(
-        self, documents: Sequence[Document], *, batch_size: int = _UPSERT_BATCH, progress: Progress | None = None
-    ) -> dict[str, Any]:
-        """Upsert the documents not already stored; only those are embedded."""
-        ids, docs, duplicates = unique_documents(documents)
-        present = self.existing_ids(ids)
-        new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
-        total = len(new)
-        sample: list[float] | None = None
-        for start in range(0, total, batch_size):
-            part = new[start : start + batch_size]
-
-            def step(done: int, _total: int, offset: int = start) -> None:
-                if progress is not None:
-                    progress(offset + done, total)
-
-            vectors = embed_array(self.embedder, [doc.text for _, doc in part], step)
-            if sample is None and len(vectors):
-                sample = vectors[0].tolist()
-            records = [
-                (doc_id, vector.tolist(), self._metadata(doc))
-                for (doc_id, doc), vector in zip(part, vectors, strict=True)
-            ]
-            self._call("upsert", self.index.upsert, vectors=records, namespace=self.namespace)
-            if progress is not None:
-                progress(start + len(part), total)
-        return {"added": total, "already_present": len(present), "duplicates_dropped": duplicates, "sample": sample}
+    def _write(self, part: list[tuple[str, Document]], vectors: np.ndarray) -> None:
+        records = [
+            (doc_id, vector.tolist(), self._metadata(doc)) for (doc_id, doc), vector in zip(part, vectors, strict=True)
+        ]
+        self._call("upsert", self.index.upsert, vectors=records, namespace=self.namespace)
 
     def _metadata(self, doc: Document) -> dict[str, Any]:
         metadata = encode_metadata(doc.metadata, allow_string_lists=True)
@@ -146,16 +124,7 @@ class PineconeStore:
         metadata[MODEL_FIELD] = self.embedder.model_id
         return metadata
 
-    def search(
-        self, query: str, k: int, where: dict[str, Any] | None = None, min_score: float | None = None
-    ) -> list[Hit]:
-        return self.search_vector(self.embedder.embed_query(query), k, where, min_score)
-
-    def search_vector(
-        self, vector: Sequence[float], k: int, where: dict[str, Any] | None = None, min_score: float | None = None
-    ) -> list[Hit]:
-        if k < 1:
-            raise NodeError(f"k must be at least 1, got {k}.")
+    def _query(self, vector: Sequence[float], k: int, where: dict[str, Any] | None) -> Iterator[StoredMatch]:
         kwargs: dict[str, Any] = {
             "vector": list(map(float, vector)),
             "top_k": k,
@@ -165,11 +134,7 @@ class PineconeStore:
         if where:
             kwargs["filter"] = dict(where)
         result = self._call("query", self.index.query, **kwargs)
-        hits: list[Hit] = []
         for match in result.matches or []:
-            score = float(match.score)
-            if min_score is not None and score < min_score:
-                continue
             stored = dict(match.metadata or {})
             text = str(stored.pop(TEXT_FIELD, ""))
             int_keys = stored.pop(INT_KEYS_FIELD, None) or []
@@ -177,10 +142,7 @@ class PineconeStore:
             for key in int_keys:
                 if isinstance(metadata.get(key), float):
                     metadata[key] = int(metadata[key])
-            hits.append(
-                Hit(document=Document(text=text, metadata=metadata), score=score, rank=len(hits) + 1, id=match.id)
-            )
-        return hits
+            yield match.id, float(match.score), text, metadata
 
 
 def pinecone_error(exc: Exception, location: str, what: str) -> NodeError:
@@ -279,28 +241,15 @@ class PineconeNode(Node[PineconeConfig]):
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
-        embedder = check_embedder(inputs.get("embedder"))
-        query = check_query(inputs.get("query"))
-        documents = flatten_documents(inputs.get("documents"))
+        embedder, query, documents = store_inputs(inputs)
         index, location = connect(ctx.secret("api_key"), c.index, c.host)
         store = PineconeStore(index, embedder, name=c.index or c.host, namespace=c.namespace, location=location)
         store.check_embedder()
         added = store.add_documents(documents, progress=ctx.progress)
         sample = added.pop("sample")
-        outputs: dict[str, Any] = {"store": store}
-        if query is not None:
-            query_vector = embedder.embed_query(query)
-            sample = sample or query_vector
-            outputs["hits"] = store.search_vector(query_vector, c.k, c.where or None, c.min_score)
+        outputs, sample = answer_query(store, query, k=c.k, where=c.where, min_score=c.min_score, sample=sample)
+        score = f"{c.metric} (as computed by Pinecone)"
         ctx.details.update(
-            {
-                "index": store.name,
-                "namespace": c.namespace,
-                "embedder": embedder.model_id,
-                "count": store.count(),
-                "score": f"{c.metric} (as computed by Pinecone)",
-                **added,
-                "sample_vector": sample_vector_details(sample, int(embedder.dimension)),
-            }
+            {"index": store.name, "namespace": c.namespace, **store_details(store, added, sample, score=score)}
         )
         return outputs
