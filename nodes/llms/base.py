@@ -130,15 +130,32 @@ def scrub(text: str, secret: str | None) -> str:
 
 
 class BaseChatModel:
-    """Common state of the provider chat models: what was last sent and what it cost."""
+    """Common state of the provider chat models: the request settings, what was last sent and what it cost."""
 
     provider: str = ""
-    model: str = ""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, model: str, api_key: str | None, temperature: float, max_tokens: int | None, timeout: float
+    ) -> None:
+        self.model = model
+        self._api_key = api_key  # only for the SDK client and for scrubbing error texts; never shown
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self._client: Any = None
+        """The SDK client, made on first use (it holds the key)."""
         self.last_request: list[dict[str, Any]] = []
         """The messages of the last call exactly as sent to the provider (for ``details``)."""
         self.last_usage: dict[str, Any] | None = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> Any:
+        """The provider's SDK client (the SDK is imported here, lazily)."""
+        raise NotImplementedError
 
     def chat(
         self,

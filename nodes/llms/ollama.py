@@ -46,23 +46,15 @@ class OllamaChatModel(BaseChatModel):
         max_tokens: int | None,
         timeout: float,
     ) -> None:
-        super().__init__()
-        self.model = model
+        super().__init__(model=model, api_key=api_key, temperature=temperature, max_tokens=max_tokens, timeout=timeout)
         self.host = host
-        self._api_key = api_key
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout = timeout
-        self._client: Any = None
         self._call_count = 0
 
-    def client(self) -> Any:
-        if self._client is None:
-            import ollama
+    def _make_client(self) -> Any:
+        import ollama
 
-            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
-            self._client = ollama.Client(host=self.host, timeout=self.timeout, headers=headers)
-        return self._client
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
+        return ollama.Client(host=self.host, timeout=self.timeout, headers=headers)
 
     def _request(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]]) -> dict[str, Any]:
         self.last_request = to_ollama_messages(messages)

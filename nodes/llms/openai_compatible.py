@@ -39,20 +39,14 @@ class OpenAICompatibleChatModel(BaseChatModel):
         max_retries: int,
         usage_in_stream: bool,
     ) -> None:
-        super().__init__()
+        super().__init__(model=model, api_key=api_key, temperature=temperature, max_tokens=max_tokens, timeout=timeout)
         self.provider = provider
-        self.model = model
         self._sdk_name = sdk
         self._client_class = client_class
         self._env_var = env_var
-        self._api_key = api_key
         self.base_url = base_url
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout = timeout
         self.max_retries = max_retries
         self._usage_in_stream = usage_in_stream
-        self._client: Any = None
 
     @property
     def where(self) -> str:
@@ -61,13 +55,11 @@ class OpenAICompatibleChatModel(BaseChatModel):
     def _sdk(self) -> Any:
         return importlib.import_module(self._sdk_name)
 
-    def client(self) -> Any:
-        if self._client is None:
-            factory = getattr(self._sdk(), self._client_class)
-            self._client = factory(
-                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
-            )
-        return self._client
+    def _make_client(self) -> Any:
+        factory = getattr(self._sdk(), self._client_class)
+        return factory(
+            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+        )
 
     def _request(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]]) -> dict[str, Any]:
         self.last_request = to_openai_messages(messages)
