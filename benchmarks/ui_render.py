@@ -11,7 +11,6 @@ on the Python side. Target: 100 nodes in < 1.5 s.
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import subprocess
 import sys
@@ -20,18 +19,6 @@ import time
 from pathlib import Path
 
 TARGET_S = 1.5
-FLAGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--window-size=1600,1000",
-]
-
 SERVER = """
 import sys
 from nicegui import ui
@@ -86,15 +73,9 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[25, 100, 200])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    os.environ["SE_OFFLINE"] = "true"
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from flowbuilder.ui.browser import headless_chrome
 
-    options = webdriver.ChromeOptions()
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    driver = headless_chrome(window_size="1600,1000")
     rows: list[tuple[int, float, float, float, float]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:

@@ -18,8 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from flowbuilder.ui.browser import headless_chrome
 
 
 def free_port() -> int:
@@ -48,21 +47,7 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.3)
-        options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/bin/chromium"
-        for flag in (
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--window-size={args.size}",
-        ):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+        driver = headless_chrome(window_size=args.size)
         try:
             driver.get(f"http://127.0.0.1:{port}{args.path}")
             time.sleep(args.wait)

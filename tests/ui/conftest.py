@@ -11,19 +11,8 @@ import pytest
 
 from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Position
 from flowbuilder.formats.native import save_flow
+from flowbuilder.ui.browser import CHROMIUM, chrome_options
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--window-size=1600,1000",
-)
 N8N_COURSE_FILE = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flows" / "n8n__AI3X_Basic_RAG.json"
 SHOTS = Path("/tmp/shots")
 
@@ -84,13 +73,8 @@ def nicegui_chrome_options():  # type: ignore[no-untyped-def]
     if not (os.path.exists(CHROMIUM) and shutil.which("chromedriver")):
         pytest.skip("chromium and chromium-driver are not installed")
     from nicegui.testing import screen_plugin
-    from selenium import webdriver
 
-    os.environ["SE_OFFLINE"] = "true"  # selenium manager must not try the internet
-    options = webdriver.ChromeOptions()
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.binary_location = CHROMIUM
+    options = chrome_options(window_size="1600,1000")
     options.add_experimental_option(
         "prefs",
         {
