@@ -10,15 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.evaluation.compare import Comparison, FlowComparer, FlowEvaluation
+from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import RunEvent
 
 EPILOG = """\
 Only the ingestion and retrieval part of each flow runs: the flow is run up to its vector store
 node(s) and every question is searched with store.search(question, k); chat inputs, retrievers,
-prompts and LLMs are ignored. A chunk is relevant when its metadata carries a gold record or its
-text contains the question's fact. Metrics are over questions that have an answer; questions with
-"gold": [] are listed but not scored.
+prompts and LLMs are ignored. Relevance (--relevance):
+  lenient  a chunk is relevant if its metadata names a gold record or it contains the fact (default)
+  strict   a chunk is relevant if it contains the fact (no fact: the whole gold record), so a chunk
+           holding only part of a record that the chunking cut does not count
+Metrics are over questions that have an answer; questions with "gold": [] are listed but not scored.
 
 Thresholds apply to FLOW_B, the candidate (FLOW_A is the baseline): --min-hit-at-k and --min-mrr
 make the command exit 1 when FLOW_B is below them, so a CI job can gate a new chunking strategy.
@@ -42,6 +45,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("flow_b", metavar="FLOW_B", help="candidate flow file (.json); thresholds apply to it")
     parser.add_argument("--questions", required=True, metavar="Q.jsonl", help="question set (JSONL)")
     parser.add_argument("--k", type=int, default=5, help="number of chunks retrieved per question (default 5)")
+    parser.add_argument(
+        "--relevance",
+        choices=RELEVANCE_MODES,
+        default="lenient",
+        help="how a retrieved chunk is judged relevant (default lenient); "
+        + "; ".join(f"{mode}: {text}" for mode, text in RELEVANCE_HELP.items()),
+    )
     parser.add_argument("--json", action="store_true", help="print the full comparison as JSON (with the hits)")
     parser.add_argument("--min-hit-at-k", type=float, metavar="X", help="exit 1 if FLOW_B's hit@k is below X (0-1)")
     parser.add_argument("--min-mrr", type=float, metavar="Y", help="exit 1 if FLOW_B's MRR is below Y (0-1)")
@@ -101,7 +111,7 @@ def handle(args: argparse.Namespace) -> int:
     def work() -> None:
         try:
             outcome["comparison"] = FlowComparer().compare(
-                args.flow_a, args.flow_b, questions, args.k, on_progress=progress
+                args.flow_a, args.flow_b, questions, args.k, on_progress=progress, relevance=args.relevance
             )
         except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
             outcome["error"] = exc
@@ -168,7 +178,8 @@ def print_report(comparison: Comparison) -> None:
     print(f"A: {a.name}  ({a.path})")
     print(f"B: {b.name}  ({b.path})")
     scored = a.metrics.questions
-    print(f"{scored} questions with an answer, {a.metrics.unanswerable} without; k = {k}\n")
+    print(f"{scored} questions with an answer, {a.metrics.unanswerable} without; k = {k}")
+    print(f"relevance: {comparison.relevance} ({RELEVANCE_HELP[comparison.relevance]}; see --relevance)\n")
     rows_a, rows_b = stat_rows(a), stat_rows(b)
     width = max(len(name) for name, _ in rows_a)
     col = max(12, *(len(v) for _, v in rows_a + rows_b))

@@ -5,16 +5,26 @@ by an optional fact string, never by chunk id, so the same question set judges a
 same sources fairly.
 """
 
-from flowbuilder.evaluation.chunk_stats import ChunkStats, compute_chunk_stats
-from flowbuilder.evaluation.metrics import Metrics, QuestionOutcome, aggregate, judge_hits
+from flowbuilder.evaluation.chunk_stats import ChunkStats, WholeRecordIndex, compute_chunk_stats
+from flowbuilder.evaluation.metrics import (
+    RELEVANCE_MODES,
+    Metrics,
+    QuestionOutcome,
+    Relevance,
+    aggregate,
+    judge_hits,
+)
 from flowbuilder.evaluation.questions import Question, QuestionFileError, load_questions
 
 __all__ = [
+    "RELEVANCE_MODES",
     "ChunkStats",
     "Metrics",
     "Question",
     "QuestionFileError",
     "QuestionOutcome",
+    "Relevance",
+    "WholeRecordIndex",
     "aggregate",
     "compute_chunk_stats",
     "judge_hits",

@@ -217,3 +217,51 @@ def compute_chunk_stats(
 
 def _contained(span: RecordSpan, ranges: list[tuple[int, int]]) -> bool:
     return any(start <= span.start and end >= span.end for start, end in ranges)
+
+
+def whole_records(inputs: Sequence[Document], chunks: Sequence[Document]) -> list[set[str]]:
+    """Per chunk (in order): the ids of the records whose whole span lies inside it.
+
+    A chunk of a one-record document holds its record when it covers the record's whole (trimmed)
+    text; an untraceable chunk holds none.
+    """
+    spans = [record_spans(doc) for doc in inputs]
+    held: list[set[str]] = [set() for _ in chunks]
+    for placement in place_chunks(inputs, chunks):
+        held[placement.chunk] = {
+            span.record_id
+            for span in spans[placement.document]
+            if placement.start <= span.start and placement.end >= span.end
+        }
+    return held
+
+
+def _chunk_key(document: Document) -> tuple[str, str]:
+    return document.source, " ".join(document.text.split())
+
+
+class WholeRecordIndex:
+    """Which records a *retrieved* chunk holds whole, looked up among the chunks a flow ingested.
+
+    A hit comes back from the store as a copy of an ingested chunk (same text, ``source`` and, where
+    the store keeps them, ``start``/``end``); it is matched on those. Chunks that share source and
+    text but not offsets pool their records. A hit that matches no ingested chunk (another flow's
+    entry in a shared collection) holds no record.
+    """
+
+    def __init__(self, inputs: Sequence[Document], chunks: Sequence[Document]) -> None:
+        self._by_offsets: dict[tuple[str, str, object, object], set[str]] = {}
+        self._by_text: dict[tuple[str, str], set[str]] = {}
+        for chunk, held in zip(chunks, whole_records(inputs, chunks), strict=True):
+            source, text = _chunk_key(chunk)
+            offsets = (source, text, chunk.metadata.get("start"), chunk.metadata.get("end"))
+            self._by_offsets.setdefault(offsets, set()).update(held)
+            self._by_text.setdefault((source, text), set()).update(held)
+
+    def __call__(self, document: Document) -> frozenset[str]:
+        source, text = _chunk_key(document)
+        offsets = (source, text, document.metadata.get("start"), document.metadata.get("end"))
+        found = self._by_offsets.get(offsets)
+        if found is None:
+            found = self._by_text.get((source, text), set())
+        return frozenset(found)

@@ -7,6 +7,11 @@ chunks fed into the store and the documents fed into the splitter that made them
 statistics. Re-running costs no new embeddings: the embedder's on-disk cache and Chroma's idempotent
 insert (ids from the chunk text) skip everything already embedded; ``embedded`` reports what was sent
 to the model during ingestion.
+
+Relevance is judged in one of the modes of :mod:`flowbuilder.evaluation.metrics` (``lenient`` by
+default, or ``strict``); strict mode traces which records each retrieved chunk holds whole through
+the same record spans the chunk statistics use. :func:`rejudge` re-judges a finished comparison's
+hits in another mode without searching again.
 """
 
 from __future__ import annotations
@@ -16,14 +21,22 @@ import io
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import FlowbuilderError, FlowFileError
-from flowbuilder.evaluation.chunk_stats import ChunkStats, column_names, compute_chunk_stats
-from flowbuilder.evaluation.metrics import Metrics, QuestionOutcome, aggregate, compare_ranks, judge_hits
+from flowbuilder.evaluation.chunk_stats import ChunkStats, WholeRecordIndex, column_names, compute_chunk_stats
+from flowbuilder.evaluation.metrics import (
+    Metrics,
+    QuestionOutcome,
+    Relevance,
+    aggregate,
+    check_relevance,
+    compare_ranks,
+    judge_hits,
+)
 from flowbuilder.evaluation.questions import Question
 from flowbuilder.executor import EventHandler, Executor, RunEvent, RunResult
 from flowbuilder.flow import Flow
@@ -75,6 +88,7 @@ class FlowEvaluation:
     warnings: list[str] = field(default_factory=list)
     inputs: list[Document] = field(default_factory=list, repr=False)
     chunks: list[Document] = field(default_factory=list, repr=False)
+    relevance: Relevance = "lenient"
 
     def to_dict(self, with_hits: bool = True) -> dict[str, Any]:
         return {
@@ -83,6 +97,7 @@ class FlowEvaluation:
             "name": self.name,
             "stats": self.stats.to_dict(),
             "metrics": self.metrics.to_dict(),
+            "relevance": self.relevance,
             "embedded": self.embedded,
             "added": self.added,
             "store_count": self.store_count,
@@ -118,6 +133,7 @@ class Comparison:
     a: FlowEvaluation
     b: FlowEvaluation
     rows: list[QuestionComparison]
+    relevance: Relevance = "lenient"
 
     @property
     def wins_a(self) -> int:
@@ -134,6 +150,7 @@ class Comparison:
     def to_dict(self, with_hits: bool = True) -> dict[str, Any]:
         return {
             "k": self.k,
+            "relevance": self.relevance,
             "a": self.a.to_dict(with_hits),
             "b": self.b.to_dict(with_hits),
             "questions": [r.to_dict() for r in self.rows],
@@ -313,7 +330,9 @@ class FlowComparer:
         *,
         label: str = "",
         on_progress: ProgressHandler | None = None,
+        relevance: Relevance = "lenient",
     ) -> FlowEvaluation:
+        _check_mode(relevance)
         flow_path = Path(path)
         if not flow_path.is_file():
             raise FlowFileError(flow_path, "no such flow file" if not flow_path.exists() else "is not a file")
@@ -341,7 +360,11 @@ class FlowComparer:
             ingestion.inputs, ingestion.chunks, count_tokens=count_tokens, max_tokens=max_tokens, columns=columns
         )
         started = time.perf_counter()
-        outcomes = [judge_hits(q, self.search(ingestion.stores, q.question, k), k) for q in questions]
+        whole = WholeRecordIndex(ingestion.inputs, ingestion.chunks) if relevance == "strict" else None
+        outcomes = [
+            judge_hits(q, self.search(ingestion.stores, q.question, k), k, relevance=relevance, whole_records=whole)
+            for q in questions
+        ]
         search_seconds = time.perf_counter() - started
         if embedder is not None:
             self._model_texts_delta(embedder)  # query embeddings are not ingestion
@@ -360,6 +383,7 @@ class FlowComparer:
             warnings=warnings,
             inputs=ingestion.inputs,
             chunks=ingestion.chunks,
+            relevance=relevance,
         )
 
     @staticmethod
@@ -379,15 +403,44 @@ class FlowComparer:
         k: int = 5,
         *,
         on_progress: ProgressHandler | None = None,
+        relevance: Relevance = "lenient",
     ) -> Comparison:
         if k < 1:
             raise ComparisonError(f"k must be at least 1, got {k}.")
+        _check_mode(relevance)
         for path in (path_a, path_b):
             if not Path(path).is_file():
                 raise FlowFileError(path, "no such flow file")
-        a = self.evaluate(path_a, questions, k, label="A", on_progress=on_progress)
-        b = self.evaluate(path_b, questions, k, label="B", on_progress=on_progress)
-        return Comparison(k, a, b, compare_outcomes(a.outcomes, b.outcomes))
+        a = self.evaluate(path_a, questions, k, label="A", on_progress=on_progress, relevance=relevance)
+        b = self.evaluate(path_b, questions, k, label="B", on_progress=on_progress, relevance=relevance)
+        return Comparison(k, a, b, compare_outcomes(a.outcomes, b.outcomes), relevance)
+
+
+def _check_mode(relevance: str) -> None:
+    try:
+        check_relevance(relevance)
+    except ValueError as exc:
+        raise ComparisonError(f"{exc}.") from None
+
+
+def rejudge_evaluation(evaluation: FlowEvaluation, relevance: Relevance) -> FlowEvaluation:
+    """The same retrieved hits judged in another relevance mode (nothing is searched again)."""
+    _check_mode(relevance)
+    k = evaluation.metrics.k
+    whole = WholeRecordIndex(evaluation.inputs, evaluation.chunks) if relevance == "strict" else None
+    outcomes = [
+        judge_hits(o.question, o.hits, k, relevance=relevance, whole_records=whole) for o in evaluation.outcomes
+    ]
+    return replace(evaluation, metrics=aggregate(outcomes, k), outcomes=outcomes, relevance=relevance)
+
+
+def rejudge(comparison: Comparison, relevance: Relevance) -> Comparison:
+    """``comparison`` with both flows' hits re-judged in ``relevance`` mode (instant: no search, no embedding)."""
+    if relevance == comparison.relevance:
+        return comparison
+    a = rejudge_evaluation(comparison.a, relevance)
+    b = rejudge_evaluation(comparison.b, relevance)
+    return Comparison(comparison.k, a, b, compare_outcomes(a.outcomes, b.outcomes), relevance)
 
 
 def compare_outcomes(a: Sequence[QuestionOutcome], b: Sequence[QuestionOutcome]) -> list[QuestionComparison]:
@@ -405,6 +458,7 @@ def compare_flows(
     k: int = 5,
     *,
     on_progress: ProgressHandler | None = None,
+    relevance: Relevance = "lenient",
 ) -> Comparison:
     """Convenience wrapper: a fresh :class:`FlowComparer` compares two flow files."""
-    return FlowComparer().compare(path_a, path_b, questions, k, on_progress=on_progress)
+    return FlowComparer().compare(path_a, path_b, questions, k, on_progress=on_progress, relevance=relevance)

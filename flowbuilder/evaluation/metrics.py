@@ -1,9 +1,17 @@
 """Ranking metrics judged on records and facts, not chunk ids, so they survive re-chunking.
 
-A retrieved chunk is *relevant* to a question when its metadata carries a gold record (``record_id``,
-or ``record_ids`` for a chunk of a multi-record text) or its text contains the question's fact
-(case- and whitespace-insensitive). Per question we keep the rank of the first relevant chunk; the
-aggregate metrics are computed over answerable questions only:
+Two relevance modes decide whether a retrieved chunk is *relevant* to a question:
+
+* ``lenient`` (the default): its metadata names a gold record (``record_id``, or ``record_ids`` for a
+  chunk of a multi-record text) or its text contains the question's fact (case- and
+  whitespace-insensitive). A chunk holding only half of a record still counts.
+* ``strict``: its text contains the question's fact; for a question without a fact, it holds a gold
+  record *whole* (the record's span lies inside the chunk). Which records a chunk holds whole is
+  traced from the splitter's input by a :data:`WholeRecords` lookup (see
+  ``chunk_stats.WholeRecordIndex``); without one, a fact-less question finds nothing.
+
+Per question we keep the rank of the first relevant chunk; the aggregate metrics are computed over
+answerable questions only:
 
 * hit@1 / hit@k: share of questions with a relevant chunk at rank 1 / within the top k;
 * MRR: mean of 1/rank of the first relevant chunk (0 when none is in the top k);
@@ -19,14 +27,33 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.evaluation.questions import Question
 
 _SPACES = re.compile(r"\s+")
+
+Relevance = Literal["lenient", "strict"]
+RELEVANCE_MODES: tuple[Relevance, ...] = get_args(Relevance)
+RELEVANCE_HELP: dict[Relevance, str] = {
+    "lenient": "a chunk is relevant if its metadata names a gold record or it contains the fact",
+    "strict": "a chunk is relevant if it contains the fact, or for a question without one the whole gold record",
+}
+"""One line per mode, for the CLI's help and the UI."""
+
+WholeRecords = Callable[[Document], Collection[str]]
+"""The record ids a retrieved chunk holds whole (empty when it cannot be traced)."""
+
+
+def check_relevance(value: str) -> Relevance:
+    """``value`` as a relevance mode, or ValueError listing the modes."""
+    for mode in RELEVANCE_MODES:
+        if value == mode:
+            return mode
+    raise ValueError(f"unknown relevance mode '{value}'; use one of: {', '.join(RELEVANCE_MODES)}")
 
 
 def normalise(text: str) -> str:
@@ -60,21 +87,46 @@ def _string_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def gold_found(document: Document, question: Question) -> set[str]:
+def _fact_item(question: Question) -> str:
+    # With one gold record the fact is that record's evidence; otherwise it stands for itself.
+    return question.gold[0] if len(question.gold) == 1 else "fact"
+
+
+def gold_found(
+    document: Document,
+    question: Question,
+    relevance: Relevance = "lenient",
+    whole_records: WholeRecords | None = None,
+) -> set[str]:
     """The gold items (record ids, or ``"fact"``) this chunk supplies for ``question``."""
+    has_fact = bool(question.fact) and normalise(question.fact or "") in normalise(document.text)
+    if relevance == "strict":
+        if question.fact:
+            return {_fact_item(question)} if has_fact else set()
+        whole = set(whole_records(document)) if whole_records is not None else set()
+        return whole & set(question.gold)
     items = chunk_records(document) & set(question.gold)
-    if question.fact and normalise(question.fact) in normalise(document.text):
-        # With one gold record the fact is that record's evidence; otherwise it stands for itself.
-        items.add(question.gold[0] if len(question.gold) == 1 else "fact")
+    if has_fact:
+        items.add(_fact_item(question))
     return items
 
 
-def is_relevant(document: Document, question: Question) -> bool:
-    return bool(gold_found(document, question))
+def is_relevant(
+    document: Document,
+    question: Question,
+    relevance: Relevance = "lenient",
+    whole_records: WholeRecords | None = None,
+) -> bool:
+    return bool(gold_found(document, question, relevance, whole_records))
 
 
-def gold_items(question: Question) -> set[str]:
-    """What recall counts: the gold records, or the fact when there are none."""
+def gold_items(question: Question, relevance: Relevance = "lenient") -> set[str]:
+    """What recall counts: the gold records, or the fact when there are none.
+
+    Strict mode with a fact judges by the fact alone, so with several gold records the fact is the one item.
+    """
+    if relevance == "strict" and question.fact:
+        return {_fact_item(question)}
     if question.gold:
         return set(question.gold)
     return {"fact"} if question.fact else set()
@@ -94,6 +146,10 @@ class QuestionOutcome:
     ndcg: float
     gold_ranks: dict[str, int | None] = field(default_factory=dict)
     """Per gold record: the best rank of a chunk carrying it, or None when it is not in the top k."""
+    relevance: Relevance = "lenient"
+    """The mode that judged ``relevant``."""
+    whole: list[list[str]] | None = None
+    """Per hit: the record ids it holds whole (strict mode with a lookup only)."""
 
     @property
     def answerable(self) -> bool:
@@ -109,28 +165,41 @@ class QuestionOutcome:
             "recall": self.recall,
             "ndcg": self.ndcg,
             "gold_ranks": self.gold_ranks,
+            "relevance": self.relevance,
         }
         if with_hits:
-            data["hits"] = [
-                {
+            data["hits"] = []
+            for index, (hit, rel) in enumerate(zip(self.hits, self.relevant, strict=True)):
+                item: dict[str, Any] = {
                     "rank": hit.rank,
                     "score": hit.score,
                     "relevant": rel,
                     "records": sorted(chunk_records(hit.document)),
-                    "text": hit.document.text,
                 }
-                for hit, rel in zip(self.hits, self.relevant, strict=True)
-            ]
+                if self.whole is not None:
+                    item["whole_records"] = self.whole[index]
+                item["text"] = hit.document.text
+                data["hits"].append(item)
         return data
 
 
-def judge_hits(question: Question, hits: Sequence[Hit], k: int) -> QuestionOutcome:
-    """Judge the top ``k`` of ``hits`` (taken in the order given; ranks are renumbered 1..k)."""
+def judge_hits(
+    question: Question,
+    hits: Sequence[Hit],
+    k: int,
+    *,
+    relevance: Relevance = "lenient",
+    whole_records: WholeRecords | None = None,
+) -> QuestionOutcome:
+    """Judge the top ``k`` of ``hits`` (taken in the order given) in the ``relevance`` mode.
+
+    ``whole_records`` tells strict mode which records a chunk holds whole (lenient ignores it).
+    """
     top = list(hits)[:k]
-    supplied = [gold_found(hit.document, question) for hit in top]
+    supplied = [gold_found(hit.document, question, relevance, whole_records) for hit in top]
     relevant = [bool(items) for items in supplied]
     first_rank = next((i + 1 for i, rel in enumerate(relevant) if rel), None)
-    wanted = gold_items(question)
+    wanted = gold_items(question, relevance)
     gold_ranks: dict[str, int | None] = {}
     for gold in question.gold:
         gold_ranks[gold] = next((i + 1 for i, items in enumerate(supplied) if gold in items), None)
@@ -144,7 +213,12 @@ def judge_hits(question: Question, hits: Sequence[Hit], k: int) -> QuestionOutco
     ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(wanted), k)))
     ndcg = dcg / ideal if ideal else 0.0
     recall = len(seen) / len(wanted) if wanted else 0.0
-    return QuestionOutcome(question, top, relevant, first_rank, recall, ndcg, gold_ranks)
+    whole = (
+        [sorted(whole_records(hit.document)) for hit in top]
+        if relevance == "strict" and whole_records is not None
+        else None
+    )
+    return QuestionOutcome(question, top, relevant, first_rank, recall, ndcg, gold_ranks, relevance, whole)
 
 
 @dataclass(frozen=True)

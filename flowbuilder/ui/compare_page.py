@@ -7,7 +7,11 @@ over the first source rows of each flow (a colour per chunk, a red marker where 
 inside a record), the chunk statistics, bar charts of the metrics, and a per-question table; picking a
 question shows both flows' top-k chunks with scores and where the gold record landed.
 
-Query parameters preselect the inputs by file name: ``/compare?a=naive.json&b=rows.json&q=dev.jsonl&run=1``.
+The relevance mode (lenient or strict, next to k) decides which chunks count as relevant; switching it
+after a comparison re-judges the same hits at once (nothing is searched or embedded again).
+
+Query parameters preselect the inputs by file name:
+``/compare?a=naive.json&b=rows.json&q=dev.jsonl&k=5&rel=strict&run=1``.
 """
 
 from __future__ import annotations
@@ -26,8 +30,15 @@ from nicegui import run, ui
 from flowbuilder.data import Document
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.evaluation.chunk_stats import ChunkPlacement, place_chunks, record_spans
-from flowbuilder.evaluation.compare import Comparison, FlowComparer, FlowEvaluation
-from flowbuilder.evaluation.metrics import QuestionOutcome, chunk_records
+from flowbuilder.evaluation.compare import Comparison, FlowComparer, FlowEvaluation, rejudge
+from flowbuilder.evaluation.metrics import (
+    RELEVANCE_HELP,
+    RELEVANCE_MODES,
+    QuestionOutcome,
+    Relevance,
+    check_relevance,
+    chunk_records,
+)
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.examples import NAIVE_FLOW, ROW_LABELLED_FLOW, data_dir, flows_dir
 from flowbuilder.executor import RunEvent
@@ -35,6 +46,7 @@ from flowbuilder.secrets import redact
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
+DEFAULT_RELEVANCE: Relevance = "lenient"
 CHUNK_COLOURS = ("#dbeafe", "#fef3c7", "#dcfce7")
 """Alternating chunk backgrounds (blue, amber, green): neighbours always differ."""
 OVERLAP_COLOUR = "#e9d5ff"
@@ -237,11 +249,26 @@ def question_rows(comparison: Comparison) -> list[dict[str, Any]]:
     ]
 
 
+def relevance_mode(value: str | None) -> Relevance:
+    """A query parameter or select value as a relevance mode (the default when missing or unknown)."""
+    try:
+        return check_relevance(value or DEFAULT_RELEVANCE)
+    except ValueError:
+        return DEFAULT_RELEVANCE
+
+
+def relevance_note(relevance: Relevance) -> str:
+    """Which mode judged the green "relevant" marks, in words."""
+    return f"relevance judged {relevance}: {RELEVANCE_HELP[relevance]}"
+
+
 def gold_summary(outcome: QuestionOutcome, k: int) -> str:
     if not outcome.question.gold:
         return "no gold record (fact only)" if outcome.question.fact else "question without an answer"
+    # Strict mode: a chunk naming the record without holding it (or its fact) does not count as finding it.
+    missing = "not in top-{k}" if outcome.relevance == "lenient" else "no relevant chunk in top-{k}"
     return "; ".join(
-        f"{gold}: rank {rank}" if rank is not None else f"{gold}: not in top-{k}"
+        f"{gold}: rank {rank}" if rank is not None else f"{gold}: {missing.format(k=k)}"
         for gold, rank in outcome.gold_ranks.items()
     )
 
@@ -271,6 +298,17 @@ class ComparePage:
             for select in (self.flow_a, self.flow_b, self.questions):
                 select.classes("min-w-[260px]")
             self.k = ui.number("k", value=int(query.get("k") or DEFAULT_K), min=1, max=50, step=1).classes("w-20")
+            self.relevance = (
+                ui.select(
+                    {mode: mode for mode in RELEVANCE_MODES},
+                    value=relevance_mode(query.get("rel")),
+                    label="relevance",
+                    on_change=self.rejudge,
+                )
+                .props("data-testid=relevance")
+                .classes("w-28")
+                .tooltip("; ".join(f"{mode}: {text}" for mode, text in RELEVANCE_HELP.items()))
+            )
             self.limit = ui.number("rows shown", value=DEFAULT_ROWS, min=1, max=500, step=1).classes("w-28")
             self.button = ui.button("Compare", icon="compare_arrows", on_click=self.start).props("data-testid=compare")
         with ui.column().classes("w-full gap-0") as self.progress_box:
@@ -313,9 +351,10 @@ class ComparePage:
         self.progress.set_value(0)
         self.progress_label.set_text("Starting…")
         k = max(1, int(self.k.value or DEFAULT_K))
+        relevance = relevance_mode(self.relevance.value)
         try:
             questions = load_questions(str(paths[2]))
-            self.comparison = await run.io_bound(self._compare, str(paths[0]), str(paths[1]), questions, k)
+            self.comparison = await run.io_bound(self._compare, str(paths[0]), str(paths[1]), questions, k, relevance)
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative", multi_line=True)
             self.progress_label.set_text(f"Failed: {redact(str(exc))}")
@@ -329,11 +368,23 @@ class ComparePage:
         self.progress_label.set_text("Done.")
         self.show()
 
-    def _compare(self, path_a: str, path_b: str, questions: Any, k: int) -> Comparison:
+    def _compare(self, path_a: str, path_b: str, questions: Any, k: int, relevance: Relevance) -> Comparison:
         with _COMPARER_LOCK:
             return _COMPARER.compare(
-                path_a, path_b, questions, k, on_progress=lambda label, event: self.events.append((label, event))
+                path_a,
+                path_b,
+                questions,
+                k,
+                on_progress=lambda label, event: self.events.append((label, event)),
+                relevance=relevance,
             )
+
+    def rejudge(self) -> None:
+        """The shown comparison's hits judged in the newly picked mode (the next Compare uses it too)."""
+        if self.comparison is None or self.running:
+            return
+        self.comparison = rejudge(self.comparison, relevance_mode(self.relevance.value))
+        self.show()
 
     def show(self) -> None:
         comparison = self.comparison
@@ -362,8 +413,8 @@ class ComparePage:
                 with ui.card().classes("grow"):
                     m = comparison.a.metrics
                     ui.label(
-                        f"Retrieval metrics (k = {comparison.k}; {m.questions} questions with an answer, "
-                        f"{m.unanswerable} without)"
+                        f"Retrieval metrics (k = {comparison.k}, {comparison.relevance} relevance; "
+                        f"{m.questions} questions with an answer, {m.unanswerable} without)"
                     ).classes("text-subtitle1")
                     ui.echart(metrics_chart(comparison)).classes("w-full h-64").props("data-testid=metrics")
                     ui.label(
@@ -430,6 +481,9 @@ class ComparePage:
             ui.label(f"{question.id}: {question.question}").classes("text-bold")
             if question.fact:
                 ui.label(f"fact: {question.fact}").classes("text-xs text-grey-8")
+            ui.label(relevance_note(comparison.relevance)).classes("text-xs text-grey-8").props(
+                "data-testid=relevance-note"
+            )
             with ui.row().classes("w-full no-wrap gap-2 items-start"):
                 for ev in (comparison.a, comparison.b):
                     outcome = ev.outcomes[index]
@@ -440,7 +494,7 @@ class ComparePage:
                             colour = "border-green-600" if relevant else "border-slate-300"
                             with ui.card().classes(f"w-full q-pa-xs border-l-4 {colour}"):
                                 records = ", ".join(sorted(chunk_records(hit.document))) or "no record id"
-                                mark = " ✓ relevant" if relevant else ""
+                                mark = f" ✓ relevant ({comparison.relevance})" if relevant else ""
                                 ui.label(f"#{hit.rank} · score {hit.score:.3f} · {records}{mark}").classes("text-xs")
                                 ui.html(
                                     f'<div class="fb-hit-text">{html.escape(hit.document.text)}</div>', sanitize=False
@@ -448,9 +502,9 @@ class ComparePage:
 
 
 def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
-                 run: str | None = None) -> None:  # fmt: skip
+                 rel: str | None = None, run: str | None = None) -> None:  # fmt: skip
     ui.add_css(_CSS)
-    query = {key: value for key, value in {"a": a, "b": b, "q": q, "k": k, "run": run}.items() if value}
+    query = {key: value for key, value in {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run}.items() if value}
     ComparePage(query)
 
 

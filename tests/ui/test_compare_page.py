@@ -74,6 +74,25 @@ def test_compare_page_draws_boundaries_stats_and_hits(
         assert len(cards) == 3
         assert "#1 · score" in cards[0].text
         assert re.search(r"LOGIN-005: (rank \d|not in top-3)", column.text)
+    note = screen.find_by_css("[data-testid=relevance-note]").text
+    assert note.startswith("relevance judged lenient: a chunk is relevant if its metadata names a gold record")
+
+    # Switch to strict: the same hits are re-judged at once and the panels say which mode judged them.
+    select = screen.find_by_css("[data-testid=relevance]")
+    screen.selenium.execute_script("arguments[0].scrollIntoView({block: 'center'})", select)
+    select.click()
+    option = next(e for e in screen.selenium.find_elements(By.CSS_SELECTOR, ".q-menu .q-item") if e.text == "strict")
+    option.click()
+    screen.should_contain("k = 3, strict relevance")
+    screen.find_by_css("[data-testid=questions] tbody tr .q-checkbox").click()
+    wait_css(screen, "[data-testid=hits-b] .q-card", timeout=10)
+    note = screen.find_by_css("[data-testid=relevance-note]").text
+    assert note.startswith("relevance judged strict: a chunk is relevant if it contains the fact")
+    # B holds one whole record per chunk, so strict marks B's hits exactly as lenient did.
+    column_b = screen.find_by_css("[data-testid=hits-b]").text
+    assert "relevant (lenient)" not in column_b
+    column_a = screen.find_by_css("[data-testid=hits-a]").text
+    assert re.search(r"LOGIN-005: (rank \d|no relevant chunk in top-3)", column_a)
     SHOTS.mkdir(parents=True, exist_ok=True)
     screen.selenium.set_window_size(1600, 2200)
     screen.selenium.save_screenshot(str(SHOTS / "compare_page.png"))
