@@ -89,6 +89,8 @@ class FlowEvaluation:
     inputs: list[Document] = field(default_factory=list, repr=False)
     chunks: list[Document] = field(default_factory=list, repr=False)
     relevance: Relevance = "lenient"
+    embedder: Embedder | None = field(default=None, repr=False)
+    """The embedder the flow's store used (the /compare page asks it where each chunk is truncated)."""
 
     def to_dict(self, with_hits: bool = True) -> dict[str, Any]:
         return {
@@ -384,6 +386,7 @@ class FlowComparer:
             inputs=ingestion.inputs,
             chunks=ingestion.chunks,
             relevance=relevance,
+            embedder=embedder,
         )
 
     @staticmethod

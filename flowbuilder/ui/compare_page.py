@@ -4,8 +4,9 @@ Pick two flows (the naive and row-labelled examples by default) and a question s
 runs in a background thread (ingestion up to each flow's vector store, then every question searched)
 while a progress bar follows the executor's ``progress`` events. Results: chunk boundaries drawn
 over the first source rows of each flow (a colour per chunk, a red marker where a boundary falls
-inside a record), the chunk statistics, bar charts of the metrics, and a per-question table; picking a
-question shows both flows' top-k chunks with scores and where the gold record landed.
+inside a record, greyed text past the embedder's token limit that is never embedded), the chunk
+statistics, bar charts of the metrics, and a per-question table; picking a question shows both flows'
+top-k chunks with scores and where the gold record landed.
 
 The relevance mode (lenient or strict, next to k) decides which chunks count as relevant; switching it
 after a comparison re-judges the same hits at once (nothing is searched or embedded again).
@@ -20,7 +21,7 @@ import html
 import itertools
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.examples import NAIVE_FLOW, ROW_LABELLED_FLOW, data_dir, flows_dir
 from flowbuilder.executor import RunEvent
 from flowbuilder.secrets import redact
+from flowbuilder.services import Embedder
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
@@ -62,6 +64,8 @@ _CSS = """
 .fb-rec { border-bottom: 1px dashed #cbd5e1; padding: 3px 2px; }
 .fb-rec-id { font-weight: 600; color: #334155; margin-right: 6px; }
 .fb-rec-cut .fb-rec-id { color: #dc2626; }
+.fb-unread { color: rgb(100 116 139 / 0.7); text-decoration: underline dotted #64748b;
+             text-underline-offset: 2px; }  /* faint text on the chunk's own colour: still in that chunk */
 .fb-cut { display: inline-block; width: 3px; height: 1.1em; background: #dc2626; vertical-align: text-bottom;
           margin: 0 1px; border-radius: 1px; }
 .fb-hit-text { font-family: ui-monospace, monospace; font-size: 11px; white-space: pre-wrap; max-height: 140px;
@@ -114,20 +118,49 @@ def pick(options: dict[str, str], wanted: str | None, default: str | None) -> st
 # -- chunk boundaries over the source rows -------------------------------------------------------
 
 
+TruncationOffset = Callable[[str], int | None]
+"""Character index in a text where the embedding model stops reading it (None: it reads it all)."""
+
+
 @dataclass(frozen=True)
 class RowView:
     record_id: str
     text: str
     cut: bool
     html: str
+    unread: bool = False
+    """Part of this record lies past the token limit of every chunk holding it: it is never embedded."""
 
 
-def boundary_rows(inputs: Sequence[Document], chunks: Sequence[Document], limit: int) -> list[RowView]:
-    """The first ``limit`` records of the splitter's input, each with its chunks drawn over it."""
+def truncation_of(embedder: Embedder | None) -> TruncationOffset | None:
+    """The embedder's ``truncation_offset`` (the local MiniLM has one); None for embedders without a tokenizer."""
+    method = getattr(embedder, "truncation_offset", None)
+    return method if callable(method) else None
+
+
+def _read_end(chunk: Document, placement: ChunkPlacement, truncation: TruncationOffset) -> int | None:
+    """Where (in the input document) the model stops reading ``chunk``; None when it reads all of it."""
+    offset = truncation(chunk.text)
+    if offset is None:
+        return None
+    lead = len(chunk.text) - len(chunk.text.lstrip())  # placements are of the stripped chunk text
+    end = placement.start + max(0, offset - lead)
+    return end if end < placement.end else None
+
+
+def boundary_rows(
+    inputs: Sequence[Document],
+    chunks: Sequence[Document],
+    limit: int,
+    truncation: TruncationOffset | None = None,
+) -> list[RowView]:
+    """The first ``limit`` records of the splitter's input, each with its chunks drawn over it; with
+    ``truncation``, text past a chunk's token limit (in no chunk that reads it) is greyed."""
     placements = place_chunks(inputs, chunks)
     by_input: dict[int, list[ChunkPlacement]] = {}
     for placement in placements:
         by_input.setdefault(placement.document, []).append(placement)
+    read_ends: dict[int, int | None] = {}  # chunk number -> read end; only chunks over shown rows are tokenized
     rows: list[RowView] = []
     for index, doc in enumerate(inputs):
         placed = by_input.get(index, [])
@@ -136,21 +169,29 @@ def boundary_rows(inputs: Sequence[Document], chunks: Sequence[Document], limit:
                 return rows
             inside = [p for p in placed if p.end > span.start and p.start < span.end]
             cut = not any(p.start <= span.start and p.end >= span.end for p in inside)
-            rows.append(
-                RowView(span.record_id, doc.text[span.start : span.end], cut, _row_html(doc.text, span, inside))
-            )
+            if truncation is not None:
+                for p in inside:
+                    if p.chunk not in read_ends:
+                        read_ends[p.chunk] = _read_end(chunks[p.chunk], p, truncation)
+            unread = {p.chunk: end for p in inside if (end := read_ends.get(p.chunk)) is not None}
+            row_html, has_unread = _row_html(doc.text, span, inside, unread)
+            rows.append(RowView(span.record_id, doc.text[span.start : span.end], cut, row_html, has_unread))
     return rows
 
 
-def _row_html(text: str, span: Any, placed: list[ChunkPlacement]) -> str:
+def _row_html(text: str, span: Any, placed: list[ChunkPlacement], unread: dict[int, int]) -> tuple[str, bool]:
     """Segments between chunk edges, each coloured by the chunk(s) covering it; a red bar at every
-    chunk edge strictly inside the record (that is where the record is cut)."""
+    chunk edge strictly inside the record (that is where the record is cut). ``unread`` maps a chunk to
+    where the model stops reading it: a segment past that in every chunk covering it is greyed. Returns
+    the HTML and whether anything was greyed."""
     edges = {span.start, span.end}
     for p in placed:
         edges.update(e for e in (p.start, p.end) if span.start < e < span.end)
+    edges.update(e for e in unread.values() if span.start < e < span.end)
     cuts = {e for p in placed for e in (p.start, p.end) if span.start < e < span.end}
     points = sorted(edges)
     parts: list[str] = []
+    greyed = False
     for left, right in itertools.pairwise(points):
         if left in cuts:
             parts.append('<span class="fb-cut" title="chunk boundary inside this record"></span>')
@@ -162,19 +203,35 @@ def _row_html(text: str, span: Any, placed: list[ChunkPlacement]) -> str:
         colour = OVERLAP_COLOUR if len(covering) > 1 else CHUNK_COLOURS[covering[0].chunk % len(CHUNK_COLOURS)]
         names = ", ".join(f"#{p.chunk}" for p in covering)
         label = "chunks" if len(covering) > 1 else "chunk"
+        # Overlap can rescue text: it is lost only when every chunk holding it stops reading before it.
+        if all(p.chunk in unread and unread[p.chunk] <= left for p in covering):
+            greyed = True
+            parts.append(
+                f'<span class="fb-unread" style="background:{colour}" title="{label} {names}: past the '
+                f"embedder's token limit, never embedded\">{segment}</span>"
+            )
+            continue
         parts.append(f'<span style="background:{colour}" title="{label} {names}">{segment}</span>')
-    return "".join(parts)
+    return "".join(parts), greyed
 
 
 def rows_html(rows: Sequence[RowView]) -> str:
     blocks = []
     for row in rows:
         css = "fb-rec fb-rec-cut" if row.cut else "fb-rec"
-        mark = " ✂ cut" if row.cut else ""
+        mark = (" ✂ cut" if row.cut else "") + (" ◌ unread" if row.unread else "")
         blocks.append(
             f'<div class="{css}"><span class="fb-rec-id">{html.escape(row.record_id)}{mark}</span>{row.html}</div>'
         )
     return f'<div class="fb-rows">{"".join(blocks)}</div>'
+
+
+def truncation_legend(embedder: Embedder | None) -> str:
+    if embedder is None:
+        return "no embedder found for this flow's store: unread text is not shown"
+    if truncation_of(embedder) is None or embedder.max_tokens is None:
+        return f"{embedder.model_id} has no tokenizer here: text past its token limit is not shown"
+    return f"greyed: past the embedder's {embedder.max_tokens}-token limit, never embedded"
 
 
 # -- result widgets ------------------------------------------------------------------------------
@@ -424,14 +481,24 @@ class ComparePage:
             ui.label(f"Chunk boundaries over the first {limit} source rows").classes("text-subtitle1 q-mt-md")
             ui.label(
                 "Each colour is one chunk (purple: text in two overlapping chunks); a red bar marks a chunk "
-                "boundary inside a record, and ✂ a record no single chunk holds whole."
+                "boundary inside a record, ✂ a record no single chunk holds whole, and ◌ a record with text the "
+                "embedder never reads."
             ).classes("text-xs text-grey-8")
             with ui.row().classes("w-full no-wrap gap-4 items-start"):
                 for ev in (comparison.a, comparison.b):
-                    rows = boundary_rows(ev.inputs, ev.chunks, limit)
+                    truncation = truncation_of(ev.embedder)
+                    rows = boundary_rows(ev.inputs, ev.chunks, limit, truncation)
                     cut = sum(1 for r in rows if r.cut)
+                    unread = sum(1 for r in rows if r.unread)
                     with ui.card().classes("w-1/2"):
-                        ui.label(f"{ev.label}: {ev.name} — {cut} of {len(rows)} rows cut").classes("text-bold")
+                        ui.label(
+                            f"{ev.label}: {ev.name} — {cut} of {len(rows)} rows cut, {unread} partly never embedded"
+                            if truncation is not None
+                            else f"{ev.label}: {ev.name} — {cut} of {len(rows)} rows cut"
+                        ).classes("text-bold")
+                        ui.label(truncation_legend(ev.embedder)).classes("text-xs text-grey-8").props(
+                            f"data-testid=unread-legend-{ev.label.lower()}"
+                        )
                         with ui.scroll_area().classes("w-full h-96"):
                             ui.html(rows_html(rows), sanitize=False).props(f"data-testid=rows-{ev.label.lower()}")
             ui.label("Per question (pick one to see both flows' top chunks)").classes("text-subtitle1 q-mt-md")

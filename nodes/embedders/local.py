@@ -107,6 +107,16 @@ class MiniLMSession:
         """Word pieces including [CLS] and [SEP], untruncated: ``<= MAX_TOKENS`` means the model reads it all."""
         return len(self.counter.encode(text).ids)
 
+    def truncation_offset(self, text: str) -> int | None:
+        """Character index in ``text`` where the model stops reading (the end of the last word piece it
+        gets), or None when the whole text fits in ``MAX_TOKENS``."""
+        encoding = self.tokenizer.encode(text)
+        if not encoding.overflowing:
+            return None
+        pairs = zip(encoding.offsets, encoding.special_tokens_mask, strict=True)
+        ends = [end for (_, end), special in pairs if not special]
+        return max(ends, default=0)
+
 
 _SESSIONS: dict[Path, MiniLMSession] = {}
 _VERIFIED: dict[Path, str] = {}
@@ -161,6 +171,10 @@ class LocalEmbedder(CachingEmbedder):
 
     def count_tokens(self, text: str) -> int | None:
         return self.session.count_tokens(text)
+
+    def truncation_offset(self, text: str) -> int | None:
+        """Where in ``text`` the model stops reading (characters); None when it reads it all."""
+        return self.session.truncation_offset(text)
 
     def _batch_order(self, texts: list[str]) -> list[int]:
         # Similar lengths in one batch means little padding: about 2x faster on mixed-length corpora.

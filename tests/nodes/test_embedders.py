@@ -60,6 +60,20 @@ def test_local_truncates_at_256_tokens_and_counts_tokens() -> None:
     assert float(np.dot(a, b)) > 0.9999
 
 
+def test_local_truncation_offset_is_where_the_model_stops_reading() -> None:
+    embedder = LocalEmbedder()
+    assert embedder.truncation_offset("How do we verify the Remember Me checkbox?") is None
+    assert embedder.truncation_offset("a " * 254) is None  # 254 pieces + [CLS] + [SEP] = exactly the limit
+    assert embedder.truncation_offset("a " * 255) == 2 * 254 - 1  # just after the 254th "a"
+    text = "Verify that the login page rejects an expired password reset token. " * 40
+    offset = embedder.truncation_offset(text)
+    assert offset is not None and 0 < offset < len(text)
+    assert abs(embedder.count_tokens(text[:offset]) - embedder.max_tokens) <= 1
+    # the model reads exactly that prefix: the same vector with or without the rest
+    whole, prefix = embedder.embed_documents([text, text[:offset]])
+    assert float(np.dot(whole, prefix)) > 0.9999
+
+
 def test_local_progress_per_batch_and_cache(tmp_path: Path) -> None:
     embedder = LocalEmbedder(batch_size=4, cache_dir=tmp_path)
     calls: list[tuple[int, int]] = []

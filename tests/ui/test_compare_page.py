@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import re
 import time
@@ -12,6 +13,10 @@ import pytest
 from nicegui.testing import Screen
 from selenium.webdriver.common.by import By
 
+from flowbuilder.evaluation.compare import FlowComparer
+from flowbuilder.evaluation.questions import load_questions
+from flowbuilder.ui.compare_page import RowView, boundary_rows, truncation_legend, truncation_of
+
 from .conftest import SHOTS
 
 _SPEC = importlib.util.spec_from_file_location(
@@ -20,6 +25,48 @@ _SPEC = importlib.util.spec_from_file_location(
 assert _SPEC is not None and _SPEC.loader is not None
 small_flows = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(small_flows)
+
+
+def greyed_text(row: RowView) -> str:
+    """The text of a row's spans drawn as never embedded."""
+    return "".join(html.unescape(m) for m in re.findall(r'<span class="fb-unread"[^>]*>([^<]*)</span>', row.html))
+
+
+@pytest.mark.slow
+def test_boundary_rows_grey_exactly_the_text_past_the_token_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real flows, real MiniLM tokenizer: greyed text is each record's tail beyond 256 word pieces."""
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
+    folder = small_flows.write_small_corpus(tmp_path / "flows")
+    questions = load_questions(str(folder / "questions.jsonl"))
+    comparer = FlowComparer()
+    naive = comparer.evaluate(folder / "naive.json", questions, 3)
+    embedder = naive.embedder
+    assert embedder is not None and embedder.max_tokens == 256
+    truncation = truncation_of(embedder)
+    assert truncation is not None
+    assert truncation_legend(embedder) == "greyed: past the embedder's 256-token limit, never embedded"
+
+    # Naive: one CSV line per ~1,200-character chunk, every one longer than the model reads.
+    rows = boundary_rows(naive.inputs, naive.chunks, 30, truncation)
+    assert len(rows) == 30 and naive.stats.chunks_over_token_limit
+    assert sum(row.unread for row in rows) == 30
+    for row in rows:
+        greyed = greyed_text(row)
+        assert greyed and row.text.endswith(greyed) and len(greyed) < len(row.text) / 2
+        read = embedder.count_tokens(row.text[: len(row.text) - len(greyed)])
+        assert read is not None and 250 <= read <= 257, (row.record_id, read)
+    # Without a tokenizer nothing is greyed (and the rows are otherwise the same).
+    plain = boundary_rows(naive.inputs, naive.chunks, 30, None)
+    assert not any(row.unread or "fb-unread" in row.html for row in plain)
+    assert [r.cut for r in plain] == [r.cut for r in rows]
+
+    # Improved (short templated records re-split at 1,000 chars): every chunk fits, nothing greyed.
+    improved = comparer.evaluate(folder / "improved.json", questions, 3)
+    assert improved.stats.chunks_over_token_limit == 0
+    rows = boundary_rows(improved.inputs, improved.chunks, 30, truncation_of(improved.embedder))
+    assert len(rows) == 30 and not any(row.unread or "fb-unread" in row.html for row in rows)
 
 
 def wait_css(screen: Screen, selector: str, timeout: float = 180.0) -> None:
@@ -62,6 +109,17 @@ def test_compare_page_draws_boundaries_stats_and_hits(
     assert len(screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=rows-a] .fb-cut")) >= cut_a
     assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=rows-b] .fb-cut")
     assert screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=metrics] canvas")  # the echart drew
+
+    # Text past the 256-token limit is greyed: labelled records (~270 pieces) lose their tails, the improved
+    # flow's short chunks none; the greyed rows agree with the "chunks over the token limit" statistic.
+    over = next(line for line in stats.splitlines() if line.startswith("chunks over the token limit"))
+    assert re.fullmatch(r"chunks over the token limit\s+0 \(> 256\)\s+30 \(> 256\)", over), over
+    assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=rows-a] .fb-unread")
+    greyed_b = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=rows-b] .fb-unread")
+    assert len(greyed_b) == 30 and all(e.value_of_css_property("text-decoration-style") == "dotted" for e in greyed_b)
+    for side in ("a", "b"):
+        legend = screen.find_by_css(f"[data-testid=unread-legend-{side}]").text
+        assert legend == "greyed: past the embedder's 256-token limit, never embedded"
 
     # Pick a question: both flows' top-3 chunks with scores, and where the gold record landed.
     first_row = screen.find_by_css("[data-testid=questions] tbody tr")
