@@ -21,28 +21,18 @@ from typing import Any
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
-from flowbuilder.formats.mapping import (
-    PLACEHOLDER,
-    IdAllocator,
+from flowbuilder.formats.adapters import (
+    NO_DEFAULT,
+    Adapter,
     credential_slot,
-    find_key_shaped,
-    remember_secret,
-    scrub,
+    our_defaults,
+    read_params,
+    to_float,
 )
+from flowbuilder.formats.langflow_table import DATA_IN, LANGFLOW_TABLE, MESSAGE, REPLACEMENTS, VECTOR_STORES
+from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_key_shaped, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
 
-VECTOR_STORES = {
-    "Chroma",
-    "AstraDB",
-    "Pinecone",
-    "Qdrant",
-    "FAISS",
-    "Weaviate",
-    "PGVector",
-    "Milvus",
-    "Redis",
-    "MongoDBAtlasVector",
-}
 # Fields that only steer LangFlow's UI or server and mean nothing to a Flowbuilder run.
 _SILENT_FIELDS = {
     "code",
@@ -76,20 +66,8 @@ _SILENT_FIELDS = {
     "separator_file",
     "file_path",
 }
-_PROVIDER_BY_TYPE = {
-    "OpenAIEmbeddings": "openai",
-    "OpenAIModel": "openai",
-    "ChatOpenAI": "openai",
-    "GroqModel": "groq",
-    "Pinecone": "pinecone",
-    "AstraDB": "astra",
-    "MistalAIEmbeddings": "mistral",
-    "MistralModel": "mistral",
-    "CohereEmbeddings": "cohere",
-    "CohereModel": "cohere",
-    "OllamaEmbeddings": "ollama",
-    "OllamaModel": "ollama",
-}
+# Providers of secret fields on components without a mapping (mapped ones use their node's slot).
+_PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereEmbeddings": "cohere", "CohereModel": "cohere"}
 
 
 def decode_handle(handle: Any) -> dict[str, Any] | None:
@@ -110,31 +88,8 @@ def encode_handle(handle: dict[str, Any]) -> str:
     return json.dumps(handle, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace('"', "œ")
 
 
-def unescape(text: str) -> str:
-    """LangFlow stores separators either as real characters or escaped (``"\\\\n"``)."""
-    return text.replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r")
-
-
 def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any, default: int | None = None) -> int | None:
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return default
-
-
-def _float(value: Any, default: float | None = None) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def _bool(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
 @dataclass
@@ -191,9 +146,9 @@ class LangflowImporter:
         viewport = self.graph.get("viewport")
         if isinstance(viewport, dict):
             self.flow.layout.viewport = Viewport(
-                x=_float(viewport.get("x"), 0.0) or 0.0,
-                y=_float(viewport.get("y"), 0.0) or 0.0,
-                zoom=_float(viewport.get("zoom"), 1.0) or 1.0,
+                x=to_float(viewport.get("x")) or 0.0,
+                y=to_float(viewport.get("y")) or 0.0,
+                zoom=to_float(viewport.get("zoom")) or 1.0,
             )
         self.flow.meta["source"] = {
             "format": "langflow",
@@ -263,7 +218,7 @@ class LangflowImporter:
         lf_type = node["data"]["type"]
         info = node["data"].get("node") or {}
         position = _obj(node.get("position"))
-        pos = Position(x=_float(position.get("x"), 0.0) or 0.0, y=_float(position.get("y"), 0.0) or 0.0)
+        pos = Position(x=to_float(position.get("x")) or 0.0, y=to_float(position.get("y")) or 0.0)
         label = str(info.get("display_name") or lf_type)
         outcome = self.report.node(node["id"], lf_type)
         if node.get("type") == "noteNode" or lf_type == "note":
@@ -279,8 +234,8 @@ class LangflowImporter:
                 Note(
                     id=note_id,
                     text=str(info.get("description") or ""),
-                    width=_float(width),
-                    height=_float(height),
+                    width=to_float(width),
+                    height=to_float(height),
                     color=str(color) if color else None,
                 )
             )
@@ -292,8 +247,7 @@ class LangflowImporter:
         refs = self._secrets(node["id"], lf_type, template)
         incoming = [link for link in links if link.target == node["id"]]
         outgoing = [link for link in links if link.source == node["id"]]
-        mapper = _MAPPERS.get(lf_type)
-        mapping = mapper(self, node["id"], template, incoming, outgoing) if mapper else None
+        mapping = self._map(node["id"], lf_type, template, incoming, outgoing)
         spec_id = self.ids.take(_safe_id(node["id"]))
         if mapping is None:
             original = scrub(copy.deepcopy(node), self.secrets)
@@ -309,6 +263,7 @@ class LangflowImporter:
                 any_input=True,
             )
             mapping.outputs = {name: name for name in mapping.config["output_names"]}
+            outcome.note = f"replace with {REPLACEMENTS[lf_type]}" if lf_type in REPLACEMENTS else "no equivalent"
             for slot_field, ref in refs.items():
                 self.report.credentials.append(CredentialFound(node["id"], slot_field, ref.provider, ref.name, None))
         else:
@@ -340,7 +295,11 @@ class LangflowImporter:
             value = spec.get("value")
             if spec.get("password") and isinstance(value, str) and value.strip():
                 if spec.get("load_from_db"):
-                    provider = _PROVIDER_BY_TYPE.get(lf_type) or _provider_from_variable(value)
+                    adapter = LANGFLOW_TABLE.importer(lf_type)
+                    slot = credential_slot(adapter.ours) if adapter else None
+                    provider = (
+                        slot.provider if slot else _PROVIDER_BY_TYPE.get(lf_type) or _provider_from_variable(value)
+                    )
                     refs[name] = CredentialRef(provider=provider, name=value)
                 else:
                     remember_secret(self.secrets, value)
@@ -374,9 +333,47 @@ class LangflowImporter:
         spec = template.get(name)
         return spec.get("value") if isinstance(spec, dict) else None
 
-    # -- mappers --------------------------------------------------------------------------------
-    def _file(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = set()
+    # -- the table walk and its structural hooks -------------------------------------------------
+    def _map(
+        self, node_id: str, lf_type: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]
+    ) -> _Mapping | None:
+        if lf_type == "FlowbuilderNode":
+            return self._flowbuilder(node_id, t, inc, out)
+        adapter = LANGFLOW_TABLE.importer(lf_type)
+        if adapter is None:
+            return None
+        used = {*adapter.ignore, *adapter.inputs.values(), *adapter.in_aliases}
+        if adapter.extra.get("secret"):
+            used.add(adapter.extra["secret"])
+        if adapter.hook:
+            mapping: _Mapping = getattr(self, f"_hook_{adapter.hook}")(node_id, t, inc, out, adapter, used)
+        else:
+            mapping = self._generic(adapter, t, used)
+        mapping.used |= used
+        return mapping
+
+    def _config(self, adapter: Adapter, t: dict[str, Any], used: set[str]) -> dict[str, Any]:
+        def lookup(name: str) -> tuple[str, Any]:
+            spec = t.get(name)
+            value = spec.get("value") if isinstance(spec, dict) else None
+            return ("absent", None) if value is None or value == "" else ("set", value)
+
+        config, reads = read_params(adapter, lookup)
+        used.update(read.param.theirs for read in reads)
+        return config
+
+    @staticmethod
+    def _ports(adapter: Adapter) -> tuple[dict[str, str], dict[str, str]]:
+        ins = {theirs: ours for ours, theirs in adapter.inputs.items()} | dict(adapter.in_aliases)
+        outs = {theirs: ours for ours, theirs in adapter.outputs.items()} | dict(adapter.out_aliases)
+        return ins, outs
+
+    def _generic(self, adapter: Adapter, t: dict[str, Any], used: set[str]) -> _Mapping:
+        return _Mapping(adapter.ours, self._config(adapter, t, used), *self._ports(adapter))
+
+    def _hook_file(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
         outputs = {link.output for link in out}
         tabular = outputs & {"dataframe", "json", "table", "data_list"}
         mode = "records" if tabular else ("whole" if outputs else "auto")
@@ -385,7 +382,6 @@ class LangflowImporter:
                 f"{node_id}: outputs {sorted(outputs)} used at once; the loader gives records for all of them"
             )
         path_field = _obj(t.get("path"))
-        used.add("path")
         stored = path_field.get("file_path") or path_field.get("value") or ""
         files = stored if isinstance(stored, list) else [stored] if stored else []
         path = ""
@@ -402,160 +398,34 @@ class LangflowImporter:
         config: dict[str, Any] = {"path": path}
         if mode != "auto":
             config["mode"] = mode
-        outs = {name: "records" for name in ("dataframe", "json", "table", "message", "data", "text", "data_list")}
-        return _Mapping("loader.file", config, {}, outs, used | {"separator"})
+        ins, outs = self._ports(adapter)
+        return _Mapping("loader.file", config, ins, outs)
 
-    def _split_text(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = set()
-        separator = self.value(t, "separator", used)
-        keep = str(self.value(t, "keep_separator", used) or "False").strip().lower()
-        config = {
-            "separator": unescape(str(separator)) if separator not in (None, "") else "\n",
-            "chunk_size": _int(self.value(t, "chunk_size", used), 1000),
-            "chunk_overlap": _int(self.value(t, "chunk_overlap", used), 200),
-            "keep_separator": {"true": "start", "start": "start", "end": "end"}.get(keep, "none"),
-        }
-        outs = {name: "chunks" for name in ("chunks", "dataframe", "data", "text")}
-        return _Mapping(
-            "splitter.character", config, {"data_inputs": "documents", "data_input": "documents"}, outs, used
-        )
-
-    def _recursive(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = set()
-        config: dict[str, Any] = {
-            "chunk_size": _int(self.value(t, "chunk_size", used), 1000),
-            "chunk_overlap": _int(self.value(t, "chunk_overlap", used), 200),
-        }
-        separators = self.value(t, "separators", used)
-        if isinstance(separators, list) and separators:
-            config["separators"] = [unescape(str(s)) for s in separators]
-        ins = {"data_input": "documents", "data_inputs": "documents", "documents": "documents"}
-        outs = {link.output: "chunks" for link in out} | {"chunks": "chunks", "data": "chunks"}
-        return _Mapping("splitter.recursive", config, ins, outs, used)
-
-    def _parser(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = set()
-        mode = str(self.value(t, "mode", used) or "Parser")
-        pattern = self.value(t, "pattern", used) or self.value(t, "template", used)
-        sep = self.value(t, "sep", used)
-        separator = unescape(str(sep)) if sep not in (None, "") else "\n"
+    def _hook_parser(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
+        mode = str((_obj(t.get("mode"))).get("value") or "Parser")
+        used.update({"mode", "template"})
+        config = self._config(adapter, t, used)
+        pattern = config.pop("template", None) or _obj(t.get("template")).get("value")
         from_store = any(self.types.get(link.source) in VECTOR_STORES for link in inc)
-        ins = {"input_data": "", "data": ""}
         if mode == "Parser" and pattern and not from_store:
             # A pattern over table rows: one labelled text per row, joined as LangFlow's Parser does.
-            config = {"template": str(pattern), "join": True, "separator": separator}
-            return _Mapping(
-                "labeller.row", config, {k: "records" for k in ins}, {"parsed_text": "records", "text": "records"}, used
-            )
+            return _Mapping("labeller.row", {"template": str(pattern), "join": True, **config}, *self._ports(adapter))
+        stringify = LANGFLOW_TABLE.exporter("parser.stringify")
+        assert stringify is not None
         template = str(pattern) if mode == "Parser" and pattern else "{text}"
-        config = {"template": template, "separator": separator}
-        return _Mapping(
-            "parser.stringify", config, {k: "items" for k in ins}, {"parsed_text": "text", "text": "text"}, used
-        )
+        ins, outs = self._ports(stringify)
+        return _Mapping("parser.stringify", {"template": template, **config}, ins, outs)
 
-    def _chroma(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = set()
-        config: dict[str, Any] = {
-            "collection": str(self.value(t, "collection_name", used) or "flowbuilder"),
-            "persist_directory": str(self.value(t, "persist_directory", used) or ""),
-            "k": _int(self.value(t, "number_of_results", used), 4) or 4,
-        }
-        host = self.value(t, "chroma_server_host", used)
-        if host:
-            config["server_host"] = str(host)
-            port = _int(self.value(t, "chroma_server_http_port", used), 0)
-            if port:
-                config["server_port"] = port
-        used.update({"chroma_server_http_port", "chroma_server_grpc_port", "chroma_server_ssl_enabled"})
-        search_type = self.value(t, "search_type", used)
-        if search_type not in (None, "", "Similarity"):
-            self.report.drop(node_id, "search_type", f"{search_type!r} not supported; similarity search is used")
-        return _Mapping("vectorstore.chroma", config, *_store_ports(), used)
-
-    def _pinecone(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = set()
-        config: dict[str, Any] = {
-            "index": str(self.value(t, "index_name", used) or ""),
-            "namespace": str(self.value(t, "namespace", used) or ""),
-            "k": _int(self.value(t, "number_of_results", used), 4) or 4,
-        }
-        distance = str(self.value(t, "distance_strategy", used) or "Cosine").lower()
-        config["metric"] = {"euclidean": "euclidean", "dot product": "dotproduct"}.get(distance, "cosine")
-        return _Mapping("vectorstore.pinecone", config, *_store_ports(), used)
-
-    def _openai_embeddings(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = {"openai_api_key", "api_key"}
-        config: dict[str, Any] = {"model": str(self.value(t, "model", used) or "text-embedding-3-small")}
-        dimensions = _int(self.value(t, "dimensions", used), 0)
-        if dimensions:
-            config["dimensions"] = dimensions
-        base = self.value(t, "openai_api_base", used)
-        if base:
-            config["base_url"] = str(base)
-        return _Mapping("embedder.openai", config, {}, {"embeddings": "embedder"}, used)
-
-    def _ollama_embeddings(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = {"api_key"}
-        model = self.value(t, "model_name", used) or self.value(t, "model", used) or "nomic-embed-text"
-        config: dict[str, Any] = {"model": str(model)}
-        base = self.value(t, "base_url", used)
-        if base:
-            config["base_url"] = str(base)
-        return _Mapping("embedder.ollama", config, {}, {"embeddings": "embedder"}, used)
-
-    def _prompt(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = set()
-        template = str(self.value(t, "template", used) or "")
+    def _hook_prompt(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
+        config = self._config(adapter, t, used)
+        template = str(config.get("template", ""))
         used.update(link.field for link in inc)
         used.update(re.findall(r"\{([^{}]+)\}", template))
-        return _Mapping("prompt.template", {"template": template}, {}, {"prompt": "prompt"}, used, any_input=True)
-
-    def _chat_model(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        lf_type = self.types[node_id]
-        type_name = {
-            "OpenAIModel": "llm.openai",
-            "ChatOpenAI": "llm.openai",
-            "GroqModel": "llm.groq",
-            "OllamaModel": "llm.ollama",
-        }[lf_type]
-        used: set[str] = {"api_key", "openai_api_key", "groq_api_key", "input_value"}
-        config: dict[str, Any] = {}
-        model = self.value(t, "model_name", used) or self.value(t, "model", used)
-        if model:
-            config["model"] = str(model)
-        temperature = _float(self.value(t, "temperature", used))
-        if temperature is not None:
-            config["temperature"] = temperature
-        max_tokens = _int(self.value(t, "max_tokens", used), 0)
-        if max_tokens:
-            config["max_tokens"] = max_tokens
-        system = self.value(t, "system_message", used)
-        if isinstance(system, str) and system and not any(link.field == "system_message" for link in inc):
-            config["system_message"] = system
-        timeout = _float(self.value(t, "timeout", used))
-        if timeout:
-            config["timeout"] = timeout
-        retries = _int(self.value(t, "max_retries", used))
-        if retries is not None:
-            config["max_retries"] = retries
-        stream = self.value(t, "stream", used)
-        if stream is not None:
-            config["stream"] = _bool(stream)
-        base = self.value(t, "openai_api_base", used) or self.value(t, "base_url", used)
-        if base and str(base).rstrip("/") not in ("https://api.groq.com", "https://api.openai.com/v1"):
-            config["base_url"] = str(base)
-        ins = {"input_value": "prompt", "system_message": "system"}
-        outs = {"text_output": "answer", "model_output": "model"}
-        return _Mapping(type_name, config, ins, outs, used)
-
-    def _chat_input(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        used: set[str] = set()
-        text = self.value(t, "input_value", used)
-        config = {"text": str(text)} if text else {}
-        return _Mapping("chat.input", config, {}, {"message": "message"}, used)
-
-    def _chat_output(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping:
-        return _Mapping("chat.output", {}, {"input_value": "message"}, {"message": "message"}, {"input_value"})
+        return _Mapping("prompt.template", {"template": template}, {}, self._ports(adapter)[1], any_input=True)
 
     def _flowbuilder(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping | None:
         """A node our exporter wrote for a type LangFlow lacks: its type and config ride in metadata."""
@@ -566,40 +436,6 @@ class LangflowImporter:
         ports = {link.field: link.field for link in inc}
         outs = {link.output: link.output for link in out}
         return _Mapping(meta["type"], dict(meta.get("config") or {}), ports, outs, set(t))
-
-
-def _store_ports() -> tuple[dict[str, str], dict[str, str]]:
-    ins = {"ingest_data": "documents", "embedding": "embedder", "embedding_model": "embedder", "search_query": "query"}
-    outs = {
-        "search_results": "hits",
-        "dataframe": "hits",
-        "search_results_dataframe": "hits",
-        "vectorstoreconnection": "store",
-        "base_retriever": "store",
-    }
-    return ins, outs
-
-
-_MAPPERS: dict[str, Any] = {
-    "File": LangflowImporter._file,
-    "SplitText": LangflowImporter._split_text,
-    "RecursiveCharacterTextSplitter": LangflowImporter._recursive,
-    "ParserComponent": LangflowImporter._parser,
-    "parser": LangflowImporter._parser,
-    "ParseData": LangflowImporter._parser,
-    "Chroma": LangflowImporter._chroma,
-    "Pinecone": LangflowImporter._pinecone,
-    "OpenAIEmbeddings": LangflowImporter._openai_embeddings,
-    "OllamaEmbeddings": LangflowImporter._ollama_embeddings,
-    "Prompt Template": LangflowImporter._prompt,
-    "Prompt": LangflowImporter._prompt,
-    "OpenAIModel": LangflowImporter._chat_model,
-    "GroqModel": LangflowImporter._chat_model,
-    "OllamaModel": LangflowImporter._chat_model,
-    "ChatInput": LangflowImporter._chat_input,
-    "ChatOutput": LangflowImporter._chat_output,
-    "FlowbuilderNode": LangflowImporter._flowbuilder,
-}
 
 
 def _node_problem(node: Any) -> str | None:
@@ -643,8 +479,8 @@ def short_hash(text: str, length: int = 5) -> str:
 
 # ==== export ========================================================================================
 
-_MESSAGE = ["Message"]
-_DATA_IN = ["Data", "JSON", "DataFrame", "Table", "Message"]
+_MESSAGE = list(MESSAGE)
+_DATA_IN = list(DATA_IN)
 _STORE_INPUTS = {
     "ingest_data": ["Data", "DataFrame", "Table"],
     "embedding": ["Embeddings"],
@@ -710,17 +546,22 @@ def _out(name: str, display: str, types: list[str], method: str, selected: bool 
 
 
 def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
+    """How ``spec`` looks as a LangFlow component, from its table entry (hooks: file, parser, prompt)."""
+    adapter = LANGFLOW_TABLE.exporter(spec.type)
+    if adapter is None:
+        return None
     c, t = spec.config, spec.type
-    slot = credential_slot(t)
-    ref = spec.credentials.get(slot.name) if slot else None
-    ref_name = ref.name if ref and ref.name != "default" else ""
+    if adapter.note:
+        warnings.append(f"{spec.id}: {adapter.note}")
     if t == "loader.file":
         path = str(c.get("path", ""))
         mode = c.get("mode", "auto")
         tabular = mode == "records" or (
             mode == "auto" and path.lower().endswith((".csv", ".json", ".xlsx", ".parquet"))
         )
-        fields = {"path": _field("path", "", "FileInput", "file", file_path=[path] if path else [], list=True)}
+        fields: dict[str, dict[str, Any]] = {
+            "path": _field("path", "", "FileInput", "file", file_path=[path] if path else [], list=True)
+        }
         outputs = [
             _out("dataframe", "Structured Content", ["Table"], "load_files_structured", tabular),
             _out("message", "Raw Content", _MESSAGE, "load_files_message", not tabular),
@@ -729,40 +570,6 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
         if c.get("path"):
             warnings.append(f"{spec.id}: LangFlow stores uploads on its server; upload {path!r} again in the File node")
         return _LfShape("File", "Read File", "Loads a file.", fields, outputs, {}, {"records": port})
-    if t in ("splitter.character", "splitter.recursive"):
-        keep = {"start": "Start", "end": "End"}.get(str(c.get("keep_separator", "none")), "False")
-        if t == "splitter.recursive":
-            fields = {
-                "chunk_size": _field("chunk_size", c.get("chunk_size", 1000), "IntInput", "int"),
-                "chunk_overlap": _field("chunk_overlap", c.get("chunk_overlap", 200), "IntInput", "int"),
-                "separators": _field("separators", c.get("separators", ["\n\n", "\n", " ", ""]), list=True),
-                "data_input": _handle("data_input", ["Document", "Data", "Table", "DataFrame"], True),
-            }
-            outputs = [_out("data", "Data", ["Data"], "split_data")]
-            return _LfShape(
-                "RecursiveCharacterTextSplitter", "Recursive Character Text Splitter", "Split text recursively.",
-                fields, outputs, {"documents": "data_input"}, {"chunks": "data"},
-            )  # fmt: skip
-        fields = {
-            "data_inputs": _handle("data_inputs", _DATA_IN, True),
-            "chunk_size": _field("chunk_size", c.get("chunk_size", 1000), "IntInput", "int"),
-            "chunk_overlap": _field("chunk_overlap", c.get("chunk_overlap", 200), "IntInput", "int"),
-            "separator": _field("separator", c.get("separator", "\n\n"), "MessageTextInput", input_types=_MESSAGE),
-            "keep_separator": _field(
-                "keep_separator", keep, "DropdownInput", options=["False", "True", "Start", "End"]
-            ),
-            "text_key": _field("text_key", "text", "MessageTextInput", input_types=_MESSAGE),
-        }
-        outputs = [_out("dataframe", "Chunks", ["Table"], "split_text")]
-        return _LfShape(
-            "SplitText",
-            "Split Text",
-            "Split text into chunks.",
-            fields,
-            outputs,
-            {"documents": "data_inputs"},
-            {"chunks": "dataframe"},
-        )
     if t in ("labeller.row", "parser.stringify"):
         template = str(c.get("template", "" if t == "labeller.row" else "{text}"))
         stringify = t == "parser.stringify" and template == "{text}"
@@ -790,53 +597,6 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
             {in_port: "input_data"},
             {out_port: "parsed_text"},
         )
-    if t in ("vectorstore.chroma", "vectorstore.pinecone"):
-        fields = {name: _handle(name, types) for name, types in _STORE_INPUTS.items()}
-        fields["number_of_results"] = _field("number_of_results", c.get("k", 4), "IntInput", "int")
-        if t == "vectorstore.chroma":
-            fields["collection_name"] = _field("collection_name", c.get("collection", "flowbuilder"))
-            fields["persist_directory"] = _field("persist_directory", c.get("persist_directory", ""))
-            fields["chroma_server_host"] = _field("chroma_server_host", c.get("server_host", ""))
-            fields["chroma_server_http_port"] = _field(
-                "chroma_server_http_port", c.get("server_port", 8000) if c.get("server_host") else 0, "IntInput", "int"
-            )
-            lf_type, display = "Chroma", "Chroma DB"
-        else:
-            fields["index_name"] = _field("index_name", c.get("index", ""))
-            fields["namespace"] = _field("namespace", c.get("namespace", ""))
-            fields["pinecone_api_key"] = _secret_field("pinecone_api_key", ref_name)
-            lf_type, display = "Pinecone", "Pinecone"
-        outputs = [
-            _out("search_results", "Search Results", ["JSON"], "search_documents"),
-            _out("dataframe", "Table", ["Table"], "as_dataframe", False),
-        ]
-        ins = {"documents": "ingest_data", "embedder": "embedding", "query": "search_query"}
-        return _LfShape(lf_type, display, "Vector store.", fields, outputs, ins, {"hits": "search_results"})
-    if t in ("embedder.openai", "embedder.ollama"):
-        if t == "embedder.openai":
-            provider, model_output = "OpenAI", "Embedding Model"
-            fields = {
-                "model": _field("model", c.get("model", "text-embedding-3-small"), "DropdownInput"),
-                "openai_api_key": _secret_field("openai_api_key", ref_name),
-                "dimensions": _field("dimensions", c.get("dimensions") or 0, "IntInput", "int"),
-                "openai_api_base": _field("openai_api_base", c.get("base_url", ""), "MessageTextInput"),
-            }
-        else:
-            provider, model_output = "Ollama", "Embeddings"
-            fields = {
-                "model_name": _field("model_name", c.get("model", "nomic-embed-text"), "DropdownInput"),
-                "base_url": _field("base_url", c.get("base_url", "http://127.0.0.1:11434"), "MessageTextInput"),
-            }
-        outputs = [_out("embeddings", model_output, ["Embeddings"], "build_embeddings")]
-        return _LfShape(
-            f"{provider}Embeddings",
-            f"{provider} Embeddings",
-            f"{provider} embeddings.",
-            fields,
-            outputs,
-            {},
-            {"embedder": "embeddings"},
-        )
     if t == "prompt.template":
         template = str(c.get("template", ""))
         variables = list(dict.fromkeys(re.findall(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}", template)))
@@ -855,73 +615,36 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
             {"prompt": "prompt"},
         )
         return shape
-    if t in ("llm.openai", "llm.groq", "llm.ollama"):
-        lf_type, display = {
-            "llm.openai": ("OpenAIModel", "OpenAI"),
-            "llm.groq": ("GroqModel", "Groq"),
-            "llm.ollama": ("OllamaModel", "Ollama"),
-        }[t]
-        default_model = {"llm.openai": "gpt-4o-mini", "llm.groq": "llama-3.1-8b-instant", "llm.ollama": "llama3.2"}[t]
-        fields = {
-            "input_value": _field("input_value", "", "MessageInput", input_types=_MESSAGE),
-            "system_message": _field(
-                "system_message", c.get("system_message", ""), "MultilineInput", input_types=_MESSAGE
-            ),
-            "model_name": _field("model_name", c.get("model", default_model), "DropdownInput"),
-            "temperature": _field("temperature", c.get("temperature", 0.2), "SliderInput", "slider"),
-            "max_tokens": _field("max_tokens", c.get("max_tokens") or 0, "IntInput", "int"),
-        }
-        # Settings left at our defaults stay out, so that a round trip does not pin them.
-        if "stream" in c:
-            fields["stream"] = _field("stream", bool(c["stream"]), "BoolInput", "bool")
-        if t != "llm.ollama":
-            fields["api_key"] = _secret_field("api_key", ref_name)
-            if "timeout" in c:
-                fields["timeout"] = _field("timeout", c["timeout"], "IntInput", "int")
-            if "max_retries" in c:
-                fields["max_retries"] = _field("max_retries", c["max_retries"], "IntInput", "int")
-        if c.get("base_url") or t == "llm.ollama":
-            name = "openai_api_base" if t == "llm.openai" else "base_url"
-            fields[name] = _field(name, c.get("base_url") or "http://127.0.0.1:11434", "MessageTextInput")
-        outputs = [
-            _out("text_output", "Model Response", _MESSAGE, "text_response"),
-            _out("model_output", "Language Model", ["LanguageModel"], "build_model", False),
-        ]
-        ins = {"prompt": "input_value", "system": "system_message"}
-        return _LfShape(
-            lf_type,
-            display,
-            "Generate text with a language model.",
-            fields,
-            outputs,
-            ins,
-            {"answer": "text_output", "model": "model_output"},
-        )
-    if t == "chat.input":
-        fields = {"input_value": _field("input_value", c.get("text", ""), "MultilineInput")}
-        outputs = [_out("message", "Chat Message", _MESSAGE, "message_response")]
-        return _LfShape(
-            "ChatInput",
-            "Chat Input",
-            "Get chat inputs from the Playground.",
-            fields,
-            outputs,
-            {},
-            {"message": "message"},
-        )
-    if t == "chat.output":
-        fields = {"input_value": _handle("input_value", _DATA_IN, True)}
-        outputs = [_out("message", "Output Message", _MESSAGE, "message_response")]
-        return _LfShape(
-            "ChatOutput",
-            "Chat Output",
-            "Display a chat message in the Playground.",
-            fields,
-            outputs,
-            {"message": "input_value"},
-            {"message": "message"},
-        )
-    return None
+    handles = adapter.extra.get("handles", {})
+    fields = {name: _handle(name, list(handles.get(name, DATA_IN))) for name in adapter.inputs.values()}
+    defaults = our_defaults(t)
+    for param in adapter.params:
+        # Only what the flow sets (and the model, which LangFlow needs): a round trip must not pin defaults.
+        if not param.export or (param.ours not in c and param.ours != "model"):
+            continue
+        value = param.theirs_value(c.get(param.ours, defaults.get(param.ours)))
+        if value is None:
+            value = param.default if param.default is not NO_DEFAULT else ""
+        extra = {"input_types": list(handles[param.theirs])} if param.theirs in handles else {}
+        fields[param.theirs] = _field(param.theirs, value, param.widget, param.kind, **extra)
+    for name, value in adapter.fixed.items():
+        fields[name] = _field(name, value)
+    secret = adapter.extra.get("secret")
+    if secret:
+        fields[secret] = _secret_field(secret, _ref_name(spec))
+    outputs = [
+        _out(o["name"], o["display"], list(o["types"]), o["method"], o["selected"]) for o in adapter.extra["outputs"]
+    ]
+    description = f"{adapter.display}."
+    return _LfShape(
+        adapter.theirs, adapter.display, description, fields, outputs, dict(adapter.inputs), dict(adapter.outputs)
+    )
+
+
+def _ref_name(spec: NodeSpec) -> str:
+    slot = credential_slot(spec.type)
+    ref = spec.credentials.get(slot.name) if slot else None
+    return ref.name if ref and ref.name != "default" else ""
 
 
 class LangflowExporter:

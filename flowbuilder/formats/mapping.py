@@ -6,32 +6,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from flowbuilder.credentials import CredentialResolver, CredentialSlot
+from flowbuilder.credentials import CredentialResolver
 from flowbuilder.flow import Flow, NodeSpec
-from flowbuilder.formats.report import CredentialFound, ImportReport, ParamIssue
+from flowbuilder.formats.adapters import credential_slot
+from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import looks_like_key, register_secret
 
 PLACEHOLDER = "placeholder.unsupported"
-
-# The credential slot of each Flowbuilder type an importer can produce (the node modules are written
-# in parallel, so the importers must not depend on them being registered).
-CREDENTIAL_SLOTS: dict[str, CredentialSlot] = {
-    "embedder.openai": CredentialSlot("api_key", "openai"),
-    "llm.openai": CredentialSlot("api_key", "openai"),
-    "llm.groq": CredentialSlot("api_key", "groq"),
-    "llm.ollama": CredentialSlot("api_key", "ollama", required=False),
-    "vectorstore.pinecone": CredentialSlot("api_key", "pinecone"),
-}
-
-
-def credential_slot(type_name: str) -> CredentialSlot | None:
-    from flowbuilder.registry import default_registry
-
-    registry = default_registry()
-    if type_name in registry:
-        slots = registry.get(type_name).credential_slots
-        return slots[0] if slots else None
-    return CREDENTIAL_SLOTS.get(type_name)
 
 
 def slugify(text: str, fallback: str = "node") -> str:
@@ -104,64 +85,3 @@ def check_bindings(flow: Flow, report: ImportReport, resolver: CredentialResolve
 def record_credentials(spec: NodeSpec, report: ImportReport) -> None:
     for slot_name, ref in spec.credentials.items():
         report.credentials.append(CredentialFound(spec.id, slot_name, ref.provider, ref.name, bound=False))
-
-
-# --local ----------------------------------------------------------------------------------------
-
-_LOCAL_LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream")
-_STORE_KEEP = ("k", "min_score", "where")
-LOCAL_PLACEHOLDER_EMBEDDERS = (
-    "embeddingsMistralCloud",
-    "MistalAIEmbeddings",
-    "MistralAIEmbeddings",
-    "embeddingsCohere",
-    "CohereEmbeddings",
-    "embeddingsOllama",
-)
-LOCAL_PLACEHOLDER_LLMS = ("lmChatMistralCloud", "lmChatOpenRouter", "MistralModel", "CohereModel")
-
-
-def apply_local(flow: Flow, report: ImportReport) -> None:
-    """Swap remote components for local ones so that a user without keys can run the flow."""
-    for spec in flow.nodes:
-        original = spec.type
-        placeholder_type = (
-            str(spec.config.get("original_type", "")).rsplit(".", 1)[-1] if original == PLACEHOLDER else ""
-        )
-        embed_ports = _placeholder_ports(spec)
-        if original in ("embedder.openai", "embedder.ollama") or placeholder_type in LOCAL_PLACEHOLDER_EMBEDDERS:
-            spec.type, spec.config = "embedder.local", {}
-            _rename_ports(flow, spec.id, embed_ports, "embedder")
-        elif original in ("llm.openai", "llm.groq") or placeholder_type in LOCAL_PLACEHOLDER_LLMS:
-            spec.config = {k: v for k, v in spec.config.items() if k in _LOCAL_LLM_KEEP}
-            spec.type = "llm.ollama"
-            _rename_ports(flow, spec.id, embed_ports, "model")
-        elif original == "vectorstore.pinecone":
-            collection = str(spec.config.get("index") or spec.config.get("namespace") or "flowbuilder")
-            spec.config = {"collection": collection, **{k: v for k, v in spec.config.items() if k in _STORE_KEEP}}
-            spec.type = "vectorstore.chroma"
-        else:
-            continue
-        spec.credentials = {}
-        report.credentials = [c for c in report.credentials if c.node != spec.id]
-        detail = f"{original}{f' ({placeholder_type})' if placeholder_type else ''} -> {spec.type}"
-        if spec.type == "vectorstore.chroma":
-            detail += f" (embedded, collection {spec.config['collection']!r})"
-        elif spec.type == "llm.ollama":
-            detail += " (default model llama3.2 on a local Ollama server)"
-        report.local_swaps.append(ParamIssue(spec.id, "", detail))
-        for outcome in report.nodes:
-            outcome.targets = [(i, spec.type if i == spec.id else t) for i, t in outcome.targets]
-
-
-def _placeholder_ports(spec: NodeSpec) -> set[str]:
-    if spec.type != PLACEHOLDER:
-        return set()
-    return set(spec.config.get("output_names", []))
-
-
-def _rename_ports(flow: Flow, node_id: str, old_ports: set[str], new_port: str) -> None:
-    """Edges that left a placeholder through its imported port names now leave the real port."""
-    for edge in flow.edges:
-        if edge.source == node_id and edge.source_port in old_ports:
-            edge.source_port = new_port

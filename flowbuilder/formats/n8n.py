@@ -1,10 +1,15 @@
-"""n8n workflow JSON <-> Flowbuilder flows.
+"""n8n workflow JSON <-> Flowbuilder flows, by walking :data:`n8n_table.N8N_TABLE`.
 
 n8n wires LangChain sub-nodes into their root node with ``ai_*`` connections (embedder -> vector store,
 model/memory/tool -> agent, splitter -> loader, loader -> store); those become our service ports and a
 plain loader -> splitter -> store data path. Expressions (``={{ ... }}``) are never evaluated: they are
-listed in the report and our default is used. Parameters n8n omits because they are defaults get
-n8n's default (stated in the report), since our defaults sometimes differ.
+listed in the report and our default is used. Parameters n8n omits get n8n's default from the table
+(stated in the report), since our defaults sometimes differ.
+
+Structural hooks (what no table row can say): ``store`` (one n8n vector-store node per mode becomes a
+store plus a retriever or tool node), ``loader`` (the data loader's built-in splitter and its inverted
+``ai_textSplitter`` link), ``form`` (the form's file field), ``cloud_file`` / ``http`` (a file fetched
+from elsewhere becomes a file input or loader with a report line saying which file).
 """
 
 from __future__ import annotations
@@ -16,52 +21,29 @@ from typing import Any
 
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
-from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
+from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
+from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, read_params, set_path, write_params
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
-    credential_slot,
     find_key_shaped,
     record_credentials,
     remember_secret,
     scrub,
     slugify,
 )
+from flowbuilder.formats.n8n_table import (
+    BASE,
+    CREDENTIAL_PROVIDERS,
+    LC,
+    N8N_TABLE,
+    PROVIDER_CREDENTIALS,
+    REPLACEMENTS,
+)
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
-LC = "@n8n/n8n-nodes-langchain."
-BASE = "n8n-nodes-base."
-
-CREDENTIAL_PROVIDERS = {
-    "openAiApi": "openai",
-    "groqApi": "groq",
-    "pineconeApi": "pinecone",
-    "mistralCloudApi": "mistral",
-    "cohereApi": "cohere",
-    "ollamaApi": "ollama",
-    "qdrantApi": "qdrant",
-    "supabaseApi": "supabase",
-    "openRouterApi": "openrouter",
-    "googlePalmApi": "google",
-}
-PROVIDER_CREDENTIALS = {"openai": "openAiApi", "groq": "groqApi", "pinecone": "pineconeApi", "ollama": "ollamaApi"}
-
-# n8n omits parameters left at their default; these are n8n's defaults for the types we map.
-N8N_DEFAULTS: dict[str, dict[str, Any]] = {
-    "textSplitterRecursiveCharacterTextSplitter": {"chunkSize": 1000, "chunkOverlap": 0},
-    "textSplitterCharacterTextSplitter": {"separator": "", "chunkSize": 1000, "chunkOverlap": 0},
-    "vectorStore": {"mode": "retrieve", "topK": 4},
-    "memoryBufferWindow": {"contextWindowLength": 5},
-    "lmChatOpenAi": {"model": "gpt-4o-mini", "options.temperature": 0.7},
-    "lmChatGroq": {"model": "llama3-8b-8192", "options.temperature": 0.7},
-    "lmChatOllama": {"model": "llama3.2", "options.temperature": 0.7},
-    "embeddingsOpenAi": {"model": "text-embedding-3-small"},
-    "embeddingsOllama": {"model": "llama3.2"},
-    "agent": {"options.systemMessage": "You are a helpful assistant", "options.maxIterations": 10},
-    "documentDefaultDataLoader": {"textSplittingMode": "simple", "dataType": "json"},
-}
-STORE_TYPES = {"vectorStorePinecone": "vectorstore.pinecone", "vectorStoreInMemory": "vectorstore.chroma"}
-STICKY = "stickyNote"
+STICKY = BASE + "stickyNote"
+_DOC_EXTENSIONS = (".pdf", ".csv", ".txt", ".md", ".json", ".html", ".htm", ".docx", ".xlsx")
 
 
 def short_type(n8n_type: str) -> str:
@@ -70,15 +52,6 @@ def short_type(n8n_type: str) -> str:
 
 def is_expression(value: Any) -> bool:
     return isinstance(value, str) and value.startswith("=") and "{{" in value
-
-
-def _get_path(params: dict[str, Any], path: str) -> Any:
-    value: Any = params
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 def _walk(value: Any, path: str = "") -> list[tuple[str, Any]]:
@@ -91,13 +64,27 @@ def _walk(value: Any, path: str = "") -> list[tuple[str, Any]]:
             leaves += _walk(item, f"{path}.{key}" if path else str(key))
         return leaves
     if isinstance(value, list):
-        if not value:
-            return []
         leaves = []
         for index, item in enumerate(value):
             leaves += _walk(item, f"{path}[{index}]")
         return leaves
     return [(path, value)]
+
+
+def _lookup(params: dict[str, Any]) -> Any:
+    def lookup(path: str) -> tuple[str, Any]:
+        found, value = get_path(params, path)
+        if isinstance(value, dict) and value.get("__rl") is True:
+            value = value.get("value")
+        if not found or value is None or value == "":
+            return "absent", None
+        if is_expression(value):
+            return "expression", value
+        if isinstance(value, str) and value.startswith("="):
+            return "set", value[1:]
+        return "set", value
+
+    return lookup
 
 
 @dataclass
@@ -106,12 +93,16 @@ class _Mapped:
 
     name: str
     n8n_type: str
+    adapter: Adapter | None
     ids: dict[str, str] = field(default_factory=dict)
     mode: str = ""
 
     @property
     def main(self) -> str:
         return next(iter(self.ids.values()))
+
+
+Specs = list[tuple[str, NodeSpec]]
 
 
 class N8nImporter:
@@ -158,28 +149,31 @@ class N8nImporter:
         self.report.warnings.append(f"{node['name']!r}: no usable position; placed at (0, 0)")
         return Position()
 
+    def _import_note(self, node: dict[str, Any], params: dict[str, Any]) -> None:
+        name = node["name"]
+        note_id = self.ids.take(slugify(name, "note"))
+        color = params.get("color")
+        self.flow.notes.append(
+            Note(
+                id=note_id,
+                text=str(params.get("content", "")),
+                width=params.get("width") if isinstance(params.get("width"), int | float) else None,
+                height=params.get("height") if isinstance(params.get("height"), int | float) else None,
+                color=str(color) if color is not None else None,
+            )
+        )
+        self.flow.layout.positions[note_id] = self._position(node)
+        self.report.notes += 1
+        self.report.node(name, node["type"]).note = f"note '{note_id}'"
+
     def _import_node(self, node: dict[str, Any]) -> None:
-        name, kind = node["name"], short_type(node["type"])
+        name = node["name"]
         params: dict[str, Any] = node.get("parameters") or {}
         for path, value in find_key_shaped(params):
             remember_secret(self.secrets, value)
             self.report.secret(name, path)
-        if kind == STICKY:
-            note_id = self.ids.take(slugify(name, "note"))
-            color = params.get("color")
-            self.flow.notes.append(
-                Note(
-                    id=note_id,
-                    text=str(params.get("content", "")),
-                    width=params.get("width") if isinstance(params.get("width"), int | float) else None,
-                    height=params.get("height") if isinstance(params.get("height"), int | float) else None,
-                    color=str(color) if color is not None else None,
-                )
-            )
-            self.flow.layout.positions[note_id] = self._position(node)
-            self.report.notes += 1
-            outcome = self.report.node(name, node["type"])
-            outcome.note = f"note '{note_id}'"
+        if node["type"] == STICKY:
+            self._import_note(node, params)
             return
         for path, value in _walk(params):
             if is_expression(value):
@@ -188,22 +182,26 @@ class N8nImporter:
                 self.report.expression(name, path, value["value"])
         outcome = self.report.node(name, node["type"])
         self.outcomes[name] = outcome
-        mapper = _MAPPERS.get(kind)
-        if kind.startswith("vectorStore") and kind in STORE_TYPES:
-            mapper = N8nImporter._map_store
+        adapter = N8N_TABLE.importer(node["type"])
         used: set[str] = set()
-        specs: list[tuple[str, NodeSpec]] = mapper(self, node, params, used) if mapper else []
+        specs: Specs = []
+        if adapter is not None:
+            version = node.get("typeVersion", 1)
+            if isinstance(version, int | float) and version not in adapter.versions:
+                self.report.warnings.append(
+                    f"{name!r}: typeVersion {version} of {short_type(node['type'])} is not one this build knows "
+                    f"({', '.join(map(str, adapter.versions))}); read as the nearest"
+                )
+            hook = getattr(self, f"_hook_{adapter.hook}") if adapter.hook else self._generic
+            specs = hook(node, params, adapter, used)
         if not specs:
             specs = [("main", self._placeholder(node))]
         else:
-            dropped: list[str] = []
-            for path, _value in _walk(params):
-                short = path.split("[")[0]
-                if short not in used and not any(short.startswith(u + ".") for u in used) and short not in dropped:
-                    dropped.append(short)
-            for path in dropped:
-                self.report.drop(name, path)
-        mapped = _Mapped(name, kind, mode=str(params.get("mode", "")))
+            self._report_dropped(name, params, used | set(adapter.ignore if adapter else ()))
+            if adapter is not None and adapter.note and adapter.hook not in ("cloud_file", "http"):
+                self.report.warnings.append(f"{name!r}: " + adapter.note.format(id=specs[0][1].id, what="the file"))
+        mapped = _Mapped(name, node["type"], adapter if specs[0][1].type != PLACEHOLDER else None)
+        mapped.mode = str(params.get("mode", ""))
         position = self._position(node)
         for offset, (role, spec) in enumerate(specs):
             spec.disabled = bool(node.get("disabled", False))
@@ -215,18 +213,44 @@ class N8nImporter:
             outcome.targets.append((spec.id, spec.type))
         self.mapped[name] = mapped
 
+    def _report_dropped(self, name: str, params: dict[str, Any], used: set[str]) -> None:
+        dropped: list[str] = []
+        for path, _value in _walk(params):
+            short = path.split("[")[0]
+            if short not in used and not any(short.startswith(u + ".") for u in used) and short not in dropped:
+                dropped.append(short)
+        for path in dropped:
+            self.report.drop(name, path)
+
+    def _config(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> dict[str, Any]:
+        """Walk the adapter's parameter table: our config, with n8n's defaults stated in the report."""
+        version = node.get("typeVersion")
+        config, reads = read_params(adapter, _lookup(params), version if isinstance(version, int | float) else None)
+        for read in reads:
+            used.add(read.param.theirs)
+            if read.state == "default":
+                self.report.default(node["name"], read.param.theirs, read.value, "n8n default, omitted in the export")
+        return config
+
     def _new_spec(self, node: dict[str, Any], type_name: str, config: dict[str, Any], suffix: str = "") -> NodeSpec:
         stem = slugify(node["name"]) + (f"-{suffix}" if suffix else "")
         label = node["name"].strip() + (f" ({suffix})" if suffix else "")
         return NodeSpec(id=self.ids.take(stem), type=type_name, name=label, config=config)
 
-    def _placeholder(self, node: dict[str, Any]) -> NodeSpec:
+    def _generic(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        return [("main", self._new_spec(node, adapter.ours, self._config(node, params, adapter, used)))]
+
+    def _placeholder(self, node: dict[str, Any], why: str = "") -> NodeSpec:
         original = scrub(copy.deepcopy(node), self.secrets)
         config = {"source_format": "n8n", "original_type": node["type"], "original": original}
         for cred_type, ref in (node.get("credentials") or {}).items():
             if isinstance(ref, dict):
                 provider = CREDENTIAL_PROVIDERS.get(cred_type, cred_type)
                 self.report.credentials.append(CredentialFound(node["name"], "", provider, str(ref.get("name") or "")))
+        outcome = self.outcomes.get(node["name"])
+        replacement = REPLACEMENTS.get(node["type"])
+        if outcome is not None:
+            outcome.note = why or (f"replace with {replacement}" if replacement else "no Flowbuilder equivalent")
         return NodeSpec(
             id=self.ids.take(slugify(node["name"])), type=PLACEHOLDER, name=node["name"].strip(), config=config
         )
@@ -251,40 +275,60 @@ class N8nImporter:
             spec.credentials[slot.name] = CredentialRef(provider=provider, name=name)
         record_credentials(spec, self.report)
 
-    # -- parameter reading ----------------------------------------------------------------------
-    def param(self, node: dict[str, Any], params: dict[str, Any], path: str, used: set[str], ours: Any = None) -> Any:
-        """A literal parameter value, n8n's default when omitted, or ``ours`` for an expression."""
-        used.add(path)
-        value = _get_path(params, path)
-        if isinstance(value, dict) and value.get("__rl") is True:
-            value = value.get("value")
-        if value is None or value == "":
-            default = N8N_DEFAULTS.get(_defaults_key(short_type(node["type"])), {}).get(path)
-            if default is not None:
-                self.report.default(node["name"], path, default, "n8n default, omitted in the export")
-            return default
-        if is_expression(value):
-            return ours  # the expression itself is already in the report
-        if isinstance(value, str) and value.startswith("="):
-            return value[1:]
-        return value
-
-    # -- mappers --------------------------------------------------------------------------------
-    def _map_form(self, node: dict[str, Any], params: dict[str, Any], used: set[str]) -> list[tuple[str, NodeSpec]]:
+    # -- structural hooks ------------------------------------------------------------------------
+    def _hook_form(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         return [("main", self._new_spec(node, "input.file", {}))]
 
-    def _map_chat_trigger(
-        self, node: dict[str, Any], params: dict[str, Any], used: set[str]
-    ) -> list[tuple[str, NodeSpec]]:
-        return [("main", self._new_spec(node, "chat.input", {}))]
+    def _hook_cloud_file(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        what = ""
+        for path in ("fileId", "fileToWatch", "folderToWatch", "path", "fileSelector", "fileName"):
+            found, value = get_path(params, path)
+            if isinstance(value, dict):
+                value = value.get("cachedResultName") or value.get("value")
+            if found and value and not is_expression(value):
+                label = {"folderToWatch": "a file from folder", "path": "the file"}.get(path, "the file")
+                what = f"{label} {value!r}"
+                break
+            if found and is_expression(value):
+                what = f"the file named by the expression {value}"
+                break
+        used.update(params)  # nothing of a cloud source runs here: the report line says what to fetch
+        spec = self._new_spec(node, "input.file", {})
+        self.report.warnings.append(f"{node['name']!r}: " + adapter.note.format(id=spec.id, what=what or "the file"))
+        return [("main", spec)]
 
-    def _map_loader(self, node: dict[str, Any], params: dict[str, Any], used: set[str]) -> list[tuple[str, NodeSpec]]:
-        used.update({"dataType", "loader", "textSplittingMode"})
+    def _hook_http(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        method = str(params.get("method") or "GET").upper()
+        url = params.get("url")
+        response = get_path(params, "options.response.response.responseFormat")[1]
+        fetches_file = (
+            isinstance(url, str)
+            and not is_expression(url)
+            and (url.lower().split("?")[0].endswith(_DOC_EXTENSIONS) or response == "file")
+        )
+        if method != "GET" or not fetches_file:
+            shown = f"{method} {url}" if isinstance(url, str) else method
+            why = (
+                f"an HTTP call ({shown}) that does not fetch a document: Flowbuilder does not call APIs; "
+                "replace it with the data it returns (a file into loader.file) or remove it"
+            )
+            self.report.warnings.append(f"{node['name']!r}: {why}")
+            self.outcomes[node["name"]].note = why
+            return []
+        used.update(params)
+        path = str(url).split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        spec = self._new_spec(node, "loader.file", {"path": path})
+        self.report.warnings.append(
+            f"{node['name']!r}: fetched {url}: download it next to the flow as {path!r} (Flowbuilder reads local files)"
+        )
+        return [("main", spec)]
+
+    def _hook_loader(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         if params.get("dataType", "json") != "binary":
             self.report.drop(
                 node["name"], "dataType", f"{params.get('dataType', 'json')!r}: only files are loaded (binary)"
             )
-        specs = [("main", self._new_spec(node, "loader.file", {}))]
+        specs: Specs = [("main", self._new_spec(node, "loader.file", self._config(node, params, adapter, used)))]
         version = node.get("typeVersion", 1)
         if (
             isinstance(version, int | float)
@@ -301,124 +345,34 @@ class N8nImporter:
             specs.append(("splitter", splitter))
         return specs
 
-    def _map_recursive(
-        self, node: dict[str, Any], params: dict[str, Any], used: set[str]
-    ) -> list[tuple[str, NodeSpec]]:
-        config = {
-            "chunk_size": self.param(node, params, "chunkSize", used, 1000),
-            "chunk_overlap": self.param(node, params, "chunkOverlap", used, 0),
-        }
-        return [("main", self._new_spec(node, "splitter.recursive", config))]
-
-    def _map_character(
-        self, node: dict[str, Any], params: dict[str, Any], used: set[str]
-    ) -> list[tuple[str, NodeSpec]]:
-        config = {
-            "separator": self.param(node, params, "separator", used, "\n\n") or "\n\n",
-            "chunk_size": self.param(node, params, "chunkSize", used, 1000),
-            "chunk_overlap": self.param(node, params, "chunkOverlap", used, 0),
-        }
-        return [("main", self._new_spec(node, "splitter.character", config))]
-
-    def _map_openai_embedder(
-        self, node: dict[str, Any], params: dict[str, Any], used: set[str]
-    ) -> list[tuple[str, NodeSpec]]:
-        default = "text-embedding-ada-002" if node.get("typeVersion", 1) == 1 else "text-embedding-3-small"
-        model = _get_path(params, "model")
-        used.add("model")
-        if model is None:
-            self.report.default(node["name"], "model", default, "n8n default for this typeVersion")
-            model = default
-        elif is_expression(model):
-            model = default
-        config: dict[str, Any] = {"model": model}
-        dimensions = self.param(node, params, "options.dimensions", used)
-        if isinstance(dimensions, int) and dimensions > 0:
-            config["dimensions"] = dimensions
-        base_url = self.param(node, params, "options.baseURL", used)
-        if base_url:
-            config["base_url"] = base_url
-        return [("main", self._new_spec(node, "embedder.openai", config))]
-
-    def _map_ollama_embedder(
-        self, node: dict[str, Any], params: dict[str, Any], used: set[str]
-    ) -> list[tuple[str, NodeSpec]]:
-        return [
-            (
-                "main",
-                self._new_spec(node, "embedder.ollama", {"model": self.param(node, params, "model", used, "llama3.2")}),
-            )
-        ]
-
-    def _map_chat_model(
-        self, node: dict[str, Any], params: dict[str, Any], used: set[str]
-    ) -> list[tuple[str, NodeSpec]]:
-        kind = short_type(node["type"])
-        type_name = {"lmChatOpenAi": "llm.openai", "lmChatGroq": "llm.groq", "lmChatOllama": "llm.ollama"}[kind]
-        config: dict[str, Any] = {}
-        model = self.param(node, params, "model", used)
-        if model:
-            config["model"] = model
-        temperature = self.param(node, params, "options.temperature", used)
-        if isinstance(temperature, int | float):
-            config["temperature"] = float(temperature)
-        max_tokens = self.param(node, params, "options.maxTokens", used)
-        if isinstance(max_tokens, int) and max_tokens > 0:
-            config["max_tokens"] = max_tokens
-        timeout = self.param(node, params, "options.timeout", used)
-        if isinstance(timeout, int | float) and timeout > 0:
-            config["timeout"] = timeout / 1000  # n8n counts milliseconds
-        retries = self.param(node, params, "options.maxRetries", used)
-        if isinstance(retries, int):
-            config["max_retries"] = retries
-        base_url = self.param(node, params, "options.baseURL", used) or self.param(node, params, "baseUrl", used)
-        if base_url:
-            config["base_url"] = base_url
-        used.add("builtInTools")
-        return [("main", self._new_spec(node, type_name, config))]
-
-    def _map_memory(self, node: dict[str, Any], params: dict[str, Any], used: set[str]) -> list[tuple[str, NodeSpec]]:
-        used.update({"sessionIdType", "sessionKey"})
-        window = self.param(node, params, "contextWindowLength", used, 5)
-        return [("main", self._new_spec(node, "memory.window", {"window": window}))]
-
-    def _map_agent(self, node: dict[str, Any], params: dict[str, Any], used: set[str]) -> list[tuple[str, NodeSpec]]:
-        used.update({"promptType", "text"})
-        if params.get("promptType") == "define":
-            self.report.drop(node["name"], "text", "a defined prompt; the agent takes the chat message as its input")
-        config: dict[str, Any] = {
-            "system_message": self.param(node, params, "options.systemMessage", used, "You are a helpful assistant")
-            or "You are a helpful assistant",
-            "max_steps": self.param(node, params, "options.maxIterations", used, 10),
-        }
-        return [("main", self._new_spec(node, "agent.tools", config))]
-
-    def _map_store(self, node: dict[str, Any], params: dict[str, Any], used: set[str]) -> list[tuple[str, NodeSpec]]:
-        kind = short_type(node["type"])
-        type_name = STORE_TYPES[kind]
-        mode = self.param(node, params, "mode", used, "retrieve")
-        config: dict[str, Any] = {}
-        if type_name == "vectorstore.pinecone":
-            config["index"] = self.param(node, params, "pineconeIndex", used, "") or ""
-            namespace = self.param(node, params, "options.pineconeNamespace", used)
-            if namespace:
-                config["namespace"] = namespace
-        else:
-            config["collection"] = self.param(node, params, "memoryKey", used, "vector_store_key") or "vector_store_key"
-            self.report.warnings.append(
-                f"{node['name']!r}: n8n's in-memory store becomes an embedded Chroma collection"
-            )
-        specs = [("store", self._new_spec(node, type_name, config))]
+    def _hook_store(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        mode = params.get("mode") or "retrieve"
+        used.add("mode")
+        if "mode" not in params:
+            self.report.default(node["name"], "mode", mode, "n8n default, omitted in the export")
+        if adapter.note:
+            self.report.warnings.append(f"{node['name']!r}: {adapter.note}")
+        specs: Specs = [("store", self._new_spec(node, adapter.ours, self._config(node, params, adapter, used)))]
         if mode in ("load", "retrieve-as-tool"):
-            k = self.param(node, params, "topK", used, 4)
+            lookup = _lookup(params)
+            state, k = lookup("topK")
+            used.add("topK")
+            if state != "set":
+                k = 4
+                if state == "absent":
+                    self.report.default(node["name"], "topK", 4, "n8n default, omitted in the export")
             if mode == "load":
                 used.add("prompt")
                 specs.append(("retriever", self._new_spec(node, "retriever.vector", {"k": k}, "retriever")))
             else:
-                tool_name = self.param(node, params, "toolName", used) or slugify(node["name"]).replace("-", "_")
-                tool_config: dict[str, Any] = {"name": tool_name, "k": k}
-                description = self.param(node, params, "toolDescription", used)
-                if description:
+                used.update({"toolName", "toolDescription"})
+                state, tool_name = lookup("toolName")
+                tool_config: dict[str, Any] = {
+                    "name": tool_name if state == "set" else slugify(node["name"]).replace("-", "_"),
+                    "k": k,
+                }
+                state, description = lookup("toolDescription")
+                if state == "set":
                     tool_config["description"] = description
                 specs.append(("tool", self._new_spec(node, "retriever.tool", tool_config, "tool")))
         elif mode not in ("insert", "retrieve"):
@@ -462,7 +416,7 @@ class N8nImporter:
             self._connect(source, conn_type, target, in_type, splitter_of, loaders_of)
         # n8n's simple text-splitting mode: the loader's built-in splitter sits between loader and store.
         for mapped in self.mapped.values():
-            if "splitter" in mapped.ids and mapped.n8n_type == "documentDefaultDataLoader":
+            if "splitter" in mapped.ids and mapped.adapter is not None and mapped.adapter.hook == "loader":
                 self._edge(mapped.ids["main"], "records", mapped.ids["splitter"], "documents")
             for role in ("tool", "retriever"):
                 if role in mapped.ids and "store" in mapped.ids:
@@ -510,17 +464,34 @@ class N8nImporter:
             loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
             loaders = [m for m in loaders if self._type(m.name) == "loader.file"]
             if not loaders:
-                self.report.connections_dropped.append(f"{source!r} -main-> {target!r}: the store has no data loader")
+                self.report.connections_dropped.append(
+                    f"{source!r} -main-> {target!r}: the store has no data loader; ingestion is cut off here"
+                )
             for loader in loaders:
                 self._edge(src.main, "path", loader.main, "path")
+            return
+        if conn_type == "main" and src_type == "loader.file" and tgt.mode == "insert" and "store" in tgt.ids:
+            # Items extracted upstream feed the store's own data loader: they are the records to ingest.
+            loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
+            into = [(m.ids["splitter"], "documents") for m in loaders if "splitter" in m.ids]
+            into += [(self.mapped[s].main, "documents") for m in loaders if (s := splitter_of.get(m.name))]
+            for node_id, port in into or [(tgt.ids["store"], "documents")]:
+                self._edge(src.main, "records", node_id, port)
+            for loader in loaders:
+                loader_id = loader.main
+                if self.flow.node(loader_id).type == "loader.file":
+                    self.report.warnings.append(
+                        f"{loader.name!r}: reads the items of {source!r}, which now load the file themselves"
+                    )
             return
         out = self._out_port(src, src_type, conn_type)
         inp = self._in_port(tgt, tgt_type, in_type)
         if out is None or inp is None:
             side = "source" if out is None else "target"
             node_type = src_type if out is None else tgt_type
+            cut = " (ingestion is cut off here)" if conn_type in ("ai_document", "ai_textSplitter") else ""
             self.report.connections_dropped.append(
-                f"{source!r} -{conn_type}-> {target!r}: the {side} ({node_type}) has no matching port"
+                f"{source!r} -{conn_type}-> {target!r}: the {side} ({node_type}) has no matching port{cut}"
             )
             return
         self._edge(out[0], out[1], inp[0], inp[1])
@@ -530,28 +501,18 @@ class N8nImporter:
         if type_name == PLACEHOLDER:
             return mapped.main, conn_type
         ids = mapped.ids
-        table = {
-            "ai_embedding": ("embedder", ("embedder.openai", "embedder.ollama", "embedder.local")),
-            "ai_languageModel": ("model", ("llm.openai", "llm.groq", "llm.ollama")),
-            "ai_memory": ("memory", ("memory.window",)),
+        roles = {
+            "ai_tool": ("tool", "tool"),
+            "ai_vectorStore": ("store", "store"),
+            "ai_retriever": ("retriever", "retriever"),
         }
-        if conn_type in table and type_name in table[conn_type][1]:
-            return mapped.main, table[conn_type][0]
-        if conn_type == "ai_tool" and "tool" in ids:
-            return ids["tool"], "tool"
-        if conn_type in ("ai_vectorStore",) and "store" in ids:
-            return ids["store"], "store"
-        if conn_type == "ai_retriever" and "retriever" in ids:
-            return ids["retriever"], "retriever"
-        if conn_type == "main":
-            if "retriever" in ids:
-                return ids["retriever"], "hits"
-            ports = {"chat.input": "message", "input.file": "path", "agent.tools": "answer", "loader.file": "records"}
-            if type_name in ports:
-                return mapped.main, ports[type_name]
-            if "store" in ids:
-                return ids["store"], "hits"
-        return None
+        if conn_type in roles and roles[conn_type][0] in ids and "store" in ids:
+            role, port = roles[conn_type]
+            return ids[role], port
+        if conn_type == "main" and "store" in ids:
+            return (ids["retriever"], "hits") if "retriever" in ids else (ids["store"], "hits")
+        found = mapped.adapter.our_output(conn_type) if mapped.adapter else None
+        return (mapped.main, found) if found else None
 
     @staticmethod
     def _in_port(mapped: _Mapped, type_name: str, conn_type: str) -> tuple[str, str] | None:
@@ -561,57 +522,17 @@ class N8nImporter:
         if "store" in ids:
             if conn_type == "ai_embedding":
                 return ids["store"], "embedder"
-            if conn_type == "main" and "retriever" in ids:
-                return ids["retriever"], "query"
             if conn_type == "main":
-                return ids["store"], "query"
+                return (ids["retriever"], "query") if "retriever" in ids else (ids["store"], "query")
             return None
-        if type_name == "agent.tools":
-            ports = {"main": "message", "ai_languageModel": "model", "ai_memory": "memory", "ai_tool": "tools"}
-            return (mapped.main, ports[conn_type]) if conn_type in ports else None
-        if type_name == "loader.file" and conn_type == "main":
-            return mapped.main, "path"
-        return None
-
-
-def _defaults_key(kind: str) -> str:
-    return "vectorStore" if kind.startswith("vectorStore") else kind
-
-
-_MAPPERS: dict[str, Any] = {
-    "formTrigger": N8nImporter._map_form,
-    "chatTrigger": N8nImporter._map_chat_trigger,
-    "manualChatTrigger": N8nImporter._map_chat_trigger,
-    "documentDefaultDataLoader": N8nImporter._map_loader,
-    "textSplitterRecursiveCharacterTextSplitter": N8nImporter._map_recursive,
-    "textSplitterCharacterTextSplitter": N8nImporter._map_character,
-    "embeddingsOpenAi": N8nImporter._map_openai_embedder,
-    "embeddingsOllama": N8nImporter._map_ollama_embedder,
-    "lmChatOpenAi": N8nImporter._map_chat_model,
-    "lmChatGroq": N8nImporter._map_chat_model,
-    "lmChatOllama": N8nImporter._map_chat_model,
-    "memoryBufferWindow": N8nImporter._map_memory,
-    "agent": N8nImporter._map_agent,
-}
-
-
-def import_n8n(data: dict[str, Any], origin: str = "<n8n>") -> tuple[Flow, ImportReport]:
-    """Convert a parsed n8n workflow into a Flowbuilder flow and an import report."""
-    report = ImportReport(source_format="n8n", source_file=origin)
-    importer = N8nImporter(data, origin, report)
-    flow = importer.run()
-    flow.layout.viewport = Viewport()
-    return flow, report
+        port = mapped.adapter.our_input(conn_type) if mapped.adapter else None
+        return (mapped.main, port) if port else None
 
 
 # ==== export ========================================================================================
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
-_STORE_EXPORT = {
-    "vectorstore.pinecone": ("vectorStorePinecone", 1.3),
-    "vectorstore.chroma": ("vectorStoreInMemory", 1.1),
-}
-_AI_PORTS = {"embedder": "ai_embedding", "model": "ai_languageModel", "memory": "ai_memory", "tool": "ai_tool"}
+_ROLE_TYPES = ("retriever.tool", "retriever.vector")
 
 
 class N8nExporter:
@@ -669,31 +590,12 @@ class N8nExporter:
 
     def run(self) -> dict[str, Any]:
         for note in self.flow.notes:
-            pos = self.flow.position(note.id)
-            params: dict[str, Any] = {"content": note.text}
-            if note.height is not None:
-                params["height"] = note.height
-            if note.width is not None:
-                params["width"] = note.width
-            if note.color is not None:
-                params["color"] = int(note.color) if note.color.isdigit() else note.color
-            name = self._name(note.id.replace("-", " ").title() if note.id.startswith("sticky") else note.id)
-            self.nodes.append(
-                {
-                    "parameters": params,
-                    "type": BASE + STICKY,
-                    "position": [round(pos.x), round(pos.y)],
-                    "typeVersion": 1,
-                    "id": str(uuid.uuid5(_UUID_NS, f"{self.flow.name}/note/{note.id}")),
-                    "name": name,
-                }
-            )
-        by_type = {"retriever.tool", "retriever.vector"}
+            self._export_note(note)
         for spec in self.flow.nodes:
-            if spec.type not in by_type:
+            if spec.type not in _ROLE_TYPES:
                 self._export_node(spec)
         for spec in self.flow.nodes:
-            if spec.type in by_type and spec.id not in self.names:
+            if spec.type in _ROLE_TYPES and spec.id not in self.names:
                 self.warnings.append(
                     f"{spec.id}: a {spec.type} without a vector store cannot be expressed in n8n; left out"
                 )
@@ -710,141 +612,102 @@ class N8nExporter:
             "tags": [],
         }
 
+    def _export_note(self, note: Note) -> None:
+        pos = self.flow.position(note.id)
+        params: dict[str, Any] = {"content": note.text}
+        if note.height is not None:
+            params["height"] = note.height
+        if note.width is not None:
+            params["width"] = note.width
+        if note.color is not None:
+            params["color"] = int(note.color) if note.color.isdigit() else note.color
+        name = self._name(note.id.replace("-", " ").title() if note.id.startswith("sticky") else note.id)
+        self.nodes.append(
+            {
+                "parameters": params,
+                "type": STICKY,
+                "position": [round(pos.x), round(pos.y)],
+                "typeVersion": 1,
+                "id": str(uuid.uuid5(_UUID_NS, f"{self.flow.name}/note/{note.id}")),
+                "name": name,
+            }
+        )
+
+    def _params(self, adapter: Adapter, spec: NodeSpec) -> dict[str, Any]:
+        params: dict[str, Any] = copy.deepcopy(dict(adapter.fixed))
+        for param, value in write_params(adapter, spec.config):
+            set_path(params, param.theirs, value)
+        return params
+
     def _export_node(self, spec: NodeSpec) -> None:
-        c = spec.config
-        t = spec.type
-        if t == PLACEHOLDER:
-            original = c.get("original") if c.get("source_format") == "n8n" else None
-            if not isinstance(original, dict):
-                self.warnings.append(
-                    f"{spec.id}: placeholder for {c.get('source_format')} type {c.get('original_type')!r} "
-                    "has no n8n form; left out"
-                )
-                return
-            node = copy.deepcopy(original)
-            node["name"] = self._name(str(node.get("name") or spec.name or spec.id))
-            pos = self.flow.position(spec.id)
-            node["position"] = [round(pos.x), round(pos.y)]
-            if spec.disabled:
-                node["disabled"] = True
-            self.nodes.append(node)
-            self.names[spec.id] = node["name"]
+        if spec.type == PLACEHOLDER:
+            self._export_placeholder(spec)
             return
-        if t in _STORE_EXPORT:
-            self._export_store(spec)
+        adapter = N8N_TABLE.exporter(spec.type)
+        if adapter is None:
+            note = "chat output: n8n answers in the chat trigger" if spec.type == "chat.output" else "no n8n node"
+            self.warnings.append(f"{spec.id}: {note} for {spec.type}; left out")
             return
-        simple: dict[str, tuple[str, float, dict[str, Any]]] = {}
-        if t == "input.file":
+        if adapter.hook == "store":
+            self._export_store(spec, adapter)
+            return
+        params = self._params(adapter, spec)
+        if adapter.hook == "form":
             fields = {"values": [{"fieldLabel": "File", "fieldType": "file", "fieldName": "files"}]}
-            simple[t] = (
-                BASE + "formTrigger",
-                2.6,
-                {"formTitle": spec.name or "Upload a file", "formFields": fields, "options": {}},
-            )
-        elif t == "chat.input":
-            simple[t] = (LC + "chatTrigger", 1.1, {"options": {}})
-        elif t == "loader.file":
-            splitters = [
-                e
-                for e in self._outgoing(spec.id, "records")
-                if self.flow.node(e.target).type.startswith("splitter.") or self.flow.node(e.target).type == PLACEHOLDER
-            ]
-            params: dict[str, Any] = {"dataType": "binary", "options": {}}
-            if splitters:
+            params = {"formTitle": spec.name or "Upload a file", "formFields": fields, "options": {}}
+        elif adapter.hook == "loader":
+            params = {"dataType": "binary", **params}
+            if self._splitters_after(spec.id):
                 params["textSplittingMode"] = "custom"
             else:
                 self.warnings.append(
                     f"{spec.id}: no splitter wired; n8n's loader will split with its built-in 1000/200 splitter"
                 )
-            if c.get("path"):
+            if spec.config.get("path"):
                 self.warnings.append(
-                    f"{spec.id}: path {c['path']!r} not exported; n8n loads the file given to the form trigger"
+                    f"{spec.id}: path {spec.config['path']!r} not exported; n8n loads the file given to the form"
                 )
-            simple[t] = (LC + "documentDefaultDataLoader", 1.1, params)
-        elif t == "splitter.recursive":
-            params = {}
-            if c.get("chunk_size", 1000) != 1000:
-                params["chunkSize"] = c.get("chunk_size", 1000)
-            if c.get("chunk_overlap", 200) != 0:
-                params["chunkOverlap"] = c.get("chunk_overlap", 200)
-            simple[t] = (LC + "textSplitterRecursiveCharacterTextSplitter", 1, {**params, "options": {}})
-        elif t == "splitter.character":
-            params = {"separator": c.get("separator", "\n\n")}
-            if c.get("chunk_size", 1000) != 1000:
-                params["chunkSize"] = c.get("chunk_size", 1000)
-            if c.get("chunk_overlap", 200) != 0:
-                params["chunkOverlap"] = c.get("chunk_overlap", 200)
-            simple[t] = (LC + "textSplitterCharacterTextSplitter", 1, params)
-        elif t == "embedder.openai":
-            params = {}
-            if c.get("model", "text-embedding-3-small") != "text-embedding-3-small":
-                params["model"] = c["model"]
-            extra = {k: v for k, v in (("dimensions", c.get("dimensions")), ("baseURL", c.get("base_url"))) if v}
-            simple[t] = (LC + "embeddingsOpenAi", 1.2, {**params, "options": extra})
-        elif t == "embedder.ollama":
-            simple[t] = (LC + "embeddingsOllama", 1, {"model": c.get("model", "nomic-embed-text")})
-        elif t in ("llm.openai", "llm.groq", "llm.ollama"):
-            simple[t] = self._chat_model(spec)
-        elif t == "memory.window":
-            window = c.get("window", 5)
-            simple[t] = (LC + "memoryBufferWindow", 1.3, {} if window == 5 else {"contextWindowLength": window})
-        elif t == "agent.tools":
-            options: dict[str, Any] = {}
-            if c.get("system_message") and c["system_message"] != "You are a helpful assistant":
-                options["systemMessage"] = c["system_message"]
-            if c.get("max_steps", 5) != 10:
-                options["maxIterations"] = c.get("max_steps", 5)
-            simple[t] = (LC + "agent", 3.1, {"options": options})
-        if t not in simple:
-            note = "chat output: n8n answers in the chat trigger" if t == "chat.output" else f"no n8n node for {t}"
-            self.warnings.append(f"{spec.id}: {note}; left out")
+        if adapter.note:
+            self.warnings.append(f"{spec.id}: {adapter.note}")
+        self.names[spec.id] = self._node(spec, adapter.theirs, adapter.version, params)
+
+    def _splitters_after(self, node_id: str) -> list[Edge]:
+        return [
+            e
+            for e in self._outgoing(node_id, "records")
+            if self.flow.node(e.target).type.startswith("splitter.") or self.flow.node(e.target).type == PLACEHOLDER
+        ]
+
+    def _export_placeholder(self, spec: NodeSpec) -> None:
+        c = spec.config
+        original = c.get("original") if c.get("source_format") == "n8n" else None
+        if not isinstance(original, dict):
+            self.warnings.append(
+                f"{spec.id}: placeholder for {c.get('source_format')} type {c.get('original_type')!r} "
+                "has no n8n form; left out"
+            )
             return
-        n8n_type, version, params = simple[t]
-        self.names[spec.id] = self._node(spec, n8n_type, version, params)
+        node = copy.deepcopy(original)
+        node["name"] = self._name(str(node.get("name") or spec.name or spec.id))
+        pos = self.flow.position(spec.id)
+        node["position"] = [round(pos.x), round(pos.y)]
+        if spec.disabled:
+            node["disabled"] = True
+        self.nodes.append(node)
+        self.names[spec.id] = node["name"]
 
-    def _chat_model(self, spec: NodeSpec) -> tuple[str, float, dict[str, Any]]:
-        c = spec.config
-        options: dict[str, Any] = {}
-        if c.get("temperature", 0.2) != 0.7:
-            options["temperature"] = c.get("temperature", 0.2)
-        if c.get("max_tokens"):
-            options["maxTokens"] = c["max_tokens"]
-        if c.get("timeout") not in (None, 60):
-            options["timeout"] = int(float(c["timeout"]) * 1000)
-        if c.get("max_retries") not in (None, 2):
-            options["maxRetries"] = c["max_retries"]
-        if spec.type == "llm.openai":
-            if c.get("base_url"):
-                options["baseURL"] = c["base_url"]
-            model = {"__rl": True, "mode": "list", "value": c.get("model", "gpt-4o-mini")}
-            return LC + "lmChatOpenAi", 1.2, {"model": model, "options": options}
-        if spec.type == "llm.groq":
-            return LC + "lmChatGroq", 1, {"model": c.get("model", "llama-3.1-8b-instant"), "options": options}
-        if c.get("base_url"):
-            self.warnings.append(f"{spec.id}: Ollama base_url lives in n8n's ollamaApi credential; not exported")
-        return LC + "lmChatOllama", 1, {"model": c.get("model", "llama3.2"), "options": options}
-
-    def _export_store(self, spec: NodeSpec) -> None:
-        c = spec.config
-        n8n_kind, version = _STORE_EXPORT[spec.type]
-        base: dict[str, Any] = {}
-        if spec.type == "vectorstore.pinecone":
-            index = c.get("index", "")
-            base["pineconeIndex"] = {"__rl": True, "value": index, "mode": "list", "cachedResultName": index}
-            options = {"pineconeNamespace": c["namespace"]} if c.get("namespace") else {}
-        else:
-            base["memoryKey"] = c.get("collection", "flowbuilder")
-            options = {}
+    def _export_store(self, spec: NodeSpec, adapter: Adapter) -> None:
+        base = self._params(adapter, spec)
         consumers = [self.flow.node(e.target) for e in self._outgoing(spec.id, "store")]
-        consumers = [n for n in consumers if n.type in ("retriever.tool", "retriever.vector")]
+        consumers = [n for n in consumers if n.type in _ROLE_TYPES]
         has_docs = bool(self._incoming(spec.id, "documents"))
         names: list[str] = []
         if has_docs or not consumers:
             mode = "insert" if has_docs else "load" if self._incoming(spec.id, "query") else "retrieve"
-            params = {"mode": mode, **base}
-            if mode == "load" and c.get("k", 4) != 4:
-                params["topK"] = c.get("k", 4)
-            name = self._node(spec, LC + n8n_kind, version, {**params, "options": dict(options)})
+            params = {"mode": mode, **copy.deepcopy(base)}
+            if mode == "load" and spec.config.get("k", 4) != 4:
+                params["topK"] = spec.config.get("k", 4)
+            name = self._node(spec, adapter.theirs, adapter.version, params)
             self.names[spec.id] = name
             self.insert_node[spec.id] = name
             names.append(name)
@@ -854,11 +717,11 @@ class N8nExporter:
                 params["toolDescription"] = consumer.config.get(
                     "description", "Search the knowledge base and return the most relevant passages."
                 )
-            params.update(base)
+            params.update(copy.deepcopy(base))
             if consumer.config.get("k", 4) != 4:
                 params["topK"] = consumer.config.get("k", 4)
             label = spec.name if not names else consumer.name or consumer.id
-            name = self._node(spec, LC + n8n_kind, version, {**params, "options": dict(options)}, self._name(label))
+            name = self._node(spec, adapter.theirs, adapter.version, params, self._name(label))
             self.names[consumer.id] = name
             self.names.setdefault(spec.id, name)
             names.append(name)
@@ -874,26 +737,19 @@ class N8nExporter:
         source, target = self.flow.find_node(edge.source), self.flow.find_node(edge.target)
         if source is None or target is None:
             return
-        if target.type in ("retriever.tool", "retriever.vector") and edge.target_port == "store":
+        if target.type in _ROLE_TYPES and edge.target_port == "store":
             return  # merged into the store's n8n node
         src_name, tgt_name = self.names.get(source.id), self.names.get(target.id)
         if src_name is None or tgt_name is None:
             self.warnings.append(f"connection {edge.key}: an end was left out of the n8n export")
             return
         if source.type == PLACEHOLDER and edge.source_port.startswith(("ai_", "main")):
-            self._link(src_name, edge.source_port, self._target_for(target, tgt_name))
+            self._link(src_name, edge.source_port, self.insert_node.get(target.id, tgt_name))
             return
         if target.type == PLACEHOLDER and edge.target_port.startswith(("ai_", "main")):
             self._link(src_name, edge.target_port, tgt_name)
             return
         port = edge.target_port
-        if port in ("embedder",) and target.id in self.store_nodes:
-            for name in self.store_nodes[target.id]:
-                self._link(src_name, "ai_embedding", name)
-            return
-        if edge.source_port in _AI_PORTS and target.type == "agent.tools" and port in ("model", "memory", "tools"):
-            self._link(src_name, _AI_PORTS[edge.source_port], tgt_name)
-            return
         if (port == "documents" and target.type.startswith("splitter.")) or (
             target.type == PLACEHOLDER and port == "documents"
         ):
@@ -914,13 +770,17 @@ class N8nExporter:
             for store in self._stores_fed_by(target.id):
                 self._link(src_name, "main", self.insert_node.get(store, self.names[store]))
             return
-        if source.type == "chat.input" and port in ("message", "query"):
+        src_adapter, tgt_adapter = N8N_TABLE.ports_of(source.type), N8N_TABLE.ports_of(target.type)
+        out_type = src_adapter.outputs.get(edge.source_port) if src_adapter else None
+        in_type = tgt_adapter.inputs.get(port) if tgt_adapter else None
+        if out_type is not None and out_type == in_type:
+            for name in self.store_nodes.get(target.id, [tgt_name]) if out_type == "ai_embedding" else [tgt_name]:
+                self._link(src_name, out_type, name)
+            return
+        if out_type == "main" and in_type is None and port in ("message", "query", "prompt"):
             self._link(src_name, "main", tgt_name)
             return
         self.warnings.append(f"connection {edge.key}: no n8n connection type for it; left out")
-
-    def _target_for(self, target: NodeSpec, name: str) -> str:
-        return self.insert_node.get(target.id, name)
 
     def _stores_fed_by(self, loader_id: str) -> list[str]:
         found: list[str] = []
@@ -941,3 +801,6 @@ def export_n8n(flow: Flow) -> tuple[dict[str, Any], list[str]]:
     exporter = N8nExporter(flow)
     data = exporter.run()
     return data, exporter.warnings
+
+
+__all__ = ["BASE", "LC", "N8nExporter", "N8nImporter", "export_n8n", "short_type"]

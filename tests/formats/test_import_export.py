@@ -18,7 +18,8 @@ from flowbuilder.graph import analyze
 from flowbuilder.registry import default_registry
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus" / "flows"
+# Seven real public exports shipped with the tests (also in ../shared/corpus/flows).
+CORPUS = Path(__file__).parent / "corpus"
 FIXTURES = Path(__file__).parent / "fixtures"
 VWO_CSV = REPO / "data" / "VWO_500_Test_Cases.csv"
 

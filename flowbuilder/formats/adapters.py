@@ -1,0 +1,320 @@
+"""Declarative two-way adapters: one entry per Flowbuilder node type and foreign format.
+
+An :class:`Adapter` says which foreign type a node type becomes, how each config field maps to a
+foreign parameter (with the foreign default and a converter each way) and which foreign connection
+type or handle each port becomes. The n8n and LangFlow importers/exporters walk these tables; only
+structure that no table can say (n8n's vector-store modes, its loader's built-in splitter, LangFlow's
+edge handles) lives in named hooks in the format modules.
+
+Our own defaults, config fields, ports and credential slots are read from the registered node class,
+never copied into the tables; ``tests/formats/test_adapter_tables.py`` checks every name a table uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowbuilder.credentials import CredentialSlot
+
+
+class _NoDefault:
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+"""The foreign format has no default for a parameter (it is always written)."""
+
+Convert = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Param:
+    """Our config field ``ours`` <-> the foreign parameter ``theirs`` (dotted path in n8n, template field
+    name in LangFlow). ``default`` is the *foreign* default: the value a foreign file means when it omits
+    the parameter, and the value an exporter leaves out. ``to_ours`` / ``to_theirs`` convert values."""
+
+    ours: str
+    theirs: str
+    default: Any = NO_DEFAULT
+    to_ours: Convert | None = None
+    to_theirs: Convert | None = None
+    widget: str = "StrInput"
+    """LangFlow only: the ``_input_type`` and ``type`` an exported template field gets."""
+    kind: str = "str"
+    export: bool = True
+    """False: read on import only (an older spelling of a parameter another entry writes)."""
+    keep: bool = False
+    """Written on export even when it equals the foreign default (n8n asks for a model)."""
+
+    def ours_value(self, value: Any) -> Any:
+        return self.to_ours(value) if self.to_ours else value
+
+    def theirs_value(self, value: Any) -> Any:
+        return self.to_theirs(value) if self.to_theirs else value
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One Flowbuilder node type in one foreign format."""
+
+    ours: str
+    theirs: str
+    versions: tuple[float, ...] = (1,)
+    """n8n typeVersions this entry reads; the exporter writes ``export_version`` or the last one."""
+    export_version: float | None = None
+    params: tuple[Param, ...] = ()
+    inputs: Mapping[str, str] = field(default_factory=dict)
+    """Our input port -> their connection type (n8n) or input handle (LangFlow)."""
+    outputs: Mapping[str, str] = field(default_factory=dict)
+    """Our output port -> their connection type (n8n) or output handle (LangFlow)."""
+    also: tuple[str, ...] = ()
+    """More foreign types this entry imports (renamed or sibling components)."""
+    in_aliases: Mapping[str, str] = field(default_factory=dict)
+    """Import only: more foreign input handles -> our input port (older names)."""
+    out_aliases: Mapping[str, str] = field(default_factory=dict)
+    """Import only: more foreign output handles -> our output port."""
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    """Foreign parameters always written on export (n8n ``options: {}``...)."""
+    ignore: tuple[str, ...] = ()
+    """Foreign parameters that mean nothing to a Flowbuilder run (not reported as dropped)."""
+    hook: str = ""
+    """Name of a structural hook in the format module; empty = fully generic."""
+    export: bool = True
+    """False: import only (the exporter uses another entry for ``ours``)."""
+    imports: bool = True
+    """False: export only (``embedder.local`` written as its nearest foreign equivalent)."""
+    display: str = ""
+    """LangFlow: display name; n8n: unused."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Format-specific export details (LangFlow: outputs with types and methods, input handle types)."""
+    note: str = ""
+    """A report line added on import (what the user must do, e.g. which file to fetch)."""
+
+    @property
+    def version(self) -> float:
+        return self.export_version if self.export_version is not None else self.versions[-1]
+
+    def their_input(self, port: str) -> str | None:
+        return self.inputs.get(port)
+
+    def our_input(self, theirs: str) -> str | None:
+        for port, name in self.inputs.items():
+            if name == theirs:
+                return port
+        return self.in_aliases.get(theirs)
+
+    def our_output(self, theirs: str) -> str | None:
+        for port, name in self.outputs.items():
+            if name == theirs:
+                return port
+        return self.out_aliases.get(theirs)
+
+
+class Table:
+    """The adapters of one format, looked up by our type (export) or the foreign type (import)."""
+
+    def __init__(self, fmt: str, adapters: Iterable[Adapter]) -> None:
+        self.fmt = fmt
+        self.adapters = tuple(adapters)
+        self.by_theirs: dict[str, Adapter] = {}
+        self.by_ours: dict[str, Adapter] = {}
+        for adapter in self.adapters:
+            for theirs in (adapter.theirs, *adapter.also) if adapter.imports else ():
+                self.by_theirs.setdefault(theirs, adapter)
+            if adapter.export:
+                self.by_ours.setdefault(adapter.ours, adapter)
+
+    def importer(self, theirs: str) -> Adapter | None:
+        return self.by_theirs.get(theirs)
+
+    def exporter(self, ours: str) -> Adapter | None:
+        return self.by_ours.get(ours)
+
+    def ports_of(self, ours: str) -> Adapter | None:
+        """The entry that says how ``ours``'s ports look in this format (import-only entries too)."""
+        return self.by_ours.get(ours) or next((a for a in self.adapters if a.ours == ours), None)
+
+
+# -- what the registered node classes say ------------------------------------------------------------
+
+
+def node_class(type_name: str) -> Any:
+    from flowbuilder.registry import default_registry
+
+    registry = default_registry()
+    return registry.get(type_name) if type_name in registry else None
+
+
+def our_defaults(type_name: str) -> dict[str, Any]:
+    """Each config field's default as the registered node's Config declares it."""
+    cls = node_class(type_name)
+    if cls is None:
+        return {}
+    defaults: dict[str, Any] = {}
+    for name, info in cls.Config.model_fields.items():
+        if info.default_factory is not None:
+            defaults[name] = info.default_factory()
+        elif not info.is_required():
+            defaults[name] = info.default
+    return defaults
+
+
+def our_default(type_name: str, field_name: str) -> Any:
+    return our_defaults(type_name).get(field_name)
+
+
+def credential_slot(type_name: str) -> CredentialSlot | None:
+    cls = node_class(type_name)
+    if cls is None or not cls.credential_slots:
+        return None
+    slot: CredentialSlot = cls.credential_slots[0]
+    return slot
+
+
+def port_names(type_name: str, side: str) -> set[str]:
+    cls = node_class(type_name)
+    if cls is None:
+        return set()
+    ports = cls.input_ports(None) if side == "in" else cls.output_ports(None)
+    return {p.name for p in ports}
+
+
+# -- the generic walk ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ParamRead:
+    """What reading one parameter of a foreign node found."""
+
+    param: Param
+    value: Any
+    state: str
+    """``set`` (a literal), ``default`` (omitted: the foreign default), ``expression`` (kept unevaluated),
+    ``absent`` (omitted, no foreign default: ours applies)."""
+
+
+@dataclass(frozen=True)
+class ByVersion:
+    """A foreign default that changed with the node's typeVersion: ``{version: default}`` for old
+    versions, ``latest`` for the others."""
+
+    old: Mapping[float, Any]
+    latest: Any
+
+    def at(self, version: float | None) -> Any:
+        return self.old.get(version, self.latest) if version is not None else self.latest
+
+
+def default_at(param: Param, version: float | None) -> Any:
+    return param.default.at(version) if isinstance(param.default, ByVersion) else param.default
+
+
+def read_params(
+    adapter: Adapter, lookup: Callable[[str], tuple[str, Any]], version: float | None = None
+) -> tuple[dict[str, Any], list[ParamRead]]:
+    """Our config from a foreign node. ``lookup(path)`` returns ``(state, value)`` with state ``set``,
+    ``absent`` or ``expression``. Values equal to our default are still written when the foreign file
+    set them, so that the import shows what the source said."""
+    config: dict[str, Any] = {}
+    reads: list[ParamRead] = []
+    for param in adapter.params:
+        if param.ours in config:
+            continue  # an earlier spelling already gave it
+        state, raw = lookup(param.theirs)
+        default = default_at(param, version)
+        if state == "absent" and default is not NO_DEFAULT:
+            state, raw = "default", default
+        if state in ("set", "default"):
+            value = param.ours_value(raw)
+            if value is None:
+                reads.append(ParamRead(param, raw, "absent"))
+                continue
+            config[param.ours] = value
+        reads.append(ParamRead(param, raw, state))
+    return config, reads
+
+
+def write_params(adapter: Adapter, config: Mapping[str, Any], keep_defaults: bool = False) -> list[tuple[Param, Any]]:
+    """``(param, foreign value)`` of each exported parameter; values equal to the foreign default are left
+    out unless ``keep_defaults`` (LangFlow writes every field, n8n omits defaults)."""
+    defaults = our_defaults(adapter.ours)
+    written: list[tuple[Param, Any]] = []
+    for param in adapter.params:
+        if not param.export:
+            continue
+        value = param.theirs_value(config.get(param.ours, defaults.get(param.ours)))
+        default = default_at(param, adapter.version)
+        if value is None or (not keep_defaults and not param.keep and _same(value, default)):
+            if keep_defaults and default is not NO_DEFAULT:
+                written.append((param, default))
+            continue
+        written.append((param, value))
+    return written
+
+
+def _same(value: Any, default: Any) -> bool:
+    if default is NO_DEFAULT:
+        return False
+    if isinstance(value, dict) and value.get("__rl") is True:
+        value = value.get("value")
+    if isinstance(value, bool) or isinstance(default, bool):
+        return value is default
+    return bool(value == default)
+
+
+def set_path(target: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+    target[parts[-1]] = value
+
+
+def get_path(source: Mapping[str, Any], path: str) -> tuple[bool, Any]:
+    value: Any = source
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+# -- converters shared by both formats ---------------------------------------------------------------
+
+
+def to_int(value: Any) -> int | None:
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def to_float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def positive_int(value: Any) -> int | None:
+    number = to_int(value)
+    return number if number and number > 0 else None
+
+
+def to_bool(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def to_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def nonempty_str(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def unescape(text: Any) -> str:
+    """LangFlow stores separators either as real characters or escaped (``"\\\\n"``)."""
+    return str(text).replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r")

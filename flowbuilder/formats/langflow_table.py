@@ -1,0 +1,253 @@
+"""The LangFlow mapping table: one :class:`Adapter` per Flowbuilder node type (see ``adapters.py``).
+
+``theirs`` is the component's ``data.type``; params map to template fields; ports map to input field
+names (edge ``targetHandle.fieldName``) and output names (``sourceHandle.name``). ``extra`` holds what
+an exported component needs to look like LangFlow's own: its outputs (display name, types, method),
+the accepted types of each input handle and the secret field that names a global variable.
+Adding a mapping = one entry here + one fixture in ``tests/formats/fixtures/langflow/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowbuilder.formats.adapters import (
+    NO_DEFAULT,
+    Adapter,
+    Param,
+    Table,
+    nonempty_str,
+    positive_int,
+    to_bool,
+    to_float,
+    to_int,
+    to_str,
+    unescape,
+)
+
+MESSAGE = ("Message",)
+DATA_IN = ("Data", "JSON", "DataFrame", "Table", "Message")
+
+
+def _keep_separator_in(value: Any) -> str:
+    return {"true": "start", "start": "start", "end": "end"}.get(str(value or "False").strip().lower(), "none")
+
+
+def _keep_separator_out(value: Any) -> str:
+    return {"start": "Start", "end": "End"}.get(str(value), "False")
+
+
+def _separators(value: Any) -> list[str] | None:
+    return [unescape(s) for s in value] if isinstance(value, list) and value else None
+
+
+def _metric_in(value: Any) -> str:
+    return {"euclidean": "euclidean", "dot product": "dotproduct"}.get(str(value or "Cosine").lower(), "cosine")
+
+
+def _metric_out(value: Any) -> str:
+    return {"euclidean": "Euclidean", "dotproduct": "Dot Product"}.get(str(value), "Cosine")
+
+
+def _mistral_endpoint(value: Any) -> str | None:
+    url = str(value or "").rstrip("/")
+    return None if url in ("", "https://api.mistral.ai/v1", "https://api.mistral.ai") else url
+
+
+def _api_base(value: Any) -> str | None:
+    url = str(value or "").rstrip("/")
+    return None if url in ("", "https://api.groq.com", "https://api.openai.com/v1") else url
+
+
+def _out(name: str, display: str, types: tuple[str, ...], method: str, selected: bool = True) -> dict[str, Any]:
+    return {"name": name, "display": display, "types": types, "method": method, "selected": selected}
+
+
+def _int_param(ours: str, theirs: str, default: Any = NO_DEFAULT) -> Param:
+    return Param(ours, theirs, default, to_ours=to_int, widget="IntInput", kind="int")
+
+
+_LLM_PARAMS = (
+    Param("model", "model_name", widget="DropdownInput", to_ours=nonempty_str),
+    Param("model", "model", to_ours=nonempty_str, export=False),
+    Param("temperature", "temperature", to_ours=to_float, widget="SliderInput", kind="slider"),
+    Param("max_tokens", "max_tokens", to_ours=positive_int, to_theirs=lambda v: v or 0, widget="IntInput", kind="int"),
+    Param("system_message", "system_message", to_ours=nonempty_str, widget="MultilineInput"),
+    Param("timeout", "timeout", to_ours=lambda v: to_float(v) or None, widget="IntInput", kind="int"),
+    _int_param("max_retries", "max_retries"),
+    Param("stream", "stream", to_ours=to_bool, widget="BoolInput", kind="bool"),
+)
+_LLM_PORTS: dict[str, Any] = {
+    "inputs": {"prompt": "input_value", "system": "system_message"},
+    "outputs": {"answer": "text_output", "model": "model_output"},
+    "extra": {
+        "outputs": (
+            _out("text_output", "Model Response", MESSAGE, "text_response"),
+            _out("model_output", "Language Model", ("LanguageModel",), "build_model", False),
+        ),
+        "handles": {"input_value": MESSAGE, "system_message": MESSAGE},
+        "secret": "api_key",
+    },
+}
+_STORE_PORTS: dict[str, Any] = {
+    "inputs": {"documents": "ingest_data", "embedder": "embedding", "query": "search_query"},
+    "outputs": {"hits": "search_results"},
+    "in_aliases": {"embedding_model": "embedder"},
+    "out_aliases": {
+        "dataframe": "hits",
+        "search_results_dataframe": "hits",
+        "vectorstoreconnection": "store",
+        "base_retriever": "store",
+    },
+}
+_STORE_EXTRA = {
+    "outputs": (
+        _out("search_results", "Search Results", ("JSON",), "search_documents"),
+        _out("dataframe", "Table", ("Table",), "as_dataframe", False),
+    ),
+    "handles": {"ingest_data": ("Data", "DataFrame", "Table"), "embedding": ("Embeddings",), "search_query": MESSAGE},
+}
+_EMBEDDINGS_OUT: dict[str, Any] = {"outputs": {"embedder": "embeddings"}}
+
+# fmt: off
+LANGFLOW_TABLE = Table(
+    "langflow",
+    [
+        Adapter("loader.file", "File", hook="file", outputs={"records": "dataframe"}, display="Read File",
+                out_aliases={n: "records" for n in ("json", "table", "message", "data", "text", "data_list")},
+                ignore=("path", "separator")),
+        Adapter("splitter.character", "SplitText", display="Split Text",
+                params=(Param("separator", "separator", "\n", to_ours=lambda v: unescape(v) if v else "\n",
+                              widget="MessageTextInput"),
+                        _int_param("chunk_size", "chunk_size", 1000),
+                        _int_param("chunk_overlap", "chunk_overlap", 200),
+                        Param("keep_separator", "keep_separator", "False", to_ours=_keep_separator_in,
+                              to_theirs=_keep_separator_out, widget="DropdownInput")),
+                inputs={"documents": "data_inputs"}, outputs={"chunks": "dataframe"},
+                in_aliases={"data_input": "documents"}, out_aliases={"chunks": "chunks", "data": "chunks"},
+                fixed={"text_key": "text"},
+                extra={"outputs": (_out("dataframe", "Chunks", ("Table",), "split_text"),),
+                       "handles": {"data_inputs": DATA_IN}}),
+        Adapter("splitter.recursive", "RecursiveCharacterTextSplitter", display="Recursive Character Text Splitter",
+                params=(_int_param("chunk_size", "chunk_size", 1000),
+                        _int_param("chunk_overlap", "chunk_overlap", 200),
+                        Param("separators", "separators", to_ours=_separators)),
+                inputs={"documents": "data_input"}, outputs={"chunks": "data"},
+                in_aliases={"data_inputs": "documents", "documents": "documents"}, out_aliases={"chunks": "chunks"},
+                extra={"outputs": (_out("data", "Data", ("Data",), "split_data"),),
+                       "handles": {"data_input": ("Document", "Data", "Table", "DataFrame")}}),
+        # One LangFlow Parser is either a row labeller (a pattern over table rows) or a stringifier: the
+        # "parser" hook decides from the pattern and what feeds it.
+        Adapter("labeller.row", "ParserComponent", also=("parser", "ParseData"), hook="parser", display="Parser",
+                inputs={"records": "input_data"}, outputs={"records": "parsed_text"},
+                in_aliases={"data": "records"}, out_aliases={"text": "records"},
+                params=(Param("template", "pattern", widget="MultilineInput"),
+                        Param("separator", "sep", "\n", to_ours=lambda v: unescape(v) if v else "\n",
+                              widget="MessageTextInput")),
+                extra={"outputs": (_out("parsed_text", "Parsed Text", MESSAGE, "parse_combined_text"),),
+                       "handles": {"input_data": ("DataFrame", "Table", "Data", "JSON")}}),
+        Adapter("parser.stringify", "ParserComponent", hook="parser", imports=False, display="Parser",
+                inputs={"items": "input_data"}, outputs={"text": "parsed_text"},
+                in_aliases={"data": "items"}, out_aliases={"text": "text"},
+                params=(Param("template", "pattern", widget="MultilineInput"),
+                        Param("separator", "sep", "\n", to_ours=lambda v: unescape(v) if v else "\n",
+                              widget="MessageTextInput")),
+                extra={"outputs": (_out("parsed_text", "Parsed Text", MESSAGE, "parse_combined_text"),),
+                       "handles": {"input_data": ("DataFrame", "Table", "Data", "JSON")}}),
+        Adapter("util.passthrough", "TypeConverterComponent", display="Type Convert",
+                inputs={"value": "input_data"}, outputs={"value": "message_output"},
+                out_aliases={"data_output": "value", "dataframe_output": "value"},
+                ignore=("output_type", "auto_parse"),
+                extra={"outputs": (_out("message_output", "Message Output", MESSAGE, "convert_to_message"),),
+                       "handles": {"input_data": ("Message", "Data", "DataFrame", "JSON", "Table")}}),
+        Adapter("vectorstore.chroma", "Chroma", display="Chroma DB", **_STORE_PORTS,
+                params=(Param("collection", "collection_name", to_ours=nonempty_str),
+                        Param("persist_directory", "persist_directory", to_ours=to_str),
+                        _int_param("k", "number_of_results", 4),
+                        Param("server_host", "chroma_server_host", to_ours=nonempty_str),
+                        Param("server_port", "chroma_server_http_port", to_ours=positive_int,
+                              widget="IntInput", kind="int")),
+                ignore=("chroma_server_grpc_port", "chroma_server_ssl_enabled", "search_type", "allow_duplicates",
+                        "chroma_server_cors_allow_origins", "limit"),
+                extra=_STORE_EXTRA),
+        Adapter("vectorstore.pinecone", "Pinecone", display="Pinecone", **_STORE_PORTS,
+                params=(Param("index", "index_name", to_ours=to_str),
+                        Param("namespace", "namespace", to_ours=to_str),
+                        _int_param("k", "number_of_results", 4),
+                        Param("metric", "distance_strategy", "Cosine", to_ours=_metric_in, to_theirs=_metric_out,
+                              widget="DropdownInput")),
+                extra={**_STORE_EXTRA, "secret": "pinecone_api_key"}),
+        Adapter("embedder.openai", "OpenAIEmbeddings", display="OpenAI Embeddings", **_EMBEDDINGS_OUT,
+                params=(Param("model", "model", "text-embedding-3-small", widget="DropdownInput"),
+                        Param("dimensions", "dimensions", to_ours=positive_int, to_theirs=lambda v: v or 0,
+                              widget="IntInput", kind="int"),
+                        Param("base_url", "openai_api_base", to_ours=nonempty_str, widget="MessageTextInput")),
+                extra={"outputs": (_out("embeddings", "Embedding Model", ("Embeddings",), "build_embeddings"),),
+                       "secret": "openai_api_key"}),
+        Adapter("embedder.ollama", "OllamaEmbeddings", display="Ollama Embeddings", **_EMBEDDINGS_OUT,
+                params=(Param("model", "model_name", "nomic-embed-text", widget="DropdownInput"),
+                        Param("model", "model", export=False),
+                        Param("base_url", "base_url", to_ours=nonempty_str, widget="MessageTextInput")),
+                extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)}),
+        Adapter("embedder.mistral", "MistalAIEmbeddings", also=("MistralAIEmbeddings",),
+                display="MistralAI Embeddings", **_EMBEDDINGS_OUT,
+                params=(Param("model", "model", "mistral-embed", widget="DropdownInput"),
+                        Param("base_url", "endpoint", to_ours=_mistral_endpoint, widget="MessageTextInput"),
+                        Param("timeout", "timeout", to_ours=lambda v: to_float(v) or None, widget="IntInput",
+                              kind="int")),
+                ignore=("max_concurrent_requests", "max_retries"),
+                extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
+                       "secret": "mistral_api_key"}),
+        # The offline MiniLM embedder's nearest LangFlow component: Ollama's all-minilm.
+        Adapter("embedder.local", "OllamaEmbeddings", display="Ollama Embeddings", imports=False, **_EMBEDDINGS_OUT,
+                fixed={"model_name": "all-minilm", "base_url": "http://127.0.0.1:11434"},
+                note="embedder.local has no LangFlow component: exported as Ollama embeddings with all-minilm "
+                "(the same MiniLM model; run `ollama pull all-minilm`)",
+                extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)}),
+        Adapter("prompt.template", "Prompt Template", also=("Prompt",), hook="prompt", display="Prompt Template",
+                outputs={"prompt": "prompt"}, params=(Param("template", "template", widget="PromptInput",
+                                                            kind="prompt"),),
+                extra={"outputs": (_out("prompt", "Prompt", MESSAGE, "build_prompt"),)}),
+        Adapter("llm.openai", "OpenAIModel", display="OpenAI", **_LLM_PORTS,
+                params=(*_LLM_PARAMS, Param("base_url", "openai_api_base", to_ours=_api_base,
+                                            widget="MessageTextInput"))),
+        Adapter("llm.groq", "GroqModel", display="Groq", **_LLM_PORTS,
+                params=(*_LLM_PARAMS, Param("base_url", "base_url", to_ours=_api_base, widget="MessageTextInput"))),
+        Adapter("llm.ollama", "OllamaModel", display="Ollama", **_LLM_PORTS,
+                params=(*_LLM_PARAMS, Param("base_url", "base_url", to_ours=_api_base, widget="MessageTextInput"))),
+        Adapter("llm.mistral", "MistralModel", display="MistralAI", **_LLM_PORTS,
+                params=(*_LLM_PARAMS, Param("base_url", "mistral_api_base", to_ours=_mistral_endpoint,
+                                            widget="MessageTextInput"))),
+        Adapter("chat.input", "ChatInput", display="Chat Input", outputs={"message": "message"},
+                params=(Param("text", "input_value", to_ours=nonempty_str, widget="MultilineInput"),),
+                extra={"outputs": (_out("message", "Chat Message", MESSAGE, "message_response"),)}),
+        Adapter("chat.output", "ChatOutput", display="Chat Output", inputs={"message": "input_value"},
+                outputs={"message": "message"},
+                extra={"outputs": (_out("message", "Output Message", MESSAGE, "message_response"),),
+                       "handles": {"input_value": DATA_IN}}),
+    ],
+)
+# fmt: on
+
+VECTOR_STORES = {
+    "Chroma", "AstraDB", "Pinecone", "Qdrant", "FAISS", "Weaviate", "PGVector", "Milvus", "Redis",
+    "MongoDBAtlasVector", "SupabaseVectorStore",
+}  # fmt: skip
+# Components we will not run here: kept as placeholders that name what replaces them.
+REPLACEMENTS = {
+    "AstraDB": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    "SupabaseVectorStore": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    "PGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    "Qdrant": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    "CohereEmbeddings": "embedder.local (--local)",
+    "CohereModel": "llm.ollama (--local)",
+    "Directory": "loader.file (one per file)",
+    "StructuredOutput": "no structured-output node yet",
+}
+# The collection-name field of each store --local swaps for Chroma.
+SWAP_COLLECTION = {
+    "AstraDB": "collection_name",
+    "SupabaseVectorStore": "table_name",
+    "PGVector": "collection_name",
+    "Qdrant": "collection_name",
+}

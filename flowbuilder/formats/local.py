@@ -1,0 +1,157 @@
+"""``import --local``: swap remote components for local ones so a user without keys can run the flow.
+
+A swapped node's edges are rewired to the new node's ports through the format's mapping table (a
+placeholder was wired by the foreign handle or connection-type names), so nothing dangles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.formats.adapters import Table, port_names
+from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
+from flowbuilder.formats.langflow_table import SWAP_COLLECTION as LANGFLOW_STORES
+from flowbuilder.formats.mapping import PLACEHOLDER, slugify
+from flowbuilder.formats.n8n_table import LC, N8N_TABLE
+from flowbuilder.formats.n8n_table import SWAP_COLLECTION as N8N_STORES
+from flowbuilder.formats.report import ImportReport, ParamIssue
+
+EMBEDDERS = ("embedder.openai", "embedder.ollama", "embedder.mistral")
+LLMS = ("llm.openai", "llm.groq", "llm.mistral")
+PLACEHOLDER_EMBEDDERS = (
+    LC + "embeddingsCohere",
+    LC + "embeddingsGoogleGemini",
+    LC + "embeddingsAwsBedrock",
+    "CohereEmbeddings",
+    "GoogleGenerativeAIEmbeddings",
+)
+PLACEHOLDER_LLMS = (LC + "lmChatOpenRouter", LC + "lmChatGoogleGemini", LC + "lmChatAnthropic", "CohereModel")
+_LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream")
+_STORE_KEEP = ("k", "min_score", "where")
+TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
+
+
+def apply_local(flow: Flow, report: ImportReport) -> None:
+    for spec in list(flow.nodes):
+        original = spec.type
+        foreign = str(spec.config.get("original_type", "")) if original == PLACEHOLDER else ""
+        fmt = str(spec.config.get("source_format", ""))
+        if original in EMBEDDERS or foreign in PLACEHOLDER_EMBEDDERS:
+            new_type, config = "embedder.local", {}
+        elif original in LLMS or foreign in PLACEHOLDER_LLMS:
+            new_type = "llm.ollama"
+            config = {k: v for k, v in spec.config.items() if k in _LLM_KEEP}
+        elif original == "vectorstore.pinecone":
+            new_type = "vectorstore.chroma"
+            collection = str(spec.config.get("index") or spec.config.get("namespace") or "flowbuilder")
+            config = {"collection": collection, **{k: v for k, v in spec.config.items() if k in _STORE_KEEP}}
+        elif foreign in N8N_STORES or foreign in LANGFLOW_STORES:
+            new_type = "vectorstore.chroma"
+            config = {"collection": _placeholder_collection(spec, foreign)}
+        else:
+            continue
+        mode = _n8n_mode(spec) if original == PLACEHOLDER else ""
+        spec.type, spec.config, spec.credentials = new_type, config, {}
+        if original == PLACEHOLDER:
+            _rewire(flow, spec, TABLES.get(fmt), mode, report)
+        report.credentials = [c for c in report.credentials if c.node not in (spec.id, spec.name)]
+        detail = f"{original}{f' ({foreign})' if foreign else ''} -> {spec.type}"
+        if spec.type == "vectorstore.chroma":
+            detail += f" (embedded, collection {spec.config['collection']!r})"
+        elif spec.type == "llm.ollama":
+            detail += " (default model llama3.2 on a local Ollama server)"
+        report.local_swaps.append(ParamIssue(spec.id, "", detail))
+        for outcome in report.nodes:
+            outcome.targets = [(i, spec.type if i == spec.id else t) for i, t in outcome.targets]
+
+
+def _placeholder_collection(spec: NodeSpec, foreign: str) -> str:
+    original: dict[str, Any] = spec.config.get("original") or {}
+    if foreign in N8N_STORES:
+        value = (original.get("parameters") or {}).get(N8N_STORES[foreign])
+        if isinstance(value, dict):
+            value = value.get("cachedResultName") or value.get("value")
+    else:
+        template = ((original.get("data") or {}).get("node") or {}).get("template") or {}
+        field = template.get(LANGFLOW_STORES[foreign]) or {}
+        value = field.get("value") if isinstance(field, dict) else None
+    if isinstance(value, str) and value and not value.startswith("="):
+        return value
+    return slugify(spec.name or spec.id, "flowbuilder")
+
+
+def _n8n_mode(spec: NodeSpec) -> str:
+    original: dict[str, Any] = spec.config.get("original") or {}
+    return str((original.get("parameters") or {}).get("mode") or "")
+
+
+def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: ImportReport) -> None:
+    """Move each edge from a placeholder's foreign port names onto the swapped node's real ports."""
+    adapter = table.ports_of(spec.type) if table else None
+    ins, outs = port_names(spec.type, "in"), port_names(spec.type, "out")
+    for edge in list(flow.edges):
+        if edge.target == spec.id and edge.target_port not in ins:
+            port = adapter.our_input(edge.target_port) if adapter else None
+            source = flow.node(edge.source)
+            if source.type == "input.file" and spec.type == "vectorstore.chroma":
+                flow.edges.remove(edge)  # n8n's trigger -> store(insert): the file goes to the store's loaders
+                for loader in _loaders_feeding(flow, spec.id):
+                    _add(flow, Edge(source=source.id, source_port="path", target=loader, target_port="path"))
+                continue
+            if port in ins:
+                edge.target_port = port
+            else:
+                flow.edges.remove(edge)
+                report.connections_dropped.append(f"{edge.key}: {spec.type} has no input for {edge.target_port!r}")
+        elif edge.source == spec.id and edge.source_port not in outs:
+            port = adapter.our_output(edge.source_port) if adapter else None
+            if port is None and spec.type == "vectorstore.chroma" and edge.source_port in ("ai_tool", "ai_retriever"):
+                role = _role_node(flow, spec, "retriever.tool" if edge.source_port == "ai_tool" else "retriever.vector")
+                edge.source = role.id
+                edge.source_port = "tool" if role.type == "retriever.tool" else "retriever"
+                continue
+            if port in outs:
+                edge.source_port = port
+            else:
+                flow.edges.remove(edge)
+                report.connections_dropped.append(f"{edge.key}: {spec.type} has no output for {edge.source_port!r}")
+    if mode in ("retrieve-as-tool", "load"):
+        _role_node(flow, spec, "retriever.tool" if mode == "retrieve-as-tool" else "retriever.vector")
+
+
+def _role_node(flow: Flow, spec: NodeSpec, type_name: str) -> NodeSpec:
+    """The retriever or tool node that carries an n8n store's mode (made once)."""
+    suffix = "tool" if type_name == "retriever.tool" else "retriever"
+    node_id = f"{spec.id}-{suffix}"
+    found = flow.find_node(node_id)
+    if found is not None:
+        return found
+    config: dict[str, Any] = {"name": slugify(spec.name or spec.id).replace("-", "_")} if suffix == "tool" else {}
+    role = NodeSpec(id=node_id, type=type_name, name=f"{spec.name} ({suffix})", config=config)
+    flow.nodes.append(role)
+    pos = flow.position(spec.id)
+    flow.layout.positions[node_id] = type(pos)(x=pos.x, y=pos.y + 160)
+    _add(flow, Edge(source=spec.id, source_port="store", target=node_id, target_port="store"))
+    return role
+
+
+def _loaders_feeding(flow: Flow, node_id: str) -> list[str]:
+    found: list[str] = []
+    frontier, seen = [node_id], {node_id}
+    while frontier:
+        current = frontier.pop()
+        for edge in flow.edges:
+            if edge.target != current or edge.source in seen:
+                continue
+            seen.add(edge.source)
+            if flow.node(edge.source).type == "loader.file":
+                found.append(edge.source)
+            else:
+                frontier.append(edge.source)
+    return found
+
+
+def _add(flow: Flow, edge: Edge) -> None:
+    if all(e.key != edge.key for e in flow.edges):
+        flow.edges.append(edge)

@@ -1,0 +1,198 @@
+"""The n8n mapping table: one :class:`Adapter` per Flowbuilder node type (see ``adapters.py``).
+
+``theirs`` is the n8n type without its package prefix; ports map to n8n connection types. Defaults
+here are n8n's (what an export means when it omits a parameter); ours come from the node classes.
+Adding a mapping = one entry here + one fixture in ``tests/formats/fixtures/n8n/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowbuilder.formats.adapters import (
+    Adapter,
+    ByVersion,
+    Param,
+    Table,
+    nonempty_str,
+    positive_int,
+    to_float,
+    to_int,
+)
+
+LC = "@n8n/n8n-nodes-langchain."
+BASE = "n8n-nodes-base."
+
+# n8n credential type <-> our provider name.
+CREDENTIAL_PROVIDERS = {
+    "openAiApi": "openai",
+    "groqApi": "groq",
+    "pineconeApi": "pinecone",
+    "mistralCloudApi": "mistral",
+    "cohereApi": "cohere",
+    "ollamaApi": "ollama",
+    "qdrantApi": "qdrant",
+    "supabaseApi": "supabase",
+    "openRouterApi": "openrouter",
+    "googlePalmApi": "google",
+}
+PROVIDER_CREDENTIALS = {provider: cred for cred, provider in CREDENTIAL_PROVIDERS.items()}
+
+
+def _resource(value: Any) -> dict[str, Any]:
+    """n8n's resource-locator form of a model or index name."""
+    return {"__rl": True, "mode": "list", "value": value}
+
+
+def _index(name: Any) -> dict[str, Any]:
+    return {**_resource(name), "cachedResultName": name}
+
+
+def _seconds(ms: Any) -> float | None:
+    value = to_float(ms)
+    return value / 1000 if value and value > 0 else None  # n8n counts milliseconds
+
+
+def _ms(seconds: Any) -> int | None:
+    return int(float(seconds) * 1000) if seconds else None
+
+
+def _max_tokens(value: Any) -> int:
+    return int(value) if value else -1  # n8n's "no limit"
+
+
+def _chat_params(model_default: str, resource: bool = False) -> tuple[Param, ...]:
+    return (
+        Param("model", "model", model_default, to_theirs=_resource if resource else None, keep=True),
+        Param("temperature", "options.temperature", 0.7, to_ours=to_float),
+        Param("max_tokens", "options.maxTokens", -1, to_ours=positive_int, to_theirs=_max_tokens),
+        Param("timeout", "options.timeout", 60000, to_ours=_seconds, to_theirs=_ms),
+        Param("max_retries", "options.maxRetries", 2, to_ours=to_int),
+    )
+
+
+_SPLITTER = {"chunks": "ai_textSplitter"}
+_STORE_IN = {"embedder": "ai_embedding", "documents": "ai_document", "query": "main"}
+_STORE_OUT = {"store": "ai_vectorStore", "hits": "main"}
+_CHAT_OUT = {"model": "ai_languageModel"}
+
+# fmt: off
+N8N_TABLE = Table(
+    "n8n",
+    [
+        # -- triggers and inputs --------------------------------------------------------------------
+        Adapter("chat.input", LC + "chatTrigger", (1, 1.1, 1.3, 1.4), outputs={"message": "main"},
+                also=(LC + "manualChatTrigger",), ignore=("options", "public", "mode", "initialMessages"),
+                export_version=1.1),
+        Adapter("input.file", BASE + "formTrigger", (2, 2.1, 2.2, 2.3, 2.5, 2.6), outputs={"path": "main"},
+                hook="form", ignore=("formTitle", "formDescription", "formFields", "options", "responseMode")),
+        Adapter("input.file", BASE + "manualTrigger", (1,), outputs={"path": "main"}, export=False,
+                note="a manual trigger: give the file to ingest with --input {id}=PATH"),
+        Adapter("input.file", BASE + "googleDriveTrigger", (1,), outputs={"path": "main"}, export=False,
+                hook="cloud_file", note="watched a Google Drive folder: download {what} and give it with "
+                "--input {id}=PATH"),
+        Adapter("input.file", BASE + "googleDrive", (1, 2, 3), outputs={"path": "main"}, export=False,
+                hook="cloud_file", note="downloaded {what} from Google Drive: download it yourself and give it "
+                "with --input {id}=PATH"),
+        Adapter("input.file", BASE + "localFileTrigger", (1,), outputs={"path": "main"}, export=False,
+                hook="cloud_file", note="watched the local path {what}: give the file with --input {id}=PATH"),
+        Adapter("input.file", BASE + "readWriteFile", (1,), outputs={"path": "main"}, export=False,
+                hook="cloud_file", note="read the file {what}: give it with --input {id}=PATH"),
+        # -- loading and splitting -------------------------------------------------------------------
+        Adapter("loader.file", LC + "documentDefaultDataLoader", (1, 1.1), inputs={"path": "main"},
+                outputs={"records": "ai_document"}, hook="loader",
+                ignore=("dataType", "loader", "textSplittingMode", "options", "jsonMode", "binaryMode")),
+        Adapter("loader.file", BASE + "extractFromFile", (1,), inputs={"path": "main"},
+                outputs={"records": "main"}, export=False, ignore=("operation", "options", "binaryPropertyName")),
+        Adapter("loader.file", BASE + "httpRequest", (4, 4.1, 4.2), inputs={"path": "main"},
+                outputs={"records": "main"}, export=False, hook="http"),
+        Adapter("splitter.recursive", LC + "textSplitterRecursiveCharacterTextSplitter", (1,), outputs=_SPLITTER,
+                params=(Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
+                        Param("chunk_overlap", "chunkOverlap", 0, to_ours=to_int)),
+                fixed={"options": {}}, ignore=("options",)),
+        Adapter("splitter.character", LC + "textSplitterCharacterTextSplitter", (1,), outputs=_SPLITTER,
+                params=(Param("separator", "separator", "", to_ours=lambda v: v or "\n\n"),
+                        Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
+                        Param("chunk_overlap", "chunkOverlap", 0, to_ours=to_int))),
+        # -- embedders -------------------------------------------------------------------------------
+        Adapter("embedder.openai", LC + "embeddingsOpenAi", (1, 1.1, 1.2), outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", ByVersion({1: "text-embedding-ada-002"}, "text-embedding-3-small")),
+                        Param("dimensions", "options.dimensions", 0, to_ours=positive_int,
+                              to_theirs=lambda v: v or 0),
+                        Param("base_url", "options.baseURL", "", to_ours=nonempty_str)),
+                fixed={"options": {}}),
+        Adapter("embedder.ollama", LC + "embeddingsOllama", (1,), outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", "llama3.2", keep=True),)),
+        Adapter("embedder.mistral", LC + "embeddingsMistralCloud", (1,), outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", "mistral-embed", keep=True),), fixed={"options": {}},
+                ignore=("options",)),
+        # The nearest n8n equivalent of the offline MiniLM embedder: all-minilm on a local Ollama.
+        Adapter("embedder.local", LC + "embeddingsOllama", (1,), outputs={"embedder": "ai_embedding"},
+                fixed={"model": "all-minilm"}, imports=False,
+                note="embedder.local has no n8n node: exported as Ollama embeddings with all-minilm "
+                "(the same MiniLM model; run `ollama pull all-minilm`)"),
+        # -- chat models, memory, agent --------------------------------------------------------------
+        Adapter("llm.openai", LC + "lmChatOpenAi", (1, 1.1, 1.2, 1.3), outputs=_CHAT_OUT,
+                params=(*_chat_params("gpt-4o-mini", resource=True),
+                        Param("base_url", "options.baseURL", "", to_ours=nonempty_str)),
+                fixed={"options": {}}, ignore=("builtInTools",), export_version=1.2),
+        Adapter("llm.groq", LC + "lmChatGroq", (1,), outputs=_CHAT_OUT,
+                params=_chat_params("llama3-8b-8192"), fixed={"options": {}}),
+        Adapter("llm.ollama", LC + "lmChatOllama", (1,), outputs=_CHAT_OUT,
+                params=_chat_params("llama3.2"), fixed={"options": {}}),
+        Adapter("llm.mistral", LC + "lmChatMistralCloud", (1,), outputs=_CHAT_OUT,
+                params=(Param("model", "model", "mistral-small", keep=True),
+                        Param("temperature", "options.temperature", 0.7, to_ours=to_float),
+                        Param("max_tokens", "options.maxTokens", -1, to_ours=positive_int, to_theirs=_max_tokens),
+                        Param("timeout", "options.timeout", 60000, to_ours=_seconds, to_theirs=_ms),
+                        Param("max_retries", "options.maxRetries", 2, to_ours=to_int)),
+                fixed={"options": {}}),
+        Adapter("memory.window", LC + "memoryBufferWindow", (1, 1.1, 1.2, 1.3, 1.4), outputs={"memory": "ai_memory"},
+                params=(Param("window", "contextWindowLength", 5, to_ours=to_int),),
+                ignore=("sessionIdType", "sessionKey"), export_version=1.3),
+        Adapter("agent.tools", LC + "agent", (1.6, 1.7, 1.8, 1.9, 2, 2.1, 2.2, 3, 3.1),
+                inputs={"message": "main", "model": "ai_languageModel", "memory": "ai_memory", "tools": "ai_tool"},
+                outputs={"answer": "main"},
+                params=(Param("system_message", "options.systemMessage", "You are a helpful assistant"),
+                        Param("max_steps", "options.maxIterations", 10, to_ours=to_int)),
+                fixed={"options": {}}),
+        # -- vector stores (modes and role nodes: the "store" hook) ------------------------------------
+        Adapter("vectorstore.pinecone", LC + "vectorStorePinecone", (1, 1.1, 1.2, 1.3), inputs=_STORE_IN,
+                outputs=_STORE_OUT, hook="store",
+                params=(Param("index", "pineconeIndex", "", to_theirs=_index),
+                        Param("namespace", "options.pineconeNamespace", "")),
+                fixed={"options": {}}),
+        Adapter("vectorstore.chroma", LC + "vectorStoreInMemory", (1, 1.1), inputs=_STORE_IN, outputs=_STORE_OUT,
+                hook="store", params=(Param("collection", "memoryKey", "vector_store_key"),),
+                note="n8n's in-memory store becomes an embedded Chroma collection", fixed={"options": {}}),
+        # A store's retrieval roles: exported as modes of the store node, imported from the sub-nodes too.
+        Adapter("retriever.tool", LC + "toolVectorStore", (1, 1.1), inputs={"store": "ai_vectorStore"},
+                outputs={"tool": "ai_tool"}, export=False,
+                params=(Param("name", "name", "", to_ours=nonempty_str),
+                        Param("description", "description", "", to_ours=nonempty_str),
+                        Param("k", "topK", 4, to_ours=to_int))),
+        Adapter("retriever.vector", LC + "retrieverVectorStore", (1,), inputs={"store": "ai_vectorStore"},
+                outputs={"retriever": "ai_retriever"}, export=False,
+                params=(Param("k", "topK", 4, to_ours=to_int),)),
+    ],
+)
+# fmt: on
+
+STORE_SUFFIX = "vectorStore"
+# Stores n8n can run and we do not: kept as placeholders that name what replaces them.
+REPLACEMENTS = {
+    LC + "vectorStoreSupabase": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    LC + "vectorStorePGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    LC + "vectorStoreQdrant": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    LC + "rerankerCohere": "no reranker node yet: results are not reranked",
+    LC + "memoryPostgresChat": "memory.window",
+    LC + "lmChatOpenRouter": "llm.openai with base_url https://openrouter.ai/api/v1 (--local: llm.ollama)",
+    LC + "embeddingsGoogleGemini": "embedder.local (--local)",
+    LC + "chainRetrievalQa": "retriever.vector -> prompt.template -> an llm node",
+}
+# The collection-name parameter of each store --local swaps for Chroma.
+SWAP_COLLECTION = {
+    LC + "vectorStoreSupabase": "tableName",
+    LC + "vectorStorePGVector": "tableName",
+    LC + "vectorStoreQdrant": "qdrantCollection",
+}
