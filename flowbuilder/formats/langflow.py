@@ -466,13 +466,6 @@ def _provider_from_variable(name: str) -> str:
     return name.lower().removesuffix("_api_key") or "unknown"
 
 
-def import_langflow(data: dict[str, Any], origin: str = "<langflow>") -> tuple[Flow, ImportReport]:
-    """Convert a parsed LangFlow export into a Flowbuilder flow and an import report."""
-    report = ImportReport(source_format="langflow", source_file=origin)
-    flow = LangflowImporter(data, origin, report).run()
-    return flow, report
-
-
 def short_hash(text: str, length: int = 5) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:length]
 

@@ -1,47 +1,19 @@
-"""Import and export through whatever converters this build has (plain Python, no NiceGUI).
-
-The n8n and LangFlow converters live in :mod:`flowbuilder.formats`; they are looked up at call
-time so the UI works (and says "unavailable") in a build that lacks one of them.
-"""
+"""Import and export for the UI (plain Python, no NiceGUI): the CLI's converters, called directly."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from flowbuilder.credentials import CredentialResolver
-from flowbuilder.errors import FlowbuilderError, UnsupportedFormatError
+from flowbuilder.errors import UnsupportedFormatError
 from flowbuilder.flow import Flow
+from flowbuilder.formats.convert import EXPORT_FORMATS as FOREIGN_FORMATS
+from flowbuilder.formats.convert import convert_data, export_flow
 from flowbuilder.formats.native import detect_format, dump_flow, flow_from_data
+from flowbuilder.formats.report import ImportReport
 
-EXPORT_FORMATS = ("flowbuilder", "n8n", "langflow")
-
-
-class FormatUnavailableError(FlowbuilderError):
-    """This build has no converter for the requested format."""
-
-
-def _module(name: str) -> ModuleType | None:
-    try:
-        if importlib.util.find_spec(name) is None:
-            return None
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def _first(module: ModuleType | None, names: tuple[str, ...]) -> Callable[..., Any] | None:
-    if module is None:
-        return None
-    for name in names:
-        func = getattr(module, name, None)
-        if callable(func):
-            return func
-    return None
+EXPORT_FORMATS = ("flowbuilder", *FOREIGN_FORMATS)
 
 
 def parse_upload(content: bytes, filename: str) -> Any:
@@ -51,23 +23,14 @@ def parse_upload(content: bytes, filename: str) -> Any:
         raise UnsupportedFormatError(filename, f"is not a JSON file ({type(exc).__name__}: {exc})") from None
 
 
-def import_data(data: Any, origin: str, resolver: CredentialResolver | None = None) -> tuple[Flow, Any]:
+def import_data(data: Any, origin: str, resolver: CredentialResolver | None = None) -> tuple[Flow, ImportReport | None]:
     """A Flow and the importer's report (None for a native file) from parsed JSON of any known format."""
     fmt = detect_format(data)
     if fmt == "flowbuilder":
         return flow_from_data(data, origin), None
-    if fmt == "unknown":
+    if fmt not in FOREIGN_FORMATS or not isinstance(data, dict):
         raise UnsupportedFormatError(origin, "is neither a Flowbuilder, n8n nor LangFlow flow file")
-    convert = _module("flowbuilder.formats.convert")
-    func = _first(convert, ("convert_data",))
-    if func is not None:
-        flow, report = func(data, fmt, origin, resolver=resolver)
-        return flow, report
-    func = _first(_module(f"flowbuilder.formats.{fmt}"), (f"import_{fmt}",))
-    if func is None:
-        raise FormatUnavailableError(f"{origin}: import unavailable: this build has no {fmt} importer.")
-    flow, report = func(data, origin)
-    return flow, report
+    return convert_data(data, fmt, origin, resolver=resolver)
 
 
 def export_text(flow: Flow, fmt: str) -> tuple[str, list[str]]:
@@ -75,19 +38,9 @@ def export_text(flow: Flow, fmt: str) -> tuple[str, list[str]]:
     warnings about what that format cannot hold."""
     if fmt == "flowbuilder":
         return dump_flow(flow), []
-    if fmt not in EXPORT_FORMATS:
-        raise FormatUnavailableError(f"Unknown export format '{fmt}'; choose one of {', '.join(EXPORT_FORMATS)}.")
-    func = _first(_module("flowbuilder.formats.convert"), ("export_flow",))
-    if func is None:
-        raise FormatUnavailableError(f"Export to {fmt} is unavailable in this build.")
-    result = func(flow, fmt)
-    data, warnings = result if isinstance(result, tuple) else (result, [])
-    text = data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    return text, [str(w) for w in warnings or []]
+    data, warnings = export_flow(flow, fmt)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n", list(warnings)
 
 
-def report_text(report: Any) -> str:
-    if report is None:
-        return ""
-    to_text = getattr(report, "to_text", None)
-    return str(to_text()) if callable(to_text) else str(report)
+def report_text(report: ImportReport | None) -> str:
+    return report.to_text() if report is not None else ""

@@ -23,10 +23,7 @@ CORPUS = Path(__file__).parent / "corpus"
 FIXTURES = Path(__file__).parent / "fixtures"
 VWO_CSV = REPO / "data" / "VWO_500_Test_Cases.csv"
 
-needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS} (CI keeps it beside the clone)"
-)
-CORPUS_FILES = sorted(p.name for p in CORPUS.glob("*.json")) if CORPUS.is_dir() else []
+CORPUS_FILES = sorted(p.name for p in CORPUS.glob("*.json"))
 COURSE_FLOWS = [
     "n8n__AI3X_Basic_RAG.json",
     "langflow__AI_3X_Naive_RAG.json",
@@ -51,7 +48,6 @@ def edge_set(flow: Flow) -> set[str]:
 # -- the real corpus ---------------------------------------------------------------------------------
 
 
-@needs_corpus
 @pytest.mark.parametrize("name", CORPUS_FILES)
 def test_every_corpus_file_imports_and_every_node_is_accounted_for(name: str, tmp_path: Path) -> None:
     out = tmp_path / "flow.json"
@@ -67,7 +63,6 @@ def test_every_corpus_file_imports_and_every_node_is_accounted_for(name: str, tm
     assert len(placeholders) == report.unsupported_count
 
 
-@needs_corpus
 @pytest.mark.parametrize("name", COURSE_FLOWS)
 def test_course_flows_map_every_node_to_a_real_node(name: str) -> None:
     flow, report = import_file(CORPUS / name)
@@ -75,10 +70,9 @@ def test_course_flows_map_every_node_to_a_real_node(name: str) -> None:
     registry = default_registry()
     for spec in flow.nodes:
         assert spec.type != "placeholder.unsupported"
-        assert spec.type in registry or spec.type == "vectorstore.pinecone", spec.type
+        assert spec.type in registry, spec.type
 
 
-@needs_corpus
 def test_n8n_basic_rag_structure() -> None:
     flow, report = import_file(CORPUS / "n8n__AI3X_Basic_RAG.json")
     types = {n.id: n.type for n in flow.nodes}
@@ -112,7 +106,6 @@ def test_n8n_basic_rag_structure() -> None:
     assert all("{{" not in json.dumps(n.config) for n in flow.nodes)  # expressions never reach a config
 
 
-@needs_corpus
 def test_langflow_improved_flow_structure() -> None:
     flow, _report = import_file(CORPUS / IMPROVED)
     labeller = flow.node("ParserComponent-hRRZi")
@@ -133,7 +126,6 @@ def test_langflow_improved_flow_structure() -> None:
     assert len(flow.notes) == 1 and flow.notes[0].width == 888
 
 
-@needs_corpus
 def test_langflow_naive_flow_one_chroma_does_both() -> None:
     flow, _ = import_file(CORPUS / NAIVE)
     chroma = [e.target_port for e in flow.edges if e.target == "Chroma-UiLnB"]
@@ -301,7 +293,6 @@ def test_native_langflow_native_keeps_nodes_config_edges_positions() -> None:
     assert again.layout.viewport == flow.layout.viewport
 
 
-@needs_corpus
 @pytest.mark.parametrize("name", CORPUS_FILES)
 def test_corpus_import_export_import_keeps_the_mapped_graph(name: str) -> None:
     flow, _ = import_file(CORPUS / name)
@@ -384,10 +375,7 @@ def test_n8n_small_fixture(tmp_path: Path) -> None:
     bound = {c.node: c.bound for c in report.credentials}
     assert bound["kb-store"] is False and bound["model"] is False
     issues = analyze(flow, resolver=no_credentials(tmp_path)).issues
-    assert (
-        any(i.code == "missing-credential" and i.node_id == "kb-store" for i in issues)
-        or "vectorstore.pinecone" not in default_registry()
-    )
+    assert any(i.code == "missing-credential" and i.node_id == "kb-store" for i in issues)
     assert any(i.code == "unsupported-node" and "httpRequest" in i.message for i in issues)
 
 
@@ -553,27 +541,6 @@ def test_native_flow_is_not_imported(tmp_path: Path, capsys: pytest.CaptureFixtu
 # -- --local and running the imported course flows ----------------------------------------------------
 
 
-def _types_registered(*names: str) -> bool:
-    registry = default_registry()
-    return all(name in registry for name in names)
-
-
-LOCAL_TYPES = (
-    "loader.file",
-    "labeller.row",
-    "splitter.character",
-    "embedder.local",
-    "vectorstore.chroma",
-    "parser.stringify",
-    "prompt.template",
-    "llm.ollama",
-    "chat.input",
-    "chat.output",
-)
-
-
-@needs_corpus
-@pytest.mark.skipif(not _types_registered(*LOCAL_TYPES), reason="the local node types are not all registered yet")
 @pytest.mark.parametrize("name", [NAIVE, IMPROVED])
 def test_local_course_flows_validate_without_credentials(name: str, tmp_path: Path) -> None:
     resolver = no_credentials(tmp_path)
@@ -585,13 +552,8 @@ def test_local_course_flows_validate_without_credentials(name: str, tmp_path: Pa
     assert report.local_swaps and report.credentials == []
 
 
-@needs_corpus
 @pytest.mark.slow
 @pytest.mark.skipif(not VWO_CSV.is_file(), reason=f"{VWO_CSV} is missing")
-@pytest.mark.skipif(
-    not _types_registered("loader.file", "labeller.row", "splitter.character"),
-    reason="loader/labeller/splitter nodes not registered yet",
-)
 @pytest.mark.parametrize(("name", "chunks"), [(IMPROVED, 481), (NAIVE, 501)])
 def test_imported_course_flow_chunks_the_vwo_csv(name: str, chunks: int, tmp_path: Path) -> None:
     from flowbuilder.executor import Executor
@@ -609,8 +571,6 @@ def test_imported_course_flow_chunks_the_vwo_csv(name: str, chunks: int, tmp_pat
         assert split.outputs["chunks"][0].text.startswith("Scenario TID: ")
 
 
-@needs_corpus
-@pytest.mark.skipif(not _types_registered(*LOCAL_TYPES), reason="the local node types are not all registered yet")
 def test_cli_validate_names_the_unbound_slot_and_local_passes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
