@@ -1,0 +1,95 @@
+"""``embedder.mistral``: embeddings from Mistral AI (mistral-embed) through the official SDK."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.errors import ProviderError
+from flowbuilder.node import Node, RunContext
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
+from nodes.embedders.remote import RemoteEmbedder
+from nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
+
+KNOWN_DIMENSIONS = {"mistral-embed": 1024}
+
+
+class MistralEmbedder(RemoteEmbedder):
+    """The Embedder service of ``embedder.mistral``. The key lives only in the client object."""
+
+    provider = PROVIDER
+    max_tokens = 8192
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str = "mistral-embed",
+        base_url: str = "",
+        batch_size: int = 64,
+        timeout: float = 60,
+        cache_dir: Path | None = None,
+    ) -> None:
+        super().__init__(
+            model=model,
+            base_url=base_url or DEFAULT_BASE_URL,
+            model_id=f"mistral/{model}",
+            dimension=KNOWN_DIMENSIONS.get(model),
+            batch_size=batch_size,
+            timeout=timeout,
+            cache_dir=cache_dir,
+        )
+        self._api_key = api_key
+
+    def _make_client(self) -> Any:
+        return make_client(self._api_key, self.base_url, self.timeout)
+
+    def _request(self, texts: list[str]) -> list[list[float]]:
+        response = self._get_client().embeddings.create(model=self.model, inputs=texts)
+        data = sorted(response.data, key=lambda item: item.index or 0)
+        return [list(item.embedding or []) for item in data]
+
+    def _error(self, exc: Exception) -> ProviderError:
+        return mistral_error(
+            exc, where=self.base_url, what=f"model '{self.model}'", timeout=self.timeout, secret=self._api_key
+        )
+
+
+class MistralEmbedderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field("mistral-embed", description="Mistral embedding model (mistral-embed: 1024-d).")
+    base_url: str = Field("", description=f"Empty = {DEFAULT_BASE_URL}; or a compatible server.")
+    batch_size: int = Field(64, ge=1, le=512, description="Texts per request.")
+    cache: bool = Field(
+        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
+    )
+    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
+
+
+@register_node
+class MistralEmbedderNode(Node[MistralEmbedderConfig]):
+    """Embeddings from Mistral AI's mistral-embed (needs an API key)."""
+
+    type_name = "embedder.mistral"
+    category = "Embedders"
+    Config = MistralEmbedderConfig
+    outputs = (Port("embedder", PortType.EMBEDDER),)
+    credential_slots = (CredentialSlot("api_key", PROVIDER, description=f"Mistral API key ({ENV_VAR})."),)
+
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        c = self.config
+        embedder = MistralEmbedder(
+            api_key=ctx.secret("api_key"),
+            model=c.model,
+            base_url=c.base_url,
+            batch_size=c.batch_size,
+            timeout=c.timeout,
+            cache_dir=ctx.data_dir if c.cache else None,
+        )
+        ctx.details["model_id"] = embedder.model_id
+        return {"embedder": embedder}
