@@ -543,7 +543,9 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
     adapter = LANGFLOW_TABLE.exporter(spec.type)
     if adapter is None:
         return None
-    c, t = spec.config, spec.type
+    t = spec.type
+    defaults = our_defaults(t)
+    c = {**defaults, **spec.config}  # hooks read our defaults from the node's Config, never a copy
     if adapter.note:
         warnings.append(f"{spec.id}: {adapter.note}")
     if t == "loader.file":
@@ -610,12 +612,15 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
         return shape
     handles = adapter.extra.get("handles", {})
     fields = {name: _handle(name, list(handles.get(name, DATA_IN))) for name in adapter.inputs.values()}
-    defaults = our_defaults(t)
     for param in adapter.params:
-        # Only what the flow sets (and the model, which LangFlow needs): a round trip must not pin defaults.
-        if not param.export or (param.ours not in c and param.ours != "model"):
+        if not param.export:
             continue
-        value = param.theirs_value(c.get(param.ours, defaults.get(param.ours)))
+        value = param.theirs_value(c.get(param.ours))
+        # Only what the flow sets, the model LangFlow needs, and defaults LangFlow spells differently:
+        # a round trip must not pin our defaults into the config.
+        differs = param.default is not NO_DEFAULT and value != param.default
+        if param.ours not in spec.config and param.ours != "model" and not differs:
+            continue
         if value is None:
             value = param.default if param.default is not NO_DEFAULT else ""
         extra = {"input_types": list(handles[param.theirs])} if param.theirs in handles else {}

@@ -114,6 +114,8 @@ LANGFLOW_TABLE = Table(
     "langflow",
     [
         Adapter("loader.file", "File", hook="file", outputs={"records": "dataframe"}, display="Read File",
+                extra={"outputs": (_out("dataframe", "Structured Content", ("Table",), "load_files_structured"),
+                                   _out("message", "Raw Content", MESSAGE, "load_files_message", False))},
                 out_aliases={n: "records" for n in ("json", "table", "message", "data", "text", "data_list")},
                 ignore=("path", "separator")),
         Adapter("splitter.character", "SplitText", display="Split Text",
