@@ -15,7 +15,9 @@ from elsewhere becomes a file input or loader with a report line saying which fi
 from __future__ import annotations
 
 import copy
+import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +45,7 @@ from flowbuilder.formats.n8n_table import (
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
 STICKY = BASE + "stickyNote"
+EDIT_FIELDS = BASE + "set"
 _DOC_EXTENSIONS = (".pdf", ".csv", ".txt", ".md", ".json", ".html", ".htm", ".docx", ".xlsx")
 
 
@@ -71,7 +74,13 @@ def _walk(value: Any, path: str = "") -> list[tuple[str, Any]]:
     return [(path, value)]
 
 
-def _lookup(params: dict[str, Any]) -> Any:
+_FIELD_REF = re.compile(
+    r"^=\{\{\s*(?:\$\(['\"](?P<node>[^'\"]+)['\"]\)\.(?:item|first\(\)|last\(\))\.json|\$json)"
+    r"\.(?P<field>[A-Za-z_][A-Za-z0-9_]*)\s*\}\}$"
+)
+
+
+def _lookup(params: dict[str, Any], resolve: Callable[[str], Any] | None = None) -> Any:
     def lookup(path: str) -> tuple[str, Any]:
         found, value = get_path(params, path)
         if isinstance(value, dict) and value.get("__rl") is True:
@@ -79,12 +88,44 @@ def _lookup(params: dict[str, Any]) -> Any:
         if not found or value is None or value == "":
             return "absent", None
         if is_expression(value):
-            return "expression", value
+            resolved = resolve(value) if resolve else None
+            return ("set", resolved) if resolved is not None else ("expression", value)
         if isinstance(value, str) and value.startswith("="):
             return "set", value[1:]
         return "set", value
 
     return lookup
+
+
+def _static_fields(node: dict[str, Any]) -> dict[str, Any] | None:
+    """The fields an Edit Fields node sets when every value is a literal; None otherwise."""
+    if node.get("type") != EDIT_FIELDS:
+        return None
+    params = node.get("parameters") or {}
+    entries = (params.get("assignments") or {}).get("assignments")
+    if entries is None:  # typeVersion < 3.3: {"values": {"string": [{"name", "value"}], ...}}
+        entries = [e for group in (params.get("values") or {}).values() if isinstance(group, list) for e in group]
+    fields: dict[str, Any] = {}
+    for entry in entries or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            return None
+        value = entry.get("value")
+        if is_expression(value) or is_expression(entry["name"]):
+            return None
+        fields[entry["name"]] = value[1:] if isinstance(value, str) and value.startswith("=") else value
+    return fields or None
+
+
+def _through_edit_fields(
+    links: list[tuple[str, str, str, str]], absorbed: set[str]
+) -> list[tuple[str, str, str, str]]:
+    """Links with each absorbed Edit Fields node bridged: A -> Set -> B becomes A -> B."""
+    for name in absorbed:
+        into = [link for link in links if link[2] == name]
+        out_of = [link for link in links if link[0] == name]
+        links = [link for link in links if name not in (link[0], link[2])]
+        links += [(a[0], a[1], b[2], b[3]) for a in into for b in out_of]
+    return links
 
 
 @dataclass
@@ -115,6 +156,32 @@ class N8nImporter:
         self.mapped: dict[str, _Mapped] = {}
         self.secrets: set[str] = set()
         self.outcomes: dict[str, NodeOutcome] = {}
+        self.superseded: set[str] = set()
+        """Data loaders whose store gets its records from upstream nodes instead."""
+        self.static: dict[str, dict[str, Any]] = {}
+        """Edit Fields nodes whose values are all literals: node name -> {field: value}."""
+
+    def _resolve(self, node_name: str) -> Callable[[str], Any]:
+        """Resolve ``$('Edit Fields').item.json.x`` (or ``$json.x``) to a static value an Edit Fields
+        node sets; anything else stays an unevaluated expression."""
+
+        def resolve(expression: str) -> Any:
+            value = self._static_value(expression)
+            if value is not None:
+                self.report.warnings.append(
+                    f"{node_name!r}: {expression} resolved to {value!r} (a static value of Edit Fields)"
+                )
+            return value
+
+        return resolve
+
+    def _static_value(self, expression: str) -> Any:
+        match = _FIELD_REF.match(expression.strip())
+        if match is None:
+            return None
+        sources = [match["node"]] if match["node"] else list(self.static)
+        values = [self.static[n][match["field"]] for n in sources if match["field"] in self.static.get(n, {})]
+        return values[0] if len(values) == 1 else None  # unknown, or ambiguous between two Edit Fields
 
     # -- nodes -----------------------------------------------------------------------------------
     def run(self) -> Flow:
@@ -135,6 +202,7 @@ class N8nImporter:
             seen_names.add(node["name"])
             if not isinstance(node.get("parameters", {}), dict):
                 raise FlowFileError(self.origin, f'n8n node {node["name"]!r}: "parameters" is not an object')
+        self.static = {n["name"]: v for n in nodes if (v := _static_fields(n)) is not None}
         for node in nodes:
             self._import_node(node)
         self._import_connections()
@@ -175,11 +243,16 @@ class N8nImporter:
         if node["type"] == STICKY:
             self._import_note(node, params)
             return
+        if node["name"] in self.static:
+            # Edit Fields with literal values: absorbed. Its values resolve the expressions that read
+            # them and its connections pass straight through (see _import_connections).
+            shown = ", ".join(f"{k}={v!r}" for k, v in self.static[node["name"]].items())
+            self.report.node(name, node["type"]).note = f"absorbed: static values {shown} fill expressions"
+            return
         for path, value in _walk(params):
-            if is_expression(value):
-                self.report.expression(name, path, value)
-            elif isinstance(value, dict) and is_expression(value.get("value")):
-                self.report.expression(name, path, value["value"])
+            expression = value.get("value") if isinstance(value, dict) else value
+            if is_expression(expression) and self._static_value(expression) is None:
+                self.report.expression(name, path, expression)
         outcome = self.report.node(name, node["type"])
         self.outcomes[name] = outcome
         adapter = N8N_TABLE.importer(node["type"])
@@ -225,7 +298,8 @@ class N8nImporter:
     def _config(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> dict[str, Any]:
         """Walk the adapter's parameter table: our config, with n8n's defaults stated in the report."""
         version = node.get("typeVersion")
-        config, reads = read_params(adapter, _lookup(params), version if isinstance(version, int | float) else None)
+        lookup = _lookup(params, self._resolve(node["name"]))
+        config, reads = read_params(adapter, lookup, version if isinstance(version, int | float) else None)
         for read in reads:
             used.add(read.param.theirs)
             if read.state == "default":
@@ -249,7 +323,7 @@ class N8nImporter:
                 self.report.credentials.append(CredentialFound(node["name"], "", provider, str(ref.get("name") or "")))
         outcome = self.outcomes.get(node["name"])
         replacement = REPLACEMENTS.get(node["type"])
-        if outcome is not None:
+        if outcome is not None and not outcome.note:
             outcome.note = why or (f"replace with {replacement}" if replacement else "no Flowbuilder equivalent")
         return NodeSpec(
             id=self.ids.take(slugify(node["name"])), type=PLACEHOLDER, name=node["name"].strip(), config=config
@@ -299,7 +373,9 @@ class N8nImporter:
 
     def _hook_http(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         method = str(params.get("method") or "GET").upper()
-        url = params.get("url")
+        state, url = _lookup(params, self._resolve(node["name"]))("url")
+        if state == "expression":
+            url = None  # an address only known at run time: not a document we can name
         response = get_path(params, "options.response.response.responseFormat")[1]
         fetches_file = (
             isinstance(url, str)
@@ -307,7 +383,7 @@ class N8nImporter:
             and (url.lower().split("?")[0].endswith(_DOC_EXTENSIONS) or response == "file")
         )
         if method != "GET" or not fetches_file:
-            shown = f"{method} {url}" if isinstance(url, str) else method
+            shown = f"{method} {url if isinstance(url, str) else params.get('url')}"
             why = (
                 f"an HTTP call ({shown}) that does not fetch a document: Flowbuilder does not call APIs; "
                 "replace it with the data it returns (a file into loader.file) or remove it"
@@ -399,6 +475,7 @@ class N8nImporter:
                                 self.origin, f"a {conn_type} connection of {source!r} has no target node"
                             )
                         links.append((source, str(conn_type), link["node"], str(link.get("type") or conn_type)))
+        links = _through_edit_fields(links, set(self.static))
         splitter_of: dict[str, str] = {}
         loaders_of: dict[str, list[str]] = {}
         for source, conn_type, target, _ in links:
@@ -415,9 +492,14 @@ class N8nImporter:
                 continue
             self._connect(source, conn_type, target, in_type, splitter_of, loaders_of)
         # n8n's simple text-splitting mode: the loader's built-in splitter sits between loader and store.
+        for name in self.superseded:
+            loader = self.mapped[name]
+            self.flow.node(loader.main).disabled = True
+            self.flow.edges = [e for e in self.flow.edges if e.source != loader.main]
         for mapped in self.mapped.values():
             if "splitter" in mapped.ids and mapped.adapter is not None and mapped.adapter.hook == "loader":
-                self._edge(mapped.ids["main"], "records", mapped.ids["splitter"], "documents")
+                if mapped.name not in self.superseded:
+                    self._edge(mapped.ids["main"], "records", mapped.ids["splitter"], "documents")
             for role in ("tool", "retriever"):
                 if role in mapped.ids and "store" in mapped.ids:
                     self._edge(mapped.ids["store"], "store", mapped.ids[role], "store")
@@ -460,7 +542,8 @@ class N8nImporter:
             target_port = "documents" if tgt_type != PLACEHOLDER else "ai_document"
             self._edge(feeder, port, tgt.ids.get("store", tgt.main), target_port)
             return
-        if conn_type == "main" and src_type == "input.file" and tgt.mode == "insert" and "store" in tgt.ids:
+        store = self._store_of(tgt) if conn_type == "main" and tgt.mode == "insert" else None
+        if store is not None and src_type == "input.file":
             loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
             loaders = [m for m in loaders if self._type(m.name) == "loader.file"]
             if not loaders:
@@ -470,18 +553,19 @@ class N8nImporter:
             for loader in loaders:
                 self._edge(src.main, "path", loader.main, "path")
             return
-        if conn_type == "main" and src_type == "loader.file" and tgt.mode == "insert" and "store" in tgt.ids:
-            # Items extracted upstream feed the store's own data loader: they are the records to ingest.
+        if store is not None and src_type == "loader.file":
+            # Items read upstream (Extract from File, a download) are what the store's data loader
+            # would split: they go to its splitter, and the data loader itself has nothing to read.
             loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
             into = [(m.ids["splitter"], "documents") for m in loaders if "splitter" in m.ids]
             into += [(self.mapped[s].main, "documents") for m in loaders if (s := splitter_of.get(m.name))]
-            for node_id, port in into or [(tgt.ids["store"], "documents")]:
+            for node_id, port in into or [store]:
                 self._edge(src.main, "records", node_id, port)
             for loader in loaders:
-                loader_id = loader.main
-                if self.flow.node(loader_id).type == "loader.file":
+                if self._type(loader.name) == "loader.file" and loader.name not in self.superseded:
+                    self.superseded.add(loader.name)
                     self.report.warnings.append(
-                        f"{loader.name!r}: reads the items of {source!r}, which now load the file themselves"
+                        f"{loader.name!r}: disabled: the records of {source!r} reach its splitter directly"
                     )
             return
         out = self._out_port(src, src_type, conn_type)
@@ -495,6 +579,14 @@ class N8nImporter:
             )
             return
         self._edge(out[0], out[1], inp[0], inp[1])
+
+    def _store_of(self, mapped: _Mapped) -> tuple[str, str] | None:
+        """Where an n8n vector store (mapped, or kept as a placeholder) takes documents."""
+        if "store" in mapped.ids:
+            return mapped.ids["store"], "documents"
+        if mapped.adapter is None and short_type(mapped.n8n_type).startswith("vectorStore"):
+            return mapped.main, "ai_document"
+        return None
 
     @staticmethod
     def _out_port(mapped: _Mapped, type_name: str, conn_type: str) -> tuple[str, str] | None:
@@ -545,6 +637,8 @@ class N8nExporter:
         self.store_nodes: dict[str, list[str]] = {}
         """Store id -> names of every n8n node made from it (one per role)."""
         self.insert_node: dict[str, str] = {}
+        self.role_nodes: set[str] = set()
+        """Retrievers/tools exported as their own n8n sub-node (fed by ai_vectorStore)."""
         self.taken: set[str] = set()
         self.connections: dict[str, dict[str, list[list[dict[str, Any]]]]] = {}
 
@@ -596,9 +690,7 @@ class N8nExporter:
                 self._export_node(spec)
         for spec in self.flow.nodes:
             if spec.type in _ROLE_TYPES and spec.id not in self.names:
-                self.warnings.append(
-                    f"{spec.id}: a {spec.type} without a vector store cannot be expressed in n8n; left out"
-                )
+                self._export_role(spec)
         for edge in self.flow.edges:
             self._export_edge(edge)
         return {
@@ -696,10 +788,27 @@ class N8nExporter:
         self.nodes.append(node)
         self.names[spec.id] = node["name"]
 
+    def _export_role(self, spec: NodeSpec) -> None:
+        """A retriever or tool on a store n8n cannot put into a mode (a placeholder, or a retriever wired
+        as a retriever): n8n's own sub-node (toolVectorStore / retrieverVectorStore)."""
+        stores = [e.source for e in self._incoming(spec.id, "store") if e.source in self.names]
+        adapter = N8N_TABLE.ports_of(spec.type)
+        if not stores or adapter is None:
+            self.warnings.append(f"{spec.id}: a {spec.type} without a vector store cannot be expressed in n8n; left out")
+            return
+        self.names[spec.id] = self._node(spec, adapter.theirs, adapter.version, self._params(adapter, spec))
+        self.role_nodes.add(spec.id)
+
+    def _as_mode(self, consumer: NodeSpec) -> bool:
+        """Whether a retriever/tool is written as a mode of its store's n8n node."""
+        if consumer.type == "retriever.vector":
+            return not self._outgoing(consumer.id, "retriever")  # n8n's load mode only answers on main
+        return True
+
     def _export_store(self, spec: NodeSpec, adapter: Adapter) -> None:
         base = self._params(adapter, spec)
         consumers = [self.flow.node(e.target) for e in self._outgoing(spec.id, "store")]
-        consumers = [n for n in consumers if n.type in _ROLE_TYPES]
+        consumers = [n for n in consumers if n.type in _ROLE_TYPES and self._as_mode(n)]
         has_docs = bool(self._incoming(spec.id, "documents"))
         names: list[str] = []
         if has_docs or not consumers:
@@ -738,13 +847,21 @@ class N8nExporter:
         if source is None or target is None:
             return
         if target.type in _ROLE_TYPES and edge.target_port == "store":
-            return  # merged into the store's n8n node
+            if target.id in self.role_nodes and source.id in self.names:
+                self._link(self.names[source.id], "ai_vectorStore", self.names[target.id])
+            return  # otherwise merged into the store's n8n node as a mode
         src_name, tgt_name = self.names.get(source.id), self.names.get(target.id)
         if src_name is None or tgt_name is None:
             self.warnings.append(f"connection {edge.key}: an end was left out of the n8n export")
             return
         if source.type == PLACEHOLDER and edge.source_port.startswith(("ai_", "main")):
             self._link(src_name, edge.source_port, self.insert_node.get(target.id, tgt_name))
+            return
+        if target.type == PLACEHOLDER and edge.target_port == "ai_document" and source.type != "loader.file":
+            # Documents reach an n8n store only from a data loader: link the loader that feeds this
+            # splitter, never the splitter itself (n8n rejects a splitter on an ai_document port).
+            for loader in self._loaders_before(source.id):
+                self._link(self.names[loader], "ai_document", tgt_name)
             return
         if target.type == PLACEHOLDER and edge.target_port.startswith(("ai_", "main")):
             self._link(src_name, edge.target_port, tgt_name)
@@ -756,15 +873,11 @@ class N8nExporter:
             self._link(tgt_name, "ai_textSplitter", src_name)  # sub-node -> root: splitter into the loader
             return
         if port == "documents" and target.id in self.store_nodes:
-            loader = source
-            if source.type.startswith("splitter.") or source.type == PLACEHOLDER:
-                feeders = [self.flow.node(e.source) for e in self._incoming(source.id, "documents")]
-                loaders = [f for f in feeders if f.type == "loader.file"]
-                if not loaders:
-                    self.warnings.append(f"connection {edge.key}: n8n needs a data loader in front of the splitter")
-                    return
-                loader = loaders[0]
-            self._link(self.names[loader.id], "ai_document", self.insert_node.get(target.id, tgt_name))
+            loaders = [source.id] if source.type == "loader.file" else self._loaders_before(source.id)
+            if not loaders:
+                self.warnings.append(f"connection {edge.key}: n8n needs a data loader in front of the splitter")
+            for loader_id in loaders:
+                self._link(self.names[loader_id], "ai_document", self.insert_node.get(target.id, tgt_name))
             return
         if source.type == "input.file" and target.type == "loader.file":
             for store in self._stores_fed_by(target.id):
@@ -781,6 +894,17 @@ class N8nExporter:
             self._link(src_name, "main", tgt_name)
             return
         self.warnings.append(f"connection {edge.key}: no n8n connection type for it; left out")
+
+    def _loaders_before(self, node_id: str) -> list[str]:
+        """The exported data loaders whose documents reach ``node_id`` (through splitters)."""
+        found: list[str] = []
+        for edge in self._incoming(node_id, "documents"):
+            feeder = self.flow.node(edge.source)
+            if feeder.type == "loader.file" and feeder.id in self.names:
+                found.append(feeder.id)
+            elif feeder.type.startswith("splitter.") or feeder.type == "labeller.row":
+                found += self._loaders_before(feeder.id)
+        return found
 
     def _stores_fed_by(self, loader_id: str) -> list[str]:
         found: list[str] = []

@@ -1,0 +1,101 @@
+"""The node types real exports use beyond the course flows: one fixture per format exercises them all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from flowbuilder.credentials import CredentialResolver, CredentialStore
+from flowbuilder.formats.convert import convert_data, export_flow, import_file
+from flowbuilder.graph import analyze
+
+FIXTURES = Path(__file__).parent / "fixtures"
+N8N_CLOUD = FIXTURES / "n8n" / "cloud_sources_rag.json"
+
+
+def no_credentials(tmp_path: Path) -> CredentialResolver:
+    return CredentialResolver({}, store=CredentialStore(tmp_path / "none.json"), environ={})
+
+
+def test_n8n_cloud_sources_become_file_inputs_with_what_to_fetch() -> None:
+    flow, report = import_file(N8N_CLOUD)
+    types = {n.id: n.type for n in flow.nodes}
+    assert types["google-drive-trigger"] == types["download-file"] == "input.file"
+    assert types["when-clicking-test-workflow"] == "input.file"
+    assert types["extract-from-file"] == "loader.file"
+    assert types["download-handbook"] == "loader.file" and flow.node("download-handbook").config == {
+        "path": "handbook.pdf"
+    }
+    assert types["post-to-slack"] == "placeholder.unsupported"  # an API call, not a document
+    warnings = "\n".join(report.warnings)
+    assert "download a file from folder 'Policies'" in warnings
+    assert "fetched https://example.com/docs/handbook.pdf" in warnings
+    assert "POST https://hooks.slack.com/services/x" in warnings and "does not call APIs" in warnings
+
+
+def test_n8n_edit_fields_static_values_fill_expressions_and_pass_connections_through() -> None:
+    flow, report = import_file(N8N_CLOUD)
+    set_fields = next(o for o in report.nodes if o.source_name == "Set Fields")
+    assert set_fields.note.startswith("absorbed: static values file_url=")
+    assert "when-clicking-test-workflow.path->download-handbook.path" in {e.key for e in flow.edges}
+    assert not any("Set Fields" in e.expression and e.parameter == "url" for e in report.expressions)
+
+
+def test_n8n_mistral_vector_store_tools_and_retrievers_map() -> None:
+    flow, report = import_file(N8N_CLOUD)
+    types = {n.id: n.type for n in flow.nodes}
+    assert types["embeddings-mistral-cloud"] == "embedder.mistral"
+    assert flow.node("mistral-cloud-chat-model").type == "llm.mistral"
+    assert flow.node("mistral-cloud-chat-model").config["model"] == "mistral-large-latest"
+    tool = flow.node("answer-questions-with-a-vector-store")
+    assert tool.type == "retriever.tool" and tool.config == {
+        "name": "handbook",
+        "description": "Policies from the handbook",
+        "k": 5,
+    }
+    assert flow.node("vector-store-retriever").config == {"k": 3}
+    edges = {e.key for e in flow.edges}
+    assert "qdrant-vector-store.ai_vectorStore->answer-questions-with-a-vector-store.store" in edges
+    assert "pinecone-vector-store.store->vector-store-retriever.store" in edges
+    placeholders = {o.source_name: o.note for o in report.nodes if o.unsupported}
+    assert all(note.startswith("replace with") or "does not" in note for note in placeholders.values()), placeholders
+    assert "vectorstore.chroma" in placeholders["Supabase Vector Store"]
+
+
+def test_n8n_local_swaps_stores_for_chroma_with_the_same_collection_and_validates_but_for_real_gaps(
+    tmp_path: Path,
+) -> None:
+    resolver = no_credentials(tmp_path)
+    flow, report = import_file(N8N_CLOUD, local=True, resolver=resolver)
+    assert flow.node("supabase-vector-store").type == "vectorstore.chroma"
+    assert flow.node("supabase-vector-store").config["collection"] == "documents"
+    assert flow.node("embeddings-mistral-cloud").type == "embedder.local"
+    assert flow.node("mistral-cloud-chat-model").type == "llm.ollama"
+    edges = {e.key for e in flow.edges}
+    # the upstream download's records go to the splitter; the store's own loader is disabled
+    assert "download-handbook.records->recursive-character-text-splitter.documents" in edges
+    assert flow.node("default-data-loader").disabled
+    assert "extract-from-file.records->policies-store.documents" in edges
+    codes = sorted((i.code, i.node_id) for i in analyze(flow, resolver=resolver).issues)
+    assert codes == [
+        ("missing-input", "vector-store-retriever"),  # the QA chain that asks it is unsupported
+        ("unsupported-node", "post-to-slack"),
+        ("unsupported-node", "question-and-answer-chain"),
+    ]
+
+
+def test_n8n_export_of_the_import_never_wires_a_splitter_into_ai_document() -> None:
+    flow, _ = import_file(N8N_CLOUD)
+    data, _warnings = export_flow(flow, "n8n")
+    types = {n["name"]: n["type"].rsplit(".", 1)[-1] for n in data["nodes"]}
+    for source, outputs in data["connections"].items():
+        for conn_type, groups in outputs.items():
+            for link in (link for group in groups for link in group):
+                assert link["node"] in types, link
+                if conn_type == "ai_document":
+                    assert types[source] == "documentDefaultDataLoader", (source, link)
+                if conn_type == "ai_vectorStore":
+                    assert types[source].startswith("vectorStore"), (source, link)
+    assert {"toolVectorStore", "retrieverVectorStore", "vectorStoreSupabase"} <= set(types.values())
+    again, _ = convert_data(json.loads(json.dumps(data)), "n8n", "<n8n>")
+    assert {n.type for n in again.nodes} >= {"embedder.mistral", "llm.mistral", "retriever.tool", "retriever.vector"}
