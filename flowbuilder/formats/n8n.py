@@ -497,9 +497,9 @@ class N8nImporter:
             self.flow.node(loader.main).disabled = True
             self.flow.edges = [e for e in self.flow.edges if e.source != loader.main]
         for mapped in self.mapped.values():
-            if "splitter" in mapped.ids and mapped.adapter is not None and mapped.adapter.hook == "loader":
-                if mapped.name not in self.superseded:
-                    self._edge(mapped.ids["main"], "records", mapped.ids["splitter"], "documents")
+            builtin = "splitter" in mapped.ids and mapped.adapter is not None and mapped.adapter.hook == "loader"
+            if builtin and mapped.name not in self.superseded:
+                self._edge(mapped.ids["main"], "records", mapped.ids["splitter"], "documents")
             for role in ("tool", "retriever"):
                 if role in mapped.ids and "store" in mapped.ids:
                     self._edge(mapped.ids["store"], "store", mapped.ids[role], "store")
@@ -794,7 +794,7 @@ class N8nExporter:
         stores = [e.source for e in self._incoming(spec.id, "store") if e.source in self.names]
         adapter = N8N_TABLE.ports_of(spec.type)
         if not stores or adapter is None:
-            self.warnings.append(f"{spec.id}: a {spec.type} without a vector store cannot be expressed in n8n; left out")
+            self.warnings.append(f"{spec.id}: a {spec.type} without a vector store has no n8n form; left out")
             return
         self.names[spec.id] = self._node(spec, adapter.theirs, adapter.version, self._params(adapter, spec))
         self.role_nodes.add(spec.id)

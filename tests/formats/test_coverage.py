@@ -66,7 +66,7 @@ def test_n8n_local_swaps_stores_for_chroma_with_the_same_collection_and_validate
     tmp_path: Path,
 ) -> None:
     resolver = no_credentials(tmp_path)
-    flow, report = import_file(N8N_CLOUD, local=True, resolver=resolver)
+    flow, _report = import_file(N8N_CLOUD, local=True, resolver=resolver)
     assert flow.node("supabase-vector-store").type == "vectorstore.chroma"
     assert flow.node("supabase-vector-store").config["collection"] == "documents"
     assert flow.node("embeddings-mistral-cloud").type == "embedder.local"
