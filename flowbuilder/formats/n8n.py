@@ -251,7 +251,7 @@ class N8nImporter:
             return
         for path, value in _walk(params):
             expression = value.get("value") if isinstance(value, dict) else value
-            if is_expression(expression) and self._static_value(expression) is None:
+            if isinstance(expression, str) and is_expression(expression) and self._static_value(expression) is None:
                 self.report.expression(name, path, expression)
         outcome = self.report.node(name, node["type"])
         self.outcomes[name] = outcome
