@@ -44,6 +44,7 @@ def register(subparsers: Any) -> None:
     exp.add_argument("flow", help="the Flowbuilder flow file")
     exp.add_argument("--to", required=True, choices=EXPORT_FORMATS, help="target format")
     exp.add_argument("-o", "--output", help="where to write (default: ./<name>.<format>.json)")
+    exp.add_argument("--lossy", action="store_true", help="write the export even if nodes or links are left out")
     exp.set_defaults(handler=handle_export)
 
 
@@ -71,7 +72,7 @@ def handle_import(args: argparse.Namespace) -> int:
 
 
 def handle_export(args: argparse.Namespace) -> int:
-    data, warnings = export_file(args.flow, args.to)
+    data, warnings = export_file(args.flow, args.to, lossy=args.lossy)
     output = Path(args.output) if args.output else Path.cwd() / f"{Path(args.flow).name.split('.')[0]}.{args.to}.json"
     write_json_atomic(data, output)
     for warning in warnings:

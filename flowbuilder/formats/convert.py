@@ -88,17 +88,34 @@ def write_flow(flow: Flow, path: Path) -> None:
     save_flow(flow, path)
 
 
-def export_flow(flow: Flow, to: str) -> tuple[dict[str, Any], list[str]]:
-    """The export JSON of ``flow`` in format ``to`` and warnings about what that format cannot hold."""
+class LossyExportError(FlowbuilderError):
+    """An export would leave nodes or connections out (allowed only with ``lossy``)."""
+
+
+def export_flow(flow: Flow, to: str, *, lossy: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """The export JSON of ``flow`` in format ``to`` and warnings about what that format cannot hold.
+    With ``lossy=False`` an export that leaves a node or a connection out is refused, listing them."""
     if to == "n8n":
-        return export_n8n(flow)
-    if to == "langflow":
-        return export_langflow(flow)
-    raise UnsupportedFormatError("--to", f"unknown export format {to!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
+        data, warnings = export_n8n(flow)
+    elif to == "langflow":
+        data, warnings = export_langflow(flow)
+    else:
+        raise UnsupportedFormatError(
+            "--to", f"unknown export format {to!r}; choose one of: {', '.join(EXPORT_FORMATS)}"
+        )
+    lost = [w for w in warnings if "left out" in w]
+    if lost and not lossy:
+        shown = "; ".join(lost[:12]) + (f"; and {len(lost) - 12} more" if len(lost) > 12 else "")
+        raise LossyExportError(
+            f"export of {flow.name!r} to {to} would lose {len(lost)} node(s)/connection(s): {shown}. "
+            "Pass --lossy to write it anyway."
+        )
+    return data, warnings
 
 
-def export_file(flow_path: str | os.PathLike[str], to: str) -> tuple[dict[str, Any], list[str]]:
-    return export_flow(load_flow(flow_path), to)
+def export_file(flow_path: str | os.PathLike[str], to: str, *, lossy: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """The CLI's export: refuses to drop part of the flow unless ``lossy``."""
+    return export_flow(load_flow(flow_path), to, lossy=lossy)
 
 
 def write_json_atomic(data: Any, path: Path) -> None:

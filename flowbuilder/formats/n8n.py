@@ -34,6 +34,7 @@ from flowbuilder.formats.mapping import (
     scrub,
     slugify,
 )
+from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
 from flowbuilder.formats.n8n_table import (
     BASE,
     CREDENTIAL_PROVIDERS,
@@ -116,9 +117,7 @@ def _static_fields(node: dict[str, Any]) -> dict[str, Any] | None:
     return fields or None
 
 
-def _through_edit_fields(
-    links: list[tuple[str, str, str, str]], absorbed: set[str]
-) -> list[tuple[str, str, str, str]]:
+def _through_edit_fields(links: list[tuple[str, str, str, str]], absorbed: set[str]) -> list[tuple[str, str, str, str]]:
     """Links with each absorbed Edit Fields node bridged: A -> Set -> B becomes A -> B."""
     for name in absorbed:
         into = [link for link in links if link[2] == name]
@@ -638,6 +637,8 @@ class N8nExporter:
         """Store id -> names of every n8n node made from it (one per role)."""
         self.insert_node: dict[str, str] = {}
         self.role_nodes: set[str] = set()
+        self.chain_edges: set[str] = set()
+        """Edges a Q&A chain stands for (see n8n_chain.py)."""
         """Retrievers/tools exported as their own n8n sub-node (fed by ai_vectorStore)."""
         self.taken: set[str] = set()
         self.connections: dict[str, dict[str, list[list[dict[str, Any]]]]] = {}
@@ -676,22 +677,30 @@ class N8nExporter:
         self.nodes.append(node)
         return name
 
+    def _edges(self) -> list[Edge]:
+        return [e for e in self.flow.edges if e.key not in self.chain_edges]
+
     def _incoming(self, node_id: str, port: str | None = None) -> list[Edge]:
-        return [e for e in self.flow.edges if e.target == node_id and (port is None or e.target_port == port)]
+        return [e for e in self._edges() if e.target == node_id and (port is None or e.target_port == port)]
 
     def _outgoing(self, node_id: str, port: str | None = None) -> list[Edge]:
-        return [e for e in self.flow.edges if e.source == node_id and (port is None or e.source_port == port)]
+        return [e for e in self._edges() if e.source == node_id and (port is None or e.source_port == port)]
 
     def run(self) -> dict[str, Any]:
+        chains = find_chains(self.flow)
+        folded = {n.id for chain in chains for n in (chain.prompt, *chain.folded)}
+        self.chain_edges = {key for chain in chains for key in chain.edges}
         for note in self.flow.notes:
             self._export_note(note)
         for spec in self.flow.nodes:
-            if spec.type not in _ROLE_TYPES:
+            if spec.type not in _ROLE_TYPES and spec.id not in folded:
                 self._export_node(spec)
         for spec in self.flow.nodes:
-            if spec.type in _ROLE_TYPES and spec.id not in self.names:
+            if spec.type in _ROLE_TYPES and spec.id not in self.names and spec.id not in folded:
                 self._export_role(spec)
-        for edge in self.flow.edges:
+        for chain in chains:
+            self._export_chain(chain)
+        for edge in self._edges():
             self._export_edge(edge)
         return {
             "name": self.flow.name,
@@ -787,6 +796,48 @@ class N8nExporter:
             node["disabled"] = True
         self.nodes.append(node)
         self.names[spec.id] = node["name"]
+
+    def _export_chain(self, chain: Chain) -> None:
+        """chat -> store -> [parser] -> prompt -> model -> [output] as n8n's Q&A chain over a retriever."""
+        adapter = N8N_TABLE.exporter(chain.store.type)
+        if adapter is None or chain.store.id not in self.names or chain.llm.id not in self.names:
+            self.warnings.append(f"{chain.prompt.id}: its retrieval path has no n8n form; left out")
+            return
+        store_name = self.names[chain.store.id]
+        if self.insert_node.get(chain.store.id) == store_name and self._incoming(chain.store.id, "documents"):
+            # One node that ingests and searches (LangFlow's naive flow): n8n needs a second, retrieving one.
+            params = {"mode": "retrieve", **self._params(adapter, chain.store)}
+            store_name = self._node(chain.store, adapter.theirs, adapter.version, params,
+                                    self._name(f"{chain.store.name or chain.store.id} (retrieve)"))  # fmt: skip
+            self.store_nodes.setdefault(chain.store.id, []).append(store_name)
+        retriever = N8N_TABLE.ports_of("retriever.vector")
+        assert retriever is not None
+        spec = NodeSpec(id=f"{chain.store.id}-retriever", type="retriever.vector", name=f"{chain.store.name} retriever",
+                        config={"k": chain.k})  # fmt: skip
+        self.flow.layout.positions.setdefault(spec.id, self.flow.position(chain.store.id))
+        retriever_name = self._node(spec, retriever.theirs, retriever.version, self._params(retriever, spec))
+        params = {
+            "promptType": "auto",
+            "text": "={{ $json.chatInput }}",
+            "options": {"systemPromptTemplate": chain.system_prompt()},
+        }
+        chain_name = self._node(chain.prompt, CHAIN_TYPE, CHAIN_VERSION, params)
+        self._link(store_name, "ai_vectorStore", retriever_name)
+        self._link(retriever_name, "ai_retriever", chain_name)
+        self._link(self.names[chain.llm.id], "ai_languageModel", chain_name)
+        if chain.chat.id in self.names:
+            self._link(self.names[chain.chat.id], "main", chain_name)
+        self.warnings.append(
+            f"{chain.prompt.id}: kept as n8n's Question and Answer Chain: the template is its system prompt "
+            f"({{{chain.context_var}}} -> {{context}}; {{{chain.question_var}}} is the chat message)"
+        )
+        for node in chain.folded:
+            what = {
+                "parser.stringify": "n8n's chain joins the retrieved documents itself",
+                "retriever.vector": "n8n's Vector Store Retriever carries it",
+                "chat.output": "n8n answers in the chat",
+            }.get(node.type, "carried by the chain")
+            self.warnings.append(f"{node.id}: {what}")
 
     def _export_role(self, spec: NodeSpec) -> None:
         """A retriever or tool on a store n8n cannot put into a mode (a placeholder, or a retriever wired
