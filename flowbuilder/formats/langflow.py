@@ -200,7 +200,12 @@ class LangflowImporter:
                 f"{link.source}.{link.output} -> {link.target}.{link.field}: a note cannot be connected"
             )
             return
-        out_port = self.mappings[link.source].outputs.get(link.output)
+        source = self.mappings[link.source]
+        out_port = source.outputs.get(link.output)
+        if out_port is None and link.output == self.types.get(link.source):
+            # Pre-1.0 handles name the component type, not the output: a single-output node is unambiguous.
+            ports = set(source.outputs.values())
+            out_port = ports.pop() if len(ports) == 1 else None
         mapping = self.mappings[link.target]
         in_port = link.field if mapping.any_input else mapping.inputs.get(link.field)
         if out_port is None or in_port is None:

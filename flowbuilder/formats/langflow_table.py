@@ -92,7 +92,7 @@ _LLM_PORTS: dict[str, Any] = {
 _STORE_PORTS: dict[str, Any] = {
     "inputs": {"documents": "ingest_data", "embedder": "embedding", "query": "search_query"},
     "outputs": {"hits": "search_results"},
-    "in_aliases": {"embedding_model": "embedder"},
+    "in_aliases": {"embedding_model": "embedder", "documents": "documents"},
     "out_aliases": {
         "dataframe": "hits",
         "search_results_dataframe": "hits",

@@ -99,3 +99,43 @@ def test_n8n_export_of_the_import_never_wires_a_splitter_into_ai_document() -> N
     assert {"toolVectorStore", "retrieverVectorStore", "vectorStoreSupabase"} <= set(types.values())
     again, _ = convert_data(json.loads(json.dumps(data)), "n8n", "<n8n>")
     assert {n.type for n in again.nodes} >= {"embedder.mistral", "llm.mistral", "retriever.tool", "retriever.vector"}
+
+
+LF_MISTRAL = FIXTURES / "langflow" / "mistral_astra_rag.json"
+LF_PRE10 = FIXTURES / "langflow" / "pre10_vector_store.json"
+
+
+def test_langflow_mistral_type_convert_and_astra(tmp_path: Path) -> None:
+    flow, report = import_file(LF_MISTRAL)
+    types = {n.id: n.type for n in flow.nodes}
+    assert types["MistalAIEmbeddings-ddddd"] == "embedder.mistral"
+    assert flow.node("MistalAIEmbeddings-ddddd").credentials["api_key"].name == "MISTRAL_API_KEY"
+    assert "base_url" not in flow.node("MistalAIEmbeddings-ddddd").config  # the public endpoint is our default
+    assert types["MistralModel-iiiii"] == "llm.mistral"
+    assert types["TypeConverterComponent-bbbbb"] == "util.passthrough"
+    assert "TypeConverterComponent-bbbbb.value->SplitText-ccccc.documents" in {e.key for e in flow.edges}
+    astra = next(o for o in report.nodes if o.source_name == "AstraDB-eeeee")
+    assert astra.unsupported and "vectorstore.chroma" in astra.note
+    resolver = no_credentials(tmp_path)
+    local, _ = import_file(LF_MISTRAL, local=True, resolver=resolver)
+    assert local.node("AstraDB-eeeee").type == "vectorstore.chroma"
+    assert local.node("AstraDB-eeeee").config == {"collection": "handbook"}
+    edges = {e.key for e in local.edges}
+    # the placeholder's LangFlow handles are rewired onto Chroma's ports
+    assert {
+        "SplitText-ccccc.chunks->AstraDB-eeeee.documents",
+        "MistalAIEmbeddings-ddddd.embedder->AstraDB-eeeee.embedder",
+        "ChatInput-fffff.message->AstraDB-eeeee.query",
+        "AstraDB-eeeee.hits->ParserComponent-ggggg.items",
+    } <= edges
+    assert analyze(local, resolver=resolver).issues == []
+
+
+def test_langflow_pre10_edges_between_mapped_nodes_are_kept() -> None:
+    flow, report = import_file(LF_PRE10)
+    edges = {e.key for e in flow.edges}
+    assert "RecursiveCharacterTextSplitter-k2.chunks->Chroma-k4.documents" in edges
+    assert "OpenAIEmbeddings-k3.embedder->Chroma-k4.embedder" in edges
+    assert "WebBaseLoader-k1.WebBaseLoader->RecursiveCharacterTextSplitter-k2.documents" in edges
+    assert flow.node("RecursiveCharacterTextSplitter-k2").config["separators"] == ["\n\n", "\n"]
+    assert report.connections_dropped == []
