@@ -478,12 +478,6 @@ def short_hash(text: str, length: int = 5) -> str:
 # ==== export ========================================================================================
 
 _MESSAGE = list(MESSAGE)
-_DATA_IN = list(DATA_IN)
-_STORE_INPUTS = {
-    "ingest_data": ["Data", "DataFrame", "Table"],
-    "embedding": ["Embeddings"],
-    "search_query": ["Message"],
-}
 
 
 @dataclass
