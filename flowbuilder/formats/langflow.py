@@ -66,6 +66,8 @@ _SILENT_FIELDS = {
     "separator_file",
     "file_path",
 }
+# Input fields that carry documents towards a store: a dropped edge into one stops ingestion.
+_INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "input_data", "data"}
 # Providers of secret fields on components without a mapping (mapped ones use their node's slot).
 _PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereEmbeddings": "cohere", "CohereModel": "cohere"}
 
@@ -210,8 +212,9 @@ class LangflowImporter:
         in_port = link.field if mapping.any_input else mapping.inputs.get(link.field)
         if out_port is None or in_port is None:
             missing = f"output {link.output!r}" if out_port is None else f"input {link.field!r}"
+            cut = " (ingestion is cut off here)" if link.field in _INGEST_FIELDS else ""
             self.report.connections_dropped.append(
-                f"{link.source}.{link.output} -> {link.target}.{link.field}: {missing} has no Flowbuilder port"
+                f"{link.source}.{link.output} -> {link.target}.{link.field}: {missing} has no Flowbuilder port{cut}"
             )
             return
         edge = Edge(source=source_id, source_port=out_port, target=target_id, target_port=in_port)

@@ -107,6 +107,20 @@ _STORE_EXTRA = {
     ),
     "handles": {"ingest_data": ("Data", "DataFrame", "Table"), "embedding": ("Embeddings",), "search_query": MESSAGE},
 }
+# One LangFlow Parser is either a row labeller (a pattern over table rows) or a stringifier: the "parser"
+# hook decides from the pattern and what feeds it.
+_PARSER: dict[str, Any] = {
+    "hook": "parser",
+    "display": "Parser",
+    "params": (
+        Param("template", "pattern", widget="MultilineInput"),
+        Param("separator", "sep", "\n", to_ours=lambda v: unescape(v) if v else "\n", widget="MessageTextInput"),
+    ),
+    "extra": {
+        "outputs": (_out("parsed_text", "Parsed Text", MESSAGE, "parse_combined_text"),),
+        "handles": {"input_data": ("DataFrame", "Table", "Data", "JSON")},
+    },
+}
 _EMBEDDINGS_OUT: dict[str, Any] = {"outputs": {"embedder": "embeddings"}}
 
 # fmt: off
@@ -140,22 +154,12 @@ LANGFLOW_TABLE = Table(
                        "handles": {"data_input": ("Document", "Data", "Table", "DataFrame")}}),
         # One LangFlow Parser is either a row labeller (a pattern over table rows) or a stringifier: the
         # "parser" hook decides from the pattern and what feeds it.
-        Adapter("labeller.row", "ParserComponent", also=("parser", "ParseData"), hook="parser", display="Parser",
-                inputs={"records": "input_data"}, outputs={"records": "parsed_text"},
-                in_aliases={"data": "records"}, out_aliases={"text": "records"},
-                params=(Param("template", "pattern", widget="MultilineInput"),
-                        Param("separator", "sep", "\n", to_ours=lambda v: unescape(v) if v else "\n",
-                              widget="MessageTextInput")),
-                extra={"outputs": (_out("parsed_text", "Parsed Text", MESSAGE, "parse_combined_text"),),
-                       "handles": {"input_data": ("DataFrame", "Table", "Data", "JSON")}}),
-        Adapter("parser.stringify", "ParserComponent", hook="parser", imports=False, display="Parser",
-                inputs={"items": "input_data"}, outputs={"text": "parsed_text"},
-                in_aliases={"data": "items"}, out_aliases={"text": "text"},
-                params=(Param("template", "pattern", widget="MultilineInput"),
-                        Param("separator", "sep", "\n", to_ours=lambda v: unescape(v) if v else "\n",
-                              widget="MessageTextInput")),
-                extra={"outputs": (_out("parsed_text", "Parsed Text", MESSAGE, "parse_combined_text"),),
-                       "handles": {"input_data": ("DataFrame", "Table", "Data", "JSON")}}),
+        Adapter("labeller.row", "ParserComponent", also=("parser", "ParseData"), inputs={"records": "input_data"},
+                outputs={"records": "parsed_text"}, in_aliases={"data": "records"}, out_aliases={"text": "records"},
+                **_PARSER),
+        Adapter("parser.stringify", "ParserComponent", imports=False, inputs={"items": "input_data"},
+                outputs={"text": "parsed_text"}, in_aliases={"data": "items"}, out_aliases={"text": "text"},
+                **_PARSER),
         Adapter("util.passthrough", "TypeConverterComponent", display="Type Convert",
                 inputs={"value": "input_data"}, outputs={"value": "message_output"},
                 out_aliases={"data_output": "value", "dataframe_output": "value"},

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
@@ -18,8 +17,8 @@ from nodes.llms.base import (
     LLMConfig,
     TokenCallback,
     neutral_tool_call,
-    to_openai_messages,
 )
+from nodes.llms.openai_compatible import OpenAICompatibleChatModel
 from nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
 
 
@@ -37,15 +36,8 @@ class MistralChatModel(BaseChatModel):
     def _make_client(self) -> Any:
         return make_client(self._api_key or "", self.base_url, self.timeout)
 
-    def _request(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]]) -> dict[str, Any]:
-        # Mistral's chat API takes the Chat Completions message and tool shapes.
-        self.last_request = to_openai_messages(messages)
-        request: dict[str, Any] = {"model": self.model, "messages": self.last_request, "temperature": self.temperature}
-        if self.max_tokens is not None:
-            request["max_tokens"] = self.max_tokens
-        if tools:
-            request["tools"] = tools
-        return request
+    # Mistral's chat API takes the Chat Completions body (messages, tools, temperature, max_tokens).
+    _request = OpenAICompatibleChatModel._request
 
     def _send(self, request: dict[str, Any], on_token: TokenCallback | None) -> ChatMessage:
         if on_token is None:
