@@ -155,6 +155,8 @@ class N8nImporter:
         self.mapped: dict[str, _Mapped] = {}
         self.secrets: set[str] = set()
         self.outcomes: dict[str, NodeOutcome] = {}
+        self.chains: dict[str, dict[str, Any]] = {}
+        """Q&A chains: name -> {"model": llm id, "retriever": id, "question": [(id, port)], "answer": [...]}"""
         self.superseded: set[str] = set()
         """Data loaders whose store gets its records from upstream nodes instead."""
         self.static: dict[str, dict[str, Any]] = {}
@@ -270,7 +272,7 @@ class N8nImporter:
             specs = [("main", self._placeholder(node))]
         else:
             self._report_dropped(name, params, used | set(adapter.ignore if adapter else ()))
-            if adapter is not None and adapter.note and adapter.hook not in ("cloud_file", "http"):
+            if adapter is not None and adapter.note and not adapter.hook:
                 self.report.warnings.append(f"{name!r}: " + adapter.note.format(id=specs[0][1].id, what="the file"))
         mapped = _Mapped(name, node["type"], adapter if specs[0][1].type != PLACEHOLDER else None)
         mapped.mode = str(params.get("mode", ""))
@@ -398,6 +400,10 @@ class N8nImporter:
         )
         return [("main", spec)]
 
+    def _hook_chain(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        self.chains[node["name"]] = {}
+        return self._generic(node, params, adapter, used)
+
     def _hook_loader(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         if params.get("dataType", "json") != "binary":
             self.report.drop(
@@ -491,6 +497,8 @@ class N8nImporter:
                 continue
             self._connect(source, conn_type, target, in_type, splitter_of, loaders_of)
         # n8n's simple text-splitting mode: the loader's built-in splitter sits between loader and store.
+        for name, chain in self.chains.items():
+            self._wire_chain(self.mapped[name], chain)
         for name in self.superseded:
             loader = self.mapped[name]
             self.flow.node(loader.main).disabled = True
@@ -541,6 +549,14 @@ class N8nImporter:
             target_port = "documents" if tgt_type != PLACEHOLDER else "ai_document"
             self._edge(feeder, port, tgt.ids.get("store", tgt.main), target_port)
             return
+        if target in self.chains and conn_type != "main":
+            self.chains[target][conn_type] = src  # the model and retriever are wired once all links are read
+            return
+        if target in self.chains or source in self.chains:
+            self.chains[target if target in self.chains else source].setdefault("main", []).append(
+                (src, conn_type, tgt, in_type, source in self.chains)
+            )
+            return
         store = self._store_of(tgt) if conn_type == "main" and tgt.mode == "insert" else None
         if store is not None and src_type == "input.file":
             loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
@@ -578,6 +594,31 @@ class N8nImporter:
             )
             return
         self._edge(out[0], out[1], inp[0], inp[1])
+
+    def _wire_chain(self, prompt: _Mapped, chain: dict[str, Any]) -> None:
+        """question -> prompt and retriever; retriever hits -> prompt context; prompt -> model; model answers."""
+        model: _Mapped | None = chain.get("ai_languageModel")
+        retriever: _Mapped | None = chain.get("ai_retriever")
+        if model is not None and self._type(model.name).startswith("llm."):
+            self._edge(prompt.main, "prompt", model.main, "prompt")
+        else:
+            self.report.connections_dropped.append(f"{prompt.name!r}: the Q&A chain has no chat model")
+        if retriever is not None and "retriever" in retriever.ids:
+            self._edge(retriever.ids["retriever"], "hits", prompt.main, "context")
+        elif retriever is not None and self._type(retriever.name) == "retriever.vector":
+            self._edge(retriever.main, "hits", prompt.main, "context")
+        for src, conn_type, tgt, in_type, outgoing in chain.get("main", []):
+            if outgoing and model is not None:  # the chain's answer is the model's
+                inp = self._in_port(tgt, self._type(tgt.name), in_type)
+                if inp is not None:
+                    self._edge(model.main, "answer", inp[0], inp[1])
+                continue
+            out = self._out_port(src, self._type(src.name), conn_type)
+            if out is None:
+                continue
+            self._edge(out[0], out[1], prompt.main, "question")
+            if retriever is not None and self._type(retriever.name) == "retriever.vector":
+                self._edge(out[0], out[1], retriever.main, "query")
 
     def _store_of(self, mapped: _Mapped) -> tuple[str, str] | None:
         """Where an n8n vector store (mapped, or kept as a placeholder) takes documents."""

@@ -44,6 +44,18 @@ def _resource(value: Any) -> dict[str, Any]:
     return {"__rl": True, "mode": "list", "value": value}
 
 
+QA_SYSTEM_PROMPT = (
+    "You are an assistant for question-answering tasks. Use the following pieces of retrieved context to answer "
+    "the question.\nIf you don't know the answer, just say that you don't know, don't try to make up an answer."
+    "\n----------------\nContext: {context}"
+)
+
+
+def _with_question(system_prompt: Any) -> str:
+    """n8n sends the question as the user message; our one prompt carries it after the system text."""
+    return f"{system_prompt}\n\nQuestion: {{question}}"
+
+
 def _index(name: Any) -> dict[str, Any]:
     return {**_resource(name), "cachedResultName": name}
 
@@ -171,6 +183,12 @@ N8N_TABLE = Table(
                 params=(Param("name", "name", "", to_ours=nonempty_str),
                         Param("description", "description", "", to_ours=nonempty_str),
                         Param("k", "topK", 4, to_ours=to_int))),
+        # n8n's Q&A chain: its system prompt becomes our prompt template; the "chain" hook wires the
+        # retriever's hits and the question into it and the model after it.
+        Adapter("prompt.template", LC + "chainRetrievalQa", (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7),
+                inputs={"question": "main"}, outputs={"prompt": "main"}, export=False, hook="chain",
+                params=(Param("template", "options.systemPromptTemplate", QA_SYSTEM_PROMPT, to_ours=_with_question),),
+                ignore=("promptType", "text", "query", "options")),
         Adapter("retriever.vector", LC + "retrieverVectorStore", (1,), inputs={"store": "ai_vectorStore"},
                 outputs={"retriever": "ai_retriever"}, export=False,
                 params=(Param("k", "topK", 4, to_ours=to_int),)),

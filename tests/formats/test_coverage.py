@@ -77,11 +77,20 @@ def test_n8n_local_swaps_stores_for_chroma_with_the_same_collection_and_validate
     assert flow.node("default-data-loader").disabled
     assert "extract-from-file.records->policies-store.documents" in edges
     codes = sorted((i.code, i.node_id) for i in analyze(flow, resolver=resolver).issues)
-    assert codes == [
-        ("missing-input", "vector-store-retriever"),  # the QA chain that asks it is unsupported
-        ("unsupported-node", "post-to-slack"),
-        ("unsupported-node", "question-and-answer-chain"),
-    ]
+    assert codes == [("unsupported-node", "post-to-slack")]  # an API call has no offline equivalent
+
+
+def test_n8n_question_and_answer_chain_becomes_prompt_retriever_and_model() -> None:
+    flow, _ = import_file(N8N_CLOUD)
+    chain = flow.node("question-and-answer-chain")
+    assert chain.type == "prompt.template"
+    assert "{context}" in chain.config["template"] and chain.config["template"].endswith("Question: {question}")
+    assert {
+        "vector-store-retriever.hits->question-and-answer-chain.context",
+        "when-chat-message-received.message->question-and-answer-chain.question",
+        "when-chat-message-received.message->vector-store-retriever.query",
+        "question-and-answer-chain.prompt->mistral-cloud-chat-model.prompt",
+    } <= {e.key for e in flow.edges}
 
 
 def test_n8n_export_of_the_import_never_wires_a_splitter_into_ai_document() -> None:
