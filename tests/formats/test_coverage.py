@@ -148,3 +148,32 @@ def test_langflow_pre10_edges_between_mapped_nodes_are_kept() -> None:
     assert "WebBaseLoader-k1.WebBaseLoader->RecursiveCharacterTextSplitter-k2.documents" in edges
     assert flow.node("RecursiveCharacterTextSplitter-k2").config["separators"] == ["\n\n", "\n"]
     assert report.connections_dropped == []
+
+
+def test_local_rewires_a_swapped_langflow_chat_model_onto_the_new_ports(tmp_path: Path) -> None:
+    def node(node_id: str, kind: str, outputs: list[str]) -> dict:  # type: ignore[type-arg]
+        template = {"input_value": {"value": ""}, "api_key": {"value": "COHERE_API_KEY", "password": True,
+                    "load_from_db": True}}  # fmt: skip
+        return {"id": node_id, "data": {"id": node_id, "type": kind,
+                "node": {"template": template, "outputs": [{"name": o} for o in outputs]}}}  # fmt: skip
+
+    def edge(src: str, out: str, tgt: str, field: str) -> dict:  # type: ignore[type-arg]
+        return {"source": src, "target": tgt, "data": {"sourceHandle": {"id": src, "name": out},
+                "targetHandle": {"id": tgt, "fieldName": field}}}  # fmt: skip
+
+    data = {"name": "cohere", "data": {
+        "nodes": [node("ChatInput-a", "ChatInput", ["message"]), node("CohereModel-b", "CohereModel", ["text_output"]),
+                  node("ChatOutput-c", "ChatOutput", ["message"])],
+        "edges": [edge("ChatInput-a", "message", "CohereModel-b", "input_value"),
+                  edge("CohereModel-b", "text_output", "ChatOutput-c", "input_value")]}}  # fmt: skip
+    plain, report = convert_data(data, "langflow", "<lf>")
+    assert plain.node("CohereModel-b").type == "placeholder.unsupported"
+    assert "llm.ollama" in next(o.note for o in report.nodes if o.source_name == "CohereModel-b")
+    resolver = no_credentials(tmp_path)
+    local, _ = convert_data(data, "langflow", "<lf>", local=True, resolver=resolver)
+    assert local.node("CohereModel-b").type == "llm.ollama"
+    assert {e.key for e in local.edges} == {
+        "ChatInput-a.message->CohereModel-b.prompt",
+        "CohereModel-b.answer->ChatOutput-c.message",
+    }
+    assert analyze(local, resolver=resolver).issues == []
