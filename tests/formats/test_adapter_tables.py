@@ -93,17 +93,9 @@ def test_an_import_only_entry_maps_its_foreign_node(fmt: str, adapter: Adapter) 
 
 def test_lists_node_types_without_a_mapping(capsys: pytest.CaptureFixture[str]) -> None:
     registry = set(default_registry().names()) - {"placeholder.unsupported"}
+    core = {"chat.input", "loader.file", "splitter.recursive", "embedder.openai", "vectorstore.chroma", "llm.openai"}
     for fmt, table in TABLES.items():
         unmapped = sorted(registry - {a.ours for a in table.adapters if a.export})
-        print(f"{fmt}: no mapping for {', '.join(unmapped) or 'nothing'}")
-        # The types every course RAG flow is made of are always mapped.
-        core = {
-            "chat.input",
-            "loader.file",
-            "splitter.recursive",
-            "embedder.openai",
-            "vectorstore.chroma",
-            "llm.openai",
-        }
-        assert not core & set(unmapped)
-    assert "no mapping for" in capsys.readouterr().out
+        with capsys.disabled():  # shown in every run: the list is the point of this test
+            print(f"\n{fmt}: no export mapping for {', '.join(unmapped) or 'nothing'}")
+        assert not core & set(unmapped)  # the types every course RAG flow is made of are always mapped
