@@ -56,6 +56,12 @@ def _with_question(system_prompt: Any) -> str:
     return f"{system_prompt}\n\nQuestion: {{question}}"
 
 
+def _token_chars(tokens: Any) -> int | None:
+    """n8n's token splitter counts tokens; ours counts characters (about 4 per token in English)."""
+    count = to_int(tokens)
+    return None if count is None else count * 4
+
+
 def _index(name: Any) -> dict[str, Any]:
     return {**_resource(name), "cachedResultName": name}
 
@@ -122,6 +128,10 @@ N8N_TABLE = Table(
                 params=(Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
                         Param("chunk_overlap", "chunkOverlap", 0, to_ours=to_int)),
                 fixed={"options": {}}, ignore=("options",)),
+        Adapter("splitter.recursive", LC + "textSplitterTokenSplitter", (1,), outputs=_SPLITTER, export=False,
+                params=(Param("chunk_size", "chunkSize", 1000, to_ours=_token_chars),
+                        Param("chunk_overlap", "chunkOverlap", 0, to_ours=_token_chars)),
+                note="token sizes read as 4 characters per token (splitter.recursive counts characters)"),
         Adapter("splitter.character", LC + "textSplitterCharacterTextSplitter", (1,), outputs=_SPLITTER,
                 params=(Param("separator", "separator", "", to_ours=lambda v: v or "\n\n"),
                         Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
