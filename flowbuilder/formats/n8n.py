@@ -155,6 +155,8 @@ class N8nImporter:
         self.mapped: dict[str, _Mapped] = {}
         self.secrets: set[str] = set()
         self.outcomes: dict[str, NodeOutcome] = {}
+        self.rerankers: dict[str, str] = {}
+        """Reranker node name -> the store node name it is wired into (ai_reranker)."""
         self.chains: dict[str, dict[str, Any]] = {}
         """Q&A chains: name -> {"model": llm id, "retriever": id, "question": [(id, port)], "answer": [...]}"""
         self.superseded: set[str] = set()
@@ -404,6 +406,23 @@ class N8nImporter:
         self.chains[node["name"]] = {}
         return self._generic(node, params, adapter, used)
 
+    def _hook_reranker(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        self.rerankers[node["name"]] = ""
+        return self._generic(node, params, adapter, used)
+
+    def _hook_mcp(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        specs = self._generic(node, params, adapter, used)
+        config = specs[0][1].config
+        if config.get("selection") in ("selected", "all_except"):
+            key = "includeTools" if config["selection"] == "selected" else "excludeTools"
+            config["tools"] = [str(t) for t in params.get(key) or []]
+        if params.get("authentication", "none") != "none":
+            self.report.warnings.append(
+                f"{node['name']!r}: the MCP server's {params['authentication']} credential is not carried: "
+                "bind the token slot of the tool.mcp node"
+            )
+        return specs
+
     def _hook_loader(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         if params.get("dataType", "json") != "binary":
             self.report.drop(
@@ -459,8 +478,9 @@ class N8nImporter:
         elif mode not in ("insert", "retrieve"):
             self.report.drop(node["name"], "mode", f"{mode!r} is not supported; the node is kept as a store")
         if params.get("useReranker"):
-            self.report.drop(node["name"], "useReranker", "reranking is not supported; results are not reranked")
-            used.add("useReranker")
+            used.add("useReranker")  # the reranker wired in with ai_reranker carries it
+            if N8N_TABLE.importer(LC + "rerankerCohere") is None:
+                self.report.drop(node["name"], "useReranker", "no reranker node here; results are not reranked")
         return specs
 
     # -- connections ----------------------------------------------------------------------------
@@ -499,6 +519,8 @@ class N8nImporter:
         # n8n's simple text-splitting mode: the loader's built-in splitter sits between loader and store.
         for name, chain in self.chains.items():
             self._wire_chain(self.mapped[name], chain)
+        for name, store in self.rerankers.items():
+            self._wire_reranker(self.mapped[name], self.mapped.get(store))
         for name in self.superseded:
             loader = self.mapped[name]
             self.flow.node(loader.main).disabled = True
@@ -549,6 +571,9 @@ class N8nImporter:
             target_port = "documents" if tgt_type != PLACEHOLDER else "ai_document"
             self._edge(feeder, port, tgt.ids.get("store", tgt.main), target_port)
             return
+        if conn_type == "ai_reranker" and source in self.rerankers:
+            self.rerankers[source] = target  # placed after the store's retriever once every link is read
+            return
         if target in self.chains and conn_type != "main":
             self.chains[target][conn_type] = src  # the model and retriever are wired once all links are read
             return
@@ -594,6 +619,24 @@ class N8nImporter:
             )
             return
         self._edge(out[0], out[1], inp[0], inp[1])
+
+    def _wire_reranker(self, reranker: _Mapped, store: _Mapped | None) -> None:
+        """n8n reranks inside the store's search: ours goes after the store's retriever (load mode)."""
+        retriever = store.ids.get("retriever") if store is not None else None
+        if retriever is None:
+            # A tool-mode or retrieve-mode store: our retriever.tool cannot rerank, so results come unreranked.
+            self.flow.node(reranker.main).disabled = True
+            where = f"{store.name!r}" if store is not None else "no store"
+            self.report.warnings.append(
+                f"{reranker.name!r}: kept disabled: it reranks inside {where}'s tool search, which Flowbuilder's "
+                "retriever.tool does not do (hits come unreranked)"
+            )
+            return
+        for edge in [e for e in self.flow.edges if e.source == retriever and e.source_port == "hits"]:
+            edge.source = reranker.main  # consumers now read the reranked hits
+        for edge in [e for e in self.flow.edges if e.target == retriever and e.target_port == "query"]:
+            self._edge(edge.source, edge.source_port, reranker.main, "query")
+        self._edge(retriever, "hits", reranker.main, "hits")
 
     def _wire_chain(self, prompt: _Mapped, chain: dict[str, Any]) -> None:
         """question -> prompt and retriever; retriever hits -> prompt context; prompt -> model; model answers."""
@@ -679,6 +722,8 @@ class N8nExporter:
         self.insert_node: dict[str, str] = {}
         self.role_nodes: set[str] = set()
         self.chain_edges: set[str] = set()
+        self.rerank_after: dict[str, str] = {}
+        """Reranker id -> the n8n store node (load mode) it reranks inside."""
         """Edges a Q&A chain stands for (see n8n_chain.py)."""
         """Retrievers/tools exported as their own n8n sub-node (fed by ai_vectorStore)."""
         self.taken: set[str] = set()
@@ -728,6 +773,14 @@ class N8nExporter:
         return [e for e in self._edges() if e.source == node_id and (port is None or e.source_port == port)]
 
     def run(self) -> dict[str, Any]:
+        self.rerank_after = {
+            e.target: ""
+            for e in self.flow.edges
+            if e.source_port == "hits"
+            and e.target_port == "hits"
+            and self.flow.node(e.target).type.startswith("reranker.")
+            and self.flow.node(e.source).type == "retriever.vector"
+        }
         chains = find_chains(self.flow)
         folded = {n.id for chain in chains for n in (chain.prompt, *chain.folded)}
         self.chain_edges = {key for chain in chains for key in chain.edges}
@@ -921,11 +974,16 @@ class N8nExporter:
             params.update(copy.deepcopy(base))
             if consumer.config.get("k", 4) != 4:
                 params["topK"] = consumer.config.get("k", 4)
+            rerankers = [e.target for e in self._outgoing(consumer.id, "hits") if e.target in self.rerank_after]
+            if rerankers:
+                params["useReranker"] = True  # n8n reranks inside the load-mode search
             label = spec.name if not names else consumer.name or consumer.id
             name = self._node(spec, adapter.theirs, adapter.version, params, self._name(label))
             self.names[consumer.id] = name
             self.names.setdefault(spec.id, name)
             names.append(name)
+            for reranker in rerankers:
+                self.rerank_after[reranker] = name
         self.store_nodes[spec.id] = names
 
     def _link(self, source: str, conn_type: str, target: str) -> None:
@@ -958,6 +1016,13 @@ class N8nExporter:
         if target.type == PLACEHOLDER and edge.target_port.startswith(("ai_", "main")):
             self._link(src_name, edge.target_port, tgt_name)
             return
+        if target.id in self.rerank_after and edge.target_port in ("hits", "query"):
+            if self.rerank_after[target.id]:
+                self._link(tgt_name, "ai_reranker", self.rerank_after[target.id])
+            return  # n8n's reranker sits inside the store's search: its inputs are the store's
+        reranked = bool(self.rerank_after.get(source.id))
+        if reranked:
+            src_name = self.rerank_after[source.id]  # the reranked hits come out of the load-mode store node
         port = edge.target_port
         if (port == "documents" and target.type.startswith("splitter.")) or (
             target.type == PLACEHOLDER and port == "documents"
@@ -976,7 +1041,7 @@ class N8nExporter:
                 self._link(src_name, "main", self.insert_node.get(store, self.names[store]))
             return
         src_adapter, tgt_adapter = N8N_TABLE.ports_of(source.type), N8N_TABLE.ports_of(target.type)
-        out_type = src_adapter.outputs.get(edge.source_port) if src_adapter else None
+        out_type = "main" if reranked else src_adapter.outputs.get(edge.source_port) if src_adapter else None
         in_type = tgt_adapter.inputs.get(port) if tgt_adapter else None
         if out_type is not None and out_type == in_type:
             for name in self.store_nodes.get(target.id, [tgt_name]) if out_type == "ai_embedding" else [tgt_name]:
