@@ -14,10 +14,12 @@ from typing import Any
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedFormatError
 from flowbuilder.flow import Flow
-from flowbuilder.formats.langflow import LangflowImporter, export_langflow
+from flowbuilder.formats.langflow import LangflowImporter
+from flowbuilder.formats.langflow_export import export_langflow
 from flowbuilder.formats.local import apply_local
 from flowbuilder.formats.mapping import check_bindings
-from flowbuilder.formats.n8n import N8nImporter, export_n8n
+from flowbuilder.formats.n8n import N8nImporter
+from flowbuilder.formats.n8n_export import export_n8n
 from flowbuilder.formats.native import detect_format, dump_flow, load_flow, read_json_file, save_flow
 from flowbuilder.formats.report import ImportReport
 
