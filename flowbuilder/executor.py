@@ -319,7 +319,7 @@ def _type_of(graph: FlowGraph, node_id: str) -> str:
 
 
 def _writer_cause(graph: FlowGraph, run: RunResult, writer: str) -> str:
-    """"ok" when the writer synced its collection, else why not (its own or its documents' cause)."""
+    """ "ok" when the writer synced its collection, else why not (its own or its documents' cause)."""
     result = run.results.get(writer)
     if result is None or not result.succeeded:
         return run.cause(writer)

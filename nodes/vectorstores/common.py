@@ -386,9 +386,7 @@ def answer_query(
     return outputs, sample
 
 
-def store_details(
-    store: EmbeddingStore, sample: Sequence[float] | None, *, score: str, count: int
-) -> dict[str, Any]:
+def store_details(store: EmbeddingStore, sample: Sequence[float] | None, *, score: str, count: int) -> dict[str, Any]:
     """The details every store node shows after its own (where the store is)."""
     embedder = store.embedder
     return {

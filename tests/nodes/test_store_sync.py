@@ -191,5 +191,3 @@ def test_pinecone_list_pages_and_delete_shapes(pinecone_server: FakePinecone) ->
     index.delete(filter={"n": {"$lt": 10}})
     index.delete(ids=["p0#010", "p1#011"])
     assert pinecone_server.vector_count() == 138
-
-
