@@ -25,7 +25,7 @@ from flowbuilder.cache import CachedResult, ResultCache, node_key
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowValidationError, NodeExecutionError, RunCancelledError
 from flowbuilder.flow import Flow
-from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze
+from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys
 from flowbuilder.node import RunContext
 from flowbuilder.ports import PortKind
 from flowbuilder.registry import NodeRegistry, default_registry
@@ -79,6 +79,9 @@ class RunResult:
     order: list[str]
     results: dict[str, NodeResult]
     cancelled: bool = False
+    config_keys: dict[str, str] = field(default_factory=dict)
+    """:func:`flowbuilder.graph.config_keys` of the nodes this run covered; pass it to
+    :func:`flowbuilder.graph.changed_since` later to know what was edited since."""
 
     @property
     def ok(self) -> bool:
@@ -185,7 +188,13 @@ class Executor:
             results[node_id] = result
             if result.status == "cancelled":
                 cancelled = True
-        run = RunResult(order=order, results=results, cancelled=cancelled)
+        every_key = config_keys(graph)
+        run = RunResult(
+            order=order,
+            results=results,
+            cancelled=cancelled,
+            config_keys={n: every_key[n] for n in order if n in every_key},
+        )
         emit(
             "run_finished",
             None,

@@ -352,3 +352,46 @@ def node_inputs_for(result: FlowGraph, node_id: str) -> dict[str, Any]:
     for edge in result.incoming(node_id):
         feeds[edge.target_port].append((edge.source, edge.source_port))
     return dict(feeds)
+
+
+def config_keys(result: FlowGraph) -> dict[str, str]:
+    """A Merkle key per node from what the user edits: its type, config, disabled flag and the keys of
+    everything it depends on (connections and implicit writer -> reader dependencies). Editing one node
+    changes its key and the keys of all nodes downstream of it; nothing runs to compute them.
+
+    The executor records these in ``RunResult.config_keys``; :func:`changed_since` compares them with
+    the current flow (the "changed since last run" marking)."""
+    import hashlib
+    import json
+
+    graph = result.dependency_graph()
+    keys: dict[str, str] = {}
+    specs = {spec.id: spec for spec in result.flow.nodes}
+    try:
+        order = list(nx.lexicographical_topological_sort(graph))
+    except nx.NetworkXUnfeasible:  # a cycle: keys from each node alone
+        order = sorted(graph.nodes)
+    for node_id in order:
+        spec = specs.get(node_id)
+        if spec is None:
+            continue
+        upstream = sorted(f"{keys.get(source, '')}:{via}" for source, via in _in_edges(result, node_id))
+        payload = json.dumps(
+            {"t": spec.type, "c": spec.config, "d": spec.disabled, "up": upstream}, sort_keys=True, default=str
+        )
+        keys[node_id] = hashlib.sha256(payload.encode()).hexdigest()
+    return keys
+
+
+def _in_edges(result: FlowGraph, node_id: str) -> list[tuple[str, str]]:
+    """``(source, what connects it)`` for every dependency of ``node_id``."""
+    edges = [(edge.source, edge.key) for edge in result.incoming(node_id)]
+    edges += [(dep.writer, "same collection") for dep in result.implicit if dep.reader == node_id]
+    return edges
+
+
+def changed_since(result: FlowGraph, previous: dict[str, str]) -> set[str]:
+    """Nodes whose :func:`config_keys` differ from ``previous`` (a past run's ``RunResult.config_keys``):
+    the edited nodes and everything downstream. Nodes the past run did not cover are not reported."""
+    current = config_keys(result)
+    return {node_id for node_id, key in current.items() if node_id in previous and previous[node_id] != key}

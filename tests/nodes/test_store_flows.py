@@ -22,7 +22,7 @@ from flowbuilder.errors import FlowValidationError
 from flowbuilder.executor import Executor, RunResult
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
-from flowbuilder.graph import ImplicitDependency, analyze, implicit_dependencies
+from flowbuilder.graph import ImplicitDependency, analyze, changed_since, config_keys, implicit_dependencies
 from flowbuilder.node import RunContext
 from flowbuilder.paths import resolve_path
 from nodes.vectorstores.chroma import ChromaConfig, ChromaNode, chroma_location
@@ -365,3 +365,26 @@ def test_two_runs_fill_a_new_persist_directory_at_once(tmp_path: Path) -> None:
 
     client = chromadb.PersistentClient(path=str(persist))
     assert client.get_collection("shared").count() == 100
+
+
+# -- what changed since the last run (core API for the UI's marking) ---------------------------------
+
+
+def test_changed_since_marks_the_edited_node_and_everything_downstream() -> None:
+    flow = course_flow()
+    before = config_keys(analyze(flow))
+    flow.find_node("SplitText-vKJXC").config["chunk_size"] = 500  # type: ignore[union-attr]
+    changed = changed_since(analyze(flow), before)
+    # the reader depends on the writer through the shared collection, and the parser on the reader
+    assert changed == {"SplitText-vKJXC", WRITER, READER, "Parser-rmtSy"}
+    assert changed_since(analyze(flow), config_keys(analyze(flow))) == set()
+
+
+def test_run_result_records_config_keys(tmp_path: Path) -> None:
+    flow = Flow(
+        nodes=[NodeSpec(id="a", type="chat.input", config={"text": "hi"}), NodeSpec(id="b", type="util.passthrough")],
+        edges=[Edge(source="a", source_port="message", target="b", target_port="value")],
+    )
+    run = Executor(data_dir=tmp_path).run(flow)
+    flow.find_node("a").config["text"] = "hello"  # type: ignore[union-attr]
+    assert changed_since(analyze(flow), run.config_keys) == {"a", "b"}
