@@ -15,9 +15,17 @@ from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedFormatError
 from flowbuilder.flow import Flow
 from flowbuilder.formats.langflow import LangflowImporter, export_langflow
+from flowbuilder.formats.limits import check_counts, strict_dumps
 from flowbuilder.formats.mapping import apply_local, check_bindings
 from flowbuilder.formats.n8n import N8nImporter, export_n8n
-from flowbuilder.formats.native import detect_format, dump_flow, load_flow, read_json_file, save_flow
+from flowbuilder.formats.native import (
+    detect_format,
+    dump_flow,
+    load_flow,
+    read_json_file,
+    save_flow,
+    write_text_atomic,
+)
 from flowbuilder.formats.report import ImportReport
 
 IMPORT_FORMATS = ("n8n", "langflow")
@@ -28,6 +36,10 @@ def read_export(path: Path) -> tuple[dict[str, Any], str]:
     """Parse ``path`` and say which format it is; a clear error for anything else."""
     data = read_json_file(path)
     kind = detect_format(data)
+    if kind == "n8n" and isinstance(data, dict):
+        check_counts(path, data.get("nodes"), data.get("connections"))
+    elif kind == "langflow" and isinstance(data, dict) and isinstance(data.get("data"), dict):
+        check_counts(path, data["data"].get("nodes"), data["data"].get("edges"))
     if kind == "flowbuilder":
         raise UnsupportedFormatError(path, "is already a Flowbuilder flow; open it directly (nothing to import)")
     if kind not in IMPORT_FORMATS or not isinstance(data, dict):
@@ -102,8 +114,6 @@ def export_file(flow_path: str | os.PathLike[str], to: str) -> tuple[dict[str, A
 
 def write_json_atomic(data: Any, path: Path) -> None:
     """Write JSON so that a failure leaves any existing file untouched."""
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = strict_dumps(data, indent=2) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(text, path)
