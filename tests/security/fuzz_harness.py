@@ -1,7 +1,6 @@
 """Mutation fuzzing of every reader of flow files: import, validate and export.
 
-Seeds are real flow files (the example flows, the test fixtures, and the shared corpus when it is next to
-the checkout). Each case mutates one seed (structure-aware JSON mutations and raw-text mutations), plants a
+Seeds are real flow files: the example flows and the formats tests' fixtures and real exports. Each case mutates one seed (structure-aware JSON mutations and raw-text mutations), plants a
 canary secret in it, and pushes it through ``import`` (or native loading), ``validate`` and ``export`` to
 both formats. An outcome is one of:
 
@@ -58,10 +57,9 @@ class Campaign:
 
 
 def seed_files() -> list[Path]:
-    paths = sorted((ROOT / "flows").rglob("*.json")) + sorted((ROOT / "tests" / "formats" / "fixtures").glob("*.json"))
-    corpus = ROOT.parent / "shared" / "corpus" / "flows"
-    if corpus.is_dir():
-        paths += sorted(corpus.glob("*.json"))
+    paths = sorted((ROOT / "flows").rglob("*.json"))
+    for folder in ("fixtures", "corpus"):  # the formats tests' files: real exports and hand-made oddities
+        paths += sorted((ROOT / "tests" / "formats" / folder).glob("*.json"))
     return paths
 
 
