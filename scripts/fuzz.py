@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "security"))
 
-from fuzz_harness import campaign  # noqa: E402
+from fuzz_harness import campaign
 
 
 def main() -> int:

@@ -1,8 +1,9 @@
 """Mutation fuzzing of every reader of flow files: import, validate and export.
 
-Seeds are real flow files: the example flows and the formats tests' fixtures and real exports. Each case mutates one seed (structure-aware JSON mutations and raw-text mutations), plants a
-canary secret in it, and pushes it through ``import`` (or native loading), ``validate`` and ``export`` to
-both formats. An outcome is one of:
+Seeds are real flow files: the example flows and the formats tests' fixtures and real exports. Each
+case mutates one seed (structure-aware JSON mutations and raw-text mutations), plants a canary
+secret in it, and pushes it through ``import`` (or native loading), ``validate`` and ``export`` to both
+formats. An outcome is one of:
 
 - ``clean``: it worked, or failed with a :class:`FlowbuilderError` (one clear line);
 - ``traceback``: any other exception escaped (a bug);

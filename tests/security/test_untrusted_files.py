@@ -12,7 +12,7 @@ from flowbuilder.cli import main
 from flowbuilder.examples import flows_dir
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fuzz_harness import campaign  # noqa: E402
+from fuzz_harness import campaign
 
 N8N = Path(__file__).resolve().parents[1] / "formats" / "fixtures" / "n8n_small.json"
 
