@@ -44,7 +44,7 @@ def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str 
         try:
             k = int(raw_k) if raw_k not in (None, "") else None
         except ValueError:
-            return _error(400, f"k must be a whole number, got {raw_k[:20]!r}.")
+            return _error(400, f"k must be a whole number, got {str(raw_k)[:20]!r}.")
         tool = request.query_params.get("tool") or None
         try:
             result = await anyio.to_thread.run_sync(lambda: service.search(query, k, tool))
@@ -102,4 +102,3 @@ class BackgroundServer:
     @property
     def running(self) -> bool:
         return self.thread.is_alive()
-

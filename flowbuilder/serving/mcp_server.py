@@ -192,6 +192,6 @@ def build_mcp_server(service: FlowService) -> MCPServer[Any]:
             raise ValueError(f"no chunks from source '{name[:80]}'; read flow://chunks for the sources.")
         return redact(json.dumps({"source": name, "chunks": chunks[name]}, ensure_ascii=False))
 
-    for endpoint in service.prompts:
-        server.add_prompt(_prompt(service, endpoint.node_id))
+    for prompt in service.prompts:
+        server.add_prompt(_prompt(service, prompt.node_id))
     return server

@@ -16,14 +16,13 @@ Tool names and descriptions come from the flow and its nodes, and can be edited 
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import networkx as nx
 
@@ -83,7 +82,9 @@ class SearchResult:
     def to_text(self) -> str:
         if not self.hits:
             return f"No passages found for {self.query!r} (node '{self.node_id}', k={self.k})."
-        lines = [f"Top {len(self.hits)} for {self.query!r} (node '{self.node_id}'; score = similarity, higher is better):"]
+        lines = [
+            f"Top {len(self.hits)} for {self.query!r} (node '{self.node_id}'; score = similarity, higher is better):"
+        ]
         for hit in self.hits:
             data = hit_json(hit)
             where = data["source"] or "unknown source"
@@ -171,16 +172,23 @@ class FlowService:
 
     def __init__(
         self,
-        flow_path: str | Path,
+        flow: str | Path | Flow,
         *,
+        base_dir: Path | None = None,
         resolver: CredentialResolver | None = None,
         data_dir: Path | None = None,
         log: TextIO | None = None,
         executor: Executor | None = None,
     ) -> None:
-        self.path = Path(flow_path)
-        self.flow: Flow = load_flow(self.path)
-        self.base_dir = self.path.resolve().parent
+        """``flow`` is a flow file, or a Flow (the builder's open flow; then ``base_dir`` resolves its paths)."""
+        if isinstance(flow, Flow):
+            self.flow = flow.model_copy(deep=True)
+            self.path = Path(f"{_slug(flow.name)}.json")
+            self.base_dir = (base_dir or Path.cwd()).resolve()
+        else:
+            self.path = Path(flow)
+            self.flow = load_flow(self.path)
+            self.base_dir = base_dir or self.path.resolve().parent
         self.executor = executor or Executor(resolver=resolver, data_dir=data_dir)
         self.progress: Callable[[RunEvent], None] = _StderrProgress(log or sys.stderr)
         self._lock = threading.Lock()
@@ -255,7 +263,9 @@ class FlowService:
                     "(letters, digits, '_' or '-', at most 64)."
                 )
             if name in names:
-                raise ServeError(f"{self.path}: two search tools are both named '{name}'; rename one in meta.mcp.tools.")
+                raise ServeError(
+                    f"{self.path}: two search tools are both named '{name}'; rename one in meta.mcp.tools."
+                )
             names.add(name)
             k = getattr(config, "k", None)
             endpoints.append(
@@ -323,8 +333,10 @@ class FlowService:
 
     # ------------------------------------------------------------------ running
     def _run(self, flow: Flow, *, inputs: dict[str, str], to: str | None, session_id: str) -> RunResult:
-        with self._lock, contextlib.redirect_stdout(sys.stderr):
-            # Nothing a node prints may reach stdout: on stdio that is the MCP protocol stream.
+        # No contextlib.redirect_stdout here: it swaps sys.stdout for every thread, including the
+        # transport's writer. On stdio the SDK instead points fd 1 at stderr while it serves and writes the
+        # protocol to a private duplicate, so whatever a node prints (Python or native code) lands on stderr.
+        with self._lock:
             run = self.executor.run(
                 flow,
                 inputs=inputs,
@@ -375,7 +387,7 @@ class FlowService:
         for value in outputs.values():
             store = getattr(value, "store", None)
             if isinstance(store, VectorStore):
-                with self._lock, contextlib.redirect_stdout(sys.stderr):
+                with self._lock:
                     return store.search(query, k)
         raise ServeError("the retrieval tool gives no searchable store; connect a vector store to it.")
 
@@ -429,7 +441,7 @@ class FlowService:
                 for hit in call.get("hits", []) if isinstance(call, dict) else []:
                     if isinstance(hit, dict):
                         add({k: hit.get(k) for k in ("rank", "score", "text", "source", "record_id")}, nid)
-        return redact_obj(sources)  # type: ignore[no-any-return]
+        return cast(list[dict[str, Any]], redact_obj(sources))
 
     # ------------------------------------------------------------------ resources
     def chunks(self) -> dict[str, list[dict[str, Any]]]:
@@ -469,7 +481,7 @@ class FlowService:
         for node in data.get("nodes", []):
             node.pop("credentials", None)
         data.pop("layout", None)
-        return redact_obj(data)  # type: ignore[no-any-return]
+        return cast(dict[str, Any], redact_obj(data))
 
     def render_prompt(self, node_id: str, values: dict[str, str]) -> str:
         """The template filled with ``values`` by the node itself (so it renders exactly as in a run)."""
