@@ -234,7 +234,12 @@ class FlowService:
         # that stage's search: offer the last stage unless the flow's meta enables the inner one explicitly.
         chosen = []
         for nid, kind in candidates.items():
-            feeds = {e.target for e in self.flow.edges if e.source == nid and e.target in candidates}
+            hits_ports = {name for name, port in self.graph.nodes[nid].outputs.items() if port.type is PortType.HITS}
+            feeds = {
+                e.target
+                for e in self.flow.edges
+                if e.source == nid and e.source_port in hits_ports and e.target in candidates
+            }
             enabled = self._tool_meta(nid).get("enabled")
             if enabled is False or (feeds and enabled is not True):
                 continue

@@ -23,7 +23,9 @@ KEY = "sk-mcp-agent-0123456789abcdef"
 
 
 def _tiny(**config: object) -> McpToolConfig:
-    return McpToolConfig(command=sys.executable, args=[str(TINY)], env={"PYTHONPATH": subprocess_env()["PYTHONPATH"]}, **config)  # type: ignore[arg-type]
+    return McpToolConfig(
+        command=sys.executable, args=[str(TINY)], env={"PYTHONPATH": subprocess_env()["PYTHONPATH"]}, **config
+    )  # type: ignore[arg-type]
 
 
 def _tools(config: McpToolConfig, secrets: dict[str, str] | None = None) -> list:
