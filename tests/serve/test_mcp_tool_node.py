@@ -49,7 +49,7 @@ def test_token_goes_to_the_server_env_and_never_into_results() -> None:
 
 
 def test_clear_errors() -> None:
-    with pytest.raises(NodeError, match="no tool.s. nope; it offers: add, shout, token_length"):
+    with pytest.raises(NodeError, match=r"no tool\(s\) nope; it offers: add, shout, token_length"):
         _tools(_tiny(selection="selected", tools=["nope"]))
     with pytest.raises(NodeError, match="'url' is empty"):
         _tools(McpToolConfig(transport="http"))

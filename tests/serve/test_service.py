@@ -50,7 +50,7 @@ def test_meta_mapping_renames_describes_and_disables(tmp_path: Path) -> None:
     assert [(e.name, e.description) for e in service.searches] == [("find_test_cases", "Find VWO test cases.")]
     assert not service.ask_enabled
     flow.meta["mcp"] = {"tools": {"retriever": {"name": "bad name!"}}}
-    with pytest.raises(ServeError, match="meta.mcp.tools.retriever.name 'bad name!' is not a valid tool name"):
+    with pytest.raises(ServeError, match=r"meta\.mcp\.tools\.retriever\.name 'bad name!' is not a valid tool name"):
         FlowService(flow, base_dir=DEMO_FLOW.parent)
 
 
