@@ -58,7 +58,11 @@ class ServePanel:
                     .props("unelevated dense no-caps color=negative")
                     .mark("serve-stop")
                 )
+                ui.button(icon="refresh", on_click=self.refresh).props("flat dense").tooltip(
+                    "Re-read the open flow (tools, client configuration)"
+                )
             self.status = ui.column().classes("w-full gap-1")
+            self.tools_box = ui.column().classes("w-full gap-1")
             self.details = ui.column().classes("w-full gap-1")
         self.refresh()
 
@@ -96,13 +100,77 @@ class ServePanel:
         start_warm_up(service)
         _RUNNING[port] = (server, service)
         self._token_set = token is not None
+        self.token.value = ""  # the page keeps no secret once the server has it
         self.refresh()
 
     def stop(self) -> None:
         running = _RUNNING.pop(self._port(), None)
         if running is not None:
             running[0].stop()
+        self._token_set = False
         self.refresh()
+
+    # ------------------------------------------------------------------ tool names (flow meta.mcp)
+    def _draw_tools(self) -> None:
+        from flowbuilder.serving.service import FlowService
+
+        self.tools_box.clear()
+        with self.tools_box:
+            try:
+                service = FlowService(self.session.state.flow, base_dir=self.session.base_dir)
+            except FlowbuilderError as exc:
+                message_box("warning", "Tools", redact(str(exc)))
+                return
+            ui.label("Search tools (saved in the flow; restart serving to apply)").classes(
+                "text-caption text-weight-medium q-mt-sm"
+            )
+            if not service.searches:
+                ui.label("None: no retrieval node is fed by a chat input.").classes("text-caption text-grey-7")
+            for endpoint in service.searches:
+                with ui.column().classes("w-full gap-0 fb-serve-tool"):
+                    name = (
+                        ui.input(f"Tool name (node {endpoint.node_id})", value=endpoint.name)
+                        .props("dense outlined")
+                        .classes("w-full")
+                    )
+                    text = (
+                        ui.textarea("Description", value=endpoint.description)
+                        .props("dense outlined autogrow")
+                        .classes("w-full")
+                    )
+                    name.on(
+                        "blur",
+                        lambda _, n=endpoint.node_id, w=name, c=endpoint.name: self._set_tool(n, "name", w.value, c),
+                    )
+                    text.on(
+                        "blur",
+                        lambda _, n=endpoint.node_id, w=text, c=endpoint.description: self._set_tool(
+                            n, "description", w.value, c
+                        ),
+                    )
+
+    def _set_tool(self, node_id: str, field: str, value: Any, current: str) -> None:
+        state = self.session.state
+        text = str(value or "").strip()
+        if text == current:  # a blur without a change must not mark the flow dirty
+            return
+        raw_mcp = state.flow.meta.get("mcp")
+        mcp: dict[str, Any] = raw_mcp if isinstance(raw_mcp, dict) else {}
+        raw_tools = mcp.get("tools")
+        tools: dict[str, Any] = raw_tools if isinstance(raw_tools, dict) else {}
+        entry = dict(tools.get(node_id) or {})
+        # EditorState has no meta setter; its _snapshot() is what makes the edit undoable and the flow dirty.
+        state._snapshot(("mcp-tool", node_id, field))
+        entry[field] = text
+        if not text:
+            entry.pop(field)
+        state.flow.meta["mcp"] = {**mcp, "tools": {**tools, node_id: entry}}
+        try:
+            from flowbuilder.serving.service import FlowService
+
+            FlowService(state.flow, base_dir=self.session.base_dir)
+        except FlowbuilderError as exc:
+            ui.notify(redact(str(exc)), type="warning")
 
     # ------------------------------------------------------------------ drawing
     def _show_error(self, text: str) -> None:
@@ -117,6 +185,7 @@ class ServePanel:
         self.stop_button.set_enabled(running is not None)
         self.status.clear()
         self.details.clear()
+        self._draw_tools()
         flow = self.session.state.flow
         host = str(self.host.value or "127.0.0.1").strip()
         url_host = f"[{host}]" if ":" in host else host
