@@ -1,7 +1,8 @@
 """``flowbuilder serve``: one Starlette app with MCP Streamable HTTP at ``/mcp`` and a small JSON API.
 
 - ``GET /search?q=...&k=...[&tool=NAME]``: the same JSON as the search tool's structured content.
-- ``POST /ask`` with ``{"question": "..."}``: runs the whole flow; the answer with its sources.
+- ``POST /ask`` with ``{"question": "...", "session": "optional"}``: runs the whole flow; the answer with its
+  sources (``session`` keeps a separate chat memory for agent flows).
 - ``GET /health``: ``{"ok": true, ...}`` with what the flow offers.
 
 The whole app sits behind :class:`flowbuilder.netguard.NetGuard` (Host/Origin checks, bearer token).
@@ -61,8 +62,10 @@ def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str 
         question = body.get("question") if isinstance(body, dict) else None
         if not isinstance(question, str):
             return _error(400, 'the body must be JSON: {"question": "..."}')
+        session = body.get("session") if isinstance(body.get("session"), str) else None
         try:
-            result = await anyio.to_thread.run_sync(lambda: service.ask(question))
+            # Each caller may keep its own chat memory (agent flows) by naming a session.
+            result = await anyio.to_thread.run_sync(lambda: service.ask(question, session or "serve"))
         except FlowbuilderError as exc:
             return _error(400, exc)
         return JSONResponse(redact_obj(result.to_json()), status_code=200 if result.ok else 502)

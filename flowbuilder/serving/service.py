@@ -29,7 +29,7 @@ import networkx as nx
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import ServeError
-from flowbuilder.executor import GENERIC_INPUT, Executor, RunEvent, RunResult
+from flowbuilder.executor import GENERIC_INPUT, Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import FlowGraph, analyze
@@ -192,7 +192,8 @@ class FlowService:
         self.executor = executor or Executor(resolver=resolver, data_dir=data_dir)
         self.progress: Callable[[RunEvent], None] = _StderrProgress(log or sys.stderr)
         self._lock = threading.Lock()
-        self._last_run: RunResult | None = None
+        self._latest: dict[str, NodeResult] = {}
+        """The latest successful result of every node any run produced (chunks come from here)."""
         self.graph: FlowGraph = analyze(self.flow, self.executor.registry, self.executor.resolver)
         self.searches = self._find_searches()
         self.answer_node = self._find_answer_node()
@@ -350,7 +351,7 @@ class FlowService:
                 session_id=session_id,
                 base_dir=self.base_dir,
             )
-            self._last_run = run
+            self._latest.update({nid: r for nid, r in run.results.items() if r.succeeded})
             return run
 
     def endpoint(self, name: str | None) -> SearchEndpoint:
@@ -449,20 +450,31 @@ class FlowService:
         return cast(list[dict[str, Any]], redact_obj(sources))
 
     # ------------------------------------------------------------------ resources
-    def chunks(self) -> dict[str, list[dict[str, Any]]]:
-        """The chunks the flow indexes, by source, with offsets (runs the ingest if nothing ran yet)."""
-        if self._last_run is None:
-            self.warm_up()
-        run = self._last_run
-        if run is None:
-            return {}
-        by_source: dict[str, list[dict[str, Any]]] = {}
+    def _store_feeds(self) -> list[tuple[str, str, str]]:
+        """``(source node, source port, store node)`` for every edge that feeds documents into a vector store."""
+        feeds = []
         for edge in self.flow.edges:
             target = self.graph.nodes.get(edge.target)
-            if target is None or not any(p.type is PortType.VECTOR_STORE for p in target.outputs.values()):
+            if target is None or target.spec.disabled:
                 continue
-            source_result = run.results.get(edge.source)
-            value = source_result.outputs.get(edge.source_port) if source_result else None
+            port = target.inputs.get(edge.target_port)
+            is_store = any(p.type is PortType.VECTOR_STORE for p in target.outputs.values())
+            if is_store and port is not None and port.type in (PortType.CHUNKS, PortType.RECORDS):
+                feeds.append((edge.source, edge.source_port, edge.target))
+        return feeds
+
+    def chunks(self) -> dict[str, list[dict[str, Any]]]:
+        """The chunks the flow indexes, by source, with offsets (runs each store's ingest first if needed)."""
+        for _, _, store in self._store_feeds():
+            if store not in self._latest:
+                # The store's own query (if any) is not needed to ingest; a failure is reported by the caller.
+                run = self._run(self.flow, inputs={}, to=store, session_id="serve-chunks")
+                if store not in self._latest:
+                    raise ServeError(redact(self._failure(run, store)))
+        by_source: dict[str, list[dict[str, Any]]] = {}
+        for source, port, store in self._store_feeds():
+            source_result = self._latest.get(source)
+            value = source_result.outputs.get(port) if source_result else None
             if not isinstance(value, list):
                 continue
             for doc in value:
@@ -470,7 +482,7 @@ class FlowService:
                     continue
                 meta = doc.metadata
                 item = {
-                    "store": edge.target,
+                    "store": store,
                     "chunk_index": meta.get("chunk_index"),
                     "start": meta.get("start"),
                     "end": meta.get("end"),
