@@ -22,7 +22,6 @@ that endpoint for that account (``--allow-endpoint PROVIDER[/ACCOUNT]=URL`` or t
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import os
@@ -37,6 +36,7 @@ from platformdirs import user_config_dir
 from pydantic import BaseModel, ConfigDict
 
 from flowbuilder.errors import CredentialError
+from flowbuilder.netguard import is_loopback
 from flowbuilder.secrets import register_secret
 
 log = logging.getLogger(__name__)
@@ -205,17 +205,6 @@ def endpoint_origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{host}{port}"
 
 
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` names this machine (127.0.0.0/8, ::1, localhost)."""
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def configured_endpoint(config: Any) -> str | None:
     """The endpoint a node's config points its requests at, or None for the provider's default."""
     for field in ENDPOINT_FIELDS:
@@ -228,7 +217,7 @@ def configured_endpoint(config: Any) -> str | None:
 def is_provider_endpoint(provider: str, url: str) -> bool:
     """Whether ``url`` is ``provider``'s own service or this machine."""
     host = (urlsplit(url if "://" in url else f"http://{url}").hostname or "").lower()
-    if is_loopback_host(host):
+    if is_loopback(host):
         return True
     return any(host == known or host.endswith("." + known) for known in PROVIDER_HOSTS.get(provider, ()))
 

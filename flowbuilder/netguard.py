@@ -21,7 +21,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from flowbuilder.errors import ServeError
 
@@ -111,6 +111,8 @@ class NetGuard:
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
+        if scope["type"] == "http" and await self._login(scope, headers, send):
+            return
         problem = self.refusal(headers)
         if problem is None:
             await self.app(scope, receive, send)
@@ -126,6 +128,26 @@ class NetGuard:
             response_headers.append((b"www-authenticate", b'Bearer realm="flowbuilder"'))
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": body})
+
+    async def _login(self, scope: Scope, headers: dict[str, str], send: Send) -> bool:
+        """A browser opening ``/?token=TOKEN`` gets the token as an HttpOnly cookie and is sent on without it
+        in the address (so it is not kept in history); only with ``cookie_name`` and a right token."""
+        if self._token is None or not self.cookie_name:
+            return False
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        given = (query.get("token") or [""])[0]
+        if not given or not hmac.compare_digest(given.encode(), self._token):
+            return False
+        host_problem = self.refusal({**headers, "authorization": f"Bearer {given}"})
+        if host_problem is not None:
+            return False
+        rest = urlencode([(k, v) for k, values in query.items() if k != "token" for v in values])
+        location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+        cookie = f"{self.cookie_name}={given}; HttpOnly; SameSite=Strict; Path=/"
+        response_headers = [(b"location", location.encode()), (b"set-cookie", cookie.encode())]
+        await send({"type": "http.response.start", "status": 303, "headers": response_headers})
+        await send({"type": "http.response.body", "body": b""})
+        return True
 
     def refusal(self, headers: dict[str, str]) -> tuple[int, str] | None:
         """``(status, message)`` when the request must be refused, else ``None``. Messages never echo a token."""

@@ -18,11 +18,15 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from flowbuilder.bodylimit import BodyLimit
 from flowbuilder.errors import FlowbuilderError, ServeError
 from flowbuilder.netguard import NetGuard, check_bind
 from flowbuilder.secrets import redact, redact_obj
 from flowbuilder.serving.mcp_server import build_mcp_server
 from flowbuilder.serving.service import FlowService
+
+MAX_REQUEST_BYTES = 1_000_000
+"""A question or an MCP message is small; anything bigger is refused before it is read."""
 
 
 def _error(status: int, exc: Exception | str) -> JSONResponse:
@@ -71,7 +75,7 @@ def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str 
         return JSONResponse(redact_obj(result.to_json()), status_code=200 if result.ok else 502)
 
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
-    return NetGuard(app, host=host, token=token)
+    return NetGuard(BodyLimit(app, max_bytes=MAX_REQUEST_BYTES), host=host, token=token)
 
 
 class BackgroundServer:

@@ -98,3 +98,14 @@ def test_named_host_bind_allows_its_name() -> None:
     assert client.get("/", headers={**auth, "host": "192.168.1.5:8000"}).status_code == 200
     assert client.get("/", headers={**auth, "host": "box.lan"}).status_code == 200
     assert client.get("/", headers={**auth, "host": "other.lan"}).status_code == 403
+
+
+def test_a_browser_logs_in_once_with_the_token_in_the_address() -> None:
+    guard = NetGuard(PlainTextResponse("page"), host="0.0.0.0", token="s3cret", cookie_name="fb")
+    client = TestClient(guard, base_url="http://lan-host:8080")
+    assert client.get("/").status_code == 401
+    assert client.get("/?token=wrong").status_code == 401
+    login = client.get("/?token=s3cret&x=1", follow_redirects=False)
+    assert login.status_code == 303 and login.headers["location"] == "/?x=1"
+    assert "HttpOnly" in login.headers["set-cookie"] and "s3cret" not in login.headers["location"]
+    assert client.get("/").text == "page"  # the cookie now carries the token
