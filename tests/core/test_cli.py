@@ -118,8 +118,8 @@ def test_ui_refuses_a_bad_flow_and_a_busy_port(tmp_path: Path, capsys) -> None:
 
 def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
     """`flowbuilder ui` starts, binds 127.0.0.1 only and serves the demo flow's page."""
-    import socket
     import http.client
+    import socket
     import time
     import urllib.error
     import urllib.request
