@@ -22,7 +22,10 @@ class CohereRerankConfig(RerankConfig):
     )
     timeout: float = Field(60.0, gt=0, description="Seconds to wait for Cohere before giving up.")
     max_tokens_per_doc: int | None = Field(
-        None, ge=1, description="Cohere truncates longer passages (its default is 4096).", json_schema_extra={"advanced": True}
+        None,
+        ge=1,
+        description="Cohere truncates longer passages (its default is 4096).",
+        json_schema_extra={"advanced": True},
     )
 
 
@@ -93,7 +96,9 @@ def _cohere_error(exc: Exception, api_key: str, base_url: str) -> ProviderError:
         return ProviderError("Cohere", f"rerank failed ({status}): {detail}")
     name = type(exc).__name__
     if "Timeout" in name:
-        return ProviderError("Cohere", f"no answer from {where} within the timeout; raise 'timeout' or check the server.")
+        return ProviderError(
+            "Cohere", f"no answer from {where} within the timeout; raise 'timeout' or check the server."
+        )
     if "Connect" in name:
         return ProviderError("Cohere", f"cannot reach {where} ({name}); check base_url and the network.")
     return ProviderError("Cohere", f"{name}: {detail}")

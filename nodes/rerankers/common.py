@@ -10,7 +10,7 @@ retrieval rank and score as ``legs["retrieval"]`` so the before/after stays visi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,7 +37,7 @@ class RerankerNode(Node[Any]):
 
     category = CATEGORY
     Config = RerankConfig
-    inputs = (
+    inputs: ClassVar[tuple[Port, ...]] = (
         Port("hits", PortType.HITS, description="The hits to rerank (from a retriever, a store or a fusion)."),
         Port("query", PortType.TEXT, description="The question the hits are judged against."),
     )
@@ -55,7 +55,8 @@ def rerank_inputs(inputs: dict[str, Any]) -> tuple[list[Hit], str]:
     hits = inputs.get("hits")
     if not isinstance(hits, list) or not all(isinstance(h, Hit) for h in hits):
         raise NodeError(
-            f"Input 'hits' must be a list of hits (from retriever.vector, a store or a fusion), got {type(hits).__name__}."
+            "Input 'hits' must be a list of hits (from retriever.vector, a store or a fusion), "
+            f"got {type(hits).__name__}."
         )
     query = inputs.get("query")
     if not isinstance(query, str) or not query.strip():

@@ -35,9 +35,7 @@ class CrossEncoderConfig(RerankConfig):
     )
     max_length: int = Field(512, ge=8, le=8192, description="Longest question+passage pair in tokens (truncated).")
     batch_size: int = Field(16, ge=1, le=512, description="Pairs scored per model call.")
-    activation: Literal["sigmoid", "none"] = Field(
-        "sigmoid", description="sigmoid: scores 0-1; none: the raw logits."
-    )
+    activation: Literal["sigmoid", "none"] = Field("sigmoid", description="sigmoid: scores 0-1; none: the raw logits.")
 
 
 class CrossEncoder:
@@ -58,9 +56,7 @@ class CrossEncoder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 2
         try:
-            self.session = onnxruntime.InferenceSession(
-                str(model_path), options, providers=["CPUExecutionProvider"]
-            )
+            self.session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph classes
             raise NodeError(f"reranker.cross_encoder: cannot load {model_path}: {exc}. {HOW_TO_GET_ONE}") from None
         self.input_names = [i.name for i in self.session.get_inputs()]

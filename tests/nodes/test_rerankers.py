@@ -9,12 +9,11 @@ import pytest
 
 from flowbuilder.errors import CredentialError, NodeError, ProviderError
 from flowbuilder.registry import default_registry
-from nodes.rerankers.cohere_rerank import CohereReranker, CohereRerankConfig
+from nodes.rerankers.cohere_rerank import CohereRerankConfig, CohereReranker
 from nodes.rerankers.common import RerankConfig, RerankerNode
 from nodes.rerankers.llm_judge import LLMJudgeConfig, LLMJudgeReranker, parse_score
 from tests.fakes.cohere_server import FakeCohereServer
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
-
 from tests.nodes.rerank_helpers import KEY, PASSAGES, ctx, make_hits, openai_model
 
 
@@ -118,7 +117,9 @@ def test_cohere_errors_are_clear_and_never_show_the_key(cohere_server: FakeCoher
         _cohere(cohere_server).run({"hits": hits, "query": "q"}, ctx("c", {"api_key": "co-WRONG-key"}))
     assert "co-WRONG-key" not in str(info.value)
     with pytest.raises(ProviderError, match=r"not found \(404\).*model"):
-        _cohere(cohere_server, model="rerank-nope").run({"hits": hits, "query": "q"}, ctx("c", {"api_key": "co-SECRET-key"}))
+        _cohere(cohere_server, model="rerank-nope").run(
+            {"hits": hits, "query": "q"}, ctx("c", {"api_key": "co-SECRET-key"})
+        )
     with pytest.raises(ProviderError, match="cannot reach"):
         _cohere(None).run({"hits": hits, "query": "q"}, ctx("c", {"api_key": "co-SECRET-key"}))
     with pytest.raises(CredentialError, match="api_key"):
