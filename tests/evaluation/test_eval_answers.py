@@ -8,6 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,8 +16,8 @@ from flowbuilder.cli import main
 from flowbuilder.data import Document, Hit
 from flowbuilder.evaluation.answers import citations, contains_fact, is_refusal, judge_answer, parse_judge_reply
 from flowbuilder.evaluation.questions import Question
-from tests.evaluation.answer_flow import EXPECTED, script, write_corpus
-from tests.fakes.llm_server import FakeLLMServer, running_server
+from tests.evaluation.answer_flow import EXPECTED, QUESTIONS, script, write_corpus
+from tests.fakes.llm_server import FakeLLMServer, Reply, running_server
 
 KEY = "sk-eval-SECRET-123456"
 
@@ -160,3 +161,56 @@ def test_eval_setup_errors(
     server.fail("chat", 401)
     code, out, _ = _eval(capsys, str(flow), "--questions", str(questions))
     assert code == 1 and "error" in out and "did not run to an answer" in out and KEY not in out
+
+
+def test_eval_runs_a_rewrite_and_rerank_flow(
+    capsys: pytest.CaptureFixture[str], server: FakeLLMServer, corpus: tuple[Path, Path]
+) -> None:
+    """query.rewrite (3 variants, RRF) -> reranker.llm (0-10 judge) -> prompt: eval numbers the reranked chunks."""
+    flow_path, questions = corpus
+    flow = json.loads(flow_path.read_text(encoding="utf-8"))
+    flow["nodes"] += [
+        {"id": "helper", "type": "llm.openai", "config": {"base_url": server.openai_base_url, "max_retries": 0}},
+        {"id": "rewrite", "type": "query.rewrite", "config": {"n": 3, "keep": 5}},
+        {"id": "rerank", "type": "reranker.llm", "config": {"candidates": 5, "keep": 3}},
+    ]
+    flow["edges"] = [e for e in flow["edges"] if e["target"] != "prompt" or e["target_port"] != "context"]
+    flow["edges"] += [
+        {"source": s, "source_port": sp, "target": t, "target_port": tp}
+        for s, sp, t, tp in [
+            ("retriever", "retriever", "rewrite", "retriever"),
+            ("question", "message", "rewrite", "query"),
+            ("helper", "model", "rewrite", "model"),
+            ("rewrite", "hits", "rerank", "hits"),
+            ("question", "message", "rerank", "query"),
+            ("helper", "model", "rerank", "model"),
+            ("rerank", "hits", "prompt", "context"),
+        ]
+    ]
+    flow_path.write_text(json.dumps(flow), encoding="utf-8")
+    answers = script(server)
+    facts = [fact for _, _, fact, _, _, _ in QUESTIONS]
+    calls = {"rewrite": 0, "judge": 0}
+
+    def responder(body: dict[str, Any]) -> Reply:
+        text = str(body["messages"][-1]["content"])
+        if "rewordings" in text:
+            calls["rewrite"] += 1
+            return Reply("1. first rewording\n2. second rewording\n3. third rewording")
+        if text.startswith("You judge search results"):
+            calls["judge"] += 1
+            passage = text.split("Passage:\n", 1)[1]
+            return Reply("9" if any(f and f.lower() in passage.lower() for f in facts) else "1")
+        return answers(body)
+
+    server.responder = responder
+    code, out, _ = _eval(capsys, str(flow_path), "--questions", str(questions), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["roles"]["hits"] == "rerank"
+    assert {r["id"]: r["verdict"] for r in data["results"]} == EXPECTED
+    # one rewrite per question; the judge scores every merged hit (3 to 5 per question: 4 lists of 3 from 6 rows)
+    assert calls["rewrite"] == 8 and 8 * 3 <= calls["judge"] <= 8 * 5
+    q1 = next(r for r in data["results"] if r["id"] == "q1")
+    assert q1["retrieval"]["first_rank"] == 1  # the judge put the chunk with the fact first
+    assert len(q1["chunks"]) == 3
