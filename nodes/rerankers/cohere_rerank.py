@@ -35,7 +35,7 @@ class CohereReranker(RerankerNode):
 
     type_name = "reranker.cohere"
     Config = CohereRerankConfig
-    credential_slots = (CredentialSlot("api_key", "cohere", description="Cohere API key (CO_API_KEY)."),)
+    credential_slots = (CredentialSlot("api_key", "cohere", description="Cohere API key (COHERE_API_KEY)."),)
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         config = self.config
