@@ -21,6 +21,9 @@ class CohereRerankConfig(RerankConfig):
         "", description="API address; empty = Cohere's public API.", json_schema_extra={"advanced": True}
     )
     timeout: float = Field(60.0, gt=0, description="Seconds to wait for Cohere before giving up.")
+    max_retries: int = Field(
+        2, ge=0, description="Retries after a rate limit or a server error.", json_schema_extra={"advanced": True}
+    )
     max_tokens_per_doc: int | None = Field(
         None,
         ge=1,
@@ -59,6 +62,7 @@ class CohereReranker(RerankerNode):
                 documents=[hit.document.text for hit in candidates],
                 top_n=len(candidates),
                 max_tokens_per_doc=config.max_tokens_per_doc,
+                request_options={"max_retries": config.max_retries},
             )
         except FlowbuilderError:
             raise

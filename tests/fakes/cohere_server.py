@@ -85,7 +85,9 @@ class _Handler(JSONHandler):
         status = self.fake._take_failure()
         if status is not None:
             messages = {429: "You are using a Trial key, which is limited to 10 API calls / minute."}
-            self._send_json(status, {"message": messages.get(status, f"HTTP {status}")})
+            # a short retry hint keeps SDK retries in tests to milliseconds
+            headers = {"retry-after-ms": "10", "retry-after": "0.01"} if status == 429 else {}
+            self._send_json(status, {"message": messages.get(status, f"HTTP {status}")}, headers)
             return
         if not isinstance(body, dict):
             self._send_json(400, {"message": "invalid request: body must be JSON"})

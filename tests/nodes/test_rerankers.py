@@ -121,9 +121,20 @@ def test_cohere_errors_are_clear_and_never_show_the_key(cohere_server: FakeCoher
             {"hits": hits, "query": "q"}, ctx("c", {"api_key": "co-SECRET-key"})
         )
     with pytest.raises(ProviderError, match="cannot reach"):
-        _cohere(None).run({"hits": hits, "query": "q"}, ctx("c", {"api_key": "co-SECRET-key"}))
+        _cohere(None, max_retries=0).run({"hits": hits, "query": "q"}, ctx("c", {"api_key": "co-SECRET-key"}))
     with pytest.raises(CredentialError, match="api_key"):
         _cohere(cohere_server).run({"hits": hits, "query": "q"}, ctx("c"))
+
+
+def test_cohere_rate_limit_retries_then_reports(cohere_server: FakeCohereServer) -> None:
+    secrets = {"api_key": "co-SECRET-key"}
+    cohere_server.fail(429, times=1)
+    out = _cohere(cohere_server, max_retries=1).run({"hits": make_hits(), "query": "refunds"}, ctx("c", secrets))
+    assert out["hits"][0].id == "PAY-3"
+    assert len(cohere_server.requests) == 2  # the SDK retried once after the 429
+    cohere_server.fail(429, times=5)
+    with pytest.raises(ProviderError, match=r"rate limited \(429\).*Trial key"):
+        _cohere(cohere_server, max_retries=0).run({"hits": make_hits(), "query": "q"}, ctx("c", secrets))
 
 
 def test_cohere_with_no_hits_sends_nothing(cohere_server: FakeCohereServer) -> None:
