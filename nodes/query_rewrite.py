@@ -9,12 +9,12 @@ service that does the whole rewrite-search-merge for any question (for an agent'
 
 Each merged hit carries one leg per query that found it: ``legs["q0"]`` is the original question,
 ``legs["q1"]``... the variants (``"q1/r2"`` when several retrievers are connected), with the rank
-and score in that list; ``score`` is the RRF sum and ``explain`` shows it ("1/61 + 1/63").
+and score in that list; ``score`` is the RRF sum and ``explain`` shows it ("1/61 + 1/63"). The merge is
+retriever.fusion's :func:`nodes.hybrid.fusion.fuse`, so the two nodes rank alike.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from collections.abc import Sequence
@@ -28,6 +28,7 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Retriever, VectorStore
+from nodes.hybrid.fusion import fuse
 from nodes.prompts import render_template
 
 DEFAULT_REWRITE_PROMPT = (
@@ -58,45 +59,6 @@ def parse_variants(reply: str, original: str, n: int) -> list[str]:
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split()).rstrip("?.! ")
-
-
-def hit_key(hit: Hit) -> str:
-    """Which hits are the same chunk across lists: the store id, else where the chunk came from."""
-    if hit.id:
-        return hit.id
-    meta = hit.document.metadata
-    digest = hashlib.sha1(hit.document.text.encode("utf-8")).hexdigest()[:16]
-    return f"{meta.get('source', '')}|{meta.get('record_id', '')}|{meta.get('start', '')}|{digest}"
-
-
-def rrf_merge(lists: Sequence[tuple[str, Sequence[Hit]]], rrf_k: int, keep: int) -> list[Hit]:
-    """Reciprocal Rank Fusion of named hit lists: each hit scores the sum of 1/(rrf_k + rank)."""
-    merged: dict[str, Hit] = {}
-    totals: dict[str, float] = {}
-    terms: dict[str, list[str]] = {}
-    first_seen: dict[str, int] = {}
-    for leg, hits in lists:
-        for position, hit in enumerate(hits, start=1):
-            key = hit_key(hit)
-            if key not in merged:
-                copy = hit.model_copy(deep=True)
-                copy.legs = {}
-                merged[key] = copy
-                totals[key] = 0.0
-                terms[key] = []
-                first_seen[key] = len(first_seen)
-            merged[key].legs[leg] = {"rank": position, "score": float(hit.score)}
-            totals[key] += 1.0 / (rrf_k + position)
-            terms[key].append(f"1/{rrf_k + position}")
-    order = sorted(merged, key=lambda key: (-totals[key], first_seen[key]))[:keep]
-    result = []
-    for rank, key in enumerate(order, start=1):
-        hit = merged[key]
-        hit.score = totals[key]
-        hit.rank = rank
-        hit.explain = " + ".join(terms[key])
-        result.append(hit)
-    return result
 
 
 class QueryRewriteConfig(BaseModel):
@@ -145,7 +107,13 @@ class MultiQueryRetriever:
             for ri, retriever in enumerate(self.retrievers, start=1):
                 leg = f"q{qi}" if len(self.retrievers) == 1 else f"q{qi}/r{ri}"
                 lists.append((leg, retriever.retrieve(text)))
-        merged = rrf_merge(lists, self.config.rrf_k, self.config.keep)
+        merged = fuse(
+            [hits for _, hits in lists],
+            method="rrf",
+            k=self.config.rrf_k,
+            names=[leg for leg, _ in lists],
+            keep=self.config.keep,
+        )
         self.last = {
             "prompt": prompt,
             "reply": reply,
