@@ -12,13 +12,23 @@ import argparse
 import json
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flowbuilder.commands._common import add_cred_option, resolver_from_args
-from flowbuilder.evaluation.answers import AnswerResult, Evaluation, evaluate_answers
-from flowbuilder.evaluation.questions import load_questions
+from flowbuilder.errors import FlowFileError
+from flowbuilder.evaluation.answers import (
+    AnswerResult,
+    BaselineComparison,
+    Evaluation,
+    baseline_from_evaluation,
+    compare_to_baseline,
+    evaluate_answers,
+    saved_baseline,
+)
+from flowbuilder.evaluation.questions import Question, load_questions
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow
 
@@ -72,6 +82,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--answer", metavar="NODE", help="the node giving the answer (default: the chat output)")
     parser.add_argument("--hits", metavar="NODE", help="the node whose hits the prompt numbers (default: found)")
     parser.add_argument("--refusal", action="append", default=[], metavar="REGEX", help="extra refusal phrasing")
+    parser.add_argument(
+        "--baseline",
+        metavar="FLOW|EVAL.json",
+        help="compare with a baseline (a flow run the same way, or a saved `eval --json` output): paired "
+        "bootstrap interval and exact McNemar test on the answers",
+    )
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test case per question)")
     parser.add_argument("--json", action="store_true", help="print everything as JSON (chunks, prompt, verdicts)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -116,21 +132,57 @@ def handle(args: argparse.Namespace) -> int:
         refusal_patterns=(*REFUSAL_PATTERNS, *args.refusal),
         on_question=progress,
     )
+    comparison = _baseline(args, executor, questions, progress, evaluation) if args.baseline else None
     failures = check_thresholds(evaluation, args)
     if args.junit:
         write_junit(evaluation, Path(args.junit))
     if args.json:
         data = evaluation.to_dict()
         data["thresholds"] = [{"metric": m, "failed": msg} for m, msg in failures]
+        if comparison is not None:
+            data["baseline"] = comparison.to_dict()
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
         print_report(evaluation)
+        if comparison is not None:
+            print(f"\nAgainst the baseline '{comparison.baseline}' ({comparison.details['questions']} questions):")
+            for line in comparison.lines:
+                print(f"  {line}")
         for _, message in failures:
             print(f"FAILED: {message}")
     errors = evaluation.metrics.errors
     if errors and not args.json:
         print(f"FAILED: {errors} question(s) did not run to an answer (see the 'error' lines)")
     return 1 if failures or errors else 0
+
+
+def _baseline(
+    args: argparse.Namespace,
+    executor: Executor,
+    questions: list[Question],
+    progress: Callable[[int, int, AnswerResult], None],
+    evaluation: Evaluation,
+) -> BaselineComparison:
+    """The baseline's scores: a saved ``eval --json`` file as is, or a flow evaluated now with the same options."""
+    path = Path(args.baseline)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise FlowFileError(path, f"cannot read the baseline ({exc})") from None
+    saved = saved_baseline(data, path.name)
+    if saved is None:
+        flow = load_flow(path)
+        base = evaluate_answers(
+            flow,
+            questions,
+            base_dir=path.resolve().parent,
+            executor=executor,
+            k=args.k,
+            judge=args.judge if args.judge and flow.find_node(args.judge) else None,
+            on_question=progress,
+        )
+        saved = baseline_from_evaluation(base)
+    return compare_to_baseline(evaluation, saved)
 
 
 def check_thresholds(evaluation: Evaluation, args: argparse.Namespace) -> list[tuple[str, str]]:

@@ -603,3 +603,86 @@ def _output(run: RunResult, node_id: str | None, port: str | None) -> Any:
         return None
     node = run.results.get(node_id)
     return node.outputs.get(port) if node is not None else None
+
+
+# ---------------------------------------------------------------- against a baseline
+
+
+@dataclass(frozen=True)
+class BaselineScores:
+    """Per-question outcomes of the baseline: a flow evaluated now, or a saved ``eval --json``."""
+
+    name: str
+    passed: dict[str, bool]
+    correctness: dict[str, float]
+
+
+def baseline_from_evaluation(evaluation: Evaluation) -> BaselineScores:
+    return BaselineScores(
+        evaluation.flow,
+        {r.question.id: r.passed for r in evaluation.results if r.verdict != "error"},
+        {
+            r.question.id: r.judge.correctness
+            for r in evaluation.results
+            if r.judge is not None and r.judge.correctness is not None
+        },
+    )
+
+
+def saved_baseline(data: Any, where: str) -> BaselineScores | None:
+    """The scores of a saved ``flowbuilder eval --json`` output, or None if ``data`` is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list) or "metrics" not in data:
+        return None
+    passed: dict[str, bool] = {}
+    correctness: dict[str, float] = {}
+    for item in data["results"]:
+        if not isinstance(item, dict) or "id" not in item or "verdict" not in item:
+            raise EvalSetupError(f"{where}: a result has no id or verdict; is it a `flowbuilder eval --json` output?")
+        if item["verdict"] == "error":
+            continue
+        passed[str(item["id"])] = bool(item.get("passed"))
+        judge = item.get("judge")
+        if isinstance(judge, dict) and isinstance(judge.get("correctness"), int | float):
+            correctness[str(item["id"])] = float(judge["correctness"])
+    return BaselineScores(f"{data.get('flow') or 'flow'} ({where})", passed, correctness)
+
+
+@dataclass
+class BaselineComparison:
+    baseline: str
+    lines: list[str]
+    """One verdict line per compared metric, e.g. "no detectable difference on 8 questions (...)"."""
+    details: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "verdicts": self.lines, **self.details}
+
+
+def compare_to_baseline(evaluation: Evaluation, baseline: BaselineScores) -> BaselineComparison:
+    """Paired significance (bootstrap interval + exact McNemar / sign test) of the flow against the baseline
+    on the questions both answered: share of passed questions, and judge correctness when both were judged."""
+    from flowbuilder.evaluation.significance import mcnemar, paired_difference, sign_test, verdict
+
+    current = baseline_from_evaluation(evaluation)
+    ids = [qid for qid in current.passed if qid in baseline.passed]
+    if not ids:
+        raise EvalSetupError(
+            f"the baseline '{baseline.name}' shares no answered question id with this run; use the same question set"
+        )
+    a = [baseline.passed[q] for q in ids]
+    b = [current.passed[q] for q in ids]
+    difference = paired_difference([float(x) for x in a], [float(x) for x in b])
+    test = mcnemar(a, b)
+    lines = [verdict(difference, test, metric="answers passed", a=baseline.name, b=evaluation.flow)]
+    details: dict[str, Any] = {"questions": len(ids), "passed": {**difference.to_dict(), "test": test.to_dict()}}
+    judged = [q for q in ids if q in baseline.correctness and q in current.correctness]
+    if judged:
+        ja = [baseline.correctness[q] for q in judged]
+        jb = [current.correctness[q] for q in judged]
+        jdiff = paired_difference(ja, jb)
+        jtest = sign_test(
+            sum(y > x for x, y in zip(ja, jb, strict=True)), sum(y < x for x, y in zip(ja, jb, strict=True))
+        )
+        lines.append(verdict(jdiff, jtest, metric="judge correctness", a=baseline.name, b=evaluation.flow))
+        details["judge_correctness"] = {**jdiff.to_dict(), "test": jtest.to_dict()}
+    return BaselineComparison(baseline.name, lines, details)

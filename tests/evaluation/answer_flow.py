@@ -108,7 +108,7 @@ def write_corpus(folder: Path, base_url: str, collection: str, k: int = 3) -> tu
     return folder / "flow.json", folder / "questions.jsonl"
 
 
-def _chunks(prompt: str) -> dict[int, str]:
+def chunks_of(prompt: str) -> dict[int, str]:
     """The numbered chunks of a prompt rendered by prompt.template: ``[n] (source...)`` then the text."""
     parts = re.split(r"^\[(\d+)\] ", prompt, flags=re.MULTILINE)
     return {int(parts[i]): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
@@ -135,7 +135,7 @@ class ScriptedModel:
         asked = question.group(1).strip() if question else ""
         item = next(q for q in QUESTIONS if q[1] == asked)
         _, _, fact, _, _, how = item
-        chunks = _chunks(text)
+        chunks = chunks_of(text)
         holder = next((n for n, chunk in chunks.items() if fact and fact.lower() in chunk.lower()), None)
         other = next((n for n in chunks if n != holder), 1)
         sentence = {

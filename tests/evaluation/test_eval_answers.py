@@ -16,7 +16,7 @@ from flowbuilder.cli import main
 from flowbuilder.data import Document, Hit
 from flowbuilder.evaluation.answers import citations, contains_fact, is_refusal, judge_answer, parse_judge_reply
 from flowbuilder.evaluation.questions import Question
-from tests.evaluation.answer_flow import EXPECTED, QUESTIONS, script, write_corpus
+from tests.evaluation.answer_flow import EXPECTED, QUESTIONS, chunks_of, script, write_corpus
 from tests.fakes.llm_server import FakeLLMServer, Reply, running_server
 
 KEY = "sk-eval-SECRET-123456"
@@ -214,3 +214,40 @@ def test_eval_runs_a_rewrite_and_rerank_flow(
     q1 = next(r for r in data["results"] if r["id"] == "q1")
     assert q1["retrieval"]["first_rank"] == 1  # the judge put the chunk with the fact first
     assert len(q1["chunks"]) == 3
+
+
+def _perfect(body: dict[str, Any]) -> Reply:
+    """A model that answers every answerable question with its fact, cited, and refuses the others."""
+    text = str(body["messages"][-1]["content"])
+    asked = text.split("Question: ", 1)[1].split("\n", 1)[0].strip()
+    _, _, fact, _, answerable, _ = next(q for q in QUESTIONS if q[1] == asked)
+    if not answerable or not fact:
+        return Reply("I don't know.")
+    holder = next(n for n, chunk in chunks_of(text).items() if fact.lower() in chunk.lower())
+    return Reply(f"{fact} [{holder}].")
+
+
+def test_eval_against_a_baseline(
+    capsys: pytest.CaptureFixture[str], server: FakeLLMServer, corpus: tuple[Path, Path], tmp_path: Path
+) -> None:
+    flow, questions = corpus
+    script(server)
+    code, out, _ = _eval(capsys, str(flow), "--questions", str(questions), "--json")
+    saved = tmp_path / "baseline.json"
+    saved.write_text(out, encoding="utf-8")
+    server.responder = _perfect
+    code, out, _ = _eval(capsys, str(flow), "--questions", str(questions), "--baseline", str(saved))
+    assert code == 0
+    # 2 of 8 passed before, 8 of 8 now: 6 wins, 0 losses (exact McNemar p = 2/64)
+    assert "Against the baseline 'Help centre RAG (baseline.json)' (8 questions):" in out
+    assert "Help centre RAG better than Help centre RAG (baseline.json) (answers passed +0.750" in out
+    assert "6 wins, 0 losses, p = 0.031" in out
+    # the same flow as its own baseline: every question scores alike
+    code, out, _ = _eval(capsys, str(flow), "--questions", str(questions), "--baseline", str(flow), "--json")
+    data = json.loads(out)
+    assert data["baseline"]["questions"] == 8
+    assert "no detectable difference on 8 questions" in data["baseline"]["verdicts"][0]
+    bad = tmp_path / "other.json"
+    bad.write_text(json.dumps({"flow": "x", "metrics": {}, "results": [{"id": "zz", "verdict": "correct"}]}))
+    code, _, err = _eval(capsys, str(flow), "--questions", str(questions), "--baseline", str(bad))
+    assert code == 1 and "shares no answered question id" in err
