@@ -102,10 +102,15 @@ def write_corpus(folder: Path, base_url: str, collection: str, k: int = 3) -> tu
         "version": 1,
         "name": "Help centre RAG",
         "nodes": nodes,
-        "edges": [{"source": s, "source_port": sp, "target": t, "target_port": tp} for s, sp, t, tp in edges],
+        "edges": edge_dicts(edges),
     }
     (folder / "flow.json").write_text(json.dumps(flow, indent=1), encoding="utf-8")
     return folder / "flow.json", folder / "questions.jsonl"
+
+
+def edge_dicts(edges: list[tuple[str, str, str, str]]) -> list[dict[str, str]]:
+    """(source, source port, target, target port) tuples as native flow edges."""
+    return [{"source": s, "source_port": sp, "target": t, "target_port": tp} for s, sp, t, tp in edges]
 
 
 def chunks_of(prompt: str) -> dict[int, str]:

@@ -16,7 +16,7 @@ from flowbuilder.cli import main
 from flowbuilder.data import Document, Hit
 from flowbuilder.evaluation.answers import citations, contains_fact, is_refusal, judge_answer, parse_judge_reply
 from flowbuilder.evaluation.questions import Question
-from tests.evaluation.answer_flow import EXPECTED, QUESTIONS, chunks_of, script, write_corpus
+from tests.evaluation.answer_flow import EXPECTED, QUESTIONS, chunks_of, edge_dicts, script, write_corpus
 from tests.fakes.llm_server import FakeLLMServer, Reply, running_server
 
 KEY = "sk-eval-SECRET-123456"
@@ -175,9 +175,8 @@ def test_eval_runs_a_rewrite_and_rerank_flow(
         {"id": "rerank", "type": "reranker.llm", "config": {"candidates": 5, "keep": 3}},
     ]
     flow["edges"] = [e for e in flow["edges"] if e["target"] != "prompt" or e["target_port"] != "context"]
-    flow["edges"] += [
-        {"source": s, "source_port": sp, "target": t, "target_port": tp}
-        for s, sp, t, tp in [
+    flow["edges"] += edge_dicts(
+        [
             ("retriever", "retriever", "rewrite", "retriever"),
             ("question", "message", "rewrite", "query"),
             ("helper", "model", "rewrite", "model"),
@@ -186,7 +185,7 @@ def test_eval_runs_a_rewrite_and_rerank_flow(
             ("helper", "model", "rerank", "model"),
             ("rerank", "hits", "prompt", "context"),
         ]
-    ]
+    )
     flow_path.write_text(json.dumps(flow), encoding="utf-8")
     answers = script(server)
     facts = [fact for _, _, fact, _, _, _ in QUESTIONS]
