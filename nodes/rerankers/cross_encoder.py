@@ -45,25 +45,25 @@ class CrossEncoder:
         model_path = find_model_file(folder)
         tokenizer_path = folder / "tokenizer.json"
         if not tokenizer_path.is_file():
-            raise NodeError(f"reranker.cross_encoder: {folder} has no tokenizer.json. {HOW_TO_GET_ONE}")
+            raise NodeError(f"{folder} has no tokenizer.json. {HOW_TO_GET_ONE}")
         import onnxruntime
         from tokenizers import Tokenizer
 
         try:
             self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as exc:  # tokenizers raises a bare Exception for a malformed file
-            raise NodeError(f"reranker.cross_encoder: cannot read {tokenizer_path}: {exc}. {HOW_TO_GET_ONE}") from None
+            raise NodeError(f"cannot read {tokenizer_path}: {exc}. {HOW_TO_GET_ONE}") from None
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 2
         try:
             self.session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph classes
-            raise NodeError(f"reranker.cross_encoder: cannot load {model_path}: {exc}. {HOW_TO_GET_ONE}") from None
+            raise NodeError(f"cannot load {model_path}: {exc}. {HOW_TO_GET_ONE}") from None
         self.input_names = [i.name for i in self.session.get_inputs()]
         missing = {"input_ids", "attention_mask"} - set(self.input_names)
         if missing:
             raise NodeError(
-                f"reranker.cross_encoder: {model_path} does not take {', '.join(sorted(missing))} "
+                f"{model_path} does not take {', '.join(sorted(missing))} "
                 f"(its inputs: {', '.join(self.input_names)}); it is not a text cross-encoder. {HOW_TO_GET_ONE}"
             )
         self.tokenizer.enable_truncation(max_length)
@@ -95,7 +95,7 @@ class CrossEncoder:
                 column = output
             else:
                 raise NodeError(
-                    f"reranker.cross_encoder: {self.model_path} outputs shape {list(output.shape)}; "
+                    f"{self.model_path} outputs shape {list(output.shape)}; "
                     "a cross-encoder gives one (or two) logits per pair."
                 )
             scores.extend(float(v) for v in column)
@@ -104,15 +104,12 @@ class CrossEncoder:
 
 def find_model_file(folder: Path) -> Path:
     if not folder.is_dir():
-        raise NodeError(f"reranker.cross_encoder: model folder {folder} does not exist. {HOW_TO_GET_ONE}")
+        raise NodeError(f"model folder {folder} does not exist. {HOW_TO_GET_ONE}")
     for name in MODEL_FILES:
         if (folder / name).is_file():
             return folder / name
     present = sorted(p.name for p in folder.iterdir())[:12]
-    raise NodeError(
-        f"reranker.cross_encoder: no model.onnx in {folder} (it holds: {', '.join(present) or 'nothing'}). "
-        f"{HOW_TO_GET_ONE}"
-    )
+    raise NodeError(f"no model.onnx in {folder} (it holds: {', '.join(present) or 'nothing'}). {HOW_TO_GET_ONE}")
 
 
 _LOADED: dict[tuple[str, float, int], CrossEncoder] = {}
@@ -162,7 +159,7 @@ class CrossEncoderReranker(RerankerNode):
         assert isinstance(config, CrossEncoderConfig)
         hits, query = rerank_inputs(inputs)
         if not config.model_dir.strip():
-            raise NodeError(f"reranker.cross_encoder: 'model_dir' is empty. {HOW_TO_GET_ONE}")
+            raise NodeError(f"'model_dir' is empty. {HOW_TO_GET_ONE}")
         folder = ctx.resolve_path(config.model_dir)
         encoder = load_cross_encoder(folder, config.max_length)
         candidates = hits[: config.candidates]

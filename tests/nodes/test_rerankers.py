@@ -150,3 +150,16 @@ def test_rerankers_are_registered_with_shared_ports() -> None:
         assert [p.name for p in cls.inputs][:2] == ["hits", "query"]
         assert [p.name for p in cls.outputs] == ["hits"]
     assert [s.provider for s in registry.get("reranker.cohere").credential_slots] == ["cohere"]
+
+
+def test_reranked_hits_keep_their_legs_in_outputs(server: FakeLLMServer) -> None:
+    from flowbuilder.outputs import score_meaning, to_jsonable
+
+    for reply in ["3", "8"]:
+        server.reply(reply)
+    node = LLMJudgeReranker(LLMJudgeConfig(candidates=2, keep=2))
+    hits = node.run({"hits": make_hits(), "query": "q", "model": openai_model(server)}, ctx())["hits"]
+    data = to_jsonable(hits)
+    assert data[0]["legs"] == {"retrieval": {"rank": 2, "score": 0.8}, "rerank": {"rank": 1, "score": 8.0}}
+    assert "legs" not in to_jsonable(make_hits())[0]  # plain retrieval stays as it was
+    assert score_meaning(hits) == "reranker score" and score_meaning(make_hits()) == "cosine similarity"
