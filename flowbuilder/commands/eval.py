@@ -213,6 +213,8 @@ def print_report(evaluation: Evaluation) -> None:
     )
     print(f"Questions: {m.questions} ({m.answerable} answerable, {m.unanswerable} without an answer)")
     r = m.retrieval
+    if roles.hits is None:
+        print("  no numbered chunks found (give --hits NODE): retrieval and citations are not checked")
     if r.get("questions"):
         print(
             f"Retrieval (k={r['k']}, {r['questions']} questions): hit@1 {r['hit@1']:.2f}  hit@k {r['hit@k']:.2f}  "
@@ -259,7 +261,8 @@ def write_junit(evaluation: Evaluation, path: Path) -> None:
         "testsuite",
         name=f"flowbuilder eval: {evaluation.flow}",
         tests=str(len(results)),
-        failures=str(sum(1 for r in results if not r.passed and r.verdict != "error")),
+        failures=str(sum(1 for r in results if not r.passed and r.verdict not in ("error", "unchecked"))),
+        skipped=str(sum(1 for r in results if r.verdict == "unchecked")),
         errors=str(sum(1 for r in results if r.verdict == "error")),
         time=f"{sum(r.seconds for r in results):.3f}",
     )
@@ -273,6 +276,8 @@ def write_junit(evaluation: Evaluation, path: Path) -> None:
         )
         if result.verdict == "error":
             ET.SubElement(case, "error", message=result.error[:500], type="error").text = result.error
+        elif result.verdict == "unchecked":
+            ET.SubElement(case, "skipped", message="no fact and no numbered chunks to check the answer against")
         elif not result.passed:
             reasons = "; ".join(c.detail for c in result.checks if not c.passed)
             ET.SubElement(

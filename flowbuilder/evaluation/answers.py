@@ -41,11 +41,12 @@ from flowbuilder.flow import Flow
 from flowbuilder.registry import NodeRegistry
 from flowbuilder.services import ChatModel
 
-VERDICTS = ("correct", "wrong", "uncited", "wrongly cited", "missed", "refused", "invented", "error")
+VERDICTS = ("correct", "wrong", "uncited", "wrongly cited", "missed", "refused", "invented", "unchecked", "error")
 """``correct``: fact in the answer, cited from a chunk that holds it. ``wrong``: the fact is missing.
 ``uncited``: right but cites nothing. ``wrongly cited``: cites a chunk that does not exist or does not
 hold the fact. ``missed``: refused although the question is answerable. ``refused``: rightly refused a
-question with no answer. ``invented``: answered a question with no answer. ``error``: the run failed."""
+question with no answer. ``invented``: answered a question with no answer. ``unchecked``: no fact and no
+numbered chunks to check against (neither passed nor failed). ``error``: the run failed."""
 PASSING = frozenset({"correct", "refused"})
 
 REFUSAL_PATTERNS: tuple[str, ...] = (
@@ -208,11 +209,12 @@ class AnswerResult:
 def judge_answer(
     question: Question,
     answer: str,
-    hits: Sequence[Hit],
+    hits: Sequence[Hit] | None,
     cited: Sequence[int],
     patterns: Sequence[str] = REFUSAL_PATTERNS,
 ) -> tuple[str, list[Check]]:
-    """The rule-based verdict of one answer and the checks behind it."""
+    """The rule-based verdict of one answer and the checks behind it. ``hits`` None: the flow numbers no
+    chunks that eval can see (an agent searching through a tool), so citations are not checked."""
     refused = is_refusal(answer, patterns)
     if not expects_answer(question):
         if refused:
@@ -226,6 +228,10 @@ def judge_answer(
     if fact:
         found = contains_fact(answer, fact)
         checks.append(Check("fact", found, f"answer {'contains' if found else 'lacks'} the fact '{fact}'"))
+    if hits is None:
+        if not fact:
+            return "unchecked", checks
+        return ("correct" if checks[0].passed else "wrong"), checks
     bad = [n for n in cited if not 1 <= n <= len(hits)]
     if not cited:
         checks.append(Check("citations", False, "cites no chunk"))
@@ -575,7 +581,7 @@ def _evaluate_one(
     chunks = [h for h in hit_list if isinstance(h, Hit)] if isinstance(hit_list, list) else []
     prompt = _output(run, roles.prompt, "prompt") if roles.prompt else None
     cited = citations(answer_value)
-    verdict, checks = judge_answer(question, answer_value, chunks, cited, patterns)
+    verdict, checks = judge_answer(question, answer_value, chunks if roles.hits else None, cited, patterns)
     result = AnswerResult(
         question,
         verdict,

@@ -250,3 +250,11 @@ def test_eval_against_a_baseline(
     bad.write_text(json.dumps({"flow": "x", "metrics": {}, "results": [{"id": "zz", "verdict": "correct"}]}))
     code, _, err = _eval(capsys, str(flow), "--questions", str(questions), "--baseline", str(bad))
     assert code == 1 and "shares no answered question id" in err
+
+
+def test_without_numbered_chunks_citations_are_not_checked() -> None:
+    question = Question("x", "q?", ("R1",), "fact is here")
+    verdict, checks = judge_answer(question, "The fact is here.", None, [])
+    assert verdict == "correct" and [c.name for c in checks] == ["fact"]
+    assert judge_answer(question, "Nope.", None, [])[0] == "wrong"
+    assert judge_answer(Question("y", "q?", ("R1",), None), "Something.", None, [])[0] == "unchecked"
