@@ -234,11 +234,17 @@ def print_report(evaluation: Evaluation) -> None:
         print(f"Judge ({m.judged} graded): faithfulness {faith}  correctness {correct}")
     print("Verdicts: " + ", ".join(f"{v} {n}" for v, n in m.verdicts.items()))
     print()
+    if m.errors:
+        print(f"  answer metrics leave out the {m.errors} question(s) whose run failed")
     width = max((len(r.question.id) for r in evaluation.results), default=2)
+    last_error = ""
     for result in evaluation.results:
         rank = result.retrieval.first_rank if result.retrieval else None
         where = f"rank {rank}" if rank else ("not retrieved" if result.retrieval else "-")
         reasons = "; ".join(c.detail for c in result.checks if not c.passed) or result.error
+        if result.error and result.error == last_error:
+            reasons = "the same error"
+        last_error = result.error
         line = f"  {result.question.id.ljust(width)}  {result.verdict:<13}  {where:<13}  {_preview(result.answer)}"
         print(line.rstrip())
         if reasons and not result.passed:

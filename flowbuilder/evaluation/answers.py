@@ -431,7 +431,7 @@ class EvalMetrics:
     unanswerable: int
     errors: int
     answer_accuracy: float | None
-    """Correct answers (fact present and rightly cited) among the answerable questions."""
+    """Correct answers (fact present and rightly cited) among the answerable questions that ran."""
     fact_rate: float | None
     """Answers containing the fact, cited or not, among answerable questions with a fact."""
     citation_accuracy: float | None
@@ -475,10 +475,14 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def summarise(results: Sequence[AnswerResult], k: int) -> EvalMetrics:
+    # Answer metrics count the questions that ran to an answer (errors are reported apart and fail the
+    # command); retrieval counts every answerable question whose chunks were retrieved.
     answerable = [r for r in results if r.answerable]
     unanswerable = [r for r in results if not r.answerable]
-    with_fact = [r for r in answerable if r.question.fact and r.verdict != "error"]
-    cited_ok = [r for r in answerable if any(c.name == "citations" and c.passed for c in r.checks)]
+    answered = [r for r in answerable if r.verdict != "error"]
+    refused_or_not = [r for r in unanswerable if r.verdict != "error"]
+    with_fact = [r for r in answered if r.question.fact]
+    cited_ok = [r for r in answered if any(c.name == "citations" and c.passed for c in r.checks)]
     outcomes = [r.retrieval for r in answerable if r.retrieval is not None]
     judged = [r.judge for r in results if r.judge is not None and not r.judge.error]
     retrieval = aggregate(outcomes, k).to_dict() if outcomes else {"k": k, "questions": 0}
@@ -488,12 +492,12 @@ def summarise(results: Sequence[AnswerResult], k: int) -> EvalMetrics:
         answerable=len(answerable),
         unanswerable=len(unanswerable),
         errors=verdicts["error"],
-        answer_accuracy=_share(verdicts["correct"], len(answerable)),
+        answer_accuracy=_share(verdicts["correct"], len(answered)),
         fact_rate=_share(sum(1 for r in with_fact if contains_fact(r.answer, r.question.fact or "")), len(with_fact)),
-        citation_accuracy=_share(len(cited_ok), len(answerable)),
-        refusal_rate=_share(verdicts["refused"], len(unanswerable)),
-        invention_rate=_share(verdicts["invented"], len(unanswerable)),
-        wrong_despite_retrieval=sum(1 for r in answerable if r.retrieved_fact and r.verdict != "correct"),
+        citation_accuracy=_share(len(cited_ok), len(answered)),
+        refusal_rate=_share(verdicts["refused"], len(refused_or_not)),
+        invention_rate=_share(verdicts["invented"], len(refused_or_not)),
+        wrong_despite_retrieval=sum(1 for r in answered if r.retrieved_fact and r.verdict != "correct"),
         retrieval=retrieval,
         faithfulness=_mean([j.faithfulness for j in judged if j.faithfulness is not None]),
         correctness=_mean([j.correctness for j in judged if j.correctness is not None]),
@@ -572,14 +576,30 @@ def _evaluate_one(
     run = executor.run(
         flow, inputs=question.question, session_id=f"eval-{question.id}", base_dir=base_dir, on_event=on_event
     )
+    # The chunks and their retrieval scores are read first: when only the model fails (no server, no
+    # key), retrieval is still measured, and the answer side reports the error.
+    hits_node = run.results.get(roles.hits) if roles.hits else None
+    hit_list = _output(run, roles.hits, roles.hits_port) if hits_node is not None and hits_node.succeeded else None
+    chunks = [h for h in hit_list if isinstance(h, Hit)] if isinstance(hit_list, list) else []
+    retrieval = None
+    if expects_answer(question) and isinstance(hit_list, list):
+        retrieval = judge_hits(question, chunks, k or max(len(chunks), 1))
+    retrieved_fact = any(contains_fact(h.document.text, question.fact) for h in chunks) if question.fact else None
+    prompt = _output(run, roles.prompt, "prompt") if roles.prompt else None
     failed = run.failed()
     answer_value = _output(run, roles.answer, roles.answer_port)
     if failed or not isinstance(answer_value, str):
         reason = "; ".join(r.error or r.node_id for r in failed) or f"node '{roles.answer}' gave no answer"
-        return AnswerResult(question, "error", error=reason, seconds=time.perf_counter() - started)
-    hit_list = _output(run, roles.hits, roles.hits_port) if roles.hits and roles.hits_port else []
-    chunks = [h for h in hit_list if isinstance(h, Hit)] if isinstance(hit_list, list) else []
-    prompt = _output(run, roles.prompt, "prompt") if roles.prompt else None
+        return AnswerResult(
+            question,
+            "error",
+            prompt=prompt if isinstance(prompt, str) else "",
+            hits=chunks,
+            retrieval=retrieval,
+            retrieved_fact=retrieved_fact,
+            error=reason,
+            seconds=time.perf_counter() - started,
+        )
     cited = citations(answer_value)
     verdict, checks = judge_answer(question, answer_value, chunks if roles.hits else None, cited, patterns)
     result = AnswerResult(
@@ -590,10 +610,9 @@ def _evaluate_one(
         hits=chunks,
         cited=cited,
         checks=checks,
-        retrieved_fact=any(contains_fact(h.document.text, question.fact) for h in chunks) if question.fact else None,
+        retrieval=retrieval,
+        retrieved_fact=retrieved_fact,
     )
-    if expects_answer(question) and roles.hits:
-        result.retrieval = judge_hits(question, chunks, k or max(len(chunks), 1))
     if roles.judge:
         model = _output(run, roles.judge, "model")
         if isinstance(model, ChatModel):

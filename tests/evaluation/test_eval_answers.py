@@ -161,6 +161,13 @@ def test_eval_setup_errors(
     server.fail("chat", 401)
     code, out, _ = _eval(capsys, str(flow), "--questions", str(questions))
     assert code == 1 and "error" in out and "did not run to an answer" in out and KEY not in out
+    assert "-> the same error" in out
+    # the model failed, retrieval did not: it is still measured, and the answer metrics are n/a, not 0
+    code, out, _ = _eval(capsys, str(flow), "--questions", str(questions), "--json")
+    metrics = json.loads(out)["metrics"]
+    assert code == 1 and metrics["errors"] == 8
+    assert metrics["retrieval"]["questions"] == 6 and metrics["retrieval"]["hit@k"] > 0
+    assert metrics["accuracy"] is None and metrics["refusal_rate"] is None
 
 
 def test_eval_runs_a_rewrite_and_rerank_flow(
