@@ -50,7 +50,8 @@ def test_parse_variants_cleans_numbering_and_duplicates() -> None:
         "Extra",
     ]
     assert parse_variants("", "q", 3) == []
-    markdown = "Sure! Here are three alternative phrasings:\n\n1. **How can I reset my password?**\nVariant 2: `Forgot password`"
+    markdown = "Sure! Here are three alternative phrasings:\n\n"
+    markdown += "1. **How can I reset my password?**\nVariant 2: `Forgot password`"
     # the preamble ends with ":" and is skipped; bold, numbering, "Variant 2:" and backticks are removed
     assert parse_variants(markdown, "reset password", 3) == ["How can I reset my password?", "Forgot password"]
 
