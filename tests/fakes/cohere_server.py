@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import threading
 import uuid
-from typing import Any
 
 from tests.fakes.http import JSONHandler, LoopbackServer
 from tests.fakes.llm_server import RecordedRequest
