@@ -26,9 +26,8 @@ def test_one_flow_per_strategy_sharing_embedder_store_and_k() -> None:
         nodes = {n.id: n for n in flow.nodes}
         assert nodes["loader"].config["path"] == "../../data/docs"
         assert nodes["splitter"].type.startswith("splitter.")
-        shapes.add(
-            (nodes["embedder"].type, nodes["store"].type, nodes["store"].config["k"], nodes["retriever"].config["k"])
-        )
+        final_k = nodes["parents"].config["keep"] if "parents" in nodes else nodes["retriever"].config["k"]
+        shapes.add((nodes["embedder"].type, nodes["store"].type, nodes["store"].config["k"], final_k))
         collections.add(nodes["store"].config["collection"])
     assert shapes == {("embedder.local", "vectorstore.chroma", 5, 5)}
     assert len(collections) == len(STRATEGIES)  # no flow searches another flow's chunks
@@ -45,16 +44,22 @@ def test_flow_validates_and_runs_offline(name: str, executor: Executor, tmp_path
     flow = load_flow(FOLDER / f"{name}.json")
     resolver = CredentialResolver(store=CredentialStore(tmp_path / "none.json"), environ={})
     assert analyze(flow, resolver=resolver).issues == []
-    run = executor.run(flow, inputs=QUESTION, to="retriever", base_dir=FOLDER)
+    final = "parents" if name == "parent_child" else "retriever"
+    run = executor.run(flow, inputs=QUESTION, to=final, base_dir=FOLDER)
     assert run.ok, [r.error for r in run.failed()]
     chunks = run.results["splitter"].outputs["chunks"]
     assert {c.metadata["source"] for c in chunks} == {
         p.name for p in (FOLDER.parents[1] / "data" / "docs").glob("*.md")
     }
-    hits = run.results["retriever"].outputs["hits"]
+    hits = run.results[final].outputs["hits"]
     assert len(hits) == 5
     assert any(h.document.metadata["record_id"] == "plans-and-billing.md" for h in hits[:3]), [
         h.document.metadata["record_id"] for h in hits
     ]
-    if name == "parent_child":
-        assert all(h.document.metadata["view"] == "child" and h.document.metadata["parent_text"] for h in hits)
+    if name == "parent_child":  # children were searched, their sections (heading path on top) come back
+        children = run.results["retriever"].outputs["hits"]
+        assert len(children) == 20 and all(h.document.metadata["view"] == "child" for h in children)
+        parent_ids = [h.document.metadata["parent_id"] for h in hits]
+        assert len(set(parent_ids)) == 5
+        for hit in hits:
+            assert hit.document.text.startswith("# ") and hit.document.metadata["matched_text"] in hit.document.text
