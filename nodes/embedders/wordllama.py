@@ -55,6 +55,8 @@ class WordLlamaEmbedder(CachingEmbedder):
     """The Embedder service of ``embedder.wordllama`` (L2-normalised vectors)."""
 
     max_tokens = None  # static embeddings average every token; nothing is cut off
+    grade = "screening"
+    """Read by reports that want to label results from a screening embedder (``getattr(e, "grade", "")``)."""
 
     def __init__(self, *, dim: int = 256, batch_size: int = 256, cache_dir: Path | None = None) -> None:
         super().__init__(open_cache(cache_dir) if cache_dir is not None else None)

@@ -30,7 +30,7 @@ def test_node_is_labelled_screening_and_caches(tmp_path: Path) -> None:
     node = WordLlamaEmbedderNode(WordLlamaEmbedderConfig(dim=128))
     ctx = RunContext("screen", data_dir=tmp_path)
     embedder = node.run({}, ctx)["embedder"]
-    assert "screening" in embedder.model_id and embedder.dimension == 128
+    assert "screening" in embedder.model_id and embedder.dimension == 128 and embedder.grade == "screening"
     assert "screening" in ctx.details["grade"] and "screening" in node.summarize({"embedder": embedder})
     assert "screening" in (WordLlamaEmbedderNode.__doc__ or "").lower()
     embedder.embed_documents(["a", "b"])
