@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
@@ -20,7 +20,7 @@ from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 from nodes.splitters import SplitterNode, each_document, heading_index, input_documents
-from nodes.splitting.sentences import Unit, pack_units, sentence_units
+from nodes.splitting.sentences import Unit, check_language, pack_units, sentence_units
 
 MAX_DETAIL_ROWS = 500  # inspect-only data stays small on large corpora
 
@@ -46,6 +46,8 @@ class SentenceSplitterConfig(BaseModel):
     overlap_sentences: int = Field(0, ge=0, le=20, description="Sentences repeated at the start of the next chunk.")
     language: str = Field("en", description="Language of the sentence rules (pysbd codes: en, de, fr, es, ...).")
 
+    _language = field_validator("language")(check_language)
+
 
 @register_node
 class SentenceSplitter(SplitterNode[SentenceSplitterConfig]):
@@ -56,12 +58,6 @@ class SentenceSplitter(SplitterNode[SentenceSplitterConfig]):
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         c = self.config
-        try:
-            sentence_units("Probe.", c.language)
-        except (ValueError, KeyError):
-            raise NodeError(
-                f"language '{c.language}' is not supported by pysbd; use a code such as en, de, fr."
-            ) from None
         chunks: list[Document] = []
         oversize = 0
         for document, inherited, lookup in each_document(documents, ctx):
@@ -97,6 +93,8 @@ class SemanticSplitterConfig(BaseModel):
     min_chunk_size: int = Field(150, ge=0, description="Never cut a chunk shorter than this many characters.")
     max_chunk_size: int = Field(1000, ge=1, description="Cut before a chunk grows past this many characters.")
     language: str = Field("en", description="Language of the sentence rules (pysbd codes).")
+
+    _language = field_validator("language")(check_language)
 
     @model_validator(mode="after")
     def _sizes(self) -> SemanticSplitterConfig:
