@@ -80,6 +80,8 @@ DEEP_K = 50
 """How deep the search goes for a question's miss (the rank of a relevant chunk below k)."""
 PROMPT_TOP = 3
 """The leaderboard reports the characters the top this-many hits put in a prompt."""
+SIZE_FIELDS = ("keep", "k")
+"""Config fields that say how many hits a retrieval node returns, in order of precedence."""
 CACHE_ENTRIES = 20_000
 """Result-cache size: per-question retrieval results must not evict the ingestion results."""
 
@@ -166,7 +168,7 @@ class FlowEvaluation:
         return sum(sum(len(h.document.text) for h in o.hits[:PROMPT_TOP]) for o in self.outcomes) / len(self.outcomes)
 
     def miss_counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(MISS_KINDS, 0)
+        counts: dict[str, int] = dict.fromkeys(MISS_KINDS, 0)
         for miss in self.misses:
             if miss is not None:
                 counts[miss.kind] += 1
@@ -737,8 +739,12 @@ class FlowComparer:
         port = next(name for name, kind in outputs.items() if kind is PortType.HITS)
         fields = getattr(self.registry.get(spec.type).Config, "model_fields", {})
         deep_flow = flow.model_copy(deep=True)
-        if "k" in fields:
-            deep_flow.node(target).config["k"] = max(deep, int(spec.config.get("k") or 0))
+        # How many hits the node returns: "keep" where a node has it (fusion's "k" is the RRF constant).
+        size_field = next((name for name in SIZE_FIELDS if name in fields), None)
+        if size_field is not None:
+            current = int(spec.config.get(size_field) or fields[size_field].default or 0)
+            if current != 0:  # 0 means "all" for keep
+                deep_flow.node(target).config[size_field] = max(deep, current)
         where = self._where(flow, flow_path)
 
         def search(question: str) -> list[Hit]:
