@@ -89,8 +89,8 @@ def test_compare_page_draws_boundaries_stats_and_hits(
     monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
     small_flows.write_small_corpus(tmp_path / "workspace")  # the builder's workspace: the page lists it
     builder()
-    screen.open("/compare?a=improved.json&b=labelled.json&q=questions.jsonl&k=3&run=1")
-    screen.should_contain("Flow A (baseline)")
+    screen.open("/compare?a=improved.json&b=labelled.json&q=questions.jsonl&k=3&rel=lenient&run=1")
+    screen.should_contain("Flows (the first is the baseline)")
     wait_css(screen, "[data-testid=compare-progress]")
     wait_css(screen, "[data-testid=stats]")
     screen.should_contain("Done.")
