@@ -209,3 +209,19 @@ def test_cancelling_stops_a_comparison(small_corpus: Path) -> None:
             3,
             cancel_event=cancel,
         )
+
+
+def test_vary_compares_variants_of_one_flow(small_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = compare(small_corpus, "improved.json", extra=("--quiet", "--k", "3", "--json"))
+    assert main([*argv, "--vary", "splitter.chunk_size=500,1000"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    names = [flow["name"] for flow in report["flows"]]
+    assert names == ["Improved small [splitter.chunk_size=500]", "Improved small [splitter.chunk_size=1000]"]
+    small, large = report["flows"]
+    assert small["stats"]["chunks"] > large["stats"]["chunks"]
+    assert small["namespaces"]["store"] != large["namespaces"]["store"]
+    assert "chunk_size=500" in small["description"]
+    assert main([*argv, "--vary", "splitter.nope=1,2"]) == 2
+    assert "nope" in capsys.readouterr().err
+    assert main(compare(small_corpus, "improved.json", extra=("--quiet",))) == 2
+    assert "two or more flows" in capsys.readouterr().err
