@@ -513,9 +513,13 @@ class FlowComparer:
         flow_path: Path | None = None,
         cancel_event: threading.Event | None = None,
         namespaces: dict[str, str] | None = None,
+        question: str = "",
     ) -> Ingestion:
         """Run ``flow`` up to every store node fed documents; raise naming the node when one fails or a store
-        receives no chunks. ``flow`` is run as given (see :func:`isolate` for the per-flow namespaces)."""
+        receives no chunks. ``flow`` is run as given (see :func:`isolate` for the per-flow namespaces).
+
+        ``question`` feeds the chat inputs of a store node that both ingests and searches (LangFlow's Chroma
+        with a search query), so its chat input does not fail for want of a message."""
         where = self._where(flow, flow_path)
         all_stores = store_node_ids(flow, self.registry)
         if not all_stores:
@@ -541,7 +545,12 @@ class FlowComparer:
         for store_id in writers:
             try:
                 run = self.executor.run(
-                    flow, to=store_id, base_dir=base_dir, on_event=on_event, cancel_event=cancel_event
+                    flow,
+                    to=store_id,
+                    inputs=question or None,
+                    base_dir=base_dir,
+                    on_event=on_event,
+                    cancel_event=cancel_event,
                 )
             except RunCancelledError:
                 raise ComparisonCancelled(f"{where}: cancelled.") from None
@@ -644,6 +653,7 @@ class FlowComparer:
             flow_path=flow_path,
             cancel_event=cancel_event,
             namespaces=namespaces,
+            question=questions[0].question if questions else "",
         )
         warnings: list[str] = []
         store_count = sum(store.count() for store in ingestion.stores)
@@ -662,7 +672,8 @@ class FlowComparer:
         )
         started = time.perf_counter()
         deep = max(k, DEEP_K)
-        searcher = self._searcher(flow, target, ingestion, base_dir, deep, cancel_event, flow_path)
+        probe = questions[0].question if questions else ""
+        searcher = self._searcher(flow, target, ingestion, base_dir, deep, cancel_event, flow_path, probe)
         deep_hits: list[list[Hit]] = []
         for number, question in enumerate(questions, start=1):
             if cancel_event is not None and cancel_event.is_set():
@@ -722,13 +733,16 @@ class FlowComparer:
         deep: int,
         cancel_event: threading.Event | None,
         flow_path: Path | None,
+        probe: str = "",
     ) -> Callable[[str], list[Hit]]:
         """question -> hits, best first: through the final retrieval node, or the store(s) directly."""
         if target is None or target in store_node_ids(flow, self.registry):
             stores = ingestion.stores
             if target is not None and target not in ingestion.store_ids:
                 # A reader store node (LangFlow's search-only Chroma): its own service, on the writer's namespace.
-                run = self.executor.run(flow, to=target, base_dir=base_dir, cancel_event=cancel_event)
+                run = self.executor.run(
+                    flow, to=target, inputs=probe or None, base_dir=base_dir, cancel_event=cancel_event
+                )
                 result = run.results.get(target)
                 store = result.outputs.get("store") if result is not None and result.succeeded else None
                 if isinstance(store, VectorStore):

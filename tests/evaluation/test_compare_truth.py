@@ -225,3 +225,31 @@ def test_vary_compares_variants_of_one_flow(small_corpus: Path, capsys: pytest.C
     assert "nope" in capsys.readouterr().err
     assert main(compare(small_corpus, "improved.json", extra=("--quiet",))) == 2
     assert "two or more flows" in capsys.readouterr().err
+
+
+def test_langflow_style_writer_and_reader_nodes(small_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """LangFlow exports ingest with one Chroma node (which also takes the chat input as its search query) and
+    search with another on the same collection in an unconnected branch: both share the flow's namespace."""
+
+    def langflow_style(data: dict[str, Any]) -> None:
+        data["nodes"] += [
+            {"id": "question", "type": "chat.input", "config": {}},
+            {"id": "reader", "type": "vectorstore.chroma", "config": {"collection": "test-labelled"}},
+            {"id": "reader_embedder", "type": "embedder.local", "config": {}},
+        ]
+        data["edges"] += [
+            {"source": "question", "source_port": "message", "target": "store", "target_port": "query"},
+            {"source": "question", "source_port": "message", "target": "reader", "target_port": "query"},
+            {"source": "reader_embedder", "source_port": "embedder", "target": "reader", "target_port": "embedder"},
+        ]
+
+    edit_flow(small_corpus, "labelled.json", "langflow_style.json", langflow_style)
+    code = main(compare(small_corpus, "labelled.json", "langflow_style.json", extra=("--quiet", "--json", "--k", "3")))
+    err = capsys.readouterr()
+    assert code == 0, err.err
+    report = json.loads(err.out)
+    plain, styled = report["a"], report["b"]
+    assert styled["retrieval_node"] == "reader"
+    assert styled["namespaces"]["reader"] == styled["namespaces"]["store"]
+    assert styled["store_count"] == 30 and not styled["warnings"]
+    assert [q["first_rank"] for q in styled["questions"]] == [q["first_rank"] for q in plain["questions"]]
