@@ -503,6 +503,35 @@ class FlowComparer:
     def _where(self, flow: Flow, flow_path: Path | None) -> str:
         return f"{flow_path}" if flow_path else f"flow '{flow.name}'"
 
+    def _run(
+        self,
+        flow: Flow,
+        to: str,
+        where: str,
+        doing: str,
+        question: str,
+        base_dir: Path,
+        on_event: EventHandler | None,
+        cancel_event: threading.Event | None,
+    ) -> RunResult:
+        """Run ``flow`` up to ``to``; a cancelled run or a failed node raises, naming the flow and the node."""
+        try:
+            run = self.executor.run(
+                flow, to=to, inputs=question or None, base_dir=base_dir, on_event=on_event, cancel_event=cancel_event
+            )
+        except RunCancelledError:
+            raise ComparisonCancelled(f"{where}: cancelled.") from None
+        if run.cancelled:
+            raise ComparisonCancelled(f"{where}: cancelled while {doing}.")
+        failed = run.failed()
+        if failed:
+            first = failed[0]
+            raise ComparisonError(
+                f"{where}: node '{first.node_id}' ({first.type_name}) failed, so '{to}' cannot be compared: "
+                f"{first.error}"
+            )
+        return run
+
     def ingest(
         self,
         flow: Flow,
@@ -543,26 +572,8 @@ class FlowComparer:
         started = time.perf_counter()
         run: RunResult | None = None
         for store_id in writers:
-            try:
-                run = self.executor.run(
-                    flow,
-                    to=store_id,
-                    inputs=question or None,
-                    base_dir=base_dir,
-                    on_event=on_event,
-                    cancel_event=cancel_event,
-                )
-            except RunCancelledError:
-                raise ComparisonCancelled(f"{where}: cancelled.") from None
-            if run.cancelled:
-                raise ComparisonCancelled(f"{where}: cancelled while ingesting into '{store_id}'.")
-            failed = run.failed()
-            if failed:
-                first = failed[0]
-                raise ComparisonError(
-                    f"{where}: node '{first.node_id}' ({first.type_name}) failed, so '{store_id}' cannot be "
-                    f"compared: {first.error}"
-                )
+            doing = f"ingesting into '{store_id}'"
+            run = self._run(flow, store_id, where, doing, question, base_dir, on_event, cancel_event)
             result = run.results.get(store_id)
             if result is None or not result.succeeded:
                 reason = result.summary if result is not None and result.summary else "it did not run"
@@ -679,8 +690,8 @@ class FlowComparer:
             if cancel_event is not None and cancel_event.is_set():
                 raise ComparisonCancelled(f"{self._where(flow, flow_path)}: cancelled while searching.")
             deep_hits.append(searcher(question.question))
-            relay(RunEvent("progress", target or ingestion.store_ids[0], {"done": number, "total": len(questions),
-                                                                          "message": "searching"}))  # fmt: skip
+            progress = {"done": number, "total": len(questions), "message": "searching"}
+            relay(RunEvent("progress", target or ingestion.store_ids[0], progress))
         search_seconds = time.perf_counter() - started
         if embedder is not None:
             self._model_texts_delta(embedder)  # query embeddings are not ingestion
@@ -740,9 +751,8 @@ class FlowComparer:
             stores = ingestion.stores
             if target is not None and target not in ingestion.store_ids:
                 # A reader store node (LangFlow's search-only Chroma): its own service, on the writer's namespace.
-                run = self.executor.run(
-                    flow, to=target, inputs=probe or None, base_dir=base_dir, cancel_event=cancel_event
-                )
+                where = self._where(flow, flow_path)
+                run = self._run(flow, target, where, "opening its store", probe, base_dir, None, cancel_event)
                 result = run.results.get(target)
                 store = result.outputs.get("store") if result is not None and result.succeeded else None
                 if isinstance(store, VectorStore):
@@ -762,18 +772,7 @@ class FlowComparer:
         where = self._where(flow, flow_path)
 
         def search(question: str) -> list[Hit]:
-            try:
-                run = self.executor.run(
-                    deep_flow, to=target, inputs=question, base_dir=base_dir, cancel_event=cancel_event
-                )
-            except RunCancelledError:
-                raise ComparisonCancelled(f"{where}: cancelled.") from None
-            if run.cancelled:
-                raise ComparisonCancelled(f"{where}: cancelled while searching.")
-            failed = run.failed()
-            if failed:
-                first = failed[0]
-                raise ComparisonError(f"{where}: node '{first.node_id}' ({first.type_name}) failed: {first.error}")
+            run = self._run(deep_flow, target, where, "searching", question, base_dir, None, cancel_event)
             result = run.results.get(target)
             hits = result.outputs.get(port) if result is not None and result.succeeded else None
             if not isinstance(hits, list):
