@@ -53,11 +53,13 @@ def source_key(source: str) -> str:
 
 
 def document_id(doc: Document) -> str:
-    """``<source key>#<hash of source and text>``: the same chunk always gets the same id, so it is embedded
-    once; an edited chunk gets a new id and the sync removes the old one. Metadata is not hashed, so a chunk
-    whose text is unchanged keeps the metadata it was stored with (e.g. its row number after a row above it
-    was removed) rather than being embedded and written again."""
-    digest = hashlib.sha256(f"{doc.source}\n{doc.text}".encode()).hexdigest()
+    """``<source key>#<hash of source, text and metadata>``: the same chunk always gets the same id, so it is
+    stored once; an edited chunk gets a new id and the sync removes the old one. Metadata is hashed too, so
+    a chunk whose text is unchanged but whose row number or offsets moved (a row above it was removed) is
+    written again with its new metadata instead of citing a stale row; its vector comes from the embedding
+    cache, so the model does not run again."""
+    metadata = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False, default=str)
+    digest = hashlib.sha256(f"{doc.source}\n{doc.text}\n{metadata}".encode()).hexdigest()
     return f"{source_key(doc.source)}#{digest[:32]}"
 
 
