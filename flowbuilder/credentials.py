@@ -39,6 +39,7 @@ PROVIDER_ENV_VARS: dict[str, str] = {
     "cohere": "COHERE_API_KEY",
     "ollama": "OLLAMA_API_KEY",
     "chroma": "CHROMA_API_KEY",
+    "qdrant": "QDRANT_API_KEY",
 }
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")

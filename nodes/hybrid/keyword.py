@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,23 +25,13 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from nodes.hybrid.fusion import fuse, stage_rows
+from nodes.hybrid.terms import english_stopwords, tokenize
 from nodes.vectorstores.common import decode_metadata, flatten_documents, unique_documents
 
 Scorer = Literal["bm25", "overlap"]
-TOKEN = re.compile(r"(?u)\b\w\w+\b")
 LEG = "keyword"
 _INDEX_FORMAT = 1
 _PAGE = 1000
-
-
-def tokenize(text: str, stopwords: frozenset[str]) -> list[str]:
-    return [t for t in TOKEN.findall(text.lower()) if t not in stopwords]
-
-
-def english_stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
 
 
 class KeywordIndex:
