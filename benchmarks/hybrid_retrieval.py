@@ -138,12 +138,22 @@ def main() -> None:
         legs = [views_store.search(q, DEPTH * 2), keyword(q)]  # type: ignore[attr-defined]
         return return_parents(fuse(legs, names=["dense", "keyword"], keep=KEEP, by="parent"))
 
+    def hybrid_views_weighted(q: str) -> list[Hit]:
+        legs = [views_store.search(q, DEPTH * 2), keyword(q)]  # type: ignore[attr-defined]
+        return return_parents(fuse(legs, names=["dense", "keyword"], weights=[1.0, 0.5], keep=KEEP, by="parent"))
+
+    def overlap(q: str) -> list[Hit]:
+        return overlap_index.search(q, DEPTH)
+
+    overlap_index = KeywordIndex(ids, docs, scorer="overlap")
     methods = {
         "dense (whole record)": dense,
         "keyword (BM25)": keyword,
+        "keyword (overlap)": overlap,
         "hybrid (dense + BM25, RRF)": hybrid,
         "dense + views": dense_views,
         "hybrid + views": hybrid_views,
+        "hybrid + views, keyword weight 0.5": hybrid_views_weighted,
     }
     for name in QUESTION_SETS:
         lines = (ROOT / "data" / "questions" / name).read_text(encoding="utf-8").splitlines()

@@ -164,9 +164,12 @@ def _print_outputs(result: NodeResult, final: bool) -> None:
     flow's final outputs (nodes feeding nothing else in this run) are shown too."""
     for port, value in result.outputs.items():
         if is_hits(value):
-            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = cosine similarity):")
+            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = {_score_meaning(result, value)}):")
             for hit in value:
                 print("  " + hit_line(hit))
+                if hit.legs:  # fused or reranked: each stage's rank, so the order can be checked
+                    legs = ", ".join(f"{name} #{int(leg['rank'])}" for name, leg in hit.legs.items())
+                    print(f"      ranks: {legs}" + (f"; score = {hit.explain}" if hit.explain else ""))
         elif isinstance(value, str) and port == "prompt":
             print(f"\nPrompt built by {result.node_id}:\n" + _indent(value))
         elif isinstance(value, str) and port == "answer":
@@ -176,6 +179,15 @@ def _print_outputs(result: NodeResult, final: bool) -> None:
 
 
 _PREVIEW_LINES = 40
+
+
+def _score_meaning(result: NodeResult, hits: list[Any]) -> str:
+    described = result.details.get("score") if isinstance(result.details.get("score"), str) else None
+    if described:
+        return str(described)
+    if any(hit.explain for hit in hits):
+        return "fused score"
+    return "cosine similarity"
 
 
 def _preview(value: Any) -> str:

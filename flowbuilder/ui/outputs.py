@@ -128,7 +128,8 @@ def hit_rows(hits: list[Hit]) -> list[dict[str, Any]]:
 def stage_table(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Columns and rows of one retrieval stage: rank, record, score, then each leg's rank and score
     (blank where that leg did not find the hit), the arithmetic of the score, and the text."""
-    legs = leg_names(rows)
+    # a leg that only repeats the row's own rank and score (a keyword retriever tagging its hits) adds nothing
+    legs = [leg for leg in leg_names(rows) if not all(_same_as_row(row, leg) for row in rows)]
     columns = [
         {"name": "rank", "label": "#", "field": "rank", "align": "right"},
         {"name": "record", "label": "record", "field": "record", "align": "left"},
@@ -156,6 +157,11 @@ def stage_table(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
             out[f"{leg} score"] = round(float(found["score"]), 4) if found else None
         table_rows.append(out)
     return columns, table_rows
+
+
+def _same_as_row(row: dict[str, Any], leg: str) -> bool:
+    found = (row.get("legs") or {}).get(leg)
+    return bool(found) and int(found["rank"]) == row.get("rank") and round(float(found["score"]), 4) == row.get("score")
 
 
 def _is_stage_rows(value: Any) -> bool:

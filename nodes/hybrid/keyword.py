@@ -297,7 +297,7 @@ class KeywordRetrieverNode(Node[KeywordConfig]):
             ctx.log("The keyword index is empty: the store or the documents input holds no chunks.")
         ctx.details.update(
             {
-                "scorer": "BM25 (bm25s)" if c.scorer == "bm25" else "keyword overlap (share of question words)",
+                "score": "BM25 (bm25s)" if c.scorer == "bm25" else "keyword overlap (share of question words)",
                 "indexed": len(index),
                 "source": origin,
                 "index_folder": str(folder),

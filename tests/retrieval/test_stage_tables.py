@@ -54,6 +54,9 @@ def test_stage_table_has_a_rank_and_score_column_per_leg(tmp_path: Path) -> None
 def test_plain_hits_have_no_leg_columns() -> None:
     columns, _ = stage_table(hit_rows(hits("A")))
     assert [c["name"] for c in columns] == ["rank", "record", "score", "text"]
+    tagged = [h.model_copy(update={"legs": {"keyword": {"rank": h.rank, "score": h.score}}}) for h in hits("A", "B")]
+    columns, _ = stage_table(hit_rows(tagged))  # a leg that repeats rank and score is not shown twice
+    assert [c["name"] for c in columns] == ["rank", "record", "score", "text"]
 
 
 async def test_inspector_shows_every_stage_of_a_fusion(user: User, tmp_path: Path) -> None:
@@ -64,7 +67,7 @@ async def test_inspector_shows_every_stage_of_a_fusion(user: User, tmp_path: Pat
         render_result(result, "RRF")
 
     await user.open("/stages")
-    await user.should_see("dense hits (3)")
+    await user.should_see("dense hits (3)", retries=50)  # a loaded machine renders slowly
     await user.should_see("keyword hits (2)")
     await user.should_see("fused (3)")
     tables = list(user.find(kind=ui.table).elements)
