@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.paths import resolve_path
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
@@ -66,7 +67,7 @@ class FileLoader(Node[FileLoaderConfig]):
         chosen = run_input or inputs.get("path") or config.path
         if not chosen:
             return None
-        path = _resolve(str(chosen), base_dir)
+        path = resolve_path(str(chosen), base_dir)
         try:
             stat = path.stat()
         except OSError:
@@ -93,15 +94,6 @@ class FileLoader(Node[FileLoaderConfig]):
             spans = records[0].metadata.get("record_spans") or []
             return f"1 document ({len(spans)} records)" if spans else f"1 document ({len(records[0].text)} chars)"
         return f"{len(records)} records"
-
-
-def _resolve(path: str, base_dir: Path | None) -> Path:
-    candidate = Path(path).expanduser()
-    if candidate.is_absolute():
-        return candidate
-    if base_dir is not None and (base_dir / candidate).exists():
-        return base_dir / candidate
-    return Path.cwd() / candidate
 
 
 def load_file(path: Path, config: FileLoaderConfig) -> list[Document]:

@@ -55,12 +55,14 @@ class _Progress:
         elif event.kind == "token":
             sys.stderr.write(str(event.data.get("text", "")))
             self._open_line = True
-        elif event.kind in ("node_started", "node_finished", "node_failed", "node_cached"):
+        elif event.kind in ("node_started", "node_finished", "node_failed", "node_cached", "node_skipped"):
             if self._open_line:
                 sys.stderr.write("\n")
                 self._open_line = False
             if event.kind == "node_started":
                 sys.stderr.write(f"> {event.node_id}\n")
+            if event.data.get("warning"):
+                sys.stderr.write(f"! {event.node_id}: {event.data['warning']}\n")
         sys.stderr.flush()
 
 
@@ -119,6 +121,7 @@ def run_to_json(flow: Flow, run: RunResult) -> dict[str, Any]:
                 "seconds": round(r.duration, 4),
                 "summary": r.summary,
                 "error": r.error,
+                "warning": r.warning or None,
             }
             for r in (run.results[n] for n in run.order)
         ],
@@ -150,6 +153,11 @@ def print_report(flow: Flow, run: RunResult) -> None:
     feeding = {e.source for e in flow.edges if e.target in ran}
     for result in (run.results[n] for n in run.order):
         _print_outputs(result, final=result.node_id not in feeding)
+    warnings = run.warnings()
+    if warnings:
+        print()
+        for result in warnings:
+            print(f"WARNING {result.node_id}: {result.warning}")
     failed = run.failed()
     if failed:
         print()
