@@ -202,6 +202,11 @@ class FusionNode(Node[FusionConfig]):
         ctx.details["fused"] = stage_rows(fused)
         if len(lists) == 1:
             ctx.log("Only one hit list is connected: fusion just re-scores it.")
+        empty = [leg for leg, hits in zip(legs, lists, strict=True) if not hits]
+        if empty and len(empty) == len(lists):
+            ctx.warn("every input hit list is empty: nothing to fuse")
+        elif empty:
+            ctx.warn(f"input {', '.join(empty)} found nothing: the fused list is only the other legs")
         return {"hits": fused}
 
 

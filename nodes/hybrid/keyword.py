@@ -294,7 +294,8 @@ class KeywordRetrieverNode(Node[KeywordConfig]):
                 for h in fused
             ]
         if not docs:
-            ctx.log("The keyword index is empty: the store or the documents input holds no chunks.")
+            reason = str(getattr(store, "empty_reason", "") or "") if store is not None else ""
+            ctx.warn(f"the keyword index is empty: {reason or f'the {origin} holds no chunks'}")
         ctx.details.update(
             {
                 "score": "BM25 (bm25s)" if c.scorer == "bm25" else "keyword overlap (share of question words)",

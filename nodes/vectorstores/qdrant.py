@@ -30,16 +30,22 @@ from flowbuilder.services import Embedder
 from nodes.hybrid.fusion import fuse, stage_rows
 from nodes.hybrid.terms import english_stopwords, tokenize
 from nodes.vectorstores.common import (
+    SOURCE_FIELD,
     STORE_INPUTS,
     STORE_OUTPUTS,
+    SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
+    StoreNodeMixin,
+    SyncMode,
     collection_name_problem,
     embed_array,
+    finish_store_run,
     models_mismatch_message,
     safe_suffix,
     store_details,
     store_inputs,
+    sync_inputs,
 )
 
 PROVIDER = "qdrant"
@@ -54,13 +60,19 @@ _clients: dict[str, Any] = {}
 _clients_lock = threading.Lock()
 
 
+_ID_NAMESPACE = uuid.UUID("6f1c1b1e-6b5a-4d3e-9a53-1f0b7c2a9d10")
+ID_FIELD = "fb_id"
+"""Payload field with the chunk's Flowbuilder id (``<source key>#<hash>``): Qdrant ids must be UUIDs."""
+
+
 def point_id(doc_id: str) -> str:
-    """Qdrant ids are UUIDs or integers; the 32-hex document id is a UUID already."""
-    return str(uuid.UUID(hex=doc_id))
+    """The point's UUID, derived from the chunk id so the same chunk always lands on the same point."""
+    return str(uuid.uuid5(_ID_NAMESPACE, doc_id))
 
 
-def doc_id_of(pid: Any) -> str:
-    return uuid.UUID(str(pid)).hex
+def doc_id_of(point: Any) -> str:
+    payload = getattr(point, "payload", None) or {}
+    return str(payload.get(ID_FIELD) or point.id)
 
 
 class SparseBM25:
@@ -213,29 +225,35 @@ class QdrantStore(EmbeddingStore):
         return int(self.client.count(self.name, exact=True).count)
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        by_point = {point_id(i): i for i in ids}
         found: set[str] = set()
-        for start in range(0, len(ids), _PAGE):
-            points = self.client.retrieve(
-                self.name, ids=[point_id(i) for i in ids[start : start + _PAGE]], with_payload=False
-            )
-            found.update(doc_id_of(p.id) for p in points)
+        points_ids = list(by_point)
+        for start in range(0, len(points_ids), _PAGE):
+            points = self.client.retrieve(self.name, ids=points_ids[start : start + _PAGE], with_payload=False)
+            found.update(by_point[str(p.id)] for p in points)
         return found
 
-    def all_ids(self) -> list[str]:
-        return [doc_id for doc_id, _ in self._scroll(with_payload=False)]
+    def all_ids(self) -> set[str]:
+        return {doc_id for doc_id, _ in self._scroll([ID_FIELD])}
+
+    def ids_of_sources(self, sources: Sequence[str]) -> set[str]:
+        from qdrant_client import models
+
+        condition = models.FieldCondition(key=SOURCE_FIELD, match=models.MatchAny(any=list(sources)))
+        return {doc_id for doc_id, _ in self._scroll([ID_FIELD], models.Filter(must=[condition]))}
 
     def all_documents(self) -> list[tuple[str, Document]]:
         """Every stored chunk (keyword indexes mirror the store through this)."""
-        return [(doc_id, doc) for doc_id, doc in self._scroll(with_payload=True) if doc is not None]
+        return [(doc_id, _document(payload)) for doc_id, payload in self._scroll(True)]
 
-    def _scroll(self, *, with_payload: bool) -> Iterator[tuple[str, Document | None]]:
+    def _scroll(self, payload: bool | list[str], where: Any = None) -> Iterator[tuple[str, dict[str, Any]]]:
         offset = None
         while True:
             points, offset = self.client.scroll(
-                self.name, limit=_PAGE, offset=offset, with_payload=with_payload, with_vectors=False
+                self.name, scroll_filter=where, limit=_PAGE, offset=offset, with_payload=payload, with_vectors=False
             )
             for p in points:
-                yield doc_id_of(p.id), _document(p.payload) if with_payload else None
+                yield doc_id_of(p), p.payload or {}
             if offset is None:
                 break
 
@@ -256,7 +274,12 @@ class QdrantStore(EmbeddingStore):
                 models.PointStruct(
                     id=point_id(doc_id),
                     vector={DENSE: vector.tolist(), SPARSE: models.SparseVector(indices=indices, values=values)},
-                    payload={"page_content": doc.text, "metadata": doc.metadata},
+                    payload={
+                        "page_content": doc.text,
+                        "metadata": doc.metadata,
+                        ID_FIELD: doc_id,
+                        SOURCE_FIELD: doc.source,
+                    },
                 )
             )
         self.client.upsert(self.name, points=points, wait=True)
@@ -267,7 +290,7 @@ class QdrantStore(EmbeddingStore):
         )
         for p in response.points:
             doc = _document(p.payload)
-            yield doc_id_of(p.id), float(p.score), doc.text, doc.metadata
+            yield doc_id_of(p), float(p.score), doc.text, doc.metadata
 
     def _points(self, query: Any, using: str | None, k: int, where: dict[str, Any] | None, **kw: Any) -> list[Hit]:
         try:
@@ -277,7 +300,7 @@ class QdrantStore(EmbeddingStore):
         except Exception as exc:
             raise ProviderError(PROVIDER, f"query on '{self.name}' failed: {exc}") from None
         return [
-            Hit(document=_document(p.payload), score=float(p.score), rank=i, id=doc_id_of(p.id))
+            Hit(document=_document(p.payload), score=float(p.score), rank=i, id=doc_id_of(p))
             for i, p in enumerate(response.points, start=1)
         ]
 
@@ -363,10 +386,11 @@ class QdrantConfig(BaseModel):
         default_factory=dict, description='Metadata filter (equality), e.g. {"view": "whole"}.'
     )
     batch_size: int = Field(256, ge=1, description="Chunks embedded and added per batch.")
+    sync: SyncMode = Field("incremental", description=SYNC_DESCRIPTION)
 
 
 @register_node
-class QdrantNode(Node[QdrantConfig]):
+class QdrantNode(StoreNodeMixin, Node[QdrantConfig]):
     """Store chunks in Qdrant (embedded folder or server) with dense + BM25 sparse vectors; hybrid search."""
 
     type_name = "vectorstore.qdrant"
@@ -384,6 +408,19 @@ class QdrantNode(Node[QdrantConfig]):
         problem = collection_name_problem(config.collection)
         return [(None, problem)] if problem else []
 
+    @classmethod
+    def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+        """``qdrant:<folder or url>:<collection>``: two nodes with the same address share one collection."""
+        assert isinstance(config, QdrantConfig)
+        if config.url:
+            return f"qdrant:{config.url.rstrip('/')}:{config.collection}"
+        if not config.path:
+            return f"qdrant:<data dir>/qdrant:{config.collection}"
+        from flowbuilder.paths import resolve_path
+
+        where = resolve_path(config.path, base_dir) if base_dir else Path(config.path)
+        return f"qdrant:{Path(str(where).rstrip('/')).as_posix().removeprefix('./')}:{config.collection}"
+
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
         embedder, query, documents = store_inputs(inputs)
@@ -398,8 +435,9 @@ class QdrantNode(Node[QdrantConfig]):
             client = local_client(path)
         open_collection(client, c.collection, embedder, location)
         store = QdrantStore(client, c.collection, embedder, location, mode=c.search, prefetch=c.prefetch, rrf_k=c.rrf_k)
-        added = store.add_documents(documents, batch_size=c.batch_size, progress=ctx.progress)
-        sample = added.pop("sample")
+        report = sync_inputs(store, inputs, documents, ctx, mode=c.sync, batch_size=c.batch_size)
+        self.sync_line = finish_store_run(store, report, ctx, label=f"collection {c.collection}")
+        sample = report.sample if report else None
         outputs: dict[str, Any] = {"store": store}
         questions = queries or ([query] if query else [])
         if questions:
@@ -420,6 +458,10 @@ class QdrantNode(Node[QdrantConfig]):
             "sparse": "BM25 (saturated term frequency x Qdrant IDF)",
         }[c.search]
         ctx.details.update(
-            {"collection": c.collection, "location": location, **store_details(store, added, sample, score=score)}
+            {
+                "collection": c.collection,
+                "location": location,
+                **store_details(store, sample, score=score, count=ctx.details["count"]),
+            }
         )
         return outputs

@@ -69,6 +69,10 @@ def test_node_runs_on_multiple_connections(tmp_path: Path) -> None:
     assert ctx.details["inputs"] == {"dense": 2, "keyword": 2}
     assert ctx.details["fused"][0]["explain"] == "1/61 + 1/62"
     assert ctx.details["stages"]["keyword"][0]["record"] == "B"
+    assert ctx.warning == ""
+    half = RunContext("fuse", data_dir=tmp_path)
+    node.run({"hits": [hits("A"), []]}, half)
+    assert half.warning == "input dense2 found nothing: the fused list is only the other legs"
     with pytest.raises(NodeError, match="Input 'hits' is empty"):
         node.run({"hits": []}, ctx)
     with pytest.raises(NodeError, match="must be hit lists"):

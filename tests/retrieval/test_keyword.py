@@ -83,6 +83,9 @@ def test_node_errors_are_clear(tmp_path: Path) -> None:
         node.run({"query": "x"}, ctx)
     with pytest.raises(NodeError, match="Input 'query' is empty"):
         node.run({"documents": [DOCS], "query": "  "}, ctx)
+    empty = RunContext("kw", data_dir=tmp_path)
+    assert node.run({"documents": [[]], "query": "password"}, empty)["hits"] == []
+    assert empty.warning == "the keyword index is empty: the documents input holds no chunks"
 
 
 def test_index_mirrors_a_chroma_store_and_lives_next_to_it(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def test_reopened_from_disk_nothing_reembedded_and_keyword_mirrors(
     out = QdrantNode(QdrantConfig(collection="vwo")).run(
         {"embedder": embedder, "documents": [vwo_records()[220:250]]}, ctx
     )
-    assert ctx.details["added"] == 0 and ctx.details["already_present"] == 30
+    assert ctx.details["added"] == 0 and ctx.details["kept"] == 30 and ctx.details["removed"] == 0
     store = out["store"]
     assert len(store.all_documents()) == 30
     kctx = RunContext("kw", data_dir=folder)
@@ -88,6 +88,42 @@ def test_reopened_from_disk_nothing_reembedded_and_keyword_mirrors(
     assert kctx.details["indexed"] == 30 and found[0].document.metadata["record_id"] == "INVALID-011"
     store.delete_ids([found[0].id])
     assert store.count() == 29 and found[0].id not in store.all_ids()
+
+
+def test_sync_semantics_match_the_other_stores(folder: Path, embedder: LocalEmbedder) -> None:
+    docs = vwo_records()[220:226]
+    node = QdrantNode(QdrantConfig(collection="sync"))
+
+    def run(chunks: list, sync: str = "incremental") -> dict:
+        node.config.sync = sync  # type: ignore[assignment]
+        ctx = RunContext("qdrant", data_dir=folder)
+        node.run({"embedder": embedder, "documents": [chunks]}, ctx)
+        return ctx.details
+
+    first = run(docs)
+    assert (first["added"], first["removed"], first["count"]) == (6, 0, 6)
+    assert node.summarize({}).startswith("+6 added, \u22120 removed, 0 kept; 6 in collection")
+    edited = [docs[0].model_copy(update={"text": docs[0].text + " (edited)"}), *docs[1:4]]
+    second = run(edited)  # same source: the edited chunk replaces the old, rows 5-6 are gone
+    assert (second["added"], second["removed"], second["kept"], second["count"]) == (1, 3, 3, 4)
+    other = [d.model_copy(update={"metadata": {**d.metadata, "source": "other.csv"}}) for d in docs[:2]]
+    third = run(other, "append")
+    assert (third["added"], third["removed"], third["count"]) == (2, 0, 6)
+    fourth = run(other, "incremental")  # another source: the first source's chunks stay
+    assert (fourth["removed"], fourth["count"]) == (0, 6)
+    fifth = run(other, "full")
+    assert (fifth["removed"], fifth["count"]) == (4, 2)
+    store = QdrantNode(QdrantConfig(collection="sync")).run({"embedder": embedder}, RunContext("q", data_dir=folder))
+    assert {d.source for _, d in store["store"].all_documents()} == {"other.csv"}
+
+
+def test_collection_address_names_folder_or_server(tmp_path: Path) -> None:
+    assert QdrantNode.collection_address(QdrantConfig(collection="c"), None) == "qdrant:<data dir>/qdrant:c"
+    server = QdrantConfig(collection="c", url="http://localhost:6333/")
+    assert QdrantNode.collection_address(server, None) == "qdrant:http://localhost:6333:c"
+    assert (
+        QdrantNode.collection_address(QdrantConfig(collection="c", path=str(tmp_path)), None) == f"qdrant:{tmp_path}:c"
+    )
 
 
 class OtherEmbedder:

@@ -93,4 +93,7 @@ def test_parents_node_passes_plain_hits_through(tmp_path: Path) -> None:
     ctx = RunContext("parents", data_dir=tmp_path)
     out = ParentsRetrieverNode(ParentsConfig(keep=3)).run({"hits": [plain, view_hit(2, "L-1", "x", "whole")]}, ctx)
     assert [h.document.text for h in out["hits"]] == ["plain", RECORDS[0].text]
-    assert ctx.details["with_parent_id"] == 1
+    assert ctx.details["with_parent_id"] == 1 and ctx.warning == ""
+    plain_only = RunContext("parents", data_dir=tmp_path)
+    ParentsRetrieverNode(ParentsConfig()).run({"hits": [plain]}, plain_only)
+    assert "no hit carries parent_id" in plain_only.warning
