@@ -13,7 +13,7 @@ from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver
 from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
-from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, to_jsonable
+from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, score_meaning, to_jsonable
 
 
 def register(subparsers: Any) -> None:
@@ -190,12 +190,9 @@ _PREVIEW_LINES = 40
 
 
 def _score_meaning(result: NodeResult, hits: list[Any]) -> str:
-    described = result.details.get("score") if isinstance(result.details.get("score"), str) else None
-    if described:
-        return str(described)
-    if any(hit.explain for hit in hits):
-        return "fused score"
-    return "cosine similarity"
+    # a node that says what its score is (a keyword or Qdrant node) is believed over the guess from the hits
+    described = result.details.get("score")
+    return described if isinstance(described, str) and described else score_meaning(hits)
 
 
 def _preview(value: Any) -> str:
