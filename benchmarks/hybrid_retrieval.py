@@ -193,9 +193,11 @@ def main() -> None:
         "Qdrant embedded hybrid (its RRF + legs)",
     )
     timings: dict[str, list[float]] = {name: [] for name in names}
+    fresh = LocalEmbedder()  # no cache: every question is really embedded, even on a second run
+    qdrant.embedder = fresh
     for q in questions:
         t0 = time.perf_counter()
-        vector = embedder.embed_query(q)
+        vector = fresh.embed_query(q)
         t1 = time.perf_counter()
         d = store5.search_vector(vector, DEPTH)  # type: ignore[attr-defined]
         t2 = time.perf_counter()
