@@ -161,7 +161,9 @@ def stage_table(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
 
 def _same_as_row(row: dict[str, Any], leg: str) -> bool:
     found = (row.get("legs") or {}).get(leg)
-    return bool(found) and int(found["rank"]) == row.get("rank") and round(float(found["score"]), 4) == row.get("score")
+    if not found:
+        return False
+    return int(found["rank"]) == row.get("rank") and round(float(found["score"]), 4) == row.get("score")
 
 
 def _is_stage_rows(value: Any) -> bool:
