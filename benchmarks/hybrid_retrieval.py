@@ -161,6 +161,14 @@ def main() -> None:
         table(
             f"{name} ({len(questions)} questions)", ("method", "hit@1", "hit@5", "MRR@10"), quality(questions, methods)
         )
+        kinds = sorted({q["kind"] for q in questions if q.get("kind")})
+        if kinds:
+            rows = []
+            for kind in kinds:
+                subset = [q for q in questions if q.get("kind") == kind]
+                for row in quality(subset, {k: methods[k] for k in ("dense (whole record)", "hybrid + views")}):
+                    rows.append((f"{kind} ({len(subset)})", *row))
+            table(f"{name} by kind", ("kind", "method", "hit@1", "hit@5", "MRR@10"), rows)
     if args.skip_5000:
         return
 
