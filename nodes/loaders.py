@@ -67,7 +67,7 @@ class FileLoader(Node[FileLoaderConfig]):
         chosen = run_input or inputs.get("path") or config.path
         if not chosen:
             return None
-        path = resolve_path(str(chosen), base_dir)
+        path = _resolve(str(chosen), base_dir)
         try:
             stat = path.stat()
         except OSError:
@@ -94,6 +94,14 @@ class FileLoader(Node[FileLoaderConfig]):
             spans = records[0].metadata.get("record_spans") or []
             return f"1 document ({len(spans)} records)" if spans else f"1 document ({len(records[0].text)} chars)"
         return f"{len(records)} records"
+
+
+def _resolve(path: str, base_dir: Path | None) -> Path:
+    """The same rule as ``ctx.resolve_path`` (flowbuilder.paths), so the fingerprint sees the file that loads."""
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute() or base_dir is not None:
+        return resolve_path(candidate, base_dir)
+    return Path.cwd() / candidate
 
 
 def load_file(path: Path, config: FileLoaderConfig) -> list[Document]:

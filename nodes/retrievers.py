@@ -174,4 +174,6 @@ class RetrieverToolNode(Node[ToolConfig]):
         c = self.config
         tool = SearchTool(check_store(inputs.get("store")), c.name, c.description, c.k)
         ctx.details["schema"] = tool.parameters_schema()
+        if tool.store.count() == 0:  # an agent would search nothing and answer from its own knowledge
+            ctx.warn(str(getattr(tool.store, "empty_reason", "") or f"collection {tool.store.name} is empty"))
         return {"tool": tool}

@@ -447,7 +447,7 @@ def finish_store_run(store: EmbeddingStore, report: SyncReport | None, ctx: RunC
     ctx.details.update(report.details() if report is not None else {"sync": "none (nothing connected to documents)"})
     ctx.details["count"] = count
     if report is None:
-        return f"{count} in collection (not synced)"
+        return f"{count} in collection ({'not synced' if 'documents' in ctx.missing_inputs else 'read only'})"
     return report.line(count)
 
 

@@ -388,3 +388,20 @@ def test_run_result_records_config_keys(tmp_path: Path) -> None:
     run = Executor(data_dir=tmp_path).run(flow)
     flow.find_node("a").config["text"] = "hello"  # type: ignore[union-attr]
     assert changed_since(analyze(flow), run.config_keys) == {"a", "b"}
+
+
+def test_search_tool_over_an_empty_store_warns(tmp_path: Path) -> None:
+    flow = Flow(
+        nodes=[
+            NodeSpec(id="emb", type="embedder.local"),
+            NodeSpec(id="store", type="vectorstore.chroma", config={"collection": "tool-empty"}),
+            NodeSpec(id="tool", type="retriever.tool"),
+        ],
+        edges=[
+            Edge(source="emb", source_port="embedder", target="store", target_port="embedder"),
+            Edge(source="store", source_port="store", target="tool", target_port="store"),
+        ],
+    )
+    result = Executor(data_dir=tmp_path).run(flow)
+    assert result.results["tool"].status == "warning"
+    assert result.results["tool"].warning.startswith("collection tool-empty is empty: nothing in this flow writes")
