@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -265,6 +265,21 @@ class KeywordRetrieverNode(Node[KeywordConfig]):
         Port("hits", PortType.HITS, description="Best matches first; score = BM25 or overlap share."),
         Port("retriever", PortType.RETRIEVER, description="The same search as a service."),
     )
+
+    @classmethod
+    def fingerprint(
+        cls, config: BaseModel, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
+    ) -> str | None:
+        """The store's size: a collection changed by another flow since the cached result re-runs the search
+        (an edit that keeps the size is caught on the next change of the store node's inputs)."""
+        store = inputs.get("store")
+        count = getattr(store, "count", None)
+        if not callable(count):
+            return None
+        try:
+            return f"{getattr(store, 'name', '')}:{count()}"
+        except Exception:  # an unreachable server: let run() report it
+            return None
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config

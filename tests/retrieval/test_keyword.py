@@ -105,3 +105,19 @@ def test_index_mirrors_a_chroma_store_and_lives_next_to_it(tmp_path: Path) -> No
     again = KeywordRetrieverNode(KeywordConfig(k=3)).run({"store": store, "query": "consecutive dots email"}, ctx2)
     assert ctx2.details["indexed"] == 29 and ctx2.details["index"] == "built and saved"
     assert "INVALID-011" not in {h.document.metadata["record_id"] for h in again["hits"]}
+
+
+def test_fingerprint_follows_the_store_size() -> None:
+    class Store:
+        name = "s"
+
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def count(self) -> int:
+            return self.n
+
+    config = KeywordConfig()
+    assert KeywordRetrieverNode.fingerprint(config, None, None, {"store": Store(3)}) == "s:3"
+    assert KeywordRetrieverNode.fingerprint(config, None, None, {"store": Store(4)}) == "s:4"
+    assert KeywordRetrieverNode.fingerprint(config, None, None, {"documents": [DOCS]}) is None
