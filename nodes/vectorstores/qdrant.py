@@ -127,10 +127,17 @@ def close_local_clients() -> None:
 
 def server_client(url: str, api_key: str | None) -> Any:
     from qdrant_client import QdrantClient
+    from qdrant_client.http.exceptions import UnexpectedResponse
 
     try:
         client = QdrantClient(url=url, api_key=api_key or None, timeout=30, check_compatibility=False)
         client.get_collections()
+    except UnexpectedResponse as exc:
+        if exc.status_code in (401, 403):
+            raise ProviderError(
+                PROVIDER, f"the server at {url} refused the API key ({exc.status_code}); check the api_key credential."
+            ) from None
+        raise ProviderError(PROVIDER, f"the server at {url} answered {exc.status_code}: {exc.reason_phrase}") from None
     except Exception as exc:
         raise ProviderError(
             PROVIDER,

@@ -152,3 +152,29 @@ def test_bad_name_and_unreachable_server(tmp_path: Path) -> None:
     ctx = RunContext("qdrant", data_dir=tmp_path)
     with pytest.raises(ProviderError, match=r"no Qdrant server answers at http://127.0.0.1:9"):
         QdrantNode(QdrantConfig(url="http://127.0.0.1:9")).run({"embedder": OtherEmbedder()}, ctx)
+
+
+@pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")  # the fake is plain http
+def test_server_mode_through_the_real_sdk(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    from tests.fakes.qdrant_server import FakeQdrant
+
+    with FakeQdrant(api_key="qk-test") as server:
+        ctx = RunContext("qdrant", data_dir=tmp_path, secrets={"api_key": "qk-test"})
+        out = QdrantNode(QdrantConfig(collection="srv", url=server.url, k=3)).run(
+            {"embedder": embedder, "documents": [vwo_records()[220:232]], "query": QUESTION}, ctx
+        )
+        assert ctx.details["added"] == 12 and ctx.details["count"] == 12 and ctx.details["location"] == server.url
+        hits = out["hits"]
+        assert hits[0].document.metadata["record_id"] == "INVALID-011" and set(hits[0].legs) == {"dense", "sparse"}
+        assert hits[0].score == pytest.approx(sum(1 / (60 + leg["rank"]) for leg in hits[0].legs.values()))
+        assert all(r.headers.get("api-key") == "qk-test" for r in server.requests)
+        assert any(r.path.startswith("/collections/srv/points/query") for r in server.requests)
+        # a second run syncs: nothing new to embed or write
+        again = RunContext("qdrant", data_dir=tmp_path, secrets={"api_key": "qk-test"})
+        QdrantNode(QdrantConfig(collection="srv", url=server.url)).run(
+            {"embedder": embedder, "documents": [vwo_records()[220:230]]}, again
+        )
+        assert (again.details["added"], again.details["removed"], again.details["count"]) == (0, 2, 10)
+        wrong = RunContext("qdrant", data_dir=tmp_path, secrets={"api_key": "nope"})
+        with pytest.raises(ProviderError, match=r"refused the API key \(401\); check the api_key credential"):
+            QdrantNode(QdrantConfig(collection="srv", url=server.url)).run({"embedder": embedder}, wrong)
