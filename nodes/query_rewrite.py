@@ -38,7 +38,10 @@ DEFAULT_REWRITE_PROMPT = (
     "Question: {question}"
 )
 
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\(\d+\)|q\d+[:.)])\s*", re.IGNORECASE)
+_BULLET = re.compile(
+    r"^\s*(?:[-*•]|\d+[.)]|\(\d+\)|(?:q|query|question|variant|rewording|version)\s*\d+\s*[:.)-])\s*",
+    re.IGNORECASE,
+)
 
 
 def parse_variants(reply: str, original: str, n: int) -> list[str]:
@@ -47,7 +50,7 @@ def parse_variants(reply: str, original: str, n: int) -> list[str]:
     seen = {_norm(original)}
     variants: list[str] = []
     for line in reply.splitlines():
-        text = _BULLET.sub("", line).strip().strip("\"'“”").strip()
+        text = _BULLET.sub("", line.strip().strip("*_")).strip().strip("*_\"'“”` ").strip()
         if not text or text.endswith(":") or _norm(text) in seen:
             continue  # blank lines and a preamble such as "Here are 3 rewordings:"
         seen.add(_norm(text))

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.evaluation.compare import Comparison, FlowComparer, FlowEvaluation, FlowSource
+from flowbuilder.evaluation.compare import DEEP_K, Comparison, FlowComparer, FlowEvaluation, FlowSource
 from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES
 from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS
 from flowbuilder.evaluation.questions import load_questions
@@ -346,8 +346,7 @@ def _print_two(comparison: Comparison) -> None:
     for index, row in enumerate(comparison.rows):
         better = {"a": "A", "b": "B", "tie": "=", "-": "n/a"}[row.winner]
         text = row.question.question if len(row.question.question) <= 60 else row.question.question[:57] + "..."
-        why = " / ".join(_why(ev, index) for ev in (a, b))
-        why = "" if why == " / " else why
+        why = ", ".join(f"{ev.label} {reason}" for ev in (a, b) if (reason := _why(ev, index)))
         print(
             f"{row.question.id:<{id_width}}  {_rank(row.rank_a):>3}  {_rank(row.rank_b):>3}  {better:<6}  "
             f"{why:<22}  {text}{_legs(a, b, index)}"
@@ -363,7 +362,7 @@ def _why(ev: FlowEvaluation, index: int) -> str:
     if miss is None:
         return ""
     if miss.kind == "below_k":
-        return f"rank {miss.rank}" if miss.rank else "below k"
+        return f"rank {miss.rank}" if miss.rank else f"rank > {DEEP_K}"
     return MISS_SHORT[miss.kind]
 
 

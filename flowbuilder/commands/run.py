@@ -68,7 +68,7 @@ class _Progress:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = resolver_from_args(args.cred)
+    resolver = resolver_from_args(args.cred, args.allow_endpoint)
     inputs = parse_inputs(flow, args.input)
     executor = Executor(resolver=resolver)
     progress = _Progress(enabled=not args.json)

@@ -28,7 +28,7 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = None if args.no_credentials else resolver_from_args(args.cred)
+    resolver = None if args.no_credentials else resolver_from_args(args.cred, args.allow_endpoint)
     graph = analyze(flow, resolver=resolver, base_dir=Path(args.flow).resolve().parent)
     issues = graph.issues
     if args.json:

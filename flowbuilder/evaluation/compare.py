@@ -80,6 +80,8 @@ DEEP_K = 50
 """How deep the search goes for a question's miss (the rank of a relevant chunk below k)."""
 PROMPT_TOP = 3
 """The leaderboard reports the characters the top this-many hits put in a prompt."""
+SIZE_FIELDS = ("keep", "k")
+"""Config fields that say how many hits a retrieval node returns, in order of precedence."""
 CACHE_ENTRIES = 20_000
 """Result-cache size: per-question retrieval results must not evict the ingestion results."""
 
@@ -166,7 +168,7 @@ class FlowEvaluation:
         return sum(sum(len(h.document.text) for h in o.hits[:PROMPT_TOP]) for o in self.outcomes) / len(self.outcomes)
 
     def miss_counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(MISS_KINDS, 0)
+        counts: dict[str, int] = dict.fromkeys(MISS_KINDS, 0)
         for miss in self.misses:
             if miss is not None:
                 counts[miss.kind] += 1
@@ -501,6 +503,35 @@ class FlowComparer:
     def _where(self, flow: Flow, flow_path: Path | None) -> str:
         return f"{flow_path}" if flow_path else f"flow '{flow.name}'"
 
+    def _run(
+        self,
+        flow: Flow,
+        to: str,
+        where: str,
+        doing: str,
+        question: str,
+        base_dir: Path,
+        on_event: EventHandler | None,
+        cancel_event: threading.Event | None,
+    ) -> RunResult:
+        """Run ``flow`` up to ``to``; a cancelled run or a failed node raises, naming the flow and the node."""
+        try:
+            run = self.executor.run(
+                flow, to=to, inputs=question or None, base_dir=base_dir, on_event=on_event, cancel_event=cancel_event
+            )
+        except RunCancelledError:
+            raise ComparisonCancelled(f"{where}: cancelled.") from None
+        if run.cancelled:
+            raise ComparisonCancelled(f"{where}: cancelled while {doing}.")
+        failed = run.failed()
+        if failed:
+            first = failed[0]
+            raise ComparisonError(
+                f"{where}: node '{first.node_id}' ({first.type_name}) failed, so '{to}' cannot be compared: "
+                f"{first.error}"
+            )
+        return run
+
     def ingest(
         self,
         flow: Flow,
@@ -511,9 +542,13 @@ class FlowComparer:
         flow_path: Path | None = None,
         cancel_event: threading.Event | None = None,
         namespaces: dict[str, str] | None = None,
+        question: str = "",
     ) -> Ingestion:
         """Run ``flow`` up to every store node fed documents; raise naming the node when one fails or a store
-        receives no chunks. ``flow`` is run as given (see :func:`isolate` for the per-flow namespaces)."""
+        receives no chunks. ``flow`` is run as given (see :func:`isolate` for the per-flow namespaces).
+
+        ``question`` feeds the chat inputs of a store node that both ingests and searches (LangFlow's Chroma
+        with a search query), so its chat input does not fail for want of a message."""
         where = self._where(flow, flow_path)
         all_stores = store_node_ids(flow, self.registry)
         if not all_stores:
@@ -537,21 +572,8 @@ class FlowComparer:
         started = time.perf_counter()
         run: RunResult | None = None
         for store_id in writers:
-            try:
-                run = self.executor.run(
-                    flow, to=store_id, base_dir=base_dir, on_event=on_event, cancel_event=cancel_event
-                )
-            except RunCancelledError:
-                raise ComparisonCancelled(f"{where}: cancelled.") from None
-            if run.cancelled:
-                raise ComparisonCancelled(f"{where}: cancelled while ingesting into '{store_id}'.")
-            failed = run.failed()
-            if failed:
-                first = failed[0]
-                raise ComparisonError(
-                    f"{where}: node '{first.node_id}' ({first.type_name}) failed, so '{store_id}' cannot be "
-                    f"compared: {first.error}"
-                )
+            doing = f"ingesting into '{store_id}'"
+            run = self._run(flow, store_id, where, doing, question, base_dir, on_event, cancel_event)
             result = run.results.get(store_id)
             if result is None or not result.succeeded:
                 reason = result.summary if result is not None and result.summary else "it did not run"
@@ -642,6 +664,7 @@ class FlowComparer:
             flow_path=flow_path,
             cancel_event=cancel_event,
             namespaces=namespaces,
+            question=questions[0].question if questions else "",
         )
         warnings: list[str] = []
         store_count = sum(store.count() for store in ingestion.stores)
@@ -660,14 +683,15 @@ class FlowComparer:
         )
         started = time.perf_counter()
         deep = max(k, DEEP_K)
-        searcher = self._searcher(flow, target, ingestion, base_dir, deep, cancel_event, flow_path)
+        probe = questions[0].question if questions else ""
+        searcher = self._searcher(flow, target, ingestion, base_dir, deep, cancel_event, flow_path, probe)
         deep_hits: list[list[Hit]] = []
         for number, question in enumerate(questions, start=1):
             if cancel_event is not None and cancel_event.is_set():
                 raise ComparisonCancelled(f"{self._where(flow, flow_path)}: cancelled while searching.")
             deep_hits.append(searcher(question.question))
-            relay(RunEvent("progress", target or ingestion.store_ids[0], {"done": number, "total": len(questions),
-                                                                          "message": "searching"}))  # fmt: skip
+            progress = {"done": number, "total": len(questions), "message": "searching"}
+            relay(RunEvent("progress", target or ingestion.store_ids[0], progress))
         search_seconds = time.perf_counter() - started
         if embedder is not None:
             self._model_texts_delta(embedder)  # query embeddings are not ingestion
@@ -720,13 +744,15 @@ class FlowComparer:
         deep: int,
         cancel_event: threading.Event | None,
         flow_path: Path | None,
+        probe: str = "",
     ) -> Callable[[str], list[Hit]]:
         """question -> hits, best first: through the final retrieval node, or the store(s) directly."""
         if target is None or target in store_node_ids(flow, self.registry):
             stores = ingestion.stores
             if target is not None and target not in ingestion.store_ids:
                 # A reader store node (LangFlow's search-only Chroma): its own service, on the writer's namespace.
-                run = self.executor.run(flow, to=target, base_dir=base_dir, cancel_event=cancel_event)
+                where = self._where(flow, flow_path)
+                run = self._run(flow, target, where, "opening its store", probe, base_dir, None, cancel_event)
                 result = run.results.get(target)
                 store = result.outputs.get("store") if result is not None and result.succeeded else None
                 if isinstance(store, VectorStore):
@@ -737,23 +763,16 @@ class FlowComparer:
         port = next(name for name, kind in outputs.items() if kind is PortType.HITS)
         fields = getattr(self.registry.get(spec.type).Config, "model_fields", {})
         deep_flow = flow.model_copy(deep=True)
-        if "k" in fields:
-            deep_flow.node(target).config["k"] = max(deep, int(spec.config.get("k") or 0))
+        # How many hits the node returns: "keep" where a node has it (fusion's "k" is the RRF constant).
+        size_field = next((name for name in SIZE_FIELDS if name in fields), None)
+        if size_field is not None:
+            current = int(spec.config.get(size_field) or fields[size_field].default or 0)
+            if current != 0:  # 0 means "all" for keep
+                deep_flow.node(target).config[size_field] = max(deep, current)
         where = self._where(flow, flow_path)
 
         def search(question: str) -> list[Hit]:
-            try:
-                run = self.executor.run(
-                    deep_flow, to=target, inputs=question, base_dir=base_dir, cancel_event=cancel_event
-                )
-            except RunCancelledError:
-                raise ComparisonCancelled(f"{where}: cancelled.") from None
-            if run.cancelled:
-                raise ComparisonCancelled(f"{where}: cancelled while searching.")
-            failed = run.failed()
-            if failed:
-                first = failed[0]
-                raise ComparisonError(f"{where}: node '{first.node_id}' ({first.type_name}) failed: {first.error}")
+            run = self._run(deep_flow, target, where, "searching", question, base_dir, None, cancel_event)
             result = run.results.get(target)
             hits = result.outputs.get(port) if result is not None and result.succeeded else None
             if not isinstance(hits, list):

@@ -265,3 +265,20 @@ def test_without_numbered_chunks_citations_are_not_checked() -> None:
     assert verdict == "correct" and [c.name for c in checks] == ["fact"]
     assert judge_answer(question, "Nope.", None, [])[0] == "wrong"
     assert judge_answer(Question("y", "q?", ("R1",), None), "Something.", None, [])[0] == "unchecked"
+
+
+def test_eval_with_another_node_as_judge(
+    capsys: pytest.CaptureFixture[str], server: FakeLLMServer, corpus: tuple[Path, Path]
+) -> None:
+    """A separate llm node (another model, connected to nothing) grades; the answering model does not."""
+    flow_path, questions = corpus
+    flow = json.loads(flow_path.read_text(encoding="utf-8"))
+    grader = {"base_url": server.openai_base_url, "model": "gpt-4o", "max_retries": 0}
+    flow["nodes"].append({"id": "grader", "type": "llm.openai", "config": grader})
+    flow_path.write_text(json.dumps(flow), encoding="utf-8")
+    model = script(server)
+    code, out, _ = _eval(capsys, str(flow_path), "--questions", str(questions), "--judge", "grader", "--json")
+    assert code == 0 and json.loads(out)["roles"]["judge"] == "grader"
+    graded = [r.body for r in server.requests_to("chat") if "strict grader" in json.dumps(r.body)]
+    assert len(graded) == len(model.judged) == 8
+    assert {body["model"] for body in graded} == {"gpt-4o"}

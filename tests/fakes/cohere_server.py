@@ -16,21 +16,12 @@ from __future__ import annotations
 import re
 import threading
 import uuid
-from dataclasses import dataclass
-from typing import Any
 
 from tests.fakes.http import JSONHandler, LoopbackServer
+from tests.fakes.llm_server import RecordedRequest
 
 MODELS = ("rerank-v3.5", "rerank-english-v3.0", "rerank-multilingual-v3.0")
 _WORD = re.compile(r"[a-z0-9]+")
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
 
 
 def overlap_score(query: str, document: str) -> float:

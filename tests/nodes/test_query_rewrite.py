@@ -50,6 +50,10 @@ def test_parse_variants_cleans_numbering_and_duplicates() -> None:
         "Extra",
     ]
     assert parse_variants("", "q", 3) == []
+    markdown = "Sure! Here are three alternative phrasings:\n\n"
+    markdown += "1. **How can I reset my password?**\nVariant 2: `Forgot password`"
+    # the preamble ends with ":" and is skipped; bold, numbering, "Variant 2:" and backticks are removed
+    assert parse_variants(markdown, "reset password", 3) == ["How can I reset my password?", "Forgot password"]
 
 
 def test_rewrite_searches_every_variant_and_merges(server: FakeLLMServer) -> None:
