@@ -41,6 +41,7 @@ from nodes.vectorstores.common import (
     collection_name_problem,
     embed_array,
     finish_store_run,
+    folder_address,
     models_mismatch_message,
     safe_suffix,
     store_details,
@@ -421,12 +422,7 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig]):
         assert isinstance(config, QdrantConfig)
         if config.url:
             return f"qdrant:{config.url.rstrip('/')}:{config.collection}"
-        if not config.path:
-            return f"qdrant:<data dir>/qdrant:{config.collection}"
-        from flowbuilder.paths import resolve_path
-
-        where = resolve_path(config.path, base_dir) if base_dir else Path(config.path)
-        return f"qdrant:{Path(str(where).rstrip('/')).as_posix().removeprefix('./')}:{config.collection}"
+        return folder_address("qdrant", config.path, base_dir, config.collection)
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config

@@ -16,19 +16,10 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from tests.fakes.http import JSONHandler, LoopbackServer
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
+from tests.fakes.llm_server import RecordedRequest
 
 _COLLECTION = re.compile(r"^/collections/([^/?]+)(/[^?]*)?(?:\?.*)?$")
 
