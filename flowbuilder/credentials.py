@@ -49,6 +49,7 @@ PROVIDER_ENV_VARS: dict[str, str] = {
     "cohere": "COHERE_API_KEY",
     "ollama": "OLLAMA_API_KEY",
     "chroma": "CHROMA_API_KEY",
+    "qdrant": "QDRANT_API_KEY",
 }
 
 PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {

@@ -172,9 +172,12 @@ def _print_outputs(result: NodeResult, final: bool) -> None:
     flow's final outputs (nodes feeding nothing else in this run) are shown too."""
     for port, value in result.outputs.items():
         if is_hits(value):
-            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = {score_meaning(value)}):")
+            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = {_score_meaning(result, value)}):")
             for hit in value:
                 print("  " + hit_line(hit))
+                if hit.legs:  # fused or reranked: each stage's rank, so the order can be checked
+                    legs = ", ".join(f"{name} #{int(leg['rank'])}" for name, leg in hit.legs.items())
+                    print(f"      ranks: {legs}" + (f"; score = {hit.explain}" if hit.explain else ""))
         elif isinstance(value, str) and port == "prompt":
             print(f"\nPrompt built by {result.node_id}:\n" + _indent(value))
         elif isinstance(value, str) and port == "answer":
@@ -184,6 +187,12 @@ def _print_outputs(result: NodeResult, final: bool) -> None:
 
 
 _PREVIEW_LINES = 40
+
+
+def _score_meaning(result: NodeResult, hits: list[Any]) -> str:
+    # a node that says what its score is (a keyword or Qdrant node) is believed over the guess from the hits
+    described = result.details.get("score")
+    return described if isinstance(described, str) and described else score_meaning(hits)
 
 
 def _preview(value: Any) -> str:

@@ -10,9 +10,10 @@ from nicegui import ui
 
 from flowbuilder.data import Hit
 from flowbuilder.executor import RunResult
+from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import EditorSession
-from flowbuilder.ui.widgets import failure_text, hit_cards, message_box
+from flowbuilder.ui.widgets import failure_text, message_box
 
 
 def chat_output_of(session: EditorSession, result: RunResult) -> str | None:
@@ -132,5 +133,5 @@ class ChatPanel:
                     .classes("w-full fb-chat-hits")
                     .props("dense header-class=text-caption")
                 ):
-                    hit_cards(hits)
+                    hits_view(hits)  # retrieval helper: stage table (each leg's rank) after fusion/rerank
         self._scroll_to_end()

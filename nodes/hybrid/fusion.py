@@ -21,12 +21,17 @@ from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 FusionMethod = Literal["rrf", "weighted"]
+FuseBy = Literal["chunk", "parent"]
 DEFAULT_LEG = "dense"
 """Name of an input whose hits carry no leg of their own: plain vector-store retrieval."""
 
 
-def hit_key(hit: Hit) -> str:
-    """What makes two hits from different legs the same chunk."""
+def hit_key(hit: Hit, by: str = "chunk") -> str:
+    """What makes two hits the same: the chunk (stored id, else source + record + text), or with
+    ``by="parent"`` the parent record of a view or child chunk (``parent_id``)."""
+    parent = hit.document.metadata.get("parent_id") if by == "parent" else None
+    if parent:
+        return f"parent:{parent}"
     if hit.id:
         return hit.id
     meta = hit.document.metadata
@@ -83,9 +88,12 @@ def fuse(
     names: Sequence[str] = (),
     top_n: int = 0,
     keep: int = 10,
+    by: FuseBy = "chunk",
 ) -> list[Hit]:
     """Fuse ranked lists into one, best first. ``top_n`` (0 = all) cuts each input before fusing;
-    ``keep`` (0 = all) cuts the result. RRF: sum of ``w / (k + rank)``; weighted: sum of ``w * min-max score``."""
+    ``keep`` (0 = all) cuts the result. RRF: sum of ``w / (k + rank)``; weighted: sum of ``w * min-max score``.
+    ``by="parent"`` fuses records rather than chunks: several views of one record in a leg count once,
+    at the best of their ranks (ranks are renumbered per leg after that merge)."""
     if k < 0:
         raise NodeError(f"The RRF constant k must be 0 or more, got {k}.")
     if weights and len(weights) != len(inputs):
@@ -96,12 +104,13 @@ def fuse(
     legs = leg_names(inputs, names)
     entries: dict[str, _Entry] = {}
     for index, (leg, hits) in enumerate(zip(legs, inputs, strict=True)):
-        cut = list(hits[:top_n] if top_n else hits)
+        cut = _distinct(hits, by)
+        cut = cut[:top_n] if top_n else cut
         weight = float(weights[index]) if weights else 1.0
         scaled = _normalised(cut) if method == "weighted" else []
         for position, hit in enumerate(cut):
             rank = position + 1
-            entry = entries.setdefault(hit_key(hit), _Entry(hit))
+            entry = entries.setdefault(hit_key(hit, by), _Entry(hit))
             entry.legs[leg] = {"rank": rank, "score": float(hit.score)}
             w = "" if weight == 1.0 else f"{weight:g}*"
             if method == "rrf":
@@ -122,6 +131,18 @@ def fuse(
             )
         )
     return fused
+
+
+def _distinct(hits: Sequence[Hit], by: FuseBy) -> list[Hit]:
+    """A leg's hits best first, each key once (a store may return one record's views several times)."""
+    seen: set[str] = set()
+    out = []
+    for hit in sorted(hits, key=lambda h: h.rank):
+        key = hit_key(hit, by)
+        if key not in seen:
+            seen.add(key)
+            out.append(hit)
+    return out
 
 
 def check_hit_lists(value: Any, port: str = "hits") -> list[list[Hit]]:
@@ -149,6 +170,9 @@ class FusionConfig(BaseModel):
     )
     top_n: int = Field(0, ge=0, le=10000, description="Hits taken from each input before fusing; 0 = all.")
     keep: int = Field(10, ge=0, le=10000, description="Hits kept after fusing; 0 = all.")
+    by: FuseBy = Field(
+        "chunk", description="chunk: fuse chunks; parent: fuse the records that views/children point to (parent_id)."
+    )
 
 
 @register_node
@@ -168,7 +192,9 @@ class FusionNode(Node[FusionConfig]):
         lists = check_hit_lists(inputs.get("hits"))
         if not lists:
             raise NodeError("Input 'hits' is empty: connect the hits outputs of two or more retrievers.")
-        fused = fuse(lists, method=c.method, k=c.k, weights=c.weights, names=c.names, top_n=c.top_n, keep=c.keep)
+        fused = fuse(
+            lists, method=c.method, k=c.k, weights=c.weights, names=c.names, top_n=c.top_n, keep=c.keep, by=c.by
+        )
         legs = leg_names(lists, c.names)
         ctx.details["method"] = f"RRF (k = {c.k})" if c.method == "rrf" else "weighted min-max scores"
         ctx.details["inputs"] = {leg: len(hits) for leg, hits in zip(legs, lists, strict=True)}
@@ -176,6 +202,11 @@ class FusionNode(Node[FusionConfig]):
         ctx.details["fused"] = stage_rows(fused)
         if len(lists) == 1:
             ctx.log("Only one hit list is connected: fusion just re-scores it.")
+        empty = [leg for leg, hits in zip(legs, lists, strict=True) if not hits]
+        if empty and len(empty) == len(lists):
+            ctx.warn("every input hit list is empty: nothing to fuse")
+        elif empty:
+            ctx.warn(f"input {', '.join(empty)} found nothing: the fused list is only the other legs")
         return {"hits": fused}
 
 

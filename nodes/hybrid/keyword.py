@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,23 +25,13 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from nodes.hybrid.fusion import fuse, stage_rows
+from nodes.hybrid.terms import english_stopwords, tokenize
 from nodes.vectorstores.common import decode_metadata, flatten_documents, unique_documents
 
 Scorer = Literal["bm25", "overlap"]
-TOKEN = re.compile(r"(?u)\b\w\w+\b")
 LEG = "keyword"
 _INDEX_FORMAT = 1
 _PAGE = 1000
-
-
-def tokenize(text: str, stopwords: frozenset[str]) -> list[str]:
-    return [t for t in TOKEN.findall(text.lower()) if t not in stopwords]
-
-
-def english_stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
 
 
 class KeywordIndex:
@@ -277,6 +266,21 @@ class KeywordRetrieverNode(Node[KeywordConfig]):
         Port("retriever", PortType.RETRIEVER, description="The same search as a service."),
     )
 
+    @classmethod
+    def fingerprint(
+        cls, config: BaseModel, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
+    ) -> str | None:
+        """The store's size: a collection changed by another flow since the cached result re-runs the search
+        (an edit that keeps the size is caught on the next change of the store node's inputs)."""
+        store = inputs.get("store")
+        count = getattr(store, "count", None)
+        if not callable(count):
+            return None
+        try:
+            return f"{getattr(store, 'name', '')}:{count()}"
+        except Exception:  # an unreachable server: let run() report it
+            return None
+
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
         store = inputs.get("store")
@@ -305,10 +309,11 @@ class KeywordRetrieverNode(Node[KeywordConfig]):
                 for h in fused
             ]
         if not docs:
-            ctx.log("The keyword index is empty: the store or the documents input holds no chunks.")
+            reason = str(getattr(store, "empty_reason", "") or "") if store is not None else ""
+            ctx.warn(f"the keyword index is empty: {reason or f'the {origin} holds no chunks'}")
         ctx.details.update(
             {
-                "scorer": "BM25 (bm25s)" if c.scorer == "bm25" else "keyword overlap (share of question words)",
+                "score": "BM25 (bm25s)" if c.scorer == "bm25" else "keyword overlap (share of question words)",
                 "indexed": len(index),
                 "source": origin,
                 "index_folder": str(folder),

@@ -224,6 +224,8 @@ class ParentsRetrieverNode(Node[ParentsConfig]):
         parents = return_parents(hits, self.config.keep)
         with_parent = sum(1 for h in hits if h.document.metadata.get("parent_id"))
         if hits and not with_parent:
-            ctx.log("No hit carries parent_id: connect hits of indexer.views or splitter.parent_child chunks.")
+            ctx.warn("no hit carries parent_id: connect hits of indexer.views or splitter.parent_child chunks")
+        elif not hits:
+            ctx.warn("no hits came in: nothing to map to parents")
         ctx.details.update({"hits_in": len(hits), "with_parent_id": with_parent, "parents": stage_rows(parents)})
         return {"hits": parents}

@@ -35,6 +35,7 @@ from nodes.vectorstores.common import (
     decode_metadata,
     encode_metadata,
     finish_store_run,
+    folder_address,
     models_mismatch_message,
     safe_suffix,
     store_details,
@@ -271,12 +272,7 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
         assert isinstance(config, ChromaConfig)
         if config.server_host:
             return f"chroma:http://{config.server_host}:{config.server_port}:{config.collection}"
-        if not config.persist_directory:
-            return f"chroma:<data dir>/chroma:{config.collection}"
-        from flowbuilder.paths import resolve_path
-
-        where = resolve_path(config.persist_directory, base_dir) if base_dir else Path(config.persist_directory)
-        return f"chroma:{Path(str(where).rstrip('/')).as_posix().removeprefix('./')}:{config.collection}"
+        return folder_address("chroma", config.persist_directory, base_dir, config.collection)
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config

@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
@@ -451,6 +452,17 @@ def finish_store_run(store: EmbeddingStore, report: SyncReport | None, ctx: RunC
     if report is None:
         return f"{count} in collection ({'not synced' if 'documents' in ctx.missing_inputs else 'read only'})"
     return report.line(count)
+
+
+def folder_address(kind: str, folder: str, base_dir: Path | None, collection: str) -> str:
+    """``<kind>:<folder>:<collection>`` of an embedded store (the data dir's default folder when ``folder`` is
+    empty): two nodes with the same address share one collection, whatever relative path names it."""
+    if not folder:
+        return f"{kind}:<data dir>/{kind}:{collection}"
+    from flowbuilder.paths import resolve_path
+
+    where = resolve_path(folder, base_dir) if base_dir else Path(folder)
+    return f"{kind}:{Path(str(where).rstrip('/')).as_posix().removeprefix('./')}:{collection}"
 
 
 class StoreNodeMixin:

@@ -69,7 +69,30 @@ def test_node_runs_on_multiple_connections(tmp_path: Path) -> None:
     assert ctx.details["inputs"] == {"dense": 2, "keyword": 2}
     assert ctx.details["fused"][0]["explain"] == "1/61 + 1/62"
     assert ctx.details["stages"]["keyword"][0]["record"] == "B"
+    assert ctx.warning == ""
+    half = RunContext("fuse", data_dir=tmp_path)
+    node.run({"hits": [hits("A"), []]}, half)
+    assert half.warning == "input dense2 found nothing: the fused list is only the other legs"
     with pytest.raises(NodeError, match="Input 'hits' is empty"):
         node.run({"hits": []}, ctx)
     with pytest.raises(NodeError, match="must be hit lists"):
         node.run({"hits": [["not a hit"]]}, ctx)
+
+
+def view(record: str, view_name: str, rank: int) -> Hit:
+    meta = {"record_id": record, "parent_id": record, "view": view_name}
+    doc = Document(text=f"{view_name} of {record}", metadata=meta)
+    return Hit(document=doc, score=1.0 / rank, rank=rank, id=f"{record}-{view_name}")
+
+
+def test_fuse_by_parent_counts_a_records_views_once_per_leg() -> None:
+    dense = [view("A", "field", 1), view("B", "whole", 2), view("A", "whole", 3)]
+    keyword = [view("B", "whole", 1), view("A", "whole", 2)]
+    by_chunk = fuse([dense, keyword])
+    assert len(by_chunk) == 3  # A-field, A-whole and B-whole are different chunks
+    by_parent = fuse([dense, keyword], by="parent")
+    assert [(h.document.metadata["parent_id"], h.explain) for h in by_parent] == [
+        ("A", "1/61 + 1/62"),
+        ("B", "1/62 + 1/61"),
+    ]
+    assert by_parent[0].legs["dense"]["rank"] == 1

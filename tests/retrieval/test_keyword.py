@@ -10,7 +10,8 @@ from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
 from nodes.embedders.local import LocalEmbedder
-from nodes.hybrid.keyword import KeywordConfig, KeywordIndex, KeywordRetrieverNode, tokenize
+from nodes.hybrid.keyword import KeywordConfig, KeywordIndex, KeywordRetrieverNode
+from nodes.hybrid.terms import tokenize
 from nodes.vectorstores.chroma import ChromaConfig, ChromaNode
 from tests.nodes.test_chroma import vwo_records
 
@@ -82,6 +83,9 @@ def test_node_errors_are_clear(tmp_path: Path) -> None:
         node.run({"query": "x"}, ctx)
     with pytest.raises(NodeError, match="Input 'query' is empty"):
         node.run({"documents": [DOCS], "query": "  "}, ctx)
+    empty = RunContext("kw", data_dir=tmp_path)
+    assert node.run({"documents": [[]], "query": "password"}, empty)["hits"] == []
+    assert empty.warning == "the keyword index is empty: the documents input holds no chunks"
 
 
 def test_index_mirrors_a_chroma_store_and_lives_next_to_it(tmp_path: Path) -> None:
@@ -101,3 +105,19 @@ def test_index_mirrors_a_chroma_store_and_lives_next_to_it(tmp_path: Path) -> No
     again = KeywordRetrieverNode(KeywordConfig(k=3)).run({"store": store, "query": "consecutive dots email"}, ctx2)
     assert ctx2.details["indexed"] == 29 and ctx2.details["index"] == "built and saved"
     assert "INVALID-011" not in {h.document.metadata["record_id"] for h in again["hits"]}
+
+
+def test_fingerprint_follows_the_store_size() -> None:
+    class Store:
+        name = "s"
+
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def count(self) -> int:
+            return self.n
+
+    config = KeywordConfig()
+    assert KeywordRetrieverNode.fingerprint(config, None, None, {"store": Store(3)}) == "s:3"
+    assert KeywordRetrieverNode.fingerprint(config, None, None, {"store": Store(4)}) == "s:4"
+    assert KeywordRetrieverNode.fingerprint(config, None, None, {"documents": [DOCS]}) is None

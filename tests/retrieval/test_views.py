@@ -93,4 +93,21 @@ def test_parents_node_passes_plain_hits_through(tmp_path: Path) -> None:
     ctx = RunContext("parents", data_dir=tmp_path)
     out = ParentsRetrieverNode(ParentsConfig(keep=3)).run({"hits": [plain, view_hit(2, "L-1", "x", "whole")]}, ctx)
     assert [h.document.text for h in out["hits"]] == ["plain", RECORDS[0].text]
-    assert ctx.details["with_parent_id"] == 1
+    assert ctx.details["with_parent_id"] == 1 and ctx.warning == ""
+    plain_only = RunContext("parents", data_dir=tmp_path)
+    ParentsRetrieverNode(ParentsConfig()).run({"hits": [plain]}, plain_only)
+    assert "no hit carries parent_id" in plain_only.warning
+
+
+def test_parents_of_splitter_parent_child_children(tmp_path: Path) -> None:
+    from nodes.parent_child import ParentChildSplitter, ParentChildSplitterConfig
+
+    text = "# Billing\n" + "Invoices are sent monthly. " * 20 + "\n# Login\n" + "Use two-step verification. " * 20
+    doc = Document(text=text, metadata={"source": "help.md"})
+    config = ParentChildSplitterConfig(parents="sections", child_size=120, child_overlap=0)
+    children = ParentChildSplitter(config).run({"documents": [doc]}, RunContext("split", data_dir=tmp_path))["chunks"]
+    assert len(children) > 4
+    found = [Hit(document=c, score=1.0 / (i + 1), rank=i + 1, id=f"c{i}") for i, c in enumerate(reversed(children))]
+    parents = return_parents(found)
+    assert len(parents) == len({c.metadata["parent_id"] for c in children}) == 2
+    assert parents[0].document.text.startswith("# Login") and "two-step" in parents[0].document.metadata["matched_text"]
