@@ -357,13 +357,14 @@ def _print_two(comparison: Comparison) -> None:
     )
 
 
-def _why(ev: FlowEvaluation, index: int) -> str:
+def _why(ev: FlowEvaluation, index: int, short: dict[str, str] = MISS_SHORT) -> str:
+    """Why ``ev`` missed question ``index`` in a few characters ("" for a hit or a question without an answer)."""
     miss = ev.misses[index] if index < len(ev.misses) else None
     if miss is None:
         return ""
     if miss.kind == "below_k":
-        return f"rank {miss.rank}" if miss.rank else f"rank > {DEEP_K}"
-    return MISS_SHORT[miss.kind]
+        return f"rank {miss.rank}" if miss.rank else f">{DEEP_K}"
+    return short[miss.kind]
 
 
 def _legs(a: FlowEvaluation, b: FlowEvaluation, index: int) -> str:
@@ -396,19 +397,12 @@ def _print_grid(comparison: Comparison) -> None:
             print(f"warning ({ev.label}): {warning}")
 
 
-GRID_SHORT = {"cut": "cut", "past_token_limit": "limit", "no_chunk": "none"}
+GRID_SHORT = {"cut": "cut", "below_k": "below k", "past_token_limit": "limit", "no_chunk": "none"}
 
 
 def _grid_cell(ev: FlowEvaluation, index: int) -> str:
     rank = ev.outcomes[index].first_rank
-    if rank is not None:
-        return str(rank)
-    miss = ev.misses[index] if index < len(ev.misses) else None
-    if miss is None:
-        return "-"
-    if miss.kind == "below_k":
-        return f"rank {miss.rank}" if miss.rank else f">{DEEP_K}"
-    return GRID_SHORT[miss.kind]
+    return str(rank) if rank is not None else _why(ev, index, GRID_SHORT) or "-"
 
 
 def _rank(rank: int | None) -> str:
