@@ -593,7 +593,7 @@ class FlowComparer:
                     "nothing to compare; check the loader's file and the splitter."
                 )
             stores.append(store)
-            if result.status == "ok":
+            if result.status != "cached":  # "ok", or "warning" (succeeded, but suspicious)
                 added += int(result.details.get("added", 0) or 0)
             inputs.extend(node_inputs)
             chunks.extend(node_chunks)
