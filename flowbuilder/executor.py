@@ -19,7 +19,7 @@ from typing import Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
 from flowbuilder.credentials import CredentialResolver
-from flowbuilder.errors import FlowValidationError, NodeExecutionError, RunCancelledError
+from flowbuilder.errors import CredentialError, FlowValidationError, NodeExecutionError, RunCancelledError
 from flowbuilder.flow import Flow
 from flowbuilder.graph import FlowGraph, analyze
 from flowbuilder.node import RunContext
@@ -215,10 +215,15 @@ class Executor:
                 return NodeResult(node_id, type_name, "cached", hit.outputs, hit.summary, 0.0, None, hit.details, key)
 
         secrets: dict[str, str] = {}
-        for slot in node.cls.credential_slots:
-            value = self.resolver.resolve(node_id, slot, node.spec.credentials.get(slot.name))
-            if value:
-                secrets[slot.name] = value
+        try:
+            for slot in node.cls.credential_slots:
+                value = self.resolver.resolve_for(node_id, slot, node.spec.credentials.get(slot.name), node.config)
+                if value:
+                    secrets[slot.name] = value
+        except CredentialError as exc:  # a key the flow would send somewhere unapproved: never sent
+            error = redact(str(exc))
+            emit("node_failed", node_id, {"error": error, "duration": 0.0})
+            return NodeResult(node_id, type_name, "failed", error=error, key=key)
 
         ctx = RunContext(
             node_id,

@@ -14,7 +14,7 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, ValidationError
 
-from flowbuilder.credentials import CredentialResolver
+from flowbuilder.credentials import CredentialResolver, reference_problem
 from flowbuilder.errors import FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.ports import Port, compatible
@@ -218,10 +218,18 @@ def analyze(
                         port.name,
                     )
                 )
+        for slot in node.cls.credential_slots:
+            ref = node.spec.credentials.get(slot.name)
+            problem = reference_problem(slot, ref)
+            if problem is None and resolver is not None and (slot.required or resolver.resolve(node_id, slot, ref)):
+                problem = resolver.endpoint_problem(slot, ref, node.config)
+            if problem:
+                message = f"credential slot '{slot.name}': {problem}"
+                issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name))
         if resolver is not None:
             for slot in node.cls.credential_slots:
                 ref = node.spec.credentials.get(slot.name)
-                if slot.required and not resolver.resolve(node_id, slot, ref):
+                if reference_problem(slot, ref) is None and slot.required and not resolver.resolve(node_id, slot, ref):
                     issues.append(
                         ValidationIssue(
                             "missing-credential",

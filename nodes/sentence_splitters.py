@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
@@ -19,24 +19,15 @@ from flowbuilder.node import RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
-from nodes.splitters import SplitterNode, each_document, heading_index, input_documents
-from nodes.splitting.sentences import Unit, pack_units, sentence_units
+from nodes.splitters import SplitterNode, chunk_documents, input_documents
+from nodes.splitting.sentences import Unit, check_language, pack_units, sentence_units
+from nodes.splitting.textsplit import Chunk
 
 MAX_DETAIL_ROWS = 500  # inspect-only data stays small on large corpora
 
 
-def _chunk(document: Document, inherited: dict[str, Any], index: int, start: int, end: int) -> Document:
-    return Document(
-        text=document.text[start:end], metadata={**inherited, "chunk_index": index, "start": start, "end": end}
-    )
-
-
-def _add_context(chunk: Document, headings: Any, lookup: Any) -> None:
-    start, end = chunk.metadata["start"], chunk.metadata["end"]
-    if headings is not None:
-        chunk.metadata["heading_path"] = headings.at(start)
-    if lookup is not None:
-        chunk.metadata["record_ids"] = lookup.overlapping(start, end)
+def _span(text: str, start: int, end: int) -> Chunk:
+    return Chunk(text[start:end], start, end)
 
 
 class SentenceSplitterConfig(BaseModel):
@@ -45,6 +36,8 @@ class SentenceSplitterConfig(BaseModel):
     chunk_size: int = Field(500, ge=1, description="Max characters per chunk; a longer sentence or table stays whole.")
     overlap_sentences: int = Field(0, ge=0, le=20, description="Sentences repeated at the start of the next chunk.")
     language: str = Field("en", description="Language of the sentence rules (pysbd codes: en, de, fr, es, ...).")
+
+    _language = field_validator("language")(check_language)
 
 
 @register_node
@@ -56,22 +49,14 @@ class SentenceSplitter(SplitterNode[SentenceSplitterConfig]):
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         c = self.config
-        try:
-            sentence_units("Probe.", c.language)
-        except (ValueError, KeyError):
-            raise NodeError(
-                f"language '{c.language}' is not supported by pysbd; use a code such as en, de, fr."
-            ) from None
-        chunks: list[Document] = []
-        oversize = 0
-        for document, inherited, lookup in each_document(documents, ctx):
-            headings = heading_index(document)
-            units = sentence_units(document.text, c.language)
-            for index, group in enumerate(pack_units(units, c.chunk_size, c.overlap_sentences)):
-                chunk = _chunk(document, inherited, index, units[group[0]].start, units[group[-1]].end)
-                oversize += len(chunk.text) > c.chunk_size
-                _add_context(chunk, headings, lookup)
-                chunks.append(chunk)
+
+        def split(text: str) -> list[Chunk]:
+            units = sentence_units(text, c.language)
+            groups = pack_units(units, c.chunk_size, c.overlap_sentences)
+            return [_span(text, units[group[0]].start, units[group[-1]].end) for group in groups]
+
+        chunks = chunk_documents(documents, split, ctx)
+        oversize = sum(1 for chunk in chunks if len(chunk.text) > c.chunk_size)
         if oversize:
             ctx.details["oversize_chunks"] = oversize
             ctx.log(
@@ -97,6 +82,8 @@ class SemanticSplitterConfig(BaseModel):
     min_chunk_size: int = Field(150, ge=0, description="Never cut a chunk shorter than this many characters.")
     max_chunk_size: int = Field(1000, ge=1, description="Cut before a chunk grows past this many characters.")
     language: str = Field("en", description="Language of the sentence rules (pysbd codes).")
+
+    _language = field_validator("language")(check_language)
 
     @model_validator(mode="after")
     def _sizes(self) -> SemanticSplitterConfig:
@@ -126,25 +113,26 @@ class SemanticSplitter(SplitterNode[SemanticSplitterConfig]):
 
     def split_with(self, documents: list[Document], embedder: Embedder, ctx: RunContext) -> list[Document]:
         c = self.config
-        chunks: list[Document] = []
-        cuts: list[dict[str, Any]] = []
-        for document, inherited, lookup in each_document(documents, ctx):
-            units = sentence_units(document.text, c.language)
+        reasons: list[tuple[str, float | None]] = []  # per chunk, in the order chunk_documents emits them
+
+        def split(text: str) -> list[Chunk]:
+            units = sentence_units(text, c.language)
             if not units:
-                continue
-            headings = heading_index(document)
-            similarities = self._neighbour_similarities(document.text, units, embedder)
-            cutoff = self._cutoff(similarities)
-            source = str(document.metadata.get("source", ""))
-            for index, (first, last, reason, similarity) in enumerate(self._groups(units, similarities, cutoff)):
-                chunk = _chunk(document, inherited, index, units[first].start, units[last].end)
-                chunk.metadata["cut_reason"] = reason
-                if similarity is not None:
-                    chunk.metadata["cut_similarity"] = round(similarity, 4)
-                _add_context(chunk, headings, lookup)
-                chunks.append(chunk)
-                if index and len(cuts) < MAX_DETAIL_ROWS:
-                    cuts.append({"source": source, "offset": units[first].start, "reason": reason})
+                return []
+            similarities = self._neighbour_similarities(text, units, embedder)
+            groups = self._groups(units, similarities, self._cutoff(similarities))
+            reasons.extend((reason, similarity) for _, _, reason, similarity in groups)
+            return [_span(text, units[first].start, units[last].end) for first, last, _, _ in groups]
+
+        chunks = chunk_documents(documents, split, ctx)
+        cuts: list[dict[str, Any]] = []
+        for chunk, (reason, similarity) in zip(chunks, reasons, strict=True):
+            chunk.metadata["cut_reason"] = reason
+            if similarity is not None:
+                chunk.metadata["cut_similarity"] = round(similarity, 4)
+            if chunk.metadata["chunk_index"] and len(cuts) < MAX_DETAIL_ROWS:
+                source = str(chunk.metadata.get("source", ""))
+                cuts.append({"source": source, "offset": chunk.metadata["start"], "reason": reason})
         ctx.details["cuts"] = cuts
         ctx.details["breakpoint"] = (
             f"{c.percentile:g}th percentile of each document's neighbour similarities"

@@ -13,7 +13,7 @@ from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver
 from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
-from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, to_jsonable
+from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, score_meaning, to_jsonable
 
 
 def register(subparsers: Any) -> None:
@@ -66,7 +66,7 @@ class _Progress:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = resolver_from_args(args.cred)
+    resolver = resolver_from_args(args.cred, args.allow_endpoint)
     inputs = parse_inputs(flow, args.input)
     executor = Executor(resolver=resolver)
     progress = _Progress(enabled=not args.json)
@@ -164,7 +164,7 @@ def _print_outputs(result: NodeResult, final: bool) -> None:
     flow's final outputs (nodes feeding nothing else in this run) are shown too."""
     for port, value in result.outputs.items():
         if is_hits(value):
-            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = cosine similarity):")
+            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = {score_meaning(value)}):")
             for hit in value:
                 print("  " + hit_line(hit))
         elif isinstance(value, str) and port == "prompt":

@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = None if args.no_credentials else resolver_from_args(args.cred)
+    resolver = None if args.no_credentials else resolver_from_args(args.cred, args.allow_endpoint)
     issues = analyze(flow, resolver=resolver).issues
     if args.json:
         print(

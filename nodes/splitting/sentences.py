@@ -24,6 +24,17 @@ class Unit:
     kind: UnitKind
 
 
+def check_language(language: str) -> str:
+    """``language`` if pysbd has rules for it; else a ValueError listing the codes it has."""
+    from pysbd.languages import LANGUAGE_CODES
+
+    if language not in LANGUAGE_CODES:
+        raise ValueError(
+            f"pysbd has no sentence rules for '{language}'; use one of: {', '.join(sorted(LANGUAGE_CODES))}"
+        )
+    return language
+
+
 @functools.cache
 def _segmenter(language: str) -> Any:
     import pysbd

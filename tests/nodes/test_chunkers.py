@@ -298,3 +298,11 @@ def test_parent_child_children_carry_their_parent() -> None:
     ]
     with pytest.raises(ValidationError, match="child_size"):
         ParentChildSplitterConfig(parent_size=200, child_size=300)
+
+
+def test_unknown_sentence_language_lists_the_supported_ones() -> None:
+    with pytest.raises(ValidationError, match="no sentence rules for 'xx'; use one of: am, ar"):
+        SentenceSplitterConfig(language="xx")
+    with pytest.raises(ValidationError, match="no sentence rules"):
+        SemanticSplitterConfig(language="klingon")
+    assert SentenceSplitterConfig(language="de").language == "de"
