@@ -357,13 +357,14 @@ def _print_two(comparison: Comparison) -> None:
     )
 
 
-def _why(ev: FlowEvaluation, index: int) -> str:
+def _why(ev: FlowEvaluation, index: int, short: dict[str, str] = MISS_SHORT) -> str:
+    """Why ``ev`` missed question ``index`` in a few characters ("" for a hit or a question without an answer)."""
     miss = ev.misses[index] if index < len(ev.misses) else None
     if miss is None:
         return ""
     if miss.kind == "below_k":
-        return f"rank {miss.rank}" if miss.rank else f"rank > {DEEP_K}"
-    return MISS_SHORT[miss.kind]
+        return f"rank {miss.rank}" if miss.rank else f">{DEEP_K}"
+    return short[miss.kind]
 
 
 def _legs(a: FlowEvaluation, b: FlowEvaluation, index: int) -> str:
@@ -379,18 +380,29 @@ def _legs(a: FlowEvaluation, b: FlowEvaluation, index: int) -> str:
 
 def _print_grid(comparison: Comparison) -> None:
     flows = comparison.flows
-    print(f"\nRank of the first relevant chunk per question ('-' = not in the top {comparison.k}):")
+    print(
+        f"\nRank of the first relevant chunk per question (a miss of the top {comparison.k} says why: 'cut', "
+        f"'rank N' below k, 'limit' past the token limit, 'none' in no chunk; '-' no answer to find):"
+    )
     id_width = max([2, *(len(o.question.id) for o in flows[0].outcomes)])
-    width = max(4, *(len(ev.label) for ev in flows))
+    width = max(8, *(len(ev.label) for ev in flows))
     print(f"{'id':<{id_width}}  " + "  ".join(f"{ev.label:>{width}}" for ev in flows) + "  question")
     for index, outcome in enumerate(flows[0].outcomes):
-        cells = "  ".join(f"{_rank(ev.outcomes[index].first_rank):>{width}}" for ev in flows)
+        cells = "  ".join(f"{_grid_cell(ev, index):>{width}}" for ev in flows)
         text = outcome.question.question
         text = text if len(text) <= 70 else text[:67] + "..."
         print(f"{outcome.question.id:<{id_width}}  {cells}  {text}")
     for ev in flows:
         for warning in ev.warnings:
             print(f"warning ({ev.label}): {warning}")
+
+
+GRID_SHORT = {"cut": "cut", "below_k": "below k", "past_token_limit": "limit", "no_chunk": "none"}
+
+
+def _grid_cell(ev: FlowEvaluation, index: int) -> str:
+    rank = ev.outcomes[index].first_rank
+    return str(rank) if rank is not None else _why(ev, index, GRID_SHORT) or "-"
 
 
 def _rank(rank: int | None) -> str:

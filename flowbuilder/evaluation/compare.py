@@ -82,7 +82,7 @@ PROMPT_TOP = 3
 """The leaderboard reports the characters the top this-many hits put in a prompt."""
 SIZE_FIELDS = ("keep", "k")
 """Config fields that say how many hits a retrieval node returns, in order of precedence."""
-CACHE_ENTRIES = 20_000
+CACHE_ENTRIES = 4_000
 """Result-cache size: per-question retrieval results must not evict the ingestion results."""
 
 
@@ -593,7 +593,7 @@ class FlowComparer:
                     "nothing to compare; check the loader's file and the splitter."
                 )
             stores.append(store)
-            if result.status == "ok":
+            if result.status != "cached":  # "ok", or "warning" (succeeded, but suspicious)
                 added += int(result.details.get("added", 0) or 0)
             inputs.extend(node_inputs)
             chunks.extend(node_chunks)

@@ -616,7 +616,7 @@ class ComparePage:
     def request_cancel(self) -> None:
         if self.running:
             self.cancel.set()
-            self.progress_label.set_text("Cancelling…")
+            self.progress_label.set_text("Cancelling… (stops after the current step or embedding batch)")
 
     async def start(self) -> None:
         if self.running:

@@ -196,6 +196,10 @@ def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
     assert re.search(r"(about \d+(\.\d)? (s|min) left|estimating time left)", screen.find_by_css(
         "[data-testid=compare-eta]").text)  # fmt: skip
     screen.find_by_css("[data-testid=compare-cancel]").click()
+    # The run stops at its next cancellation point (between nodes, embedding batches or questions).
+    deadline = time.monotonic() + 120
+    while "Cancelled." not in screen.selenium.page_source and time.monotonic() < deadline:
+        time.sleep(0.5)
     screen.should_contain("Cancelled.")
     assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=leaderboard]")
 
