@@ -20,6 +20,7 @@ from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.registry import NodeRegistry
 from flowbuilder.secrets import redact
+from flowbuilder.ui.accounts import account_for_issue, apply_account_keys, bind_button, issue_text
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.chat_panel import ChatPanel
 from flowbuilder.ui.files import FileActions
@@ -146,6 +147,7 @@ class BuilderPage:
                     with ui.tab_panel(self.tab_chat):
                         self.chat = ChatPanel(session, self.runner)
         self.runner.finished_listeners.append(self.after_run)
+        self.chat.bound_listeners.append(self.refresh)
         self.files = FileActions(session, self.after_load, self.update_title)
         self._events()
         self.refresh(fit=False)
@@ -227,9 +229,11 @@ class BuilderPage:
         c.on("shortcut", lambda e: self.shortcut(e.args.get("name", ""), e.args))
         c.on("drop_node", lambda e: self.add_node(e.args["type"], e.args["x"], e.args["y"]))
         c.on("note_changed", lambda e: self.note_changed(e.args))
+        c.on("note_resized", lambda e: self.note_resized(e.args))
 
     # ---------------------------------------------------------------- drawing
     def issues(self) -> dict[str, list[ValidationIssue]]:
+        apply_account_keys(self.session)
         return self.state.issues_by_node(self.session.resolver)
 
     def refresh(self, fit: bool = False) -> None:
@@ -253,9 +257,13 @@ class BuilderPage:
             ui.label(f"{count} validation issue(s)").classes("text-negative text-sm fb-issue-count")
             for node_id, items in issues.items():
                 for issue in items:
-                    ui.label(f"{node_id}{'.' + issue.port if issue.port else ''}: {issue.message}").classes(
-                        "text-xs"
-                    ).on("click", lambda _, n=node_id: self.select(n, "fbnode"))
+                    with ui.row().classes("w-full no-wrap items-center gap-1"):
+                        ui.label(
+                            f"{node_id}{'.' + issue.port if issue.port else ''}: {issue_text(self.session, issue)}"
+                        ).classes("text-xs").on("click", lambda _, n=node_id: self.select(n, "fbnode"))
+                        account = account_for_issue(self.session, issue)
+                        if account is not None:
+                            bind_button(self.session, account, self.refresh)
 
     def update_title(self) -> None:
         self.dirty_mark.set_text("●" if self.state.dirty else "")
@@ -313,9 +321,17 @@ class BuilderPage:
 
     def note_changed(self, args: dict[str, Any]) -> None:
         self.state.set_note_text(str(args.get("id")), str(args.get("text", "")))
+        self.canvas.patch_note(str(args.get("id")), str(args.get("text", "")))
+        self.update_title()
+
+    def note_resized(self, args: dict[str, Any]) -> None:
+        note_id = str(args.get("id"))
+        self.state.resize_note(note_id, float(args.get("width", 220)), float(args.get("height", 120)))
         for node in self.canvas.props["nodes"]:
-            if node["id"] == args.get("id"):
-                node["data"]["text"] = args.get("text", "")
+            if node["id"] == note_id:
+                note = next((n for n in self.state.flow.notes if n.id == note_id), None)
+                if note is not None:
+                    node["style"] = {"width": f"{note.width}px", "height": f"{note.height}px"}
         self.update_title()
 
     async def add_note(self) -> None:
@@ -324,7 +340,7 @@ class BuilderPage:
             x, y = float(centre["x"]), float(centre["y"])
         except Exception:
             x, y = 0.0, -200.0
-        self.state.add_note("", x, y)
+        self.state.add_note("", *self.state.free_spot(x, y, 220, 120))
         self.refresh()
 
     def auto_layout(self) -> None:
@@ -421,6 +437,8 @@ class BuilderPage:
 def builder_page() -> None:
     flow, path = initial_flow(_config)
     session = EditorSession.create(flow, _config, path)
+    if session.state.needs_layout():  # cards would overlap (an imported n8n flow): lay it out, readable
+        session.state.auto_layout()
     page = BuilderPage(session)
     client = ui.context.client
     PAGES[client.id] = page

@@ -24,6 +24,10 @@ function loadCss(url) {
 const badgeError = (e) => (e || "failed").replace(/^Node '[^']*' \([^)]*\) failed:\s*/, "");
 // Fit with little padding: the whole demo flow must fit, and every pixel of zoom makes badges more readable.
 const FIT = { padding: 0.05, maxZoom: 1.2 };
+// Node titles are 13 px: below this zoom they would be under 11 px on screen. A flow too big to fit at
+// this zoom is shown from its top-left corner instead (pan, don't shrink).
+const TITLE_PX = 13;
+const MIN_READABLE_ZOOM = 11 / TITLE_PX;
 
 const STATUS_ICON = { running: "⏳", ok: "✓", cached: "⚡", failed: "✕", skipped: "–", cancelled: "■", disabled: "⏸" };
 
@@ -98,23 +102,51 @@ const FlowNode = {
     </div>`,
 };
 
-// A sticky note (Flow.notes): markdown-ish text, edited in place, saved on blur.
+// A sticky note (Flow.notes): drawn behind the nodes as a frame (zIndex -1 from Python), its markdown
+// rendered by Python (escaped HTML), edited on double-click, saved on blur, resized from its corner.
 const NoteNode = {
   name: "FbNoteNode",
   inheritAttrs: false,
   props: ["id", "data", "selected"],
-  emits: ["changed"],
-  data() { return { text: this.data.text || "" }; },
-  watch: { "data.text"(v) { this.text = v || ""; } },
+  data() { return { text: this.data.text || "", editing: false }; },
+  watch: { "data.text"(v) { if (!this.editing) this.text = v || ""; } },
   methods: {
+    edit() {
+      this.editing = true;
+      this.$nextTick(() => this.$refs.area && this.$refs.area.focus());
+    },
     save() {
+      this.editing = false;
       if (this.text !== (this.data.text || "")) window.dispatchEvent(new CustomEvent("fb-note-changed", { detail: { id: this.id, text: this.text } }));
+    },
+    startResize(e) {
+      e.stopPropagation();
+      e.preventDefault();
+      const el = this.$el.closest(".vue-flow__node") || this.$el;
+      const zoom = el.getBoundingClientRect().width / el.offsetWidth || 1;
+      const w0 = el.offsetWidth, h0 = el.offsetHeight, x0 = e.clientX, y0 = e.clientY;
+      let size = { width: w0, height: h0 };
+      const move = (ev) => {
+        size = { width: Math.max(120, Math.round(w0 + (ev.clientX - x0) / zoom)), height: Math.max(60, Math.round(h0 + (ev.clientY - y0) / zoom)) };
+        el.style.width = size.width + "px";
+        el.style.height = size.height + "px";
+      };
+      const up = () => {
+        window.removeEventListener("pointermove", move);
+        window.removeEventListener("pointerup", up);
+        window.dispatchEvent(new CustomEvent("fb-note-resized", { detail: { id: this.id, ...size } }));
+      };
+      window.addEventListener("pointermove", move);
+      window.addEventListener("pointerup", up);
     },
   },
   template: `
-    <div class="fb-note" :data-note-id="id">
-      <div class="fb-note-head">note</div>
-      <textarea class="nodrag nowheel" v-model="text" @blur="save" @keydown.stop placeholder="Write a note…"></textarea>
+    <div class="fb-note" :class="{'fb-note-editing': editing}" :data-note-id="id" @dblclick.stop="edit">
+      <div class="fb-note-head">note<span class="fb-note-hint">double-click to edit</span></div>
+      <textarea v-if="editing" ref="area" class="nodrag nowheel" v-model="text" @blur="save" @keydown.stop
+                @keydown.esc="save" placeholder="Write a note (markdown)…"></textarea>
+      <div v-else class="fb-note-md" v-html="data.html || ''"></div>
+      <div class="fb-note-resize nodrag" title="Drag to resize" @pointerdown="startResize"></div>
     </div>`,
 };
 
@@ -128,7 +160,7 @@ export default {
     edges: Array,
     resourcePath: String,
   },
-  emits: ["connect", "nodes_moved", "node_click", "pane_click", "delete", "shortcut", "drop_node", "note_changed", "ready"],
+  emits: ["connect", "nodes_moved", "node_click", "pane_click", "delete", "shortcut", "drop_node", "note_changed", "note_resized", "ready"],
   setup(props, { emit }) {
     const flowId = "fb-" + Math.random().toString(36).slice(2);
     const flow = useVueFlow(flowId);
@@ -153,10 +185,22 @@ export default {
     flow.onPaneClick(() => emit("pane_click", {}));
     // The first fit, once the nodes are measured (fit-view-on-init would use Vue Flow's wider default padding).
     let fitted = false;
+    // fitView, then never below the readable zoom: a big flow opens at its start (top-left) instead.
+    const readableFit = async () => {
+      await flow.fitView(FIT);
+      const vp = flow.getViewport();
+      if (vp.zoom >= MIN_READABLE_ZOOM) return;
+      const nodes = flow.getNodes.value.filter((n) => n.type !== "fbnote");
+      if (!nodes.length) return;
+      const minX = Math.min(...nodes.map((n) => n.position.x));
+      const minY = Math.min(...nodes.map((n) => n.position.y));
+      const pad = 40;
+      flow.setViewport({ x: pad - minX * MIN_READABLE_ZOOM, y: pad + 20 - minY * MIN_READABLE_ZOOM, zoom: MIN_READABLE_ZOOM });
+    };
     flow.onNodesInitialized(() => {
       if (fitted) return;
       fitted = true;
-      flow.fitView(FIT);
+      readableFit();
     });
 
     const onKeyDown = (e) => {
@@ -181,6 +225,12 @@ export default {
       emit("shortcut", { name, ...selectedIds() });
     };
     const onNoteChanged = (e) => emit("note_changed", e.detail);
+    const onNoteResized = (e) => {
+      const { id, width, height } = e.detail;
+      flow.updateNode(id, { style: { width: width + "px", height: height + "px" } });
+      emit("note_resized", e.detail);
+    };
+    const viewport = () => flow.getViewport();
 
     const onDragOver = (e) => {
       if (!e.dataTransfer?.types?.includes("application/x-flowbuilder-node")) return;
@@ -204,7 +254,7 @@ export default {
     const fitView = async () => {
       await nextTick();
       await frames(2); // let new nodes be measured first
-      flow.fitView(FIT);
+      await readableFit();
     };
     const centerPosition = () => {
       const el = document.getElementById(flowId);
@@ -219,7 +269,7 @@ export default {
     const renderedCount = () => document.querySelectorAll("#" + flowId + " .vue-flow__node").length;
 
     return {
-      flowId, nodeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged,
+      flowId, nodeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
       patchNodes, fitView, centerPosition, selectNodes, renderedCount,
       minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
     };
@@ -230,6 +280,7 @@ export default {
   async mounted() {
     window.addEventListener("keydown", this.onKeyDown);
     window.addEventListener("fb-note-changed", this.onNoteChanged);
+    window.addEventListener("fb-note-resized", this.onNoteResized);
     await this.$nextTick(); // window.path_prefix is set by NiceGUI after the first tick
     const base = (window.path_prefix ?? "") + this.resourcePath;
     // Vue Flow measures on init, so it renders only once its CSS is in.
@@ -240,12 +291,13 @@ export default {
   unmounted() {
     window.removeEventListener("keydown", this.onKeyDown);
     window.removeEventListener("fb-note-changed", this.onNoteChanged);
+    window.removeEventListener("fb-note-resized", this.onNoteResized);
   },
   template: `
     <div class="fb-wrap" @dragover="onDragOver" @drop="onDrop">
       <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" connection-mode="strict"
                :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
-               :default-edge-options="{ type: 'default' }" :only-render-visible-elements="false"
+               :default-edge-options="{ type: 'default' }" :elevate-nodes-on-select="false" :only-render-visible-elements="false"
                :min-zoom="0.1" :max-zoom="2.5">
         <Background :gap="18" />
         <MiniMap pannable zoomable :width="160" :height="110" :node-color="minimapColor" />

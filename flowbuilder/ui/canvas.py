@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import markdown2
 from nicegui import ui
 
 from flowbuilder.errors import ValidationIssue
@@ -38,6 +39,12 @@ TYPE_COLOURS = {
     "tool": "#dc2626",
     "retriever": "#9333ea",
 }
+
+
+def note_html(text: str) -> str:
+    """A note's markdown as HTML. Notes come from imported files, so raw HTML in them is escaped and
+    unsafe link targets are dropped (markdown2's safe mode)."""
+    return str(markdown2.markdown(text or "", safe_mode="escape", extras=["break-on-newline", "tables"]))
 
 
 def node_views(
@@ -80,8 +87,10 @@ def node_views(
                 "id": note.id,
                 "type": "fbnote",
                 "position": {"x": pos.x, "y": pos.y},
-                "data": {"text": note.text},
+                "data": {"text": note.text, "html": note_html(note.text)},
                 "style": {"width": f"{note.width or 220}px", "height": f"{note.height or 120}px"},
+                # Behind the node cards and their edges, like n8n's sticky notes: a note is a frame.
+                "zIndex": -1,
             }
         )
     edges: list[dict[str, Any]] = []
@@ -150,6 +159,15 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         reset = {"status": "idle", "summary": "", "error": None, "duration": None, "progress": None}
         self.patch({spec.id: dict(reset) for spec in self.state.flow.nodes})
         self.status = {}
+
+    def patch_note(self, note_id: str, text: str) -> None:
+        """A note's new text and its rendered HTML, without re-rendering the graph."""
+        data = self.node_data(note_id)
+        patch = {"text": text, "html": note_html(text)}
+        if data is not None:
+            data.update(patch)
+        if self.client.has_socket_connection:
+            self.run_method("patchNodes", {note_id: patch})
 
     def fit_view(self) -> None:
         if self.client.has_socket_connection:

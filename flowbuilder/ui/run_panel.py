@@ -20,6 +20,7 @@ from nicegui import run, ui
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, ValidationIssue
 from flowbuilder.executor import GENERIC_INPUT, RunEvent, RunResult
 from flowbuilder.secrets import redact
+from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.session import EditorSession
 
@@ -118,6 +119,7 @@ class RunController:
         if self.running:
             ui.notify("A run is already going; cancel it first.", type="warning")
             return None
+        apply_account_keys(self.session)
         flow = self.session.state.flow.model_copy(deep=True)
         if not flow.nodes:
             ui.notify("The flow is empty: add nodes from the palette first.", type="warning")

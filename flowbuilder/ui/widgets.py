@@ -35,6 +35,7 @@ WIDGET_CSS = """
 .fb-box-text { white-space: pre-wrap; }
 .fb-box-warning { background: #fffbeb; border-color: #fcd34d; color: #78350f; }
 .fb-box-error { background: #fef2f2; border-color: #fca5a5; color: #7f1d1d; }
+.fb-box-info { background: #eff6ff; border-color: #93c5fd; color: #1e3a8a; }
 .fb-out-heading { font-weight: 600; font-size: 13px; color: #0f172a; margin-top: 4px; }
 .fb-out-inline { font-size: 12.5px; line-height: 1.35; min-width: 0; }
 .fb-out-key { flex: none; font-weight: 600; color: #0f172a; }

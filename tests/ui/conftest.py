@@ -13,7 +13,11 @@ from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Position
 from flowbuilder.formats.native import save_flow
 from flowbuilder.ui.browser import CHROMIUM, chrome_options
 
-N8N_COURSE_FILE = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flows" / "n8n__AI3X_Basic_RAG.json"
+# Course exports shipped with the tests (copied from the course corpus): the n8n one has three sticky
+# notes framing its nodes, the LangFlow one LangFlow's wide spacing.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+N8N_COURSE_FILE = FIXTURES / "n8n__AI3X_Basic_RAG.json"
+LANGFLOW_COURSE_FILE = FIXTURES / "langflow__AI_3X_Naive_RAG.json"
 SHOTS = Path("/tmp/shots")
 
 CSV_TEXT = (
