@@ -45,6 +45,9 @@ _PAGE_CSS = """
 .fb-palette .nicegui-expansion-content { padding: 0; gap: 3px; }
 .fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
 .fb-palette-desc { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.fb-palette-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; flex: 0 1 auto; }
+.fb-palette-type { font-family: ui-monospace, monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+  min-width: 0; flex: 1 1 0; }
 .fb-palette-tip { max-width: 280px; font-size: 12px; line-height: 1.35; }
 .fb-side .q-tab-panel { padding: 8px; }
 .fb-chat-compose { position: sticky; bottom: 0; background: #fff; padding: 6px 0 8px; z-index: 1;
@@ -113,8 +116,11 @@ class BuilderPage:
             with ui.column().classes("h-full q-pa-sm gap-1 bg-grey-1").style("width: 250px; min-width: 250px"):
                 ui.label("Nodes").classes("text-subtitle2")
                 self.palette = Palette(self.state.registry, self.add_at_center)
-            with ui.element("div").classes("h-full grow").style("min-width: 0"):
+            with ui.element("div").classes("h-full grow relative").style("min-width: 0"):
                 self.canvas = FlowCanvas(self.state).classes("w-full h-full")
+                self.canvas_message = ui.label("").classes("fb-canvas-message").mark("canvas-message")
+                self.canvas_message.set_visibility(False)
+                self._message_timer: Any = None
             with (
                 ui.column()
                 .classes("h-full gap-0 fb-side")
@@ -306,9 +312,17 @@ class BuilderPage:
         try:
             self.state.connect(args["source"], args["sourceHandle"], args["target"], args["targetHandle"])
         except InvalidConnectionError as exc:
-            ui.notify(str(exc), type="negative", multi_line=True, classes="fb-refused")
+            self.canvas_says(str(exc))
             return
         self.refresh()
+
+    def canvas_says(self, text: str, seconds: float = 6.0) -> None:
+        """One message line over the canvas; the next one replaces it (no toasts piling up)."""
+        self.canvas_message.set_text(text)
+        self.canvas_message.set_visibility(True)
+        if self._message_timer is not None:
+            self._message_timer.cancel()
+        self._message_timer = ui.timer(seconds, lambda: self.canvas_message.set_visibility(False), once=True)
 
     def moved(self, items: list[dict[str, Any]]) -> None:
         self.state.move({i["id"]: (float(i["x"]), float(i["y"])) for i in items})

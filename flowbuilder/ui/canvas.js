@@ -159,6 +159,7 @@ export default {
     nodes: Array,
     edges: Array,
     resourcePath: String,
+    compat: Object,
   },
   emits: ["connect", "nodes_moved", "node_click", "pane_click", "delete", "shortcut", "drop_node", "note_changed", "note_resized", "ready"],
   setup(props, { emit }) {
@@ -174,6 +175,40 @@ export default {
       edges: flow.getSelectedEdges.value.map((e) => e.id),
     });
 
+    // While a connection is dragged, handles it may end on light up and the others dim. Only a hint:
+    // Python's check (the same compatible() that sent `compat`) still decides on the drop.
+    const portType = (nodeId, handleId, side) => {
+      const node = flow.findNode(nodeId);
+      const ports = side === "source" ? node?.data?.outputs : node?.data?.inputs;
+      return (ports || []).find((p) => p.name === handleId)?.type;
+    };
+    const fits = (from, to) => Boolean(from && to && (props.compat?.[from] || []).includes(to));
+    // VueFlow's `id` names its store, not a DOM element: the wrapping div names it (NiceGUI owns the DOM id).
+    const wrapEl = () => document.querySelector('[data-flow="' + flowId + '"]');
+    const handles = () => wrapEl()?.querySelectorAll(".vue-flow__handle") || [];
+    flow.onConnectStart(({ nodeId, handleId, handleType }) => {
+      const fromType = portType(nodeId, handleId, handleType);
+      wrapEl()?.classList.add("fb-connecting");
+      for (const el of handles()) {
+        const side = el.classList.contains("source") ? "source" : "target";
+        const self = el.dataset.nodeid === nodeId && el.dataset.handleid === handleId;
+        let ok = false;
+        if (el.dataset.nodeid !== nodeId && side !== handleType) {
+          const type = portType(el.dataset.nodeid, el.dataset.handleid, side);
+          ok = handleType === "source" ? fits(fromType, type) : fits(type, fromType);
+        }
+        el.classList.toggle("fb-fit", ok);
+        el.classList.toggle("fb-unfit", !ok && !self);
+        el.closest(".fb-port")?.classList.toggle("fb-port-unfit", !ok && !self);
+      }
+    });
+    flow.onConnectEnd(() => {
+      wrapEl()?.classList.remove("fb-connecting");
+      for (const el of handles()) {
+        el.classList.remove("fb-fit", "fb-unfit");
+        el.closest(".fb-port")?.classList.remove("fb-port-unfit");
+      }
+    });
     flow.onConnect((c) =>
       emit("connect", { source: c.source, sourceHandle: c.sourceHandle, target: c.target, targetHandle: c.targetHandle }),
     );
@@ -257,7 +292,7 @@ export default {
       await readableFit();
     };
     const centerPosition = () => {
-      const el = document.getElementById(flowId);
+      const el = wrapEl();
       const r = el ? el.getBoundingClientRect() : { left: 0, top: 0, width: 800, height: 600 };
       const p = flow.screenToFlowCoordinate({ x: r.left + r.width / 2, y: r.top + r.height / 2 });
       return { x: Math.round(p.x), y: Math.round(p.y) };
@@ -266,7 +301,7 @@ export default {
       flow.removeSelectedNodes(flow.getSelectedNodes.value);
       flow.addSelectedNodes(ids.map((id) => flow.findNode(id)).filter(Boolean));
     };
-    const renderedCount = () => document.querySelectorAll("#" + flowId + " .vue-flow__node").length;
+    const renderedCount = () => wrapEl()?.querySelectorAll(".vue-flow__node").length ?? 0;
 
     return {
       flowId, nodeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
@@ -294,7 +329,7 @@ export default {
     window.removeEventListener("fb-note-resized", this.onNoteResized);
   },
   template: `
-    <div class="fb-wrap" @dragover="onDragOver" @drop="onDrop">
+    <div class="fb-wrap" :data-flow="flowId" @dragover="onDragOver" @drop="onDrop">
       <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" connection-mode="strict"
                :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
                :default-edge-options="{ type: 'default' }" :elevate-nodes-on-select="false" :only-render-visible-elements="false"

@@ -16,7 +16,7 @@ import markdown2
 from nicegui import ui
 
 from flowbuilder.errors import ValidationIssue
-from flowbuilder.ports import PortKind
+from flowbuilder.ports import PortKind, PortType, compatible
 from flowbuilder.ui.state import EditorState
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -125,6 +125,8 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         self.status: dict[str, dict[str, Any]] = {}
         self._props["nodes"] = []
         self._props["edges"] = []
+        # the one compatibility rule, for the drag-time hint: output type -> input types it may feed
+        self._props["compat"] = {s.value: [t.value for t in PortType if compatible(s, t)] for s in PortType}
 
     def render(self, issues: dict[str, list[ValidationIssue]] | None = None) -> None:
         """Redraw the whole graph from the state (structural change)."""

@@ -22,6 +22,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.graph import analyze
 from flowbuilder.ports import Port, PortKind, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
+from flowbuilder.ui.names import display_name, unique_name
 
 MAX_UNDO = 100
 PASTE_OFFSET = 40.0
@@ -143,6 +144,8 @@ class EditorState:
         cls = self.registry.get(type_name)  # UnknownNodeTypeError lists close matches
         self._snapshot()
         node_id = self.flow.new_id(type_name)
+        # a readable name ("Vector Store Retriever 2"), not the id, on the new card
+        name = name or unique_name(display_name(cls), {n.label for n in self.flow.nodes})
         self.flow.nodes.append(NodeSpec(id=node_id, type=cls.type_name, name=name))
         self.flow.layout.positions[node_id] = Position(x=x, y=y)
         return node_id
