@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import logging
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 from nicegui import ui
 
 from flowbuilder.errors import FlowbuilderError, InvalidConnectionError, ValidationIssue
@@ -23,7 +25,8 @@ from flowbuilder.secrets import redact
 from flowbuilder.ui.accounts import account_for_issue, apply_account_keys, bind_button, issue_text
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.chat_panel import ChatPanel
-from flowbuilder.ui.files import FileActions
+from flowbuilder.ui.files import FileActions, restore_autosave
+from flowbuilder.ui.gallery import GALLERY_CSS
 from flowbuilder.ui.inspector import Inspector
 from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
@@ -109,7 +112,8 @@ class BuilderPage:
         self.session = session
         self.state = session.state
         self.selected: str | None = None
-        ui.add_css(_PAGE_CSS + WIDGET_CSS)
+        self.ran: dict[str, str] = {}  # node id -> its fingerprint when it last ran (see mark_changed)
+        ui.add_css(_PAGE_CSS + WIDGET_CSS + GALLERY_CSS)
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
@@ -176,13 +180,13 @@ class BuilderPage:
             self.dirty_mark = ui.label("").classes("text-amber-4")
             with ui.button_group().props("flat"):
                 ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip(
-                    "New flow"
-                )
+                    "New flow (blank or from a template)"
+                ).mark("new")
                 ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props(
                     "flat dense color=white"
                 ).tooltip("Open")
                 ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip(
-                    "Save"
+                    "Save (Ctrl+S)"
                 )
                 ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
                     "flat dense no-caps color=white"
@@ -242,8 +246,27 @@ class BuilderPage:
         apply_account_keys(self.session)
         return self.state.issues_by_node(self.session.resolver)
 
+    def mark_changed(self) -> None:
+        """Nodes edited since the last run, and everything downstream of them, lose their run badge
+        ("✓ 1000 chunks" would be a claim about a flow that no longer exists) for "changed since last run"."""
+        if not self.ran:
+            return
+        flow = self.state.flow
+        changed = {n for n, fp in self.ran.items() if flow.find_node(n) is None or node_fingerprint(flow, n) != fp}
+        graph = nx.DiGraph([(e.source, e.target) for e in flow.edges])
+        for node_id in list(changed):
+            if graph.has_node(node_id):
+                changed |= nx.descendants(graph, node_id)
+        for node_id in changed:
+            badge = self.canvas.status.get(node_id)
+            if badge and badge.get("status") not in (None, "idle", "changed"):
+                badge.update(status="changed", summary="changed since last run", error=None, duration=None)
+                badge.update(progress=None)
+            self.ran.pop(node_id, None)
+
     def refresh(self, fit: bool = False) -> None:
         """Redraw the canvas from the state (after a structural edit)."""
+        self.mark_changed()
         issues = self.issues()
         self.canvas.render(issues)
         self._issue_list(issues)
@@ -275,6 +298,8 @@ class BuilderPage:
         self.dirty_mark.set_text("●" if self.state.dirty else "")
         if self.name_input.value != self.state.flow.name:
             self.name_input.value = self.state.flow.name
+        if hasattr(self, "files"):
+            self.files.autosave()
 
     def show_issues(self, issues: list[ValidationIssue]) -> None:
         grouped: dict[str, list[ValidationIssue]] = {}
@@ -388,6 +413,12 @@ class BuilderPage:
             if new_ids:
                 self.refresh()
                 self.canvas.run_method("selectNodes", new_ids)
+        elif name == "save":
+            self.files.save()
+        elif name == "run":
+            ui.timer(0, lambda: self.run(None), once=True)
+        elif name == "help":
+            shortcuts_dialog()
         elif name == "delete":
             changed = False
             if args.get("edges"):
@@ -436,11 +467,15 @@ class BuilderPage:
         await self.run(self.selected)
 
     def after_run(self, result: Any) -> None:
+        if result is not None:
+            flow = self.state.flow
+            self.ran.update({n: node_fingerprint(flow, n) for n in result.results if flow.find_node(n)})
         if self.selected:
             self.show_output(self.selected)
 
     def after_load(self) -> None:
         self.selected = None
+        self.ran = {}
         self.canvas.status = {}
         self.inspector.show(None)
         self.show_output(None)
@@ -448,9 +483,42 @@ class BuilderPage:
         self.refresh(fit=True)
 
 
+SHORTCUTS = (
+    ("Ctrl+S", "Save the flow"),
+    ("Ctrl+Enter", "Run the flow"),
+    ("Ctrl+Z / Ctrl+Shift+Z", "Undo / redo"),
+    ("Ctrl+C / Ctrl+V", "Copy / paste the selected nodes"),
+    ("Ctrl+A", "Select everything"),
+    ("Delete / Backspace", "Delete the selection"),
+    ("Shift+drag", "Select with a rectangle"),
+    ("Double-click a note", "Edit it (markdown)"),
+    ("?", "This list"),
+)
+
+
+def shortcuts_dialog() -> None:
+    with ui.dialog() as dialog, ui.card().classes("w-96 fb-shortcuts"):
+        ui.label("Keyboard shortcuts").classes("text-h6")
+        with ui.grid(columns=2).classes("gap-x-4 gap-y-1"):
+            for keys, what in SHORTCUTS:
+                ui.label(keys).classes("text-weight-medium text-sm")
+                ui.label(what).classes("text-sm")
+        ui.button("Close", on_click=dialog.close).props("flat")
+    dialog.open()
+
+
+def node_fingerprint(flow: Flow, node_id: str) -> str:
+    """What a node's result depends on in the editor: its spec and the edges into it."""
+    spec = flow.node(node_id)
+    incoming = sorted(e.key for e in flow.edges if e.target == node_id)
+    return json.dumps([spec.model_dump(mode="json", exclude={"name"}), incoming], sort_keys=True)
+
+
 def builder_page() -> None:
-    flow, path = initial_flow(_config)
+    restored = restore_autosave(_config.workspace, _config.initial_flow)
+    flow, path = (restored[0], restored[1]) if restored else initial_flow(_config)
     session = EditorSession.create(flow, _config, path)
+    session.state.dirty = bool(restored and restored[2])
     if session.state.needs_layout():  # cards would overlap (an imported n8n flow): lay it out, readable
         session.state.auto_layout()
     page = BuilderPage(session)

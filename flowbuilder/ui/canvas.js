@@ -29,7 +29,9 @@ const FIT = { padding: 0.05, maxZoom: 1.2 };
 const TITLE_PX = 13;
 const MIN_READABLE_ZOOM = 11 / TITLE_PX;
 
-const STATUS_ICON = { running: "⏳", ok: "✓", cached: "⚡", failed: "✕", skipped: "–", cancelled: "■", disabled: "⏸" };
+const STATUS_ICON = {
+  running: "⏳", ok: "✓", cached: "⚡", failed: "✕", skipped: "–", cancelled: "■", disabled: "⏸", warning: "⚠", changed: "✎",
+};
 
 // One node card: data ports left/right, service inputs as diamonds on the bottom edge and service
 // outputs as diamonds on the top edge (n8n's sub-node wiring), a status badge and issue marker.
@@ -239,9 +241,20 @@ export default {
     });
 
     const onKeyDown = (e) => {
-      if (isTyping(e.target) || isTyping(document.activeElement)) return;
       const mod = e.ctrlKey || e.metaKey;
       const key = e.key.toLowerCase();
+      // Save and run work from anywhere on the page, a text field included (the browser's own Ctrl+S is no use here).
+      if (mod && (key === "s" || key === "enter") && !e.shiftKey && !e.altKey) {
+        e.preventDefault();
+        emit("shortcut", { name: key === "s" ? "save" : "run", nodes: [], edges: [] });
+        return;
+      }
+      if (isTyping(e.target) || isTyping(document.activeElement)) return;
+      if (e.key === "?") {
+        e.preventDefault();
+        emit("shortcut", { name: "help", nodes: [], edges: [] });
+        return;
+      }
       let name = null;
       if (mod && key === "z") name = e.shiftKey ? "redo" : "undo";
       else if (mod && key === "y") name = "redo";

@@ -3,6 +3,8 @@ import report and a credentials dialog for unbound slots, and export by download
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -17,9 +19,26 @@ from flowbuilder.formats.native import load_flow, save_flow
 from flowbuilder.secrets import redact
 from flowbuilder.ui.accounts import Account, account_bound, bind_button, missing_accounts
 from flowbuilder.ui.formats_bridge import EXPORT_FORMATS, export_text, import_data, parse_upload, ui_report_text
+from flowbuilder.ui.gallery import template_gallery
 from flowbuilder.ui.session import EditorSession
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+AUTOSAVE_NAME = ".autosave.flow.json"
+log = logging.getLogger(__name__)
+
+
+def restore_autosave(workspace: Path, wanted: Path | None) -> tuple[Flow, Path | None, bool] | None:
+    """The autosaved flow, its file and dirty flag, when it belongs to what this tab would open: any
+    flow when none was named on the command line, else the same file."""
+    try:
+        data = json.loads((workspace / AUTOSAVE_NAME).read_text(encoding="utf-8"))
+        flow = Flow.model_validate(data["flow"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    path = Path(data["path"]) if data.get("path") else None
+    if wanted is not None and (path is None or path.resolve() != wanted.resolve()):
+        return None
+    return flow, path, bool(data.get("dirty"))
 
 
 def safe_file_name(name: str, suffix: str = ".json") -> str:
@@ -37,10 +56,51 @@ class FileActions:
 
     # ---------------------------------------------------------------- native files
     def new(self) -> None:
+        """The template gallery: a blank flow or an example (asking first if edits would be lost)."""
+        template_gallery(
+            lambda: self.confirm_discard(self.blank), lambda path: self.confirm_discard(lambda: self.open_path(path))
+        )
+
+    def blank(self) -> None:
         self.session.state.load(Flow())
         self.session.path = None
         self.session.results = {}
         self.on_loaded()
+
+    def confirm_discard(self, action: Callable[[], object]) -> None:
+        """Run ``action`` (which replaces the flow) now, or after the user agreed to lose unsaved edits."""
+        if not self.session.state.dirty:
+            action()
+            return
+        with ui.dialog() as dialog, ui.card().classes("w-96 fb-confirm-discard"):
+            ui.label("Discard unsaved changes?").classes("text-h6")
+            ui.label(f"“{self.session.state.flow.name}” has edits that are not saved.").classes("text-sm")
+            with ui.row():
+                ui.button("Discard changes", on_click=lambda: (dialog.close(), action())).props(
+                    "unelevated color=negative no-caps"
+                ).mark("discard")
+                ui.button("Keep editing", on_click=dialog.close).props("flat no-caps").mark("keep-editing")
+        dialog.open()
+
+    # ---------------------------------------------------------------- autosave
+    @property
+    def autosave_path(self) -> Path:
+        return self.session.workspace / AUTOSAVE_NAME
+
+    def autosave(self) -> None:
+        """Keep the open flow (and which file it is) in the workspace, so a reload gets it back."""
+        data = {
+            "path": str(self.session.path) if self.session.path else None,
+            "dirty": self.session.state.dirty,
+            "flow": self.session.state.flow.model_dump(mode="json"),
+        }
+        try:
+            self.session.workspace.mkdir(parents=True, exist_ok=True)
+            tmp = self.autosave_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            tmp.replace(self.autosave_path)
+        except OSError as exc:  # a read-only workspace must not break editing
+            log.warning("Autosave to %s failed: %s", self.autosave_path, exc)
 
     def open_path(self, path: Path) -> bool:
         try:
@@ -58,8 +118,11 @@ class FileActions:
         return True
 
     def open_dialog(self) -> None:
+        self.confirm_discard(self._open_dialog)
+
+    def _open_dialog(self) -> None:
         workspace = self.session.workspace
-        files = sorted(workspace.glob("*.json")) if workspace.is_dir() else []
+        files = sorted(p for p in workspace.glob("*.json") if p.name != AUTOSAVE_NAME) if workspace.is_dir() else []
         examples = sorted(flows_dir().glob("*.json")) if flows_dir().is_dir() else []
         with ui.dialog() as dialog, ui.card().classes("w-[28rem]"):
             ui.label("Open a flow").classes("text-h6")

@@ -44,6 +44,13 @@ def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list
             patch["progress"] = {"done": data.get("done", 0), "total": data.get("total", 0)}
             if data.get("message"):
                 patch["summary"] = str(data["message"])
+        elif event.kind == "node_finished" and (data.get("status") == "warning" or data.get("warning")):
+            # succeeded but suspicious (an empty collection...): an amber badge that says why
+            warning = str(data.get("warning") or "check this node's output")
+            patch.update(
+                status="warning", summary=warning, warning=warning, duration=data.get("duration"), progress=None
+            )
+            lines.append(f"⚠ {node}: {data.get('summary', '')}; warning: {warning} ({data.get('duration', 0):.2f} s)")
         elif event.kind == "node_finished":
             patch.update(status="ok", summary=data.get("summary", ""), duration=data.get("duration"), progress=None)
             lines.append(f"✓ {node}: {data.get('summary', '')} ({data.get('duration', 0):.2f} s)")

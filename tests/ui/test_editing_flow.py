@@ -1,0 +1,139 @@
+"""Edits after a run, unsaved work, reloads and shortcuts: "changed since last run" replaces stale badges,
+New and Open ask before discarding edits, the open flow survives a reload, the template gallery."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from nicegui.testing import Screen, User
+from selenium.webdriver import ActionChains
+from selenium.webdriver.common.keys import Keys
+
+from flowbuilder.ui.canvas import FlowCanvas
+from flowbuilder.ui.files import AUTOSAVE_NAME
+from flowbuilder.ui.gallery import templates, thumbnail_svg
+from flowbuilder.ui.run_panel import fold_events
+
+from .test_browser import css, shot, wait_until
+from .test_browser import open_builder as open_browser
+from .test_user_journeys import canvas_of, open_builder, wait_for
+
+
+async def test_an_edit_marks_the_node_and_its_dependants_changed_since_last_run(
+    user: User, builder: Callable[..., None]
+) -> None:
+    page = await open_builder(user, builder)
+    page.state.remove(["store"])
+    page.state.add_node("util.passthrough", 900, 0)
+    page.state.connect("splitter", "chunks", "util-passthrough", "value")
+    page.refresh()
+    user.find(marker="run").click()
+    await wait_for(lambda: (canvas_of(user).node_data("util-passthrough") or {}).get("status") == "ok")
+    assert (canvas_of(user).node_data("splitter") or {})["summary"].endswith("chunks")
+    # the splitter's chunk size changes: its "N chunks" and its dependant's badge are now stale
+    assert page.state.set_config_value("splitter", "chunk_size", 25) == {}
+    page.refresh()
+    for node_id in ("splitter", "util-passthrough"):
+        data = canvas_of(user).node_data(node_id) or {}
+        assert data["status"] == "changed" and data["summary"] == "changed since last run", (node_id, data)
+    assert (canvas_of(user).node_data("loader") or {})["status"] == "ok"  # upstream: still true
+    # moving a node is not an edit of what it computes
+    user.find(FlowCanvas).trigger("nodes_moved", [{"id": "loader", "x": 5, "y": 5}])
+    page.refresh()
+    assert (canvas_of(user).node_data("loader") or {})["status"] == "ok"
+    # the next run clears it
+    user.find(marker="run").click()
+    await wait_for(lambda: (canvas_of(user).node_data("splitter") or {}).get("status") == "ok")
+
+
+def test_warning_status_is_an_amber_badge_with_its_reason() -> None:
+    from flowbuilder.executor import RunEvent
+
+    events = [
+        RunEvent(
+            "node_finished",
+            "store",
+            {"summary": "0 chunks", "duration": 0.1, "status": "warning", "warning": "collection 'vwo' is empty"},
+        ),
+        RunEvent("node_finished", "loader", {"summary": "3 records", "duration": 0.1}),
+    ]
+    patches, _, lines = fold_events(events)
+    assert patches["store"]["status"] == "warning" and patches["store"]["summary"] == "collection 'vwo' is empty"
+    assert patches["loader"]["status"] == "ok"
+    assert any("⚠ store" in line for line in lines)
+
+
+async def test_new_asks_before_discarding_edits_and_offers_templates(user: User, builder: Callable[..., None]) -> None:
+    page = await open_builder(user, builder)
+    page.state.rename("loader", "My loader")
+    page.update_title()
+    assert page.state.dirty
+    user.find(marker="new").click()
+    await user.should_see("New flow")
+    await user.should_see("Row-labelled CSV RAG")  # an example, with its one-line description
+    user.find(marker="template-naive_csv_rag").click()
+    await user.should_see("Discard unsaved changes?")
+    user.find(marker="keep-editing").click()
+    assert page.state.flow.node("loader").name == "My loader"
+    user.find(marker="new").click()
+    user.find(marker="template-naive_csv_rag").click()
+    user.find(marker="discard").click()
+    await wait_for(lambda: page.state.flow.name == "Naive CSV RAG")
+    assert not page.state.dirty
+
+
+async def test_the_open_flow_survives_a_reload(user: User, builder: Callable[..., None], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    page = await open_builder(user, builder)
+    page.state.rename("loader", "Renamed before reload")
+    page.refresh()
+    assert (tmp_path / "workspace" / AUTOSAVE_NAME).is_file()
+    await user.open("/")
+    await user.should_see(kind=FlowCanvas)
+    assert user.client is not None
+    from flowbuilder.ui.session import PAGES
+
+    again = PAGES[user.client.id]
+    assert again is not page
+    assert again.state.flow.node("loader").name == "Renamed before reload"
+    assert again.state.dirty  # still unsaved, and it says so
+
+
+def test_gallery_lists_every_example_with_a_thumbnail() -> None:
+    found = templates()
+    assert len(found) >= 5
+    for template in found:
+        assert template.description and template.description.endswith(".")
+        assert template.thumbnail.count("<rect") == template.nodes
+    assert "<line" in thumbnail_svg(__import__("flowbuilder.formats.native", fromlist=["x"]).load_flow(found[0].path))
+
+
+async def test_shortcuts_save_and_list(user: User, builder: Callable[..., None]) -> None:
+    await open_builder(user, builder)
+    canvas = user.find(FlowCanvas)
+    canvas.trigger("shortcut", {"name": "help", "nodes": [], "edges": []})
+    await user.should_see("Keyboard shortcuts")
+    await user.should_see("Ctrl+Enter")
+    canvas.trigger("shortcut", {"name": "save", "nodes": [], "edges": []})
+    await user.should_see("Save flow as")  # the small flow is not in the workspace yet
+
+
+@pytest.mark.browser
+def test_keyboard_shortcuts_and_gallery_in_chromium(screen: Screen, builder: Callable[..., None]) -> None:
+    open_browser(screen, builder)
+    css(screen, ".vue-flow__pane")[0].click()
+    ActionChains(screen.selenium).send_keys("?").perform()
+    screen.should_contain("Keyboard shortcuts")
+    shot(screen, "shortcuts")
+    ActionChains(screen.selenium).send_keys(Keys.ESCAPE).perform()
+    wait_until(lambda: not [d for d in css(screen, ".fb-shortcuts") if d.is_displayed()])
+    ActionChains(screen.selenium).key_down(Keys.CONTROL).send_keys("s").key_up(Keys.CONTROL).perform()
+    screen.should_contain("Save flow as")
+    ActionChains(screen.selenium).send_keys(Keys.ESCAPE).perform()
+    wait_until(lambda: not [d for d in css(screen, ".q-dialog") if d.is_displayed()])
+    screen.click("note_add")
+    screen.should_contain("Blank flow")
+    wait_until(lambda: len(css(screen, ".fb-template svg")) >= 6)
+    time.sleep(0.3)
+    shot(screen, "template-gallery")
