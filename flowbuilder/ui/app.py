@@ -64,6 +64,15 @@ _PAGE_CSS = """
 .fb-overview-issue.cursor-pointer:hover { background: #fef2f2; }
 .fb-overview-issue-where { font-weight: 600; color: #7f1d1d; }
 .fb-overview-issue-text { color: #334155; overflow-wrap: anywhere; }
+.body--dark .fb-palette-item, .body--dark .fb-overview-issue { background: #1e293b; border-color: #334155; }
+.body--dark .fb-palette-item:hover { background: #1e3a8a; border-color: #60a5fa; }
+.body--dark .fb-side { border-left-color: #334155 !important; }
+.body--dark .fb-chat-compose { background: #121212; box-shadow: 0 8px 0 #121212; border-top-color: #334155; }
+.body--dark .fb-chat-hits, .body--dark .fb-hit, .body--dark .fb-msg { background: #1e293b; border-color: #334155; }
+.body--dark .fb-overview-issue-text { color: #cbd5e1; } .body--dark .fb-overview-issue-where { color: #fca5a5; }
+.body--dark .bg-grey-1 { background: #0b1220 !important; }
+.body--dark .fb-box-info { background: #172554; color: #dbeafe; }
+.body--dark .fb-box-warning { background: #451a03; color: #fde68a; }
 """
 
 
@@ -114,6 +123,7 @@ class BuilderPage:
         self.selected: str | None = None
         self.ran: dict[str, str] = {}  # node id -> its fingerprint when it last ran (see mark_changed)
         ui.add_css(_PAGE_CSS + WIDGET_CSS + GALLERY_CSS)
+        ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
@@ -268,6 +278,7 @@ class BuilderPage:
         """Redraw the canvas from the state (after a structural edit)."""
         self.mark_changed()
         issues = self.issues()
+        self.canvas.base_dir = self.session.base_dir
         self.canvas.render(issues)
         self._issue_list(issues)
         self.update_title()

@@ -9,17 +9,20 @@ the page decides what to do with them.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import markdown2
 from nicegui import ui
 
+from flowbuilder import graph as graph_module
 from flowbuilder.errors import ValidationIssue
 from flowbuilder.ports import PortKind, PortType, compatible
 from flowbuilder.ui.state import EditorState
 
 STATIC_DIR = Path(__file__).parent / "static"
+log = logging.getLogger(__name__)
 
 # Edge colour by the type its source port carries (same palette as canvas.css).
 TYPE_COLOURS = {
@@ -51,6 +54,7 @@ def node_views(
     state: EditorState,
     issues: dict[str, list[ValidationIssue]] | None = None,
     status: dict[str, dict[str, Any]] | None = None,
+    base_dir: Path | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Vue Flow ``nodes`` and ``edges`` for the state, with issues and run status folded in."""
     issues = issues or {}
@@ -111,7 +115,51 @@ def node_views(
                 "data": {"type": type_name},
             }
         )
+    edges += implicit_edges(state, base_dir)
     return nodes, edges
+
+
+def implicit_edges(state: EditorState, base_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Writer -> reader "same collection" dependencies (a store that fills a collection and one that
+    searches it without a connection) as dashed, read-only links. The graph module provides them in
+    builds that have :func:`flowbuilder.graph.implicit_dependencies`; without it there are none."""
+    finder = getattr(graph_module, "implicit_dependencies", None)
+    if finder is None:
+        return []
+    try:
+        found = finder(state.flow, state.registry, base_dir)
+    except Exception as exc:  # a drawing aid must never break the canvas
+        log.warning("implicit dependencies unavailable: %s", exc)
+        return []
+    links = []
+    for dep in found:
+        _, outputs = state.ports(dep.writer)
+        inputs, _ = state.ports(dep.reader)
+        source = next((p.name for p in outputs if p.kind is PortKind.DATA), None)
+        target = next((p.name for p in inputs if p.name == "documents"), None) or next(
+            (p.name for p in inputs if p.kind is PortKind.DATA), None
+        )
+        if source is None or target is None:
+            continue
+        links.append(
+            {
+                "id": f"implicit:{dep.writer}->{dep.reader}",
+                "source": dep.writer,
+                "sourceHandle": source,
+                "target": dep.reader,
+                "targetHandle": target,
+                "label": "same collection",
+                "class": "fb-implicit",
+                "selectable": False,
+                "deletable": False,
+                "focusable": False,
+                "style": {"stroke": "#64748b", "strokeDasharray": "3 5"},
+                "labelStyle": {"fill": "#475569", "fontSize": "11px"},
+                "labelBgStyle": {"fill": "#f8fafc"},
+                "data": {"type": "implicit", "reason": str(getattr(dep, "reason", ""))},
+            }
+        )
+    return links
 
 
 class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": "static/dist"}):
@@ -123,6 +171,7 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         self.add_resource(STATIC_DIR)  # -> prop 'resource-path' (vueflow.css, canvas.css)
         self.issues: dict[str, list[ValidationIssue]] = {}
         self.status: dict[str, dict[str, Any]] = {}
+        self.base_dir: Path | None = None  # where the flow's relative paths resolve (collection addresses)
         self._props["nodes"] = []
         self._props["edges"] = []
         # the one compatibility rule, for the drag-time hint: output type -> input types it may feed
@@ -132,7 +181,7 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         """Redraw the whole graph from the state (structural change)."""
         if issues is not None:
             self.issues = issues
-        nodes, edges = node_views(self.state, self.issues, self.status)
+        nodes, edges = node_views(self.state, self.issues, self.status, self.base_dir)
         self._props["nodes"] = nodes
         self._props["edges"] = edges
         self.update()

@@ -17,6 +17,7 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ValidationIssue
 from flowbuilder.registry import describe_node
 from flowbuilder.ui.accounts import account_for_issue, account_key, bind_account, bind_button, issue_text, provider_name
+from flowbuilder.ui.file_picker import is_file_field, pick_file
 from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
 from flowbuilder.ui.session import EditorSession, binding_source
 
@@ -190,6 +191,17 @@ class Inspector:
                     e.sender, field.name, None if field.nullable and not e.value else e.value
                 )
             )
+            if is_file_field(f.name):
+                field_input = element
+
+                def picked(path: str, target: Any = field_input) -> None:
+                    target.value = path  # fires on_value_change -> the checked config edit
+
+                with element.add_slot("append"):
+                    ui.button(
+                        icon="folder_open",
+                        on_click=lambda: pick_file(self.session.workspace, self.session.base_dir, picked),
+                    ).props("flat dense round size=sm").tooltip("Upload or choose a file").mark(f"pick-{f.name}")
         else:
             text = "" if value is None else json.dumps(value, ensure_ascii=False)
             element = ui.textarea(f"{f.label} (JSON)", value=text).props("dense outlined autogrow")

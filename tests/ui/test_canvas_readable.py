@@ -96,7 +96,9 @@ def test_langflow_course_flow_opens_readable(screen: Screen, builder: Callable[.
 def test_note_resizes_from_its_corner_and_edits_as_markdown(screen: Screen, builder: Callable[..., None]) -> None:
     open_builder(screen, builder)
     page = next(iter(PAGES.values()))
-    next(b for b in css(screen, "header button") if "sticky_note_2" in b.text).click()
+    add = next(b for b in css(screen, "header button") if "sticky_note_2" in b.text)
+    add.click()
+    wait_until(lambda: page.state.flow.notes, timeout=30)
     note_el = wait_until(lambda: css(screen, ".vue-flow__node-fbnote"))[0]  # type: ignore[index]
     note_id = page.state.flow.notes[0].id
     width0 = note_el.rect["width"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from nicegui.testing import Screen, User
@@ -15,6 +16,7 @@ from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.files import AUTOSAVE_NAME
 from flowbuilder.ui.gallery import templates, thumbnail_svg
 from flowbuilder.ui.run_panel import fold_events
+from flowbuilder.ui.session import PAGES
 
 from .test_browser import css, shot, wait_until
 from .test_browser import open_builder as open_browser
@@ -84,7 +86,7 @@ async def test_new_asks_before_discarding_edits_and_offers_templates(user: User,
     assert not page.state.dirty
 
 
-async def test_the_open_flow_survives_a_reload(user: User, builder: Callable[..., None], tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_the_open_flow_survives_a_reload(user: User, builder: Callable[..., None], tmp_path: Path) -> None:
     page = await open_builder(user, builder)
     page.state.rename("loader", "Renamed before reload")
     page.refresh()
@@ -92,8 +94,6 @@ async def test_the_open_flow_survives_a_reload(user: User, builder: Callable[...
     await user.open("/")
     await user.should_see(kind=FlowCanvas)
     assert user.client is not None
-    from flowbuilder.ui.session import PAGES
-
     again = PAGES[user.client.id]
     assert again is not page
     assert again.state.flow.node("loader").name == "Renamed before reload"
@@ -137,3 +137,34 @@ def test_keyboard_shortcuts_and_gallery_in_chromium(screen: Screen, builder: Cal
     wait_until(lambda: len(css(screen, ".fb-template svg")) >= 6)
     time.sleep(0.3)
     shot(screen, "template-gallery")
+
+
+async def test_file_field_picker_chooses_from_data(user: User, builder: Callable[..., None]) -> None:
+    from flowbuilder.examples import data_dir
+
+    page = await open_builder(user, builder)
+    user.find(FlowCanvas).trigger("node_click", {"id": "loader", "kind": "fbnode"})
+    user.find(marker="pick-path").click()
+    await user.should_see("Choose a file")
+    await user.should_see("VWO_500_Test_Cases.csv", retries=5)
+    user.find(marker="pick-VWO_500_Test_Cases.csv").click()
+    expected = (data_dir() / "VWO_500_Test_Cases.csv").resolve()
+    await wait_for(lambda: page.state.flow.node("loader").config.get("path") == str(expected))
+
+
+@pytest.mark.browser
+def test_file_field_picker_uploads_into_the_workspace(
+    screen: Screen, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    open_browser(screen, builder)
+    page = next(iter(PAGES.values()))
+    css(screen, '.vue-flow__node[data-id="loader"] .fb-title')[0].click()
+    wait_until(lambda: css(screen, ".fb-side [data-field=path]"))
+    next(b for b in css(screen, ".fb-side button") if "folder_open" in b.text).click()
+    upload = wait_until(lambda: css(screen, '.fb-file-upload input[type="file"]'))[0]  # type: ignore[index]
+    source = tmp_path / "my notes.txt"
+    source.write_text("hello", encoding="utf-8")
+    upload.send_keys(str(source))
+    wait_until(lambda: page.state.flow.node("loader").config.get("path", "").endswith("my_notes.txt"))
+    stored = tmp_path / "workspace" / "uploads" / "my_notes.txt"
+    assert stored.read_text(encoding="utf-8") == "hello"

@@ -196,7 +196,7 @@ async def test_save_open_and_export(user: User, builder: Callable[..., None], tm
     await wait_for(saved.exists)
     assert load_flow(saved).node("splitter").config["chunk_size"] == 77
     with user:
-        page.files.new()
+        page.files.blank()  # (New itself opens the template gallery)
         assert page.state.flow.nodes == []
         assert page.files.open_path(saved)
         assert page.state.flow.node("splitter").config["chunk_size"] == 77
