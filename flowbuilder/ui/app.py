@@ -70,7 +70,8 @@ _PAGE_CSS = """
 .body--dark .fb-chat-compose { background: #121212; box-shadow: 0 8px 0 #121212; border-top-color: #334155; }
 .body--dark .fb-chat-hits, .body--dark .fb-hit, .body--dark .fb-msg { background: #1e293b; border-color: #334155; }
 .body--dark .fb-overview-issue-text { color: #cbd5e1; } .body--dark .fb-overview-issue-where { color: #fca5a5; }
-.body--dark .bg-grey-1 { background: #0b1220 !important; }
+.fb-palette-col { background: #f8fafc; }
+.body--dark .fb-palette-col { background: #0b1220; }
 .body--dark .fb-box-info { background: #172554; color: #dbeafe; }
 .body--dark .fb-box-warning { background: #451a03; color: #fde68a; }
 """
@@ -127,7 +128,7 @@ class BuilderPage:
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
-            with ui.column().classes("h-full q-pa-sm gap-1 bg-grey-1").style("width: 250px; min-width: 250px"):
+            with ui.column().classes("h-full q-pa-sm gap-1 fb-palette-col").style("width: 250px; min-width: 250px"):
                 ui.label("Nodes").classes("text-subtitle2")
                 self.palette = Palette(self.state.registry, self.add_at_center)
             with ui.element("div").classes("h-full grow relative").style("min-width: 0"):
