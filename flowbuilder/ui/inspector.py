@@ -16,7 +16,15 @@ from nicegui import ui
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ValidationIssue
 from flowbuilder.registry import describe_node
-from flowbuilder.ui.accounts import account_for_issue, account_key, bind_account, bind_button, issue_text, provider_name
+from flowbuilder.ui.accounts import (
+    Account,
+    account_for_issue,
+    account_key,
+    bind_account,
+    bind_button,
+    issue_text,
+    provider_name,
+)
 from flowbuilder.ui.file_picker import is_file_field, pick_file
 from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
 from flowbuilder.ui.session import EditorSession, binding_source
@@ -236,6 +244,8 @@ class Inspector:
                     SOURCE_LABELS[source] if slot.required or source else "optional, unbound",
                     color="positive" if source else ("grey" if not slot.required else "negative"),
                 ).classes("fb-cred-state").props(f'data-slot="{slot.name}"')
+            if source is None and slot.required:
+                bind_button(self.session, Account(provider, account), self._after_bind)
             name_input = (
                 ui.input("Account name", value=ref.name if ref else "default", placeholder="default")
                 .props("dense outlined")
@@ -255,6 +265,10 @@ class Inspector:
                 ui.button("Bind", on_click=lambda: self._bind(slot, secret)).props("dense unelevated").mark(
                     f"bind-{slot.name}"
                 )
+
+    def _after_bind(self) -> None:
+        self.show(self.node_id)
+        self.on_change(False)
 
     def _set_ref(self, slot: CredentialSlot, name: str) -> None:
         if self.node_id is None:

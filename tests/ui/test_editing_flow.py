@@ -168,3 +168,46 @@ def test_file_field_picker_uploads_into_the_workspace(
     wait_until(lambda: page.state.flow.node("loader").config.get("path", "").endswith("my_notes.txt"))
     stored = tmp_path / "workspace" / "uploads" / "my_notes.txt"
     assert stored.read_text(encoding="utf-8") == "hello"
+
+
+async def test_a_long_ingest_runs_in_the_background_with_progress(
+    user: User, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    """500 rows into Chroma with the local embedder takes a while: meanwhile the page answers (inspector,
+    edits), the store's card shows progress, and Cancel stops it."""
+    from flowbuilder.examples import data_dir
+    from flowbuilder.flow import Edge, Flow, NodeSpec
+    from flowbuilder.formats.native import save_flow
+
+    flow = Flow(
+        name="Big ingest",
+        nodes=[
+            NodeSpec(id="loader", type="loader.file", config={"path": str(data_dir() / "VWO_500_Test_Cases.csv")}),
+            NodeSpec(id="embedder", type="embedder.local", config={"cache": False}),
+            NodeSpec(
+                id="store",
+                type="vectorstore.chroma",
+                config={"collection": "ui-bg", "persist_directory": str(tmp_path / "chroma"), "batch_size": 16},
+            ),
+        ],
+        edges=[
+            Edge(source="loader", source_port="records", target="store", target_port="documents"),
+            Edge(source="embedder", source_port="embedder", target="store", target_port="embedder"),
+        ],
+    )
+    path = tmp_path / "big.json"
+    save_flow(flow, path)
+    page = await open_builder(user, builder, flow_path=path)
+    user.find(marker="run").click()
+    await wait_for(lambda: (canvas_of(user).node_data("store") or {}).get("progress") is not None, timeout=120)
+    assert page.runner.running
+    progress = (canvas_of(user).node_data("store") or {})["progress"]
+    assert progress["total"] >= 500 and 0 <= progress["done"] < progress["total"]
+    # the page still answers: select a node, edit a setting, all while the ingest runs
+    user.find(FlowCanvas).trigger("node_click", {"id": "loader", "kind": "fbnode"})
+    assert page.inspector.node_id == "loader"
+    assert page.state.set_config_value("store", "k", 7) == {}
+    assert page.runner.running
+    page.runner.cancel()
+    await wait_for(lambda: not page.runner.running, timeout=120)
+    assert (canvas_of(user).node_data("store") or {}).get("status") in ("cancelled", "ok")
