@@ -13,11 +13,10 @@ import pytest
 from nicegui import ui
 from nicegui.testing import Screen, User
 
-from flowbuilder.flow import Edge, Flow, NodeSpec
-from flowbuilder.formats.native import save_flow
+from flowbuilder.flow import NodeSpec
 from flowbuilder.ui.chat_panel import NO_MODEL
 
-from .conftest import small_flow
+from .conftest import chat_flow
 from .test_browser import css, shot, wait_until
 from .test_browser import open_builder as open_browser
 from .test_user_journeys import open_builder, wait_for
@@ -30,39 +29,18 @@ def closed_port() -> int:
 
 
 def rag_flow(tmp_path: Path, model: NodeSpec) -> Path:
-    small_flow(tmp_path)  # writes cases.csv next to the flow
-    nodes = [
-        NodeSpec(id="question", type="chat.input"),
-        NodeSpec(id="loader", type="loader.file", config={"path": "cases.csv", "mode": "records"}),
-        NodeSpec(id="embedder", type="embedder.local"),
-        NodeSpec(
-            id="store",
-            type="vectorstore.chroma",
-            config={"collection": "ui-no-model", "k": 2, "persist_directory": str(tmp_path / "chroma")},
-        ),
-        NodeSpec(id="context", type="parser.stringify"),
+    tail = [
         NodeSpec(id="prompt", type="prompt.template", config={"template": "{context}\n\nQ: {question}"}),
         model,
         NodeSpec(id="answer", type="chat.output"),
     ]
-    edges = [
-        ("loader", "records", "store", "documents"),
-        ("embedder", "embedder", "store", "embedder"),
-        ("question", "message", "store", "query"),
-        ("store", "hits", "context", "items"),
+    tail_edges = [
         ("context", "text", "prompt", "context"),
         ("question", "message", "prompt", "question"),
         ("prompt", "prompt", "llm", "prompt"),
         ("llm", "answer", "answer", "message"),
     ]
-    flow = Flow(
-        name="RAG chat",
-        nodes=nodes,
-        edges=[Edge(source=a, source_port=b, target=c, target_port=d) for a, b, c, d in edges],
-    )
-    path = tmp_path / "rag.json"
-    save_flow(flow, path)
-    return path
+    return chat_flow(tmp_path, "ui-no-model", tail, tail_edges, "RAG chat")
 
 
 def with_class(user: User, cls: str) -> list[ui.element]:
