@@ -54,9 +54,9 @@ def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None]) -
             on_pick(as_config_path(path, base_dir))
 
         ui.label("Upload into the workspace").classes("text-subtitle2")
-        ui.upload(on_upload=uploaded, auto_upload=True, max_file_size=200_000_000).props(
-            'accept=".csv,.json,.jsonl,.pdf,.txt,.md"'
-        ).classes("w-full fb-file-upload")
+        ui.upload(
+            label="Drop a file here, or click +", on_upload=uploaded, auto_upload=True, max_file_size=200_000_000
+        ).props('accept=".csv,.json,.jsonl,.pdf,.txt,.md"').classes("w-full fb-file-upload")
         files = choices(workspace)
         if files:
             ui.label("Or choose one").classes("text-subtitle2")

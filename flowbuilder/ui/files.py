@@ -202,9 +202,12 @@ class FileActions:
                 dialog.close()
                 self.import_bytes(content, e.file.name, local=bool(offline.value))
 
-            ui.upload(on_upload=on_upload, auto_upload=True, max_file_size=20_000_000).props(
-                'accept=".json,application/json"'
-            ).classes("w-full fb-import-upload")
+            ui.upload(
+                label="Drop an exported flow (.json) here, or click +",
+                on_upload=on_upload,
+                auto_upload=True,
+                max_file_size=20_000_000,
+            ).props('accept=".json,application/json"').classes("w-full fb-import-upload")
             ui.button("Cancel", on_click=dialog.close).props("flat")
         dialog.open()
 
