@@ -54,6 +54,10 @@ def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list
         elif event.kind == "node_finished":
             patch.update(status="ok", summary=data.get("summary", ""), duration=data.get("duration"), progress=None)
             lines.append(f"✓ {node}: {data.get('summary', '')} ({data.get('duration', 0):.2f} s)")
+        elif event.kind == "node_cached" and data.get("warning"):
+            warning = str(data["warning"])
+            patch.update(status="warning", summary=warning, warning=warning, duration=0.0, progress=None)
+            lines.append(f"⚠ {node}: cached {data.get('summary', '')}; warning: {warning}")
         elif event.kind == "node_cached":
             patch.update(status="cached", summary=f"cached · {data.get('summary', '')}", duration=0.0, progress=None)
             lines.append(f"⚡ {node}: cached {data.get('summary', '')}")
