@@ -28,6 +28,7 @@ from flowbuilder.ui.accounts import (
 from flowbuilder.ui.file_picker import is_file_field, pick_file
 from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
 from flowbuilder.ui.session import EditorSession, binding_source
+from flowbuilder.ui.widgets import ui_words
 
 SOURCE_LABELS = {
     "session": "bound for this session",
@@ -160,7 +161,7 @@ class Inspector:
 
     def _field(self, f: FormField, config: dict[str, Any]) -> None:
         value = config.get(f.name, f.default)
-        tooltip = f.description
+        tooltip = ui_words(f.description)
         element: Any
         if f.kind in ("integer", "number"):
             element = ui.number(

@@ -23,6 +23,7 @@ from flowbuilder.secrets import redact
 from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.session import EditorSession
+from flowbuilder.ui.widgets import ui_words
 
 DRAIN_INTERVAL_S = 0.1
 UPSTREAM_LEAD = re.compile(r"^upstream node (?=')")
@@ -62,8 +63,9 @@ def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list
             patch.update(status="cached", summary=f"cached · {data.get('summary', '')}", duration=0.0, progress=None)
             lines.append(f"⚡ {node}: cached {data.get('summary', '')}")
         elif event.kind == "node_failed":
-            patch.update(status="failed", error=data.get("error"), duration=data.get("duration"), progress=None)
-            lines.append(f"✕ {node}: {data.get('error')}")
+            error = ui_words(str(data.get("error") or ""))
+            patch.update(status="failed", error=error, duration=data.get("duration"), progress=None)
+            lines.append(f"✕ {node}: {error}")
         elif event.kind == "node_skipped":
             reason = str(data.get("reason", ""))
             # "upstream node 'llm' failed" -> "'llm' failed": the badge is narrow, the log keeps the whole reason
@@ -170,7 +172,7 @@ class RunController:
             self.log.push(redact(str(exc)))
             ui.notify(f"Not run: the flow has {len(exc.issues)} problem(s); see the marked nodes.", type="negative")
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            ui.notify(ui_words(redact(str(exc))), type="negative", multi_line=True)
         finally:
             self.running = False
             self.cancel_event = None

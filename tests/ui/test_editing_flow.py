@@ -211,3 +211,19 @@ async def test_a_long_ingest_runs_in_the_background_with_progress(
     page.runner.cancel()
     await wait_for(lambda: not page.runner.running, timeout=120)
     assert (canvas_of(user).node_data("store") or {}).get("status") in ("cancelled", "ok")
+
+
+def test_command_line_advice_is_put_in_ui_words() -> None:
+    from flowbuilder.ui.widgets import failure_text, ui_words
+
+    ollama = (
+        "Node 'llm' (llm.ollama) failed: Ollama: cannot reach the Ollama server at http://127.0.0.1:1 for model "
+        "'llama3.2'. Start Ollama with `ollama serve`; or use llm.openai / llm.groq instead and bind a key with "
+        "--cred api_key=... (or set OPENAI_API_KEY / GROQ_API_KEY)."
+    )
+    text = failure_text("llm", ollama)
+    assert "--cred" not in text and text.endswith("bind a key (Bind a key).") and text.startswith("Ollama: cannot")
+    assert ui_words("no file to load: set the node's path or run with --input loader=PATH") == (
+        "no file to load: set the node's path or type it into the Run input box"
+    )
+    assert "--" not in ui_words("Bind a valid key with --cred api_key=... or set OPENAI_API_KEY.")
