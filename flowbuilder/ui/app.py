@@ -31,6 +31,7 @@ from flowbuilder.ui.inspector import Inspector
 from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
+from flowbuilder.ui.serve_panel import ServePanel
 from flowbuilder.ui.session import PAGES, AppConfig, EditorSession
 from flowbuilder.ui.widgets import WIDGET_CSS
 
@@ -146,6 +147,7 @@ class BuilderPage:
                     self.tab_output = ui.tab("Output")
                     self.tab_run = ui.tab("Run log")
                     self.tab_chat = ui.tab("Chat")
+                    self.tab_serve = ui.tab("Serve")  # serve helper (issue 12): Serve panel hook
                 with (
                     # No slide animation: during it both panels are laid out side by side and the old one
                     # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
@@ -167,6 +169,8 @@ class BuilderPage:
                         self.runner = RunController(session, self.canvas, self.show_issues)
                     with ui.tab_panel(self.tab_chat):
                         self.chat = ChatPanel(session, self.runner)
+                    with ui.tab_panel(self.tab_serve):  # serve helper (issue 12): Serve panel hook
+                        self.serve = ServePanel(session)
         self.runner.finished_listeners.append(self.after_run)
         self.chat.bound_listeners.append(self.refresh)
         self.files = FileActions(session, self.after_load, self.update_title)

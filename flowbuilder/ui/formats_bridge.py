@@ -16,6 +16,7 @@ from typing import Any
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowbuilderError, UnsupportedFormatError
 from flowbuilder.flow import Flow
+from flowbuilder.formats.limits import check_size, parse_untrusted_json
 from flowbuilder.formats.native import detect_format, dump_flow, flow_from_data
 
 EXPORT_FORMATS = ("flowbuilder", "n8n", "langflow")
@@ -45,10 +46,12 @@ def _first(module: ModuleType | None, names: tuple[str, ...]) -> Callable[..., A
 
 
 def parse_upload(content: bytes, filename: str) -> Any:
+    check_size(filename, len(content))
     try:
-        return json.loads(content.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UnsupportedFormatError(filename, f"is not a JSON file ({type(exc).__name__}: {exc})") from None
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UnsupportedFormatError(filename, "is not UTF-8 text; a flow file is JSON") from None
+    return parse_untrusted_json(text, filename)
 
 
 def import_data(

@@ -24,6 +24,7 @@ CATEGORY_ORDER = (
     "Embedders",
     "Vector stores",
     "Retrieval",
+    "Rerankers",  # llmret: rerankers sit between retrieval and the prompt
     "Prompts",
     "Models",
     "Agents",
