@@ -137,6 +137,16 @@ def test_import_dialog_runs_offline_and_speaks_ui(screen: Screen, builder: Calla
     assert not types & {"embedder.openai", "llm.openai", "vectorstore.pinecone"}
     assert "Keys to bind" not in body_text(screen)
     assert not [i for i in page.state.issues(page.session.resolver) if i.code == "missing-credential"]
+    # offline, both Pinecone nodes became one embedded Chroma collection: the writer -> reader dependency is
+    # drawn as a dashed, read-only "same collection" link (no connection exists between them)
+    screen.click("Close")
+    link = wait_until(lambda: css(screen, ".vue-flow__edge.fb-implicit"))[0]  # type: ignore[index]
+    assert link.get_attribute("data-id") == "implicit:store-the-docs-to-vector-db->pinecone-vector-store"
+    assert "same collection" in body_text(screen)
+    dash = link.find_element("css selector", ".vue-flow__edge-path").get_attribute("style") or ""
+    assert "stroke-dasharray" in dash
+    assert len(page.state.flow.edges) == 10  # drawn only: not part of the flow
+    shot(screen, "implicit-link")
 
 
 def test_import_report_binds_one_key_per_account(screen: Screen, builder: Callable[..., None]) -> None:
