@@ -157,6 +157,10 @@ class Node(Generic[ConfigT]):
     """``"text"`` for nodes fed by ``--input TEXT`` (chat input); ``"file"`` for a path (file loader)."""
     cacheable: ClassVar[bool] = True
     """False for nodes whose result must not be reused (a chat model's reply in a conversation)."""
+    display_name: ClassVar[str] = ""
+    """The name people know (palette, new nodes), e.g. "Vector Store Retriever"; "" = the UI's own table."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other names for search: what n8n and LangFlow call this node ("Split Text", "LLM")."""
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config

@@ -54,7 +54,9 @@ def parse_upload(content: bytes, filename: str) -> Any:
     return parse_untrusted_json(text, filename)
 
 
-def import_data(data: Any, origin: str, resolver: CredentialResolver | None = None) -> tuple[Flow, Any]:
+def import_data(
+    data: Any, origin: str, resolver: CredentialResolver | None = None, local: bool = False
+) -> tuple[Flow, Any]:
     """A Flow and the importer's report (None for a native file) from parsed JSON of any known format."""
     fmt = detect_format(data)
     if fmt == "flowbuilder":
@@ -64,7 +66,7 @@ def import_data(data: Any, origin: str, resolver: CredentialResolver | None = No
     convert = _module("flowbuilder.formats.convert")
     func = _first(convert, ("convert_data",))
     if func is not None:
-        flow, report = func(data, fmt, origin, resolver=resolver)
+        flow, report = func(data, fmt, origin, resolver=resolver, local=local)
         return flow, report
     func = _first(_module(f"flowbuilder.formats.{fmt}"), (f"import_{fmt}",))
     if func is None:
@@ -94,3 +96,19 @@ def report_text(report: Any) -> str:
         return ""
     to_text = getattr(report, "to_text", None)
     return str(to_text()) if callable(to_text) else str(report)
+
+
+def ui_report_text(report: Any) -> str:
+    """The report in UI words: credentials are listed as accounts with a "Bind a key" button elsewhere
+    in the dialog, so their command-line hints go; "--local" is the dialog's "Run offline" option."""
+    kept: list[str] = []
+    skipping = False
+    for line in report_text(report).splitlines():
+        if line == "Credentials:":
+            skipping = True
+            continue
+        if skipping and line.startswith("  "):
+            continue
+        skipping = False
+        kept.append(line.replace("(--local)", "(Run offline)"))
+    return "\n".join(kept)

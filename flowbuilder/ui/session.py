@@ -38,6 +38,8 @@ class EditorSession:
     results: dict[str, NodeResult] = field(default_factory=dict)
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     selected: str | None = None
+    # (provider, credential name) -> key typed in the UI; bound to every node slot using that account
+    account_keys: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
