@@ -2,10 +2,10 @@
 
 Builds flows of N nodes (loader -> splitter chains, each splitter feeding a chroma store with an
 embedder sub-node), serves the builder on a free local port, and measures from navigation start to
-the moment every ``.vue-flow__node`` is in the DOM. Also times auto-layout and a full re-render
-on the Python side. Target: 100 nodes in < 1.5 s.
+the moment the canvas is ready (nodes measured, view fitted; above 150 nodes only the nodes in view are
+rendered). Also times auto-layout and a full re-render on the Python side. Target: 500 nodes in < 2 s.
 
-    python benchmarks/ui_render.py [--sizes 25 100 200] [--repeat 3]
+    python benchmarks/ui_render.py [--sizes 100 500] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET_S = 1.5
+TARGET_S = 2.0  # issue 14: a 500-node flow opens in under 2 s
 SERVER = """
 import sys
 from nicegui import ui
@@ -70,7 +70,7 @@ def free_port() -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[25, 100, 200])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     from flowbuilder.ui.browser import headless_chrome
@@ -103,19 +103,24 @@ def main() -> int:
                     for _ in range(args.repeat):
                         driver.get("about:blank")
                         driver.get(url)
-                        expected = size // 4 * 4
                         elapsed = None
                         t_end = time.time() + 20
                         while time.time() < t_end:
-                            count = driver.execute_script("return document.querySelectorAll('.vue-flow__node').length")
-                            if count >= expected:
+                            # the canvas marks itself ready once its nodes are measured and the view fitted; big
+                            # flows render only the nodes in view, so the node count is not the signal
+                            ready = driver.execute_script("return !!document.querySelector('[data-flow][data-ready]')")
+                            if ready:
                                 elapsed = driver.execute_script("return performance.now()") / 1000.0
+                                rendered = driver.execute_script(
+                                    "return document.querySelectorAll('.vue-flow__node').length"
+                                )
                                 break
                             time.sleep(0.01)
                         if elapsed is None:
-                            raise SystemExit(f"{size} nodes: not all nodes rendered within 20 s")
+                            raise SystemExit(f"{size} nodes: the canvas was not ready within 20 s")
                         times.append(elapsed)
                     rows.append((size // 4 * 4, min(times), sum(times) / len(times), max(times), py_s))
+                    print(f"  {size // 4 * 4} nodes: {rendered} in the DOM (the rest are out of view)")
                 finally:
                     server.terminate()
                     server.wait(timeout=10)
@@ -127,7 +132,7 @@ def main() -> int:
     for nodes, best, mean, worst, py_s in rows:
         verdict = "ok" if mean < TARGET_S else "SLOW"
         print(f"{nodes:>6} | {best:7.3f} | {mean:7.3f} | {worst:7.3f} | {py_s:8.3f} | {verdict}")
-    print("\n(page-load to all .vue-flow__node present; 'python s' = building the canvas props incl. validation)")
+    print("\n(page-load to the canvas ready; 'python s' = building the canvas props incl. validation)")
     return 0
 
 

@@ -8,8 +8,16 @@ never a value. At run time a :class:`CredentialResolver` binds each reference fr
    SLOT is ``node_id.slot``, a slot name, a provider or a credential name;
 2. the local credentials file (JSON, mode 0600, in the user's config dir or ``$FLOWBUILDER_CREDENTIALS``),
    shaped ``{"provider": {"credential name": "value"}}``;
-3. environment variables: the reference's name when it looks like a variable name
-   (LangFlow's global variables such as ``OPENAI_API_KEY``), else the provider's usual variable.
+3. the provider's standard environment variable (``OPENAI_API_KEY`` for ``openai``).
+
+A flow never names an environment variable: a reference is a provider and an account name, and the
+account name is never looked up in the environment (a shared flow could otherwise ask for
+``AWS_SECRET_ACCESS_KEY``). Reading another variable is a binding the user makes (``SLOT=env:VAR``).
+
+A secret is sent only where its provider lives: a node whose configured endpoint (``base_url``, ``host``
+...) is neither the provider's own service nor this machine gets its key only when the user approved
+that endpoint for that account (``--allow-endpoint PROVIDER[/ACCOUNT]=URL`` or the credentials file's
+``"approved_endpoints"``); :func:`endpoint_problem` says why not.
 """
 
 from __future__ import annotations
@@ -17,16 +25,18 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from platformdirs import user_config_dir
 from pydantic import BaseModel, ConfigDict
 
 from flowbuilder.errors import CredentialError
+from flowbuilder.netguard import is_loopback
 from flowbuilder.secrets import register_secret
 
 log = logging.getLogger(__name__)
@@ -39,9 +49,25 @@ PROVIDER_ENV_VARS: dict[str, str] = {
     "cohere": "COHERE_API_KEY",
     "ollama": "OLLAMA_API_KEY",
     "chroma": "CHROMA_API_KEY",
+    "qdrant": "QDRANT_API_KEY",
 }
 
-_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
+    "openai": ("api.openai.com",),
+    "groq": ("api.groq.com",),
+    "pinecone": ("pinecone.io",),
+    "mistral": ("api.mistral.ai",),
+    "cohere": ("api.cohere.com", "api.cohere.ai"),
+    "ollama": ("ollama.com",),
+    "chroma": ("trychroma.com",),
+}
+"""Where each provider's own service lives (a host or a parent domain); loopback is always allowed."""
+
+ENDPOINT_FIELDS = ("base_url", "host", "server_host", "url", "endpoint", "api_base")
+"""Config fields that name where a node sends its requests (and so its key)."""
+
+APPROVED_KEY = "approved_endpoints"
+"""Section of the credentials file: ``{"provider/account": ["https://host", ...]}``."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +128,25 @@ class CredentialStore:
             raise CredentialError(
                 f'{self.path}: expected an object of providers, e.g. {{"openai": {{"default": "..."}}}}.'
             )
-        return {str(p): {str(n): str(v) for n, v in (names or {}).items()} for p, names in data.items()}
+        return {
+            str(p): {str(n): str(v) for n, v in names.items()}
+            for p, names in data.items()
+            if isinstance(names, dict)
+            if p != APPROVED_KEY
+        }
+
+    def approved_endpoints(self) -> dict[str, list[str]]:
+        """The user's approvals, ``{"provider/account": [origin, ...]}``."""
+        if not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        section = data.get(APPROVED_KEY) if isinstance(data, dict) else None
+        if not isinstance(section, dict):
+            return {}
+        return {str(k): [str(u) for u in v] for k, v in section.items() if isinstance(v, list)}
 
     def get(self, provider: str, name: str) -> str | None:
         names = self._read().get(provider, {})
@@ -112,8 +156,23 @@ class CredentialStore:
         return {provider: sorted(names) for provider, names in self._read().items()}
 
     def set(self, provider: str, name: str, value: str) -> None:
-        data = self._read()
+        data: dict[str, Any] = dict(self._read())
         data.setdefault(provider, {})[name] = value
+        self._write(data)
+
+    def approve_endpoint(self, provider: str, name: str, url: str) -> None:
+        """Remember that the user lets ``provider/name``'s key go to ``url``."""
+        data: dict[str, Any] = dict(self._read())
+        approved = self.approved_endpoints()
+        origins = approved.setdefault(f"{provider}/{name}", [])
+        if endpoint_origin(url) not in origins:
+            origins.append(endpoint_origin(url))
+        self._write(data, approved)
+
+    def _write(self, data: dict[str, Any], approved: dict[str, list[str]] | None = None) -> None:
+        approved = self.approved_endpoints() if approved is None else approved
+        if approved:
+            data[APPROVED_KEY] = approved
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -139,6 +198,45 @@ def parse_cred_option(option: str) -> tuple[str, str]:
     return key, value
 
 
+def endpoint_origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url`` (lower case), the unit an approval covers."""
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    host = (parts.hostname or "").lower()
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme.lower()}://{host}{port}"
+
+
+def configured_endpoint(config: Any) -> str | None:
+    """The endpoint a node's config points its requests at, or None for the provider's default."""
+    for field in ENDPOINT_FIELDS:
+        value = getattr(config, field, None)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def is_provider_endpoint(provider: str, url: str) -> bool:
+    """Whether ``url`` is ``provider``'s own service or this machine."""
+    host = (urlsplit(url if "://" in url else f"http://{url}").hostname or "").lower()
+    if is_loopback(host):
+        return True
+    return any(host == known or host.endswith("." + known) for known in PROVIDER_HOSTS.get(provider, ()))
+
+
+def provider_env_var(provider: str) -> str:
+    return PROVIDER_ENV_VARS.get(provider, f"{provider.upper()}_API_KEY")
+
+
+def reference_problem(slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
+    """Why a flow's reference for ``slot`` is refused (it names another provider's key), or None."""
+    if ref is not None and ref.provider != slot.provider:
+        return (
+            f"the reference names provider '{ref.provider}' but the slot takes a '{slot.provider}' key; "
+            f"a flow cannot route one provider's key to another: set the reference's provider to '{slot.provider}'"
+        )
+    return None
+
+
 class CredentialResolver:
     """Binds credential references to secrets for a run (see the module docstring for the order)."""
 
@@ -147,10 +245,13 @@ class CredentialResolver:
         explicit: Mapping[str, str] | None = None,
         store: CredentialStore | None = None,
         environ: Mapping[str, str] | None = None,
+        approved: Iterable[tuple[str, str]] = (),
     ) -> None:
         self.explicit = dict(explicit or {})
         self.store = store if store is not None else CredentialStore()
         self.environ = environ if environ is not None else os.environ
+        self.approved: set[tuple[str, str]] = {(key, endpoint_origin(url)) for key, url in approved}
+        """Endpoints approved for this session: ``(provider or provider/account, origin)``."""
         for value in self.explicit.values():
             register_secret(value)
 
@@ -158,36 +259,79 @@ class CredentialResolver:
         register_secret(value)
         self.explicit[key] = value
 
+    def approve(self, key: str, url: str) -> None:
+        """Approve ``url`` for ``key`` (``provider`` or ``provider/account``) for this session."""
+        self.approved.add((key, endpoint_origin(url)))
+
+    def _candidates(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> tuple[str, str, list[str]]:
+        provider = slot.provider
+        name = ref.name if ref else "default"
+        return provider, name, [f"{node_id}.{slot.name}", slot.name, name, provider]
+
+    def source(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
+        """Where the slot's secret would come from: ``session``, ``store``, ``env`` or None (unbound)."""
+        if reference_problem(slot, ref):
+            return None
+        provider, name, keys = self._candidates(node_id, slot, ref)
+        if any(key in self.explicit for key in keys):
+            return "session"
+        try:
+            if self.store.get(provider, name):
+                return "store"
+        except CredentialError:
+            return None
+        if provider in PROVIDER_ENV_VARS and self.environ.get(PROVIDER_ENV_VARS[provider]):
+            return "env"
+        return None
+
     def resolve(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
         """The secret for ``slot`` of ``node_id``, or None when nothing binds it."""
-        provider = ref.provider if ref else slot.provider
-        name = ref.name if ref else "default"
-        for key in (f"{node_id}.{slot.name}", slot.name, name, provider):
+        if reference_problem(slot, ref):
+            return None
+        provider, name, keys = self._candidates(node_id, slot, ref)
+        for key in keys:
             if key in self.explicit:
                 return self.explicit[key]
-        try:
-            stored = self.store.get(provider, name)
-        except CredentialError:
-            raise
+        stored = self.store.get(provider, name)
         if stored:
             register_secret(stored)
             return stored
-        candidates = [name] if _ENV_NAME.match(name) else []
-        if provider in PROVIDER_ENV_VARS:
-            candidates.append(PROVIDER_ENV_VARS[provider])
-        for var in candidates:
-            value = self.environ.get(var)
-            if value:
-                register_secret(value)
-                return value
+        var = PROVIDER_ENV_VARS.get(provider)
+        value = self.environ.get(var) if var else None
+        if value:
+            register_secret(value)
+            return value
         return None
+
+    def endpoint_problem(self, slot: CredentialSlot, ref: CredentialRef | None, config: Any) -> str | None:
+        """Why the key must not go where ``config`` points, or None when it may."""
+        endpoint = configured_endpoint(config)
+        if endpoint is None or is_provider_endpoint(slot.provider, endpoint):
+            return None
+        origin = endpoint_origin(endpoint)
+        account = f"{slot.provider}/{ref.name if ref else 'default'}"
+        if (slot.provider, origin) in self.approved or (account, origin) in self.approved:
+            return None
+        if origin in self.store.approved_endpoints().get(account, []):
+            return None
+        return (
+            f"its {slot.provider} key would be sent to {origin}, which is not {slot.provider}'s service; "
+            f"approve it only if you trust that server (flowbuilder run --allow-endpoint {account}={origin}, "
+            "or in the UI's key dialog), or clear the node's endpoint field"
+        )
+
+    def resolve_for(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None, config: Any) -> str | None:
+        """:meth:`resolve`, refusing with :class:`CredentialError` when the node would send the key elsewhere."""
+        problem = reference_problem(slot, ref) or self.endpoint_problem(slot, ref, config)
+        value = self.resolve(node_id, slot, ref)
+        if problem and (value or reference_problem(slot, ref)):
+            raise CredentialError(f"Node '{node_id}': credential slot '{slot.name}': {problem}.")
+        return value
 
     def describe_sources(self, slot: CredentialSlot, ref: CredentialRef | None) -> str:
         """A hint for an unbound slot: every way the user can bind it."""
-        provider = ref.provider if ref else slot.provider
         name = ref.name if ref else "default"
-        env = name if _ENV_NAME.match(name) else PROVIDER_ENV_VARS.get(provider, f"{provider.upper()}_API_KEY")
         return (
-            f"set {env}, pass --cred {slot.name}=VALUE (or =env:VAR), "
-            f'or add it to {self.store.path} under "{provider}" -> "{name}"'
+            f"set {provider_env_var(slot.provider)}, pass --cred {slot.name}=VALUE (or =env:VAR), "
+            f'or add it to {self.store.path} under "{slot.provider}" -> "{name}"'
         )

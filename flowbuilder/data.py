@@ -35,13 +35,19 @@ class Hit(BaseModel):
     """A chunk returned by a search.
 
     ``score`` is a similarity where higher is better; each store documents what it computes
-    (cosine similarity for Chroma and Pinecone with the cosine metric).
+    (cosine similarity for Chroma and Pinecone with the cosine metric). ``legs`` keeps each
+    fused or reranked input's rank and score, so every stage of a hybrid flow stays visible.
     """
 
     document: Document
     score: float
     rank: int
     id: str = ""
+    # Per-stage provenance filled by fusion and rerankers: leg name -> {"rank": 1-based, "score": ...}.
+    # Plain retrieval leaves it empty, so readers must treat a missing leg as "not found by that leg".
+    legs: dict[str, dict[str, float]] = Field(default_factory=dict)
+    # Human-readable arithmetic behind ``score`` (e.g. "1/61 + 1/62" for RRF); empty when trivial.
+    explain: str = ""
 
 
 class ChatMessage(BaseModel):

@@ -19,7 +19,8 @@ and never a traceback for these.
     ├── NodeError                      (raised by a node's run: bad input, bad data)
     │   └── ProviderError              (a remote provider refused or was unreachable)
     ├── NodeExecutionError             (a NodeError or any exception, wrapped with the node id)
-    └── RunCancelledError
+    ├── RunCancelledError
+    └── ServeError                     (serving a flow: unsafe bind, nothing to serve)
 """
 
 from __future__ import annotations
@@ -131,3 +132,7 @@ class RunCancelledError(FlowbuilderError):
 
     def __init__(self, message: str = "The run was cancelled.") -> None:
         super().__init__(message)
+
+
+class ServeError(FlowbuilderError):
+    """Serving a flow is refused or impossible: a non-loopback bind without a token, nothing to serve."""

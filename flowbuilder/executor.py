@@ -1,10 +1,14 @@
 """The executor: runs a validated flow in a deterministic topological order.
 
-Per node it emits events (``node_started``, ``node_finished`` with duration and summary,
+Per node it emits events (``node_started``, ``node_finished`` with duration, summary and ``warning``,
 ``node_cached``, ``node_failed``, ``node_skipped``, plus ``progress``, ``token`` and ``log`` from
 inside a node). A failed node stops only its dependants: independent branches finish and completed
 results are kept. Disabled nodes are skipped, and so is whatever needs their output. Cancellation
 is honoured between nodes and inside batch work (through :meth:`RunContext.progress`).
+
+A store node that only reads a collection runs after the store nodes writing it
+(:func:`flowbuilder.graph.implicit_dependencies`). A node that succeeded over something suspicious
+(an empty collection, an ingest branch that did not run) gets status ``warning`` with the reason.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ from typing import Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
 from flowbuilder.credentials import CredentialResolver
-from flowbuilder.errors import FlowValidationError, NodeExecutionError, RunCancelledError
+from flowbuilder.errors import CredentialError, FlowValidationError, NodeExecutionError, RunCancelledError
 from flowbuilder.flow import Flow
-from flowbuilder.graph import FlowGraph, analyze
+from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys
 from flowbuilder.node import RunContext
 from flowbuilder.ports import PortKind
 from flowbuilder.registry import NodeRegistry, default_registry
@@ -52,17 +56,22 @@ class NodeResult:
     node_id: str
     type_name: str
     status: str
-    """``ok``, ``cached``, ``failed``, ``skipped``, ``disabled`` or ``cancelled``."""
+    """``ok``, ``cached``, ``warning`` (succeeded, but see ``warning``), ``failed``, ``skipped``, ``disabled``
+    or ``cancelled``."""
     outputs: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
     duration: float = 0.0
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     key: str = ""
+    warning: str = ""
+    """Why a succeeded result is suspicious, e.g. "collection vwo is empty: its ingest branch was disabled"."""
+    blocked_by: str | None = None
+    """For ``skipped``: the upstream node whose missing output stopped this one."""
 
     @property
     def succeeded(self) -> bool:
-        return self.status in ("ok", "cached")
+        return self.status in ("ok", "cached", "warning")
 
 
 @dataclass
@@ -70,13 +79,35 @@ class RunResult:
     order: list[str]
     results: dict[str, NodeResult]
     cancelled: bool = False
+    config_keys: dict[str, str] = field(default_factory=dict)
+    """:func:`flowbuilder.graph.config_keys` of the nodes this run covered; pass it to
+    :func:`flowbuilder.graph.changed_since` later to know what was edited since."""
 
     @property
     def ok(self) -> bool:
-        return not self.cancelled and all(r.status in ("ok", "cached", "disabled") for r in self.results.values())
+        return not self.cancelled and all(
+            r.status in ("ok", "cached", "warning", "disabled") for r in self.results.values()
+        )
 
     def failed(self) -> list[NodeResult]:
         return [r for r in self.results.values() if r.status == "failed"]
+
+    def warnings(self) -> list[NodeResult]:
+        return [self.results[n] for n in self.order if self.results[n].warning]
+
+    def cause(self, node_id: str) -> str:
+        """Why ``node_id`` delivered nothing: "was disabled", "failed", "was cancelled" or "did not run"."""
+        seen: set[str] = set()
+        result = self.results.get(node_id)
+        while result is not None and result.status == "skipped" and result.blocked_by and node_id not in seen:
+            seen.add(node_id)
+            node_id = result.blocked_by
+            result = self.results.get(node_id)
+        if result is None:
+            return "did not run"
+        return {"disabled": "was disabled", "failed": "failed", "cancelled": "was cancelled"}.get(
+            result.status, "did not run" if not result.succeeded else "produced nothing"
+        )
 
     def sinks(self, graph: FlowGraph) -> list[str]:
         """Nodes in this run whose outputs feed nothing else in it (the flow's final outputs)."""
@@ -121,7 +152,7 @@ class Executor:
             raise FlowValidationError(
                 [_issue("unknown-node", f"--to names no node; nodes: {', '.join(flow.node_ids())}", to)]
             )
-        graph = analyze(flow, self.registry, self.resolver, only={to} if to else None)
+        graph = analyze(flow, self.registry, self.resolver, only={to} if to else None, base_dir=base_dir)
         scope_issues = _issues_in_scope(graph, to)
         if scope_issues:
             raise FlowValidationError(scope_issues)
@@ -138,10 +169,18 @@ class Executor:
         results: dict[str, NodeResult] = {}
         keys: dict[str, str] = {}
         cancelled = False
+        skipped_with_warning = {w.node_id: w.message for w in graph.warnings if w.node_id}
         for node_id in order:
             if cancelled or cancel.is_set():
                 cancelled = True
-                results[node_id] = NodeResult(node_id, graph.nodes[node_id].spec.type, "cancelled")
+                results[node_id] = NodeResult(node_id, _type_of(graph, node_id), "cancelled")
+                continue
+            if node_id in skipped_with_warning:
+                warning = skipped_with_warning[node_id]
+                emit("node_skipped", node_id, {"reason": "unsupported, not connected", "warning": warning})
+                results[node_id] = NodeResult(
+                    node_id, _type_of(graph, node_id), "warning", summary="skipped", warning=warning
+                )
                 continue
             result = self._run_node(
                 graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir
@@ -149,7 +188,13 @@ class Executor:
             results[node_id] = result
             if result.status == "cancelled":
                 cancelled = True
-        run = RunResult(order=order, results=results, cancelled=cancelled)
+        every_key = config_keys(graph)
+        run = RunResult(
+            order=order,
+            results=results,
+            cancelled=cancelled,
+            config_keys={n: every_key[n] for n in order if n in every_key},
+        )
         emit(
             "run_finished",
             None,
@@ -176,8 +221,10 @@ class Executor:
             emit("node_skipped", node_id, {"reason": "disabled"})
             return NodeResult(node_id, type_name, "disabled", summary="disabled")
 
+        so_far = RunResult(order=list(results), results=results)
         values: dict[str, Any] = {}
         upstream: dict[str, list[str]] = {}
+        missing: dict[str, str] = {}
         for edge in graph.incoming(node_id):
             source = results.get(edge.source)
             port = node.inputs[edge.target_port]
@@ -188,7 +235,8 @@ class Executor:
                     if source is not None and source.succeeded:
                         why = f"upstream node '{edge.source}' produced no '{edge.source_port}'"
                     emit("node_skipped", node_id, {"reason": why})
-                    return NodeResult(node_id, type_name, "skipped", summary=why)
+                    return NodeResult(node_id, type_name, "skipped", summary=why, blocked_by=edge.source)
+                missing.setdefault(port.name, so_far.cause(edge.source))
                 continue
             value = source.outputs[edge.source_port]
             if port.multiple:
@@ -202,6 +250,11 @@ class Executor:
         elif node.cls.run_input is not None:
             run_input = run_inputs.get(node_id)
 
+        writers: dict[str, str] = {}
+        for writer in graph.writers_of(node_id):
+            # the reader's result depends on what its writers stored: their keys go into its cache key
+            upstream.setdefault("~same collection", []).append(keys.get(writer, "none"))
+            writers[writer] = _writer_cause(graph, so_far, writer)
         for names in upstream.values():
             names.sort()
         refs = {slot: ref.model_dump() for slot, ref in sorted(node.spec.credentials.items())}
@@ -211,14 +264,23 @@ class Executor:
         if use_cache and node.cls.cacheable:
             hit = self.cache.get(key)
             if hit is not None and _has_services(node, hit.outputs):
-                emit("node_cached", node_id, {"summary": hit.summary})
-                return NodeResult(node_id, type_name, "cached", hit.outputs, hit.summary, 0.0, None, hit.details, key)
+                warning = str(hit.details.get("warning") or "")
+                emit("node_cached", node_id, {"summary": hit.summary, "warning": warning})
+                status = "warning" if warning else "cached"
+                return NodeResult(
+                    node_id, type_name, status, hit.outputs, hit.summary, 0.0, None, hit.details, key, warning
+                )
 
         secrets: dict[str, str] = {}
-        for slot in node.cls.credential_slots:
-            value = self.resolver.resolve(node_id, slot, node.spec.credentials.get(slot.name))
-            if value:
-                secrets[slot.name] = value
+        try:
+            for slot in node.cls.credential_slots:
+                value = self.resolver.resolve_for(node_id, slot, node.spec.credentials.get(slot.name), node.config)
+                if value:
+                    secrets[slot.name] = value
+        except CredentialError as exc:  # a key the flow would send somewhere unapproved: never sent
+            error = redact(str(exc))
+            emit("node_failed", node_id, {"error": error, "duration": 0.0})
+            return NodeResult(node_id, type_name, "failed", error=error, key=key)
 
         ctx = RunContext(
             node_id,
@@ -230,6 +292,9 @@ class Executor:
             base_dir=base_dir,
             session_id=session_id,
         )
+        ctx.connected_inputs = frozenset(edge.target_port for edge in graph.incoming(node_id))
+        ctx.missing_inputs = missing
+        ctx.writers = writers
         emit("node_started", node_id, {"type": type_name})
         started = time.perf_counter()
         try:
@@ -252,10 +317,32 @@ class Executor:
                 node_id, type_name, "failed", duration=duration, error=error, details=ctx.details, key=key
             )
         duration = time.perf_counter() - started
-        emit("node_finished", node_id, {"duration": duration, "summary": summary})
+        warning = redact(ctx.warning)
+        if warning:
+            ctx.details["warning"] = warning
+        emit("node_finished", node_id, {"duration": duration, "summary": summary, "warning": warning})
         if node.cls.cacheable:
             self.cache.put(key, CachedResult(outputs, summary, ctx.details))
-        return NodeResult(node_id, type_name, "ok", outputs, summary, duration, None, ctx.details, key)
+        status = "warning" if warning else "ok"
+        return NodeResult(node_id, type_name, status, outputs, summary, duration, None, ctx.details, key, warning)
+
+
+def _type_of(graph: FlowGraph, node_id: str) -> str:
+    node = graph.nodes.get(node_id)
+    return node.spec.type if node is not None else ""
+
+
+def _writer_cause(graph: FlowGraph, run: RunResult, writer: str) -> str:
+    """ "ok" when the writer synced its collection, else why not (its own or its documents' cause)."""
+    result = run.results.get(writer)
+    if result is None or not result.succeeded:
+        return run.cause(writer)
+    for edge in graph.incoming(writer):
+        if edge.target_port == WRITER_PORT:
+            source = run.results.get(edge.source)
+            if source is None or not source.succeeded:
+                return run.cause(edge.source)
+    return "ok"
 
 
 def _has_services(node: Any, outputs: dict[str, Any]) -> bool:
@@ -272,9 +359,5 @@ def _issue(code: str, message: str, node_id: str | None) -> Any:
 def _issues_in_scope(graph: FlowGraph, to: str | None) -> list[Any]:
     if to is None:
         return list(graph.issues)
-    scope = {to} | (set(graph.graph.predecessors(to)) if to in graph.graph else set())
-    import networkx as nx
-
-    if to in graph.graph:
-        scope |= nx.ancestors(graph.graph, to)
+    scope = {to} | graph.ancestors(to)
     return [i for i in graph.issues if i.node_id is None or i.node_id in scope]

@@ -25,7 +25,8 @@ FORMAT_VERSION: Final = 1
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # No NaN or infinity anywhere in a flow: strict JSON parsers reject them and layout math breaks on them.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class NodeSpec(_Model):

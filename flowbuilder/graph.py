@@ -9,16 +9,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
 from pydantic import BaseModel, ValidationError
 
-from flowbuilder.credentials import CredentialResolver
+from flowbuilder.credentials import CredentialResolver, reference_problem
 from flowbuilder.errors import FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
+
+PLACEHOLDER_TYPE = "placeholder.unsupported"
+WRITER_PORT = "documents"
+"""A store node with a connection into this port writes its collection; one without it only reads."""
 
 
 def _ports_text(ports: tuple[Port, ...]) -> str:
@@ -38,6 +43,53 @@ class ResolvedNode:
     outputs: dict[str, Port]
 
 
+@dataclass(frozen=True)
+class ImplicitDependency:
+    """``reader`` searches the collection that ``writer`` fills, without a connection between them."""
+
+    writer: str
+    reader: str
+    reason: str
+    """e.g. ``same collection chroma:/flows/chroma_db:vwo``."""
+
+
+def implicit_dependencies(
+    flow: Flow, registry: NodeRegistry | None = None, base_dir: Path | None = None
+) -> list[ImplicitDependency]:
+    """Writer -> reader pairs of store nodes that address the same collection (same store kind, location
+    and name, as the node class's ``collection_address(config, base_dir)`` says). A writer has a connection
+    into its ``documents`` input; a reader has none. Sorted by (writer, reader)."""
+    registry = registry or default_registry()
+    writing = {edge.target for edge in flow.edges if edge.target_port == WRITER_PORT}
+    by_address: dict[str, list[str]] = defaultdict(list)
+    for spec in flow.nodes:
+        address = _collection_address(spec, registry, base_dir)
+        if address is not None:
+            by_address[address].append(spec.id)
+    found = []
+    for address, ids in by_address.items():
+        writers = [i for i in ids if i in writing]
+        readers = [i for i in ids if i not in writing]
+        found += [ImplicitDependency(w, r, f"same collection {address}") for w in writers for r in readers]
+    return sorted(found, key=lambda dep: (dep.writer, dep.reader))
+
+
+def _collection_address(spec: NodeSpec, registry: NodeRegistry, base_dir: Path | None) -> str | None:
+    try:
+        cls = registry.get(spec.type)
+    except UnknownNodeTypeError:
+        return None
+    address_of = getattr(cls, "collection_address", None)
+    if address_of is None:
+        return None
+    try:
+        config = cls.Config.model_validate(spec.config)
+    except ValidationError:
+        return None
+    address = address_of(config, base_dir)
+    return str(address) if address is not None else None
+
+
 @dataclass
 class FlowGraph:
     """A flow with its node classes, parsed configs and graph; built by :func:`analyze`."""
@@ -47,14 +99,32 @@ class FlowGraph:
     nodes: dict[str, ResolvedNode] = field(default_factory=dict)
     graph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
     issues: list[ValidationIssue] = field(default_factory=list)
+    warnings: list[ValidationIssue] = field(default_factory=list)
+    """Problems that do not block a run (an unconnected placeholder is skipped with a warning)."""
+    implicit: list[ImplicitDependency] = field(default_factory=list)
+    """Writer -> reader dependencies the order honours (those that would close a cycle are left out)."""
 
     def incoming(self, node_id: str) -> list[Edge]:
         return [data["edge"] for _, _, data in self.graph.in_edges(node_id, data=True)]
 
+    def dependency_graph(self) -> nx.DiGraph:
+        """The connections plus the implicit writer -> reader dependencies: what the order follows."""
+        graph = nx.DiGraph(self.graph)
+        graph.add_edges_from((dep.writer, dep.reader) for dep in self.implicit)
+        return graph
+
+    def ancestors(self, node_id: str) -> set[str]:
+        """Everything ``node_id`` waits for, through connections and implicit dependencies."""
+        graph = self.dependency_graph()
+        return set(nx.ancestors(graph, node_id)) if node_id in graph else set()
+
+    def writers_of(self, reader: str) -> list[str]:
+        return [dep.writer for dep in self.implicit if dep.reader == reader]
+
     def order(self, targets: set[str] | None = None) -> list[str]:
-        """Deterministic execution order (lexicographic topological sort), optionally only the
-        ancestors of ``targets`` plus the targets themselves."""
-        graph = self.graph
+        """Deterministic execution order (lexicographic topological sort, writers of a collection before
+        its readers), optionally only the ancestors of ``targets`` plus the targets themselves."""
+        graph = self.dependency_graph()
         if targets:
             keep = set(targets)
             for target in targets:
@@ -68,15 +138,18 @@ def analyze(
     registry: NodeRegistry | None = None,
     resolver: CredentialResolver | None = None,
     only: set[str] | None = None,
+    base_dir: Path | None = None,
 ) -> FlowGraph:
     """Resolve and check a flow; the issues are in ``FlowGraph.issues`` (nothing is raised).
 
     :param resolver: when given, unbound credential slots are reported too.
     :param only: when given, only these nodes (a run's scope) are checked for inputs and credentials.
+    :param base_dir: the flow file's folder (relative store locations resolve against it).
     """
     registry = registry or default_registry()
     result = FlowGraph(flow=flow, registry=registry)
     issues = result.issues
+    placeholder_issues: dict[str, list[ValidationIssue]] = defaultdict(list)
 
     seen: set[str] = set()
     for item_id in [n.id for n in flow.nodes] + [n.id for n in flow.notes]:
@@ -105,8 +178,12 @@ def analyze(
             continue
         if not spec.disabled:
             for problem_port, message in cls.config_problems(config):
-                code = "unsupported-node" if spec.type == "placeholder.unsupported" else "invalid-config"
-                issues.append(ValidationIssue(code, message, spec.id, problem_port))
+                if spec.type == PLACEHOLDER_TYPE:
+                    placeholder_issues[spec.id].append(
+                        ValidationIssue("unsupported-node", message, spec.id, problem_port)
+                    )
+                else:
+                    issues.append(ValidationIssue("invalid-config", message, spec.id, problem_port))
         result.nodes[spec.id] = ResolvedNode(
             spec=spec,
             cls=cls,
@@ -172,10 +249,33 @@ def analyze(
         connected[(edge.target, edge.target_port)].append(edge)
         result.graph.add_edge(edge.source, edge.target, key=f"{edge.source_port}->{edge.target_port}", edge=edge)
 
+    # A placeholder blocks only when something is wired to it (it is on a path that runs); one left with
+    # no connections is skipped with a warning, and a run that does not need it never sees it (scope).
+    wired = {end for edge in flow.edges for end in (edge.source, edge.target)}
+    for node_id, found in placeholder_issues.items():
+        if node_id in wired:
+            issues.extend(found)
+        else:
+            result.warnings.extend(
+                ValidationIssue(
+                    "unsupported-node",
+                    f"{i.message}; it has no connections, so runs skip it",
+                    node_id,
+                    i.port,
+                )
+                for i in found
+            )
+
     try:
         cycle = nx.find_cycle(result.graph)
     except nx.NetworkXNoCycle:
         cycle = []
+    if not cycle:
+        for dep in implicit_dependencies(flow, registry, base_dir):
+            # a reader that feeds its own writer cannot also wait for it; the connections win
+            ends_known = dep.writer in result.graph and dep.reader in result.graph
+            if ends_known and not nx.has_path(result.dependency_graph(), dep.reader, dep.writer):
+                result.implicit.append(dep)
     if cycle:
         names = [u for u, *_ in cycle]
         issues.append(
@@ -189,8 +289,7 @@ def analyze(
     scope = set(result.nodes) if only is None else {n for n in only if n in result.nodes}
     if only is not None:
         for node_id in list(scope):
-            if node_id in result.graph:
-                scope |= {a for a in nx.ancestors(result.graph, node_id) if a in result.nodes}
+            scope |= {a for a in result.ancestors(node_id) if a in result.nodes}
     for node_id in sorted(scope):
         node = result.nodes[node_id]
         if node.spec.disabled:
@@ -218,10 +317,18 @@ def analyze(
                         port.name,
                     )
                 )
+        for slot in node.cls.credential_slots:
+            ref = node.spec.credentials.get(slot.name)
+            problem = reference_problem(slot, ref)
+            if problem is None and resolver is not None and (slot.required or resolver.resolve(node_id, slot, ref)):
+                problem = resolver.endpoint_problem(slot, ref, node.config)
+            if problem:
+                message = f"credential slot '{slot.name}': {problem}"
+                issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name))
         if resolver is not None:
             for slot in node.cls.credential_slots:
                 ref = node.spec.credentials.get(slot.name)
-                if slot.required and not resolver.resolve(node_id, slot, ref):
+                if reference_problem(slot, ref) is None and slot.required and not resolver.resolve(node_id, slot, ref):
                     issues.append(
                         ValidationIssue(
                             "missing-credential",
@@ -253,3 +360,46 @@ def node_inputs_for(result: FlowGraph, node_id: str) -> dict[str, Any]:
     for edge in result.incoming(node_id):
         feeds[edge.target_port].append((edge.source, edge.source_port))
     return dict(feeds)
+
+
+def config_keys(result: FlowGraph) -> dict[str, str]:
+    """A Merkle key per node from what the user edits: its type, config, disabled flag and the keys of
+    everything it depends on (connections and implicit writer -> reader dependencies). Editing one node
+    changes its key and the keys of all nodes downstream of it; nothing runs to compute them.
+
+    The executor records these in ``RunResult.config_keys``; :func:`changed_since` compares them with
+    the current flow (the "changed since last run" marking)."""
+    import hashlib
+    import json
+
+    graph = result.dependency_graph()
+    keys: dict[str, str] = {}
+    specs = {spec.id: spec for spec in result.flow.nodes}
+    try:
+        order = list(nx.lexicographical_topological_sort(graph))
+    except nx.NetworkXUnfeasible:  # a cycle: keys from each node alone
+        order = sorted(graph.nodes)
+    for node_id in order:
+        spec = specs.get(node_id)
+        if spec is None:
+            continue
+        upstream = sorted(f"{keys.get(source, '')}:{via}" for source, via in _in_edges(result, node_id))
+        payload = json.dumps(
+            {"t": spec.type, "c": spec.config, "d": spec.disabled, "up": upstream}, sort_keys=True, default=str
+        )
+        keys[node_id] = hashlib.sha256(payload.encode()).hexdigest()
+    return keys
+
+
+def _in_edges(result: FlowGraph, node_id: str) -> list[tuple[str, str]]:
+    """``(source, what connects it)`` for every dependency of ``node_id``."""
+    edges = [(edge.source, edge.key) for edge in result.incoming(node_id)]
+    edges += [(dep.writer, "same collection") for dep in result.implicit if dep.reader == node_id]
+    return edges
+
+
+def changed_since(result: FlowGraph, previous: dict[str, str]) -> set[str]:
+    """Nodes whose :func:`config_keys` differ from ``previous`` (a past run's ``RunResult.config_keys``):
+    the edited nodes and everything downstream. Nodes the past run did not cover are not reported."""
+    current = config_keys(result)
+    return {node_id for node_id, key in current.items() if node_id in previous and previous[node_id] != key}

@@ -79,15 +79,26 @@ class RunContext:
         self.session_id = session_id
         self.details: dict[str, Any] = {}
         self._last_progress = 0.0
+        self.warning = ""
+        """Set through :meth:`warn`: the node succeeded but its result is suspicious (status ``warning``)."""
+        self.connected_inputs: frozenset[str] = frozenset()
+        """Input ports with a connection in the flow (set by the executor)."""
+        self.missing_inputs: dict[str, str] = {}
+        """Connected optional inputs whose upstream delivered nothing -> why ("was disabled", "failed",
+        "did not run"), set by the executor."""
+        self.writers: dict[str, str] = {}
+        """For a store node that only reads: the nodes writing the same collection (implicit dependencies)
+        -> "ok" or why they delivered nothing ("was disabled", "failed", "did not run")."""
 
     def resolve_path(self, path: str) -> Path:
-        """A config path made absolute: against the flow's folder if it exists there, else the working dir."""
-        candidate = Path(path).expanduser()
-        if candidate.is_absolute():
-            return candidate
-        if self.base_dir is not None and (self.base_dir / candidate).exists():
-            return self.base_dir / candidate
-        return Path.cwd() / candidate
+        """A config path made absolute against the flow's folder (see :func:`flowbuilder.paths.resolve_path`)."""
+        from flowbuilder.paths import resolve_path
+
+        return resolve_path(path, self.base_dir)
+
+    def warn(self, message: str) -> None:
+        """Mark the result as suspicious (an empty collection, a branch that did not run); shown as a warning."""
+        self.warning = f"{self.warning}; {message}" if self.warning else message
 
     def secret(self, slot: str) -> str:
         """The bound secret for ``slot``; raises :class:`CredentialError` naming the slot if unbound."""
@@ -146,6 +157,10 @@ class Node(Generic[ConfigT]):
     """``"text"`` for nodes fed by ``--input TEXT`` (chat input); ``"file"`` for a path (file loader)."""
     cacheable: ClassVar[bool] = True
     """False for nodes whose result must not be reused (a chat model's reply in a conversation)."""
+    display_name: ClassVar[str] = ""
+    """The name people know (palette, new nodes), e.g. "Vector Store Retriever"; "" = the UI's own table."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other names for search: what n8n and LangFlow call this node ("Split Text", "LLM")."""
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config

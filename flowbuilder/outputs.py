@@ -12,13 +12,19 @@ from flowbuilder.data import Document, Hit
 def to_jsonable(value: Any, max_items: int | None = None) -> Any:
     """A JSON-friendly copy of a port value; services become a short description."""
     if isinstance(value, Hit):
-        return {
+        data: dict[str, Any] = {
             "rank": value.rank,
             "score": round(value.score, 6),
             "id": value.id,
             "text": value.document.text,
             "metadata": to_jsonable(value.document.metadata),
         }
+        # per-stage ranks and scores (fusion, rerankers) only when a stage filled them
+        if value.legs:
+            data["legs"] = to_jsonable(value.legs)
+        if value.explain:
+            data["explain"] = value.explain
+        return data
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, str | int | float | bool) or value is None:
@@ -39,6 +45,15 @@ def describe_service(value: Any) -> str:
             parts.append(getattr(value, attr))
             break
     return "<" + " ".join(parts) + ">"
+
+
+def score_meaning(hits: list[Hit]) -> str:
+    """What ``Hit.score`` means for a list of hits: a reranker's score, a fused score or the store's similarity."""
+    if hits and all("rerank" in h.legs for h in hits):
+        return "reranker score"
+    if hits and all(h.explain for h in hits):
+        return "fused score"
+    return "cosine similarity"
 
 
 def hit_line(hit: Hit, width: int = 90) -> str:

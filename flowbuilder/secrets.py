@@ -8,8 +8,10 @@ event payloads and error messages through it and a logging filter applies it to 
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
+from collections import Counter
 
 MASK = "****"
 
@@ -34,6 +36,56 @@ def register_secret(value: str) -> None:
 def looks_like_key(value: str) -> bool:
     """Whether ``value`` has the shape of a well-known provider API key."""
     return bool(_KEY_SHAPES.search(value))
+
+
+_SECRET_NAME_ENDINGS = (
+    "apikey",
+    "token",
+    "password",
+    "passwd",
+    "secret",
+    "secretkey",
+    "accesskey",
+    "privatekey",
+    "authorization",
+    "bearer",
+)
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_RANDOM_TOKEN = re.compile(r"^[A-Za-z0-9_\-+/=.:]{24,}$")
+_ENTROPY_BITS = 4.0  # per character: random alphanumerics give ~5, words and hex hashes stay below
+
+
+def is_secret_field(name: str) -> bool:
+    """Whether a field called ``name`` holds a secret (``api_key``, ``apiKey``, ``token``, ``password`` ...)."""
+    folded = re.sub(r"[^a-z0-9]", "", name.lower())
+    return folded.endswith(_SECRET_NAME_ENDINGS)
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def looks_random(value: str) -> bool:
+    """A long token of mixed letters and digits with high entropy: a secret whatever its shape."""
+    if not _RANDOM_TOKEN.match(value) or _UUID.match(value) or len(value) > 512:
+        return False
+    has_letters = any(c.isalpha() for c in value)
+    has_digits = any(c.isdigit() for c in value)
+    return has_letters and has_digits and _entropy(value) >= _ENTROPY_BITS
+
+
+def is_secret_value(field: str, value: object) -> bool:
+    """Whether ``value`` found in field ``field`` of a file must be treated as a secret.
+
+    By shape (provider key prefixes), by entropy (a random token anywhere), or by field name (any
+    non-empty literal under ``api_key``, ``token``, ``password`` ...; an n8n expression is not a secret).
+    """
+    if not isinstance(value, str) or not value.strip():
+        return False
+    if looks_like_key(value) or looks_random(value.strip()):
+        return True
+    return is_secret_field(field) and not value.startswith("=") and len(value.strip()) >= _MIN_SECRET_LEN
 
 
 def redact(text: str) -> str:

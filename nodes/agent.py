@@ -254,7 +254,9 @@ class ToolAgent(Node[AgentConfig]):
 
 def _tools_by_name(tools: list[Any]) -> dict[str, Tool]:
     by_name: dict[str, Tool] = {}
-    for tool in tools:
+    # One tool port may carry several tools (tool.mcp: every tool of a server), so lists are flattened.
+    flat = [t for item in tools for t in (item if isinstance(item, list | tuple) else [item])]
+    for tool in flat:
         if not isinstance(tool, Tool):
             raise NodeError(f"a 'tools' input is a {type(tool).__name__}, not a tool; connect a retriever.tool node.")
         if tool.name in by_name:

@@ -115,6 +115,11 @@ class RowLabellerConfig(BaseModel):
         False, description="Output ONE document of all rendered records joined by the separator (LangFlow's Parser)."
     )
     separator: str = Field("\n", description="Placed between records when join is on.")
+    meta_columns: list[str] = Field(
+        default_factory=list,
+        description="Columns also copied into each record's metadata as top-level fields (filterable in stores), "
+        "like the course CLI's --meta-cols.",
+    )
 
 
 @register_node
@@ -141,6 +146,8 @@ class RowLabeller(Node[RowLabellerConfig]):
                 ctx.progress(index, len(records))
             text = render_record(record, template)
             metadata = {k: v for k, v in record.metadata.items() if k != "record_spans"}
+            if self.config.meta_columns:
+                metadata.update(_meta_columns(record, self.config.meta_columns))
             rendered.append(Document(text=text, metadata=metadata))
         ctx.progress(len(records), len(records))
         if rendered:
@@ -154,6 +161,18 @@ class RowLabeller(Node[RowLabellerConfig]):
         if self.config.join and len(records) == 1:
             return f"1 document ({len(records[0].metadata.get('record_spans', []))} records)"
         return f"{len(records)} records"
+
+
+def _meta_columns(record: Document, names: list[str]) -> dict[str, Any]:
+    columns = record.metadata.get("columns")
+    columns = columns if isinstance(columns, dict) else {}
+    missing = [name for name in names if name not in columns]
+    if missing:
+        raise NodeError(
+            f"meta_columns {', '.join(missing)} not in record {record.record_id or '?'} "
+            f"({record.source or 'unknown source'}); columns: {', '.join(columns)}"
+        )
+    return {name: columns[name] for name in names}
 
 
 def render_record(record: Document, template: Template | None) -> str:

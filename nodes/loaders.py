@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.paths import resolve_path
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
@@ -33,7 +34,9 @@ class FileLoaderConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     path: str = Field(
-        "", description="File to load (relative to the flow's folder, then the working dir); a run input replaces it."
+        "",
+        description="File or folder to load (relative to the flow file's folder; a folder loads "
+        "every supported file directly in it); a run input replaces it.",
     )
     mode: Literal["auto", "records", "whole"] = Field(
         "auto",
@@ -67,11 +70,15 @@ class FileLoader(Node[FileLoaderConfig]):
         if not chosen:
             return None
         path = _resolve(str(chosen), base_dir)
-        try:
-            stat = path.stat()
-        except OSError:
-            return f"{path}|missing"
-        return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+        files = folder_files(path) if path.is_dir() else [path]
+        parts = []
+        for file in files:
+            try:
+                stat = file.stat()
+            except OSError:
+                return f"{file}|missing"
+            parts.append(f"{file.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
+        return "\n".join(parts) or f"{path}|empty"
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         chosen = ctx.run_input or inputs.get("path") or self.config.path
@@ -81,6 +88,12 @@ class FileLoader(Node[FileLoaderConfig]):
                 f"(supported: {', '.join(SUPPORTED_EXTENSIONS)})"
             )
         path = ctx.resolve_path(str(chosen))
+        if path.is_dir():
+            records = load_folder(path, self.config)
+            ctx.details["folder"] = str(path)
+            ctx.details["files"] = len({r.metadata.get("source") for r in records})
+            ctx.details["records"] = len(records)
+            return {"records": records}
         records = load_file(path, self.config)
         whole = self.config.mode == "whole"
         ctx.details["file"] = str(path)
@@ -96,12 +109,25 @@ class FileLoader(Node[FileLoaderConfig]):
 
 
 def _resolve(path: str, base_dir: Path | None) -> Path:
+    """The same rule as ``ctx.resolve_path`` (flowbuilder.paths), so the fingerprint sees the file that loads."""
     candidate = Path(path).expanduser()
-    if candidate.is_absolute():
-        return candidate
-    if base_dir is not None and (base_dir / candidate).exists():
-        return base_dir / candidate
+    if candidate.is_absolute() or base_dir is not None:
+        return resolve_path(candidate, base_dir)
     return Path.cwd() / candidate
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """The supported files directly inside ``folder``, by name (subfolders are not read, so file names,
+    which become record ids, stay unique)."""
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS)
+
+
+def load_folder(folder: Path, config: FileLoaderConfig) -> list[Document]:
+    """The records of every supported file in ``folder``, file by file in name order."""
+    files = folder_files(folder)
+    if not files:
+        raise NodeError(f"{folder}: the folder has no supported files ({', '.join(SUPPORTED_EXTENSIONS)}).")
+    return [record for file in files for record in load_file(file, config)]
 
 
 def load_file(path: Path, config: FileLoaderConfig) -> list[Document]:

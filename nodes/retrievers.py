@@ -72,7 +72,35 @@ class VectorRetrieverNode(Node[RetrieverConfig]):
         hits = retriever.retrieve(query)
         ctx.details["query"] = query
         ctx.details["scores"] = [round(h.score, 4) for h in hits]
+        self.note = empty_store_note(retriever.store, hits, ctx, self.config.min_score, self.config.where)
         return {"hits": hits, "retriever": retriever}
+
+    note: str = ""
+
+    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+        summary = super().summarize(outputs)
+        return f"{summary} ({self.note})" if self.note else summary
+
+
+def empty_store_note(
+    store: VectorStore, hits: list[Hit], ctx: RunContext, min_score: float | None, where: dict[str, Any]
+) -> str:
+    """No hits over an empty store is a warning (with the store's reason); no hits from a store that
+    has chunks is a fine answer, and the summary says why nothing matched."""
+    if hits:
+        return ""
+    count = store.count()
+    ctx.details["store_count"] = count
+    if count == 0:
+        reason = str(getattr(store, "empty_reason", "") or f"collection {store.name} is empty")
+        ctx.warn(reason)
+        return "empty store"
+    why = []
+    if min_score is not None:
+        why.append(f"none scored {min_score} or more")
+    if where:
+        why.append(f"none matched the filter {where}")
+    return f"the store holds {count} chunks; " + (" or ".join(why) if why else "none matched")
 
 
 DEFAULT_TOOL_DESCRIPTION = "Search the knowledge base and return the most relevant passages."
@@ -146,4 +174,6 @@ class RetrieverToolNode(Node[ToolConfig]):
         c = self.config
         tool = SearchTool(check_store(inputs.get("store")), c.name, c.description, c.k)
         ctx.details["schema"] = tool.parameters_schema()
+        if tool.store.count() == 0:  # an agent would search nothing and answer from its own knowledge
+            ctx.warn(str(getattr(tool.store, "empty_reason", "") or f"collection {tool.store.name} is empty"))
         return {"tool": tool}

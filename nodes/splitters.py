@@ -1,4 +1,5 @@
-"""Splitter nodes: recursive, character (LangFlow's Split Text), markdown sections, one record per chunk.
+"""Splitter nodes: recursive, fixed size, character (LangFlow's Split Text), markdown sections, one record
+per chunk (sentence, semantic and parent-child splitters live in their own modules).
 
 Every chunk keeps its input document's metadata (except ``record_spans``) and adds ``chunk_index``,
 ``start`` and ``end`` (character offsets in the input document's text). When the input document holds
@@ -10,16 +11,17 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
-from nodes.splitting.markdown import heading_sections
+from nodes.splitting.blocks import HeadingIndex, parse_blocks
+from nodes.splitting.markdown import heading_sections, pack_blocks
 from nodes.splitting.textsplit import (
     DEFAULT_SEPARATORS,
     Chunk,
@@ -56,7 +58,7 @@ class RecordSpans:
         return found
 
 
-def _documents(inputs: Mapping[str, Any]) -> list[Document]:
+def input_documents(inputs: Mapping[str, Any]) -> list[Document]:
     value = inputs.get("documents")
     if isinstance(value, Document):
         return [value]
@@ -65,7 +67,7 @@ def _documents(inputs: Mapping[str, Any]) -> list[Document]:
     raise NodeError(f"input 'documents' expects records (a list of documents), got {type(value).__name__}.")
 
 
-def _each_document(
+def each_document(
     documents: list[Document], ctx: RunContext
 ) -> Iterator[tuple[Document, dict[str, Any], RecordSpans | None]]:
     """Every document with the metadata its chunks inherit and its record lookup; reports progress."""
@@ -77,12 +79,28 @@ def _each_document(
     ctx.progress(len(documents), len(documents))
 
 
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+def heading_index(document: Document) -> HeadingIndex | None:
+    """The heading lookup of a markdown document (by its source name), None for other text or no headings."""
+    source = str(document.metadata.get("source", "")).lower()
+    if not source.endswith(MARKDOWN_SUFFIXES):
+        return None
+    index = HeadingIndex(parse_blocks(document.text))
+    return index or None
+
+
 def chunk_documents(documents: list[Document], split: Callable[[str], list[Chunk]], ctx: RunContext) -> list[Document]:
-    """Apply ``split(text) -> list[Chunk]`` to every document and build chunk documents."""
+    """Apply ``split(text) -> list[Chunk]`` to every document and build chunk documents (a chunk of a
+    markdown file also gets the ``heading_path`` in effect where it starts, for citations)."""
     chunks: list[Document] = []
-    for document, inherited, lookup in _each_document(documents, ctx):
+    for document, inherited, lookup in each_document(documents, ctx):
+        headings = heading_index(document)
         for index, piece in enumerate(split(document.text)):
             metadata = {**inherited, "chunk_index": index, "start": piece.start, "end": piece.end}
+            if headings is not None:
+                metadata["heading_path"] = headings.at(piece.start)
             if lookup is not None:
                 metadata["record_ids"] = lookup.overlapping(piece.start, piece.end)
             chunks.append(Document(text=piece.text, metadata=metadata))
@@ -104,7 +122,7 @@ class SplitterNode(Node[ConfigT]):
     """
 
     category = "Splitters"
-    inputs = (Port("documents", PortType.RECORDS),)
+    inputs: ClassVar[tuple[Port, ...]] = (Port("documents", PortType.RECORDS),)
     outputs = (Port("chunks", PortType.CHUNKS),)
 
     @classmethod
@@ -117,7 +135,7 @@ class SplitterNode(Node[ConfigT]):
         problem = _size_problem(self.config)
         if problem:
             raise NodeError(problem)
-        return {"chunks": self.split_documents(_documents(inputs), ctx)}
+        return {"chunks": self.split_documents(input_documents(inputs), ctx)}
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         raise NotImplementedError(f"{type(self).__name__}.split_documents")
@@ -152,6 +170,49 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
             return split_recursive(text, c.chunk_size, c.chunk_overlap, c.separators, c.keep_separator)
 
         return chunk_documents(documents, split, ctx)
+
+
+class FixedSplitterConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_size: int = Field(300, ge=1, description="Characters per chunk (the last one may be shorter).")
+    chunk_overlap: int = Field(0, ge=0, description="Characters each chunk repeats from the end of the previous one.")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> FixedSplitterConfig:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(
+                f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})"
+            )
+        return self
+
+
+def split_fixed(text: str, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
+    """Windows of ``chunk_size`` characters every ``chunk_size - chunk_overlap`` characters, cut anywhere
+    (mid-word included); windows holding only whitespace are dropped."""
+    step = chunk_size - chunk_overlap
+    chunks: list[Chunk] = []
+    position = 0
+    while position < len(text):
+        end = min(position + chunk_size, len(text))
+        if text[position:end].strip():
+            chunks.append(Chunk(text[position:end], position, end))
+        if end == len(text):
+            break
+        position += step
+    return chunks
+
+
+@register_node
+class FixedSplitter(SplitterNode[FixedSplitterConfig]):
+    """Fixed-size chunks: every N characters, no separators (with optional overlap); the baseline."""
+
+    type_name = "splitter.fixed"
+    Config = FixedSplitterConfig
+
+    def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
+        c = self.config
+        return chunk_documents(documents, lambda text: split_fixed(text, c.chunk_size, c.chunk_overlap), ctx)
 
 
 class CharacterSplitterConfig(BaseModel):
@@ -198,7 +259,7 @@ class MarkdownSplitterConfig(BaseModel):
 
 @register_node
 class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
-    """Split markdown at headings; each chunk starts with its heading path (# Guide > ## Login)."""
+    """Split markdown at headings; each chunk starts with its heading path; code blocks and tables stay whole."""
 
     type_name = "splitter.markdown"
     Config = MarkdownSplitterConfig
@@ -206,13 +267,15 @@ class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         c = self.config
         chunks: list[Document] = []
-        for document, inherited, lookup in _each_document(documents, ctx):
+        oversize = 0
+        for document, inherited, lookup in each_document(documents, ctx):
             index = 0
             for section in heading_sections(document.text, c.max_heading_level):
                 prefix = section.path + "\n\n" if section.headings else ""
                 budget = max(1, c.chunk_size - len(prefix))
                 overlap = min(c.chunk_overlap, budget)
-                pieces = split_recursive(document.text, budget, overlap, start=section.start, end=section.end)
+                pieces, big = pack_blocks(document.text, section.start, section.end, budget, overlap)
+                oversize += big
                 for piece in pieces:
                     metadata = {**inherited, "chunk_index": index, "start": piece.start, "end": piece.end}
                     metadata["heading_path"] = section.path
@@ -220,6 +283,9 @@ class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
                         metadata["record_ids"] = lookup.overlapping(piece.start, piece.end)
                     chunks.append(Document(text=prefix + piece.text, metadata=metadata))
                     index += 1
+        if oversize:
+            ctx.details["oversize_blocks"] = oversize
+            ctx.log(f"{oversize} code block(s) or table(s) are longer than the chunk size and were kept whole.")
         return chunks
 
 
@@ -232,7 +298,7 @@ class RecordSplitter(SplitterNode[EmptyConfig]):
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         chunks: list[Document] = []
-        for document, inherited, _ in _each_document(documents, ctx):
+        for document, inherited, _ in each_document(documents, ctx):
             spans = document.metadata.get("record_spans")
             if not spans:
                 if document.text.strip():

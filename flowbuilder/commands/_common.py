@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flowbuilder.credentials import CredentialResolver, parse_cred_option
+from flowbuilder.errors import CredentialError
 from flowbuilder.executor import GENERIC_INPUT
 from flowbuilder.flow import Flow
 
@@ -18,10 +19,28 @@ CRED_HELP = (
 def add_cred_option(parser: Any, help_text: str = CRED_HELP) -> None:
     """The repeatable ``--cred SLOT=VALUE`` option; ``help_text`` says what the command does with it."""
     parser.add_argument("--cred", action="append", default=[], metavar="SLOT=VALUE", help=help_text)
+    parser.add_argument(
+        "--allow-endpoint",
+        action="append",
+        default=[],
+        metavar="PROVIDER[/ACCOUNT]=URL",
+        help="let a provider's key go to a server that is not the provider's own (for this run only)",
+    )
 
 
-def resolver_from_args(creds: Sequence[str]) -> CredentialResolver:
-    return CredentialResolver(explicit=dict(parse_cred_option(option) for option in creds))
+def parse_allow_option(option: str) -> tuple[str, str]:
+    """``PROVIDER[/ACCOUNT]=URL`` into ``(key, url)``."""
+    key, sep, url = option.partition("=")
+    if not sep or not key or not url:
+        raise CredentialError(f"--allow-endpoint expects PROVIDER[/ACCOUNT]=URL, got '{key}'.")
+    return key, url
+
+
+def resolver_from_args(creds: Sequence[str], allow: Sequence[str] = ()) -> CredentialResolver:
+    return CredentialResolver(
+        explicit=dict(parse_cred_option(option) for option in creds),
+        approved=[parse_allow_option(option) for option in allow],
+    )
 
 
 def parse_inputs(flow: Flow, options: Sequence[str]) -> dict[str, str]:

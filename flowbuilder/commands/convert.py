@@ -57,7 +57,7 @@ def _usage(message: str) -> FlowbuilderError:
 def handle_import(args: argparse.Namespace) -> int:
     source = Path(args.file)
     try:
-        resolver = resolver_from_args(args.cred)
+        resolver = resolver_from_args(args.cred, args.allow_endpoint)
     except CredentialError as exc:  # a malformed --cred is a usage mistake here, not a failed import
         raise _usage(str(exc)) from None
     flow, report = import_file(source, local=args.local, resolver=resolver)

@@ -13,7 +13,7 @@ from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver
 from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
-from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, to_jsonable
+from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, score_meaning, to_jsonable
 
 
 def register(subparsers: Any) -> None:
@@ -55,18 +55,20 @@ class _Progress:
         elif event.kind == "token":
             sys.stderr.write(str(event.data.get("text", "")))
             self._open_line = True
-        elif event.kind in ("node_started", "node_finished", "node_failed", "node_cached"):
+        elif event.kind in ("node_started", "node_finished", "node_failed", "node_cached", "node_skipped"):
             if self._open_line:
                 sys.stderr.write("\n")
                 self._open_line = False
             if event.kind == "node_started":
                 sys.stderr.write(f"> {event.node_id}\n")
+            if event.data.get("warning"):
+                sys.stderr.write(f"! {event.node_id}: {event.data['warning']}\n")
         sys.stderr.flush()
 
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = resolver_from_args(args.cred)
+    resolver = resolver_from_args(args.cred, args.allow_endpoint)
     inputs = parse_inputs(flow, args.input)
     executor = Executor(resolver=resolver)
     progress = _Progress(enabled=not args.json)
@@ -119,6 +121,7 @@ def run_to_json(flow: Flow, run: RunResult) -> dict[str, Any]:
                 "seconds": round(r.duration, 4),
                 "summary": r.summary,
                 "error": r.error,
+                "warning": r.warning or None,
             }
             for r in (run.results[n] for n in run.order)
         ],
@@ -150,6 +153,11 @@ def print_report(flow: Flow, run: RunResult) -> None:
     feeding = {e.source for e in flow.edges if e.target in ran}
     for result in (run.results[n] for n in run.order):
         _print_outputs(result, final=result.node_id not in feeding)
+    warnings = run.warnings()
+    if warnings:
+        print()
+        for result in warnings:
+            print(f"WARNING {result.node_id}: {result.warning}")
     failed = run.failed()
     if failed:
         print()
@@ -164,9 +172,12 @@ def _print_outputs(result: NodeResult, final: bool) -> None:
     flow's final outputs (nodes feeding nothing else in this run) are shown too."""
     for port, value in result.outputs.items():
         if is_hits(value):
-            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = cosine similarity):")
+            print(f"\nRetrieved by {result.node_id} ({len(value)} hits; score = {_score_meaning(result, value)}):")
             for hit in value:
                 print("  " + hit_line(hit))
+                if hit.legs:  # fused or reranked: each stage's rank, so the order can be checked
+                    legs = ", ".join(f"{name} #{int(leg['rank'])}" for name, leg in hit.legs.items())
+                    print(f"      ranks: {legs}" + (f"; score = {hit.explain}" if hit.explain else ""))
         elif isinstance(value, str) and port == "prompt":
             print(f"\nPrompt built by {result.node_id}:\n" + _indent(value))
         elif isinstance(value, str) and port == "answer":
@@ -176,6 +187,12 @@ def _print_outputs(result: NodeResult, final: bool) -> None:
 
 
 _PREVIEW_LINES = 40
+
+
+def _score_meaning(result: NodeResult, hits: list[Any]) -> str:
+    # a node that says what its score is (a keyword or Qdrant node) is believed over the guess from the hits
+    described = result.details.get("score")
+    return described if isinstance(described, str) and described else score_meaning(hits)
 
 
 def _preview(value: Any) -> str:

@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+from flowbuilder.bodylimit import BodyLimit
+from flowbuilder.netguard import NetGuard, check_bind
+
+TOKEN_COOKIE = "flowbuilder_token"
+UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024
+"""Largest request body the server reads: a 20 MB flow file plus multipart overhead."""
 
 
 def register(subparsers: Any) -> None:
@@ -22,6 +27,11 @@ def register(subparsers: Any) -> None:
         "--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1: this machine only)"
     )
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    parser.add_argument(
+        "--token",
+        default=None,
+        help="required with a non-loopback --host: open http://HOST:PORT/?token=TOKEN once in the browser",
+    )
     parser.add_argument(
         "--workspace", default="flowbuilder-workspace", help="folder for saved flows (default ./flowbuilder-workspace)"
     )
@@ -48,23 +58,21 @@ def handle(args: argparse.Namespace) -> int:
         from flowbuilder.formats.native import load_flow
 
         load_flow(flow_path)  # a bad file fails here with one clear message, before the server starts
-    if args.host not in LOCAL_HOSTS:
-        print(
-            f"warning: serving on {args.host}: anyone who can reach this address can run flows and use the "
-            "credentials bound in the page. Use --host 127.0.0.1 unless you mean it.",
-            file=sys.stderr,
-        )
+    check_bind(args.host, args.token)  # another machine may reach it: only with a token
     if not 0 < args.port < 65536:
         raise UsageError(f"--port must be between 1 and 65535, got {args.port}.")
     if not _port_free(args.host, args.port):
         raise UsageError(f"port {args.port} on {args.host} is already in use; pick another with --port.")
-    from nicegui import ui  # imported only here: the core never imports nicegui
+    from nicegui import app, ui  # imported only here: the core never imports nicegui
 
     from flowbuilder.ui.app import register_pages
 
     workspace = Path(args.workspace)
     workspace.mkdir(parents=True, exist_ok=True)
     register_pages(workspace=workspace, flow_path=flow_path)
+    # Outermost first: Host/Origin (DNS rebinding) and the token, then the body limit (uploads included).
+    app.add_middleware(BodyLimit, max_bytes=UPLOAD_LIMIT_BYTES)
+    app.add_middleware(NetGuard, host=args.host, token=args.token, cookie_name=TOKEN_COOKIE)
     print(f"Flowbuilder UI on http://{args.host}:{args.port}  (workspace: {workspace.resolve()})", file=sys.stderr)
     ui.run(host=args.host, port=args.port, title="Flowbuilder", reload=False, show=False)
     return 0

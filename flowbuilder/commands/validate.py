@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from flowbuilder.commands._common import add_cred_option, resolver_from_args
@@ -27,18 +28,37 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = None if args.no_credentials else resolver_from_args(args.cred)
-    issues = analyze(flow, resolver=resolver).issues
+    resolver = None if args.no_credentials else resolver_from_args(args.cred, args.allow_endpoint)
+    graph = analyze(flow, resolver=resolver, base_dir=Path(args.flow).resolve().parent)
+    issues = graph.issues
     if args.json:
-        print(
-            json.dumps(
-                [{"code": i.code, "node": i.node_id, "port": i.port, "message": i.message} for i in issues], indent=2
-            )
-        )
-    elif issues:
-        print(f"{args.flow}: {len(issues)} problem(s)")
-        for issue in issues:
-            print(f"  - {issue}")
+        # a list of issues, as before; warnings and implicit dependencies are marked by their codes
+        rows = [{"code": i.code, "node": i.node_id, "port": i.port, "message": i.message} for i in issues]
+        rows += [
+            {"code": i.code, "node": i.node_id, "port": i.port, "message": i.message, "severity": "warning"}
+            for i in graph.warnings
+        ]
+        rows += [
+            {
+                "code": "implicit-dependency",
+                "node": d.reader,
+                "port": None,
+                "writer": d.writer,
+                "message": d.reason,
+                "severity": "info",
+            }
+            for d in graph.implicit
+        ]
+        print(json.dumps(rows, indent=2))
     else:
-        print(f"{args.flow}: valid ({len(flow.nodes)} nodes, {len(flow.edges)} connections)")
+        if issues:
+            print(f"{args.flow}: {len(issues)} problem(s)")
+            for issue in issues:
+                print(f"  - {issue}")
+        else:
+            print(f"{args.flow}: valid ({len(flow.nodes)} nodes, {len(flow.edges)} connections)")
+        for warning in graph.warnings:
+            print(f"  warning: {warning}")
+        for dep in graph.implicit:
+            print(f"  runs first: '{dep.writer}' before '{dep.reader}' ({dep.reason})")
     return 1 if issues else 0

@@ -1,17 +1,29 @@
-"""Run the ingestion and retrieval part of two flows on the same questions and compare them.
+"""Run the ingestion and retrieval part of two or more flows on the same questions and compare them.
 
-For each flow: find its vector store node(s), run the flow up to each of them with the executor
-(``Executor.run(flow, to=store, base_dir=<flow's folder>)``; chat inputs, retrievers, prompts and LLMs
-downstream are never run), take the ``store`` service and call ``store.search(question, k)``. The
-chunks fed into the store and the documents fed into the splitter that made them give the chunk
-statistics. Re-running costs no new embeddings: the embedder's on-disk cache and Chroma's idempotent
-insert (ids from the chunk text) skip everything already embedded; ``embedded`` reports what was sent
-to the model during ingestion.
+For each flow:
+
+1. Its store nodes are moved to namespaces of their own (:mod:`flowbuilder.evaluation.namespace`), so
+   flows that name the same collection never see each other's chunks.
+2. The flow runs up to each store node that is fed documents (the *writers*) with the executor;
+   a failed node, or a store that receives no chunks, stops the comparison with an error naming the
+   flow and the node.
+3. Every question goes to the flow's *final retrieval node*: the most downstream node with a ``hits``
+   output whose query comes from the chat input (a retriever, a fusion or a reranker node). The flow
+   runs up to it with the question as its input; the executor's result cache keeps ingestion from
+   running again. The node's ``k`` (when it has one) is raised to a deeper search so a miss can say
+   at which rank the relevant chunk did come; the metrics judge the first ``k`` hits. A flow whose
+   hits come straight from a store node (or that has no such node, e.g. an agent with a retriever
+   tool) is searched with ``store.search(question, k)``.
+
+Chat inputs, prompts, LLMs and outputs downstream are never run. Re-running costs no new embeddings:
+the embedder's on-disk cache and the store's sync skip everything already embedded; ``embedded``
+reports what was sent to the model during ingestion.
 
 Relevance is judged in one of the modes of :mod:`flowbuilder.evaluation.metrics` (``lenient`` by
-default, or ``strict``); strict mode traces which records each retrieved chunk holds whole through
-the same record spans the chunk statistics use. :func:`rejudge` re-judges a finished comparison's
-hits in another mode without searching again.
+default, or ``strict``). Each miss is classified (:mod:`flowbuilder.evaluation.misses`), and every
+flow after the first is compared with the first (the baseline) by paired statistics
+(:mod:`flowbuilder.evaluation.significance`). :func:`rejudge` re-judges a finished comparison's hits
+in another mode without searching again.
 """
 
 from __future__ import annotations
@@ -19,14 +31,18 @@ from __future__ import annotations
 import csv
 import io
 import os
+import string
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
+
 from flowbuilder.data import Document, Hit
-from flowbuilder.errors import FlowbuilderError, FlowFileError
+from flowbuilder.errors import FlowbuilderError, FlowFileError, RunCancelledError
 from flowbuilder.evaluation.chunk_stats import ChunkStats, WholeRecordIndex, column_names, compute_chunk_stats
 from flowbuilder.evaluation.metrics import (
     Metrics,
@@ -37,7 +53,18 @@ from flowbuilder.evaluation.metrics import (
     compare_ranks,
     judge_hits,
 )
+from flowbuilder.evaluation.misses import MISS_KINDS, Miss, MissClassifier, leg_ranks
+from flowbuilder.evaluation.namespace import is_store, is_writer, isolate
 from flowbuilder.evaluation.questions import Question
+from flowbuilder.evaluation.significance import (
+    PairedDifference,
+    PairedTest,
+    detected,
+    mcnemar,
+    paired_difference,
+    sign_test,
+    verdict,
+)
 from flowbuilder.executor import EventHandler, Executor, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
@@ -46,11 +73,25 @@ from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.services import Embedder, VectorStore
 
 ProgressHandler = Callable[[str, RunEvent], None]
-"""Receives ``(flow label, event)`` for every executor event while a flow is ingested."""
+"""Receives ``(flow label, event)`` for every executor event while a flow is ingested, a ``skipped``
+event per node compare leaves out, and ``progress`` events (``message`` "searching") while it searches."""
+
+DEEP_K = 50
+"""How deep the search goes for a question's miss (the rank of a relevant chunk below k)."""
+PROMPT_TOP = 3
+"""The leaderboard reports the characters the top this-many hits put in a prompt."""
+SIZE_FIELDS = ("keep", "k")
+"""Config fields that say how many hits a retrieval node returns, in order of precedence."""
+CACHE_ENTRIES = 4_000
+"""Result-cache size: per-question retrieval results must not evict the ingestion results."""
 
 
 class ComparisonError(FlowbuilderError):
-    """A flow cannot be evaluated (no vector store, a failed node, ...)."""
+    """A flow cannot be evaluated (no vector store, a failed node, no chunks, ...)."""
+
+
+class ComparisonCancelled(ComparisonError):
+    """The user cancelled a running comparison."""
 
 
 @dataclass
@@ -70,6 +111,19 @@ class Ingestion:
     """Chunks the store(s) did not hold yet."""
     seconds: float
     run: RunResult
+    namespaces: dict[str, str] = field(default_factory=dict)
+    """Store node id -> the collection/namespace it used for this comparison."""
+
+
+@dataclass(frozen=True)
+class FlowSource:
+    """One flow to compare: a file, or a flow built from one (a ``--vary`` variant) with its own name."""
+
+    path: Path
+    flow: Flow | None = None
+    name: str = ""
+    variant: str = ""
+    """What a variant changed, e.g. ``splitter.chunk_size=300`` (empty for a flow as saved)."""
 
 
 @dataclass
@@ -91,12 +145,52 @@ class FlowEvaluation:
     relevance: Relevance = "lenient"
     embedder: Embedder | None = field(default=None, repr=False)
     """The embedder the flow's store used (the /compare page asks it where each chunk is truncated)."""
+    description: str = ""
+    """The flow's one-line description (its saved description, or what a variant changed)."""
+    retrieval_node: str = ""
+    """The node whose hits were judged ("" when the store was searched directly)."""
+    retrieval_type: str = ""
+    namespaces: dict[str, str] = field(default_factory=dict)
+    misses: list[Miss | None] = field(default_factory=list)
+    """Per question: why it missed (None for a hit or a question without an answer)."""
+    legs: list[dict[str, int]] = field(default_factory=list)
+    """Per question: the first relevant hit's rank in each retrieval leg (empty for plain retrieval)."""
+    deep_hits: list[list[Hit]] = field(default_factory=list, repr=False)
+    facts_split: int = 0
+    """Questions whose fact the inputs hold but no single chunk does."""
+    variant: str = ""
+
+    @property
+    def prompt_chars(self) -> float:
+        """Mean characters the top :data:`PROMPT_TOP` hits put in a prompt, over all questions."""
+        if not self.outcomes:
+            return 0.0
+        return sum(sum(len(h.document.text) for h in o.hits[:PROMPT_TOP]) for o in self.outcomes) / len(self.outcomes)
+
+    def miss_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = dict.fromkeys(MISS_KINDS, 0)
+        for miss in self.misses:
+            if miss is not None:
+                counts[miss.kind] += 1
+        return counts
 
     def to_dict(self, with_hits: bool = True) -> dict[str, Any]:
+        questions = []
+        for index, outcome in enumerate(self.outcomes):
+            item = outcome.to_dict(with_hits)
+            miss = self.misses[index] if index < len(self.misses) else None
+            item["miss"] = miss.to_dict() if miss is not None else None
+            item["legs"] = self.legs[index] if index < len(self.legs) else {}
+            questions.append(item)
         return {
             "label": self.label,
             "path": str(self.path),
             "name": self.name,
+            "description": self.description,
+            "variant": self.variant,
+            "retrieval_node": self.retrieval_node,
+            "retrieval_type": self.retrieval_type,
+            "namespaces": self.namespaces,
             "stats": self.stats.to_dict(),
             "metrics": self.metrics.to_dict(),
             "relevance": self.relevance,
@@ -105,8 +199,11 @@ class FlowEvaluation:
             "store_count": self.store_count,
             "ingest_seconds": round(self.ingest_seconds, 3),
             "search_seconds": round(self.search_seconds, 3),
+            "prompt_chars_top3": round(self.prompt_chars, 1),
+            "facts_split": self.facts_split,
+            "misses": self.miss_counts(),
             "warnings": self.warnings,
-            "questions": [o.to_dict(with_hits) for o in self.outcomes],
+            "questions": questions,
         }
 
 
@@ -129,13 +226,92 @@ class QuestionComparison:
         }
 
 
+PAIR_METRICS = ("hit@1", "hit@k", "mrr")
+
+
 @dataclass
-class Comparison:
-    k: int
+class PairComparison:
+    """The baseline ``a`` against another flow ``b``: per-question ranks and paired statistics."""
+
     a: FlowEvaluation
     b: FlowEvaluation
     rows: list[QuestionComparison]
+    differences: dict[str, PairedDifference]
+    """``b - a`` per metric (``hit@1``, ``hit@k``, ``mrr``) over the questions with an answer."""
+    rank_test: PairedTest
+    """Sign test on the questions where one flow ranked the gold evidence better."""
+    hit_test: PairedTest
+    """Exact McNemar test on hit@k."""
+
+    @property
+    def significant(self) -> bool:
+        return detected(self.differences["mrr"], self.rank_test)
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.differences["mrr"], self.rank_test, a=self.a.label, b=self.b.label)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a.label,
+            "b": self.b.label,
+            "verdict": self.verdict,
+            "significant": self.significant,
+            "wins": self.rank_test.wins,
+            "losses": self.rank_test.losses,
+            "ties": self.rank_test.ties,
+            "sign_test": self.rank_test.to_dict(),
+            "mcnemar_hit@k": self.hit_test.to_dict(),
+            "differences": {name: diff.to_dict() for name, diff in self.differences.items()},
+        }
+
+
+def question_scores(evaluation: FlowEvaluation, k: int) -> dict[str, list[float]]:
+    """Per answerable question: hit@1, hit@k and reciprocal rank (0 for a miss)."""
+    ranks = [o.first_rank for o in evaluation.outcomes if o.answerable]
+    return {
+        "hit@1": [1.0 if r == 1 else 0.0 for r in ranks],
+        "hit@k": [1.0 if r is not None and r <= k else 0.0 for r in ranks],
+        "mrr": [1.0 / r if r else 0.0 for r in ranks],
+    }
+
+
+def compare_pair(a: FlowEvaluation, b: FlowEvaluation, k: int, *, resamples: int = 10_000) -> PairComparison:
+    rows = compare_outcomes(a.outcomes, b.outcomes)
+    scores_a, scores_b = question_scores(a, k), question_scores(b, k)
+    if scores_a["mrr"]:
+        differences = {m: paired_difference(scores_a[m], scores_b[m], resamples=resamples) for m in PAIR_METRICS}
+    else:
+        raise ComparisonError("no question in the set has an answer (gold or fact), so there is nothing to compare.")
+    wins = sum(1 for r in rows if r.winner == "b")
+    losses = sum(1 for r in rows if r.winner == "a")
+    ties = sum(1 for r in rows if r.winner == "tie")
+    hits_a = [bool(v) for v in scores_a["hit@k"]]
+    hits_b = [bool(v) for v in scores_b["hit@k"]]
+    return PairComparison(a, b, rows, differences, sign_test(wins, losses, ties), mcnemar(hits_a, hits_b))
+
+
+@dataclass
+class Comparison:
+    """Two or more flows on one question set; ``flows[0]`` is the baseline every other flow is paired with."""
+
+    k: int
+    flows: list[FlowEvaluation]
+    pairs: list[PairComparison]
     relevance: Relevance = "lenient"
+
+    @property
+    def a(self) -> FlowEvaluation:
+        return self.flows[0]
+
+    @property
+    def b(self) -> FlowEvaluation:
+        return self.flows[1]
+
+    @property
+    def rows(self) -> list[QuestionComparison]:
+        """Per question: the baseline against the second flow."""
+        return self.pairs[0].rows
 
     @property
     def wins_a(self) -> int:
@@ -149,17 +325,34 @@ class Comparison:
     def ties(self) -> int:
         return sum(1 for r in self.rows if r.winner == "tie")
 
+    def leaderboard(self) -> list[FlowEvaluation]:
+        """The flows by MRR, then hit@1, best first (a stable sort: ties keep the command-line order)."""
+        return sorted(self.flows, key=lambda ev: (-ev.metrics.mrr, -ev.metrics.hit_at_1))
+
+    def pair_for(self, evaluation: FlowEvaluation) -> PairComparison | None:
+        return next((p for p in self.pairs if p.b is evaluation), None)
+
     def to_dict(self, with_hits: bool = True) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "relevance": self.relevance,
-            "a": self.a.to_dict(with_hits),
-            "b": self.b.to_dict(with_hits),
-            "questions": [r.to_dict() for r in self.rows],
-            "wins_a": self.wins_a,
-            "wins_b": self.wins_b,
-            "ties": self.ties,
-        }
+        flows = [ev.to_dict(with_hits) for ev in self.flows]
+        data: dict[str, Any] = {"k": self.k, "relevance": self.relevance, "baseline": self.a.label}
+        if len(self.flows) == 2:
+            data.update(a=flows[0], b=flows[1])
+        data.update(
+            flows=flows,
+            leaderboard=[ev.label for ev in self.leaderboard()],
+            pairs=[pair.to_dict() for pair in self.pairs],
+            questions=[r.to_dict() for r in self.rows],
+            wins_a=self.wins_a,
+            wins_b=self.wins_b,
+            ties=self.ties,
+        )
+        return data
+
+
+def flow_labels(count: int) -> list[str]:
+    """A, B, C, ... then F27, F28, ... for very wide comparisons."""
+    letters = string.ascii_uppercase
+    return [letters[i] if i < len(letters) else f"F{i + 1}" for i in range(count)]
 
 
 def read_flow(path: str | os.PathLike[str]) -> Flow:
@@ -169,17 +362,41 @@ def read_flow(path: str | os.PathLike[str]) -> Flow:
 
 def store_node_ids(flow: Flow, registry: NodeRegistry) -> list[str]:
     """Nodes with a ``vector_store`` output (vectorstore.chroma, vectorstore.pinecone, ...), enabled only."""
-    found: list[str] = []
-    for spec in flow.nodes:
-        if spec.disabled:
-            continue
+    return [spec.id for spec in flow.nodes if not spec.disabled and is_store(spec, registry)]
+
+
+def _output_types(spec_type: str, registry: NodeRegistry) -> dict[str, PortType]:
+    try:
+        cls = registry.get(spec_type)
+    except FlowbuilderError:
+        return {}
+    return {port.name: port.type for port in cls.output_ports(None)}
+
+
+def retrieval_node(flow: Flow, registry: NodeRegistry) -> str | None:
+    """The node producing the hits for the question: the most downstream enabled node with a ``hits``
+    output that a text run input (the chat input) feeds; None when there is none."""
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    enabled = {spec.id: spec for spec in flow.nodes if not spec.disabled}
+    graph.add_nodes_from(enabled)
+    graph.add_edges_from((e.source, e.target) for e in flow.edges if e.source in enabled and e.target in enabled)
+    asks: set[str] = set()
+    for spec in enabled.values():
         try:
-            cls = registry.get(spec.type)
+            if registry.get(spec.type).run_input == "text":
+                asks.add(spec.id)
         except FlowbuilderError:
             continue
-        if any(port.type is PortType.VECTOR_STORE for port in cls.output_ports(None)):
-            found.append(spec.id)
-    return found
+    candidates = [
+        node_id
+        for node_id, spec in enabled.items()
+        if PortType.HITS in _output_types(spec.type, registry).values() and nx.ancestors(graph, node_id) & asks
+    ]
+    finals = [c for c in candidates if not any(c in nx.ancestors(graph, other) for other in candidates)]
+    if not finals:
+        return None
+    # Several independent retrieval branches: the one with the most retrieval stages before it.
+    return max(sorted(finals), key=lambda c: len(nx.ancestors(graph, c) & set(candidates)))
 
 
 def _is_documents(value: object) -> bool:
@@ -254,13 +471,66 @@ def run_columns(run: RunResult) -> list[str]:
     return []
 
 
+def _first_line(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[:limit]
+    end = cut.rfind(". ")
+    return cut[: end + 1] if end > 60 else cut.rstrip() + "…"
+
+
+def describe_flow(flow: Flow, variant: str = "") -> str:
+    """One line saying what a flow does: its description's first sentence, or its chain of node types."""
+    if variant:
+        return f"{_first_line(flow.description, 100) or flow.name}, with {variant}"
+    if flow.description.strip():
+        return _first_line(flow.description)
+    order = [spec.type for spec in flow.nodes if not spec.disabled]
+    return " → ".join(order) if order else "an empty flow"
+
+
 class FlowComparer:
     """Evaluates flows on question sets; keeps one executor so a long-lived UI reuses its result cache."""
 
     def __init__(self, executor: Executor | None = None, registry: NodeRegistry | None = None) -> None:
+        from flowbuilder.cache import ResultCache
+
         self.registry = registry or default_registry()
-        self.executor = executor or Executor(registry=self.registry)
+        self.executor = executor or Executor(registry=self.registry, cache=ResultCache(max_entries=CACHE_ENTRIES))
         self._embedded_seen: dict[int, int] = {}
+
+    def _where(self, flow: Flow, flow_path: Path | None) -> str:
+        return f"{flow_path}" if flow_path else f"flow '{flow.name}'"
+
+    def _run(
+        self,
+        flow: Flow,
+        to: str,
+        where: str,
+        doing: str,
+        question: str,
+        base_dir: Path,
+        on_event: EventHandler | None,
+        cancel_event: threading.Event | None,
+    ) -> RunResult:
+        """Run ``flow`` up to ``to``; a cancelled run or a failed node raises, naming the flow and the node."""
+        try:
+            run = self.executor.run(
+                flow, to=to, inputs=question or None, base_dir=base_dir, on_event=on_event, cancel_event=cancel_event
+            )
+        except RunCancelledError:
+            raise ComparisonCancelled(f"{where}: cancelled.") from None
+        if run.cancelled:
+            raise ComparisonCancelled(f"{where}: cancelled while {doing}.")
+        failed = run.failed()
+        if failed:
+            first = failed[0]
+            raise ComparisonError(
+                f"{where}: node '{first.node_id}' ({first.type_name}) failed, so '{to}' cannot be compared: "
+                f"{first.error}"
+            )
+        return run
 
     def ingest(
         self,
@@ -270,14 +540,28 @@ class FlowComparer:
         label: str = "",
         on_event: EventHandler | None = None,
         flow_path: Path | None = None,
+        cancel_event: threading.Event | None = None,
+        namespaces: dict[str, str] | None = None,
+        question: str = "",
     ) -> Ingestion:
-        store_ids = store_node_ids(flow, self.registry)
-        where = f"{flow_path}" if flow_path else f"flow '{flow.name}'"
-        if not store_ids:
+        """Run ``flow`` up to every store node fed documents; raise naming the node when one fails or a store
+        receives no chunks. ``flow`` is run as given (see :func:`isolate` for the per-flow namespaces).
+
+        ``question`` feeds the chat inputs of a store node that both ingests and searches (LangFlow's Chroma
+        with a search query), so its chat input does not fail for want of a message."""
+        where = self._where(flow, flow_path)
+        all_stores = store_node_ids(flow, self.registry)
+        if not all_stores:
             types = sorted({n.type for n in flow.nodes})
             raise ComparisonError(
                 f"{where} has no vector store node, so there is nothing to search; it has: {', '.join(types)}. "
                 "Add a vectorstore.chroma node fed by the chunks."
+            )
+        writers = [node_id for node_id in all_stores if is_writer(flow, node_id)]
+        if not writers:
+            raise ComparisonError(
+                f"{where}: no vector store node is fed documents ({', '.join(all_stores)} only search), so the "
+                "flow produces no chunks to compare; connect a splitter's chunks to a store's documents port."
             )
         stores: list[VectorStore] = []
         inputs: list[Document] = []
@@ -287,20 +571,30 @@ class FlowComparer:
         added = 0
         started = time.perf_counter()
         run: RunResult | None = None
-        for store_id in store_ids:
-            run = self.executor.run(flow, to=store_id, base_dir=base_dir, on_event=on_event)
+        for store_id in writers:
+            doing = f"ingesting into '{store_id}'"
+            run = self._run(flow, store_id, where, doing, question, base_dir, on_event, cancel_event)
             result = run.results.get(store_id)
             if result is None or not result.succeeded:
-                failed = run.failed()
-                reason = failed[0].error if failed else (result.summary if result else "it did not run")
-                raise ComparisonError(f"{where}: ingestion up to '{store_id}' failed: {reason}")
+                reason = result.summary if result is not None and result.summary else "it did not run"
+                raise ComparisonError(f"{where}: store node '{store_id}' did not run: {reason}")
             store = result.outputs.get("store")
             if not isinstance(store, VectorStore):
                 raise ComparisonError(f"{where}: node '{store_id}' produced no vector store service.")
-            stores.append(store)
-            if result.status == "ok":
-                added += int(result.details.get("added", 0) or 0)
             node_inputs, node_chunks = trace_chunks(flow, run, store_id)
+            if not node_chunks:
+                feeders = [
+                    f"'{e.source}' {run.results[e.source].status if e.source in run.results else 'did not run'}"
+                    for e in flow.edges
+                    if e.target == store_id and e.target_port == "documents"
+                ]
+                raise ComparisonError(
+                    f"{where}: store node '{store_id}' received no chunks ({', '.join(feeders)}), so there is "
+                    "nothing to compare; check the loader's file and the splitter."
+                )
+            stores.append(store)
+            if result.status != "cached":  # "ok", or "warning" (succeeded, but suspicious)
+                added += int(result.details.get("added", 0) or 0)
             inputs.extend(node_inputs)
             chunks.extend(node_chunks)
             for edge in flow.edges:
@@ -312,7 +606,16 @@ class FlowComparer:
                         embedded = (embedded or 0) + (self._model_texts_delta(candidate) or 0)
         assert run is not None
         return Ingestion(
-            stores, store_ids, inputs, chunks, embedder, embedded, added, time.perf_counter() - started, run
+            stores,
+            writers,
+            inputs,
+            chunks,
+            embedder,
+            embedded,
+            added,
+            time.perf_counter() - started,
+            run,
+            dict(namespaces or {}),
         )
 
     def _model_texts_delta(self, embedder: Embedder) -> int | None:
@@ -333,26 +636,43 @@ class FlowComparer:
         label: str = "",
         on_progress: ProgressHandler | None = None,
         relevance: Relevance = "lenient",
+        cancel_event: threading.Event | None = None,
+        source: FlowSource | None = None,
     ) -> FlowEvaluation:
         _check_mode(relevance)
         flow_path = Path(path)
         if not flow_path.is_file():
             raise FlowFileError(flow_path, "no such flow file" if not flow_path.exists() else "is not a file")
-        flow = read_flow(flow_path)
-        label = label or flow.name
+        original = source.flow if source is not None and source.flow is not None else read_flow(flow_path)
+        variant = source.variant if source is not None else ""
+        name = (source.name if source is not None and source.name else "") or original.name
+        label = label or name
+        base_dir = flow_path.resolve().parent
 
         def relay(event: RunEvent) -> None:
             if on_progress is not None:
                 on_progress(label, event)
 
-        ingestion = self.ingest(flow, flow_path.resolve().parent, label=label, on_event=relay, flow_path=flow_path)
+        flow, namespaces = isolate(original, self.registry, base_dir)
+        target = retrieval_node(flow, self.registry)
+        self._announce_skipped(flow, target, relay)
+        ingestion = self.ingest(
+            flow,
+            base_dir,
+            label=label,
+            on_event=relay,
+            flow_path=flow_path,
+            cancel_event=cancel_event,
+            namespaces=namespaces,
+            question=questions[0].question if questions else "",
+        )
         warnings: list[str] = []
         store_count = sum(store.count() for store in ingestion.stores)
         distinct = len({(c.source, c.text) for c in ingestion.chunks if c.text.strip()})
         if ingestion.chunks and store_count > distinct:
             warnings.append(
                 f"the store holds {store_count} entries but this flow made {distinct} distinct chunks: other "
-                "documents share its collection, so results may include them (give each flow its own collection)"
+                "documents share its collection, so results may include them"
             )
         embedder = ingestion.embedder
         count_tokens = embedder.count_tokens if embedder is not None else None
@@ -362,21 +682,27 @@ class FlowComparer:
             ingestion.inputs, ingestion.chunks, count_tokens=count_tokens, max_tokens=max_tokens, columns=columns
         )
         started = time.perf_counter()
-        whole = WholeRecordIndex(ingestion.inputs, ingestion.chunks) if relevance == "strict" else None
-        outcomes = [
-            judge_hits(q, self.search(ingestion.stores, q.question, k), k, relevance=relevance, whole_records=whole)
-            for q in questions
-        ]
+        deep = max(k, DEEP_K)
+        probe = questions[0].question if questions else ""
+        searcher = self._searcher(flow, target, ingestion, base_dir, deep, cancel_event, flow_path, probe)
+        deep_hits: list[list[Hit]] = []
+        for number, question in enumerate(questions, start=1):
+            if cancel_event is not None and cancel_event.is_set():
+                raise ComparisonCancelled(f"{self._where(flow, flow_path)}: cancelled while searching.")
+            deep_hits.append(searcher(question.question))
+            progress = {"done": number, "total": len(questions), "message": "searching"}
+            relay(RunEvent("progress", target or ingestion.store_ids[0], progress))
         search_seconds = time.perf_counter() - started
         if embedder is not None:
             self._model_texts_delta(embedder)  # query embeddings are not ingestion
-        return FlowEvaluation(
+        target_type = flow.node(target).type if target else ""
+        evaluation = FlowEvaluation(
             label=label,
             path=flow_path,
-            name=flow.name,
+            name=name,
             stats=stats,
-            metrics=aggregate(outcomes, k),
-            outcomes=outcomes,
+            metrics=aggregate([], k),
+            outcomes=[],
             embedded=ingestion.embedded,
             added=ingestion.added,
             store_count=store_count,
@@ -387,7 +713,74 @@ class FlowComparer:
             chunks=ingestion.chunks,
             relevance=relevance,
             embedder=embedder,
+            description=describe_flow(original, variant),
+            retrieval_node=target or "",
+            retrieval_type=target_type,
+            namespaces=namespaces,
+            deep_hits=deep_hits,
+            variant=variant,
         )
+        return judge_evaluation(evaluation, questions, k, relevance)
+
+    def _announce_skipped(self, flow: Flow, target: str | None, relay: Callable[[RunEvent], None]) -> None:
+        """One ``skipped`` event per enabled node compare does not run (chat outputs, prompts, LLMs...)."""
+        needed: set[str] = set()
+        edges = [(e.source, e.target) for e in flow.edges]
+        graph: nx.DiGraph[str] = nx.DiGraph(edges)
+        graph.add_nodes_from(spec.id for spec in flow.nodes)
+        writers = [n for n in store_node_ids(flow, self.registry) if is_writer(flow, n)]
+        for node_id in [*writers, *([target] if target else [])]:
+            needed |= {node_id, *nx.ancestors(graph, node_id)}
+        for spec in flow.nodes:
+            if spec.id not in needed and not spec.disabled:
+                relay(RunEvent("skipped", spec.id, {"type": spec.type, "reason": "not needed for retrieval"}))
+
+    def _searcher(
+        self,
+        flow: Flow,
+        target: str | None,
+        ingestion: Ingestion,
+        base_dir: Path,
+        deep: int,
+        cancel_event: threading.Event | None,
+        flow_path: Path | None,
+        probe: str = "",
+    ) -> Callable[[str], list[Hit]]:
+        """question -> hits, best first: through the final retrieval node, or the store(s) directly."""
+        if target is None or target in store_node_ids(flow, self.registry):
+            stores = ingestion.stores
+            if target is not None and target not in ingestion.store_ids:
+                # A reader store node (LangFlow's search-only Chroma): its own service, on the writer's namespace.
+                where = self._where(flow, flow_path)
+                run = self._run(flow, target, where, "opening its store", probe, base_dir, None, cancel_event)
+                result = run.results.get(target)
+                store = result.outputs.get("store") if result is not None and result.succeeded else None
+                if isinstance(store, VectorStore):
+                    stores = [store]
+            return lambda question: self.search(stores, question, deep)
+        spec = flow.node(target)
+        outputs = _output_types(spec.type, self.registry)
+        port = next(name for name, kind in outputs.items() if kind is PortType.HITS)
+        fields = getattr(self.registry.get(spec.type).Config, "model_fields", {})
+        deep_flow = flow.model_copy(deep=True)
+        # How many hits the node returns: "keep" where a node has it (fusion's "k" is the RRF constant).
+        size_field = next((name for name in SIZE_FIELDS if name in fields), None)
+        if size_field is not None:
+            current = int(spec.config.get(size_field) or fields[size_field].default or 0)
+            if current != 0:  # 0 means "all" for keep
+                deep_flow.node(target).config[size_field] = max(deep, current)
+        where = self._where(flow, flow_path)
+
+        def search(question: str) -> list[Hit]:
+            run = self._run(deep_flow, target, where, "searching", question, base_dir, None, cancel_event)
+            result = run.results.get(target)
+            hits = result.outputs.get(port) if result is not None and result.succeeded else None
+            if not isinstance(hits, list):
+                why = result.summary if result is not None else "it did not run"
+                raise ComparisonError(f"{where}: retrieval node '{target}' produced no hits: {why}")
+            return [h for h in hits if isinstance(h, Hit)]
+
+        return search
 
     @staticmethod
     def search(stores: Sequence[VectorStore], question: str, k: int) -> list[Hit]:
@@ -398,6 +791,46 @@ class FlowComparer:
         merged.sort(key=lambda hit: hit.score, reverse=True)
         return [hit.model_copy(update={"rank": rank}) for rank, hit in enumerate(merged[:k], start=1)]
 
+    def compare_many(
+        self,
+        sources: Sequence[FlowSource],
+        questions: Sequence[Question],
+        k: int = 5,
+        *,
+        on_progress: ProgressHandler | None = None,
+        relevance: Relevance = "lenient",
+        cancel_event: threading.Event | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> Comparison:
+        """Evaluate every source and pair the first (the baseline) with each other one."""
+        if len(sources) < 2:
+            raise ComparisonError(f"compare needs at least two flows, got {len(sources)}.")
+        if k < 1:
+            raise ComparisonError(f"k must be at least 1, got {k}.")
+        _check_mode(relevance)
+        for source in sources:
+            if not source.path.is_file():
+                raise FlowFileError(source.path, "no such flow file")
+        if not any(q.answerable for q in questions):
+            raise ComparisonError(
+                "no question in the set has an answer (a gold record or a fact), so there is nothing to compare."
+            )
+        names = list(labels) if labels is not None else flow_labels(len(sources))
+        evaluations = [
+            self.evaluate(
+                source.path,
+                questions,
+                k,
+                label=label,
+                on_progress=on_progress,
+                relevance=relevance,
+                cancel_event=cancel_event,
+                source=source,
+            )
+            for source, label in zip(sources, names, strict=True)
+        ]
+        return build_comparison(evaluations, k, relevance)
+
     def compare(
         self,
         path_a: str | os.PathLike[str],
@@ -407,16 +840,55 @@ class FlowComparer:
         *,
         on_progress: ProgressHandler | None = None,
         relevance: Relevance = "lenient",
+        cancel_event: threading.Event | None = None,
     ) -> Comparison:
-        if k < 1:
-            raise ComparisonError(f"k must be at least 1, got {k}.")
-        _check_mode(relevance)
-        for path in (path_a, path_b):
-            if not Path(path).is_file():
-                raise FlowFileError(path, "no such flow file")
-        a = self.evaluate(path_a, questions, k, label="A", on_progress=on_progress, relevance=relevance)
-        b = self.evaluate(path_b, questions, k, label="B", on_progress=on_progress, relevance=relevance)
-        return Comparison(k, a, b, compare_outcomes(a.outcomes, b.outcomes), relevance)
+        sources = [FlowSource(Path(path_a)), FlowSource(Path(path_b))]
+        return self.compare_many(
+            sources, questions, k, on_progress=on_progress, relevance=relevance, cancel_event=cancel_event
+        )
+
+
+def build_comparison(evaluations: Sequence[FlowEvaluation], k: int, relevance: Relevance) -> Comparison:
+    flows = list(evaluations)
+    pairs = [compare_pair(flows[0], other, k) for other in flows[1:]]
+    return Comparison(k, flows, pairs, relevance)
+
+
+def judge_evaluation(
+    evaluation: FlowEvaluation, questions: Sequence[Question], k: int, relevance: Relevance
+) -> FlowEvaluation:
+    """``evaluation`` with its deep hits judged (top ``k``) in ``relevance`` mode and every miss classified."""
+    whole = WholeRecordIndex(evaluation.inputs, evaluation.chunks) if relevance == "strict" else None
+    embedder = evaluation.embedder
+    truncation = getattr(embedder, "truncation_offset", None)
+    classifier = MissClassifier(
+        evaluation.inputs,
+        evaluation.chunks,
+        relevance=relevance,
+        whole_records=whole,
+        truncation=truncation if callable(truncation) else None,
+        token_limit=embedder.max_tokens if embedder is not None else None,
+    )
+    outcomes: list[QuestionOutcome] = []
+    misses: list[Miss | None] = []
+    legs: list[dict[str, int]] = []
+    for question, hits in zip(questions, evaluation.deep_hits, strict=True):
+        top = [hit.model_copy(update={"rank": rank}) for rank, hit in enumerate(hits[:k], start=1)]
+        outcome = judge_hits(question, top, k, relevance=relevance, whole_records=whole)
+        outcomes.append(outcome)
+        first = outcome.first_rank
+        legs.append(leg_ranks(outcome.hits[first - 1]) if first else {})
+        misses.append(classifier.classify(question, hits, k) if outcome.answerable and first is None else None)
+    facts_split = sum(1 for q in questions if classifier.fact_split(q))
+    return replace(
+        evaluation,
+        metrics=aggregate(outcomes, k),
+        outcomes=outcomes,
+        relevance=relevance,
+        misses=misses,
+        legs=legs,
+        facts_split=facts_split,
+    )
 
 
 def _check_mode(relevance: str) -> None:
@@ -429,21 +901,16 @@ def _check_mode(relevance: str) -> None:
 def rejudge_evaluation(evaluation: FlowEvaluation, relevance: Relevance) -> FlowEvaluation:
     """The same retrieved hits judged in another relevance mode (nothing is searched again)."""
     _check_mode(relevance)
-    k = evaluation.metrics.k
-    whole = WholeRecordIndex(evaluation.inputs, evaluation.chunks) if relevance == "strict" else None
-    outcomes = [
-        judge_hits(o.question, o.hits, k, relevance=relevance, whole_records=whole) for o in evaluation.outcomes
-    ]
-    return replace(evaluation, metrics=aggregate(outcomes, k), outcomes=outcomes, relevance=relevance)
+    questions = [o.question for o in evaluation.outcomes]
+    return judge_evaluation(evaluation, questions, evaluation.metrics.k, relevance)
 
 
 def rejudge(comparison: Comparison, relevance: Relevance) -> Comparison:
-    """``comparison`` with both flows' hits re-judged in ``relevance`` mode (instant: no search, no embedding)."""
+    """``comparison`` with every flow's hits re-judged in ``relevance`` mode (no search, no embedding)."""
     if relevance == comparison.relevance:
         return comparison
-    a = rejudge_evaluation(comparison.a, relevance)
-    b = rejudge_evaluation(comparison.b, relevance)
-    return Comparison(comparison.k, a, b, compare_outcomes(a.outcomes, b.outcomes), relevance)
+    flows = [rejudge_evaluation(ev, relevance) for ev in comparison.flows]
+    return build_comparison(flows, comparison.k, relevance)
 
 
 def compare_outcomes(a: Sequence[QuestionOutcome], b: Sequence[QuestionOutcome]) -> list[QuestionComparison]:

@@ -11,16 +11,26 @@ import os
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
+
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedFormatError
 from flowbuilder.flow import Flow
 from flowbuilder.formats.langflow import LangflowImporter
 from flowbuilder.formats.langflow_export import export_langflow
+from flowbuilder.formats.limits import check_counts, strict_dumps
 from flowbuilder.formats.local import apply_local
-from flowbuilder.formats.mapping import check_bindings
+from flowbuilder.formats.mapping import check_bindings, scrub
 from flowbuilder.formats.n8n import N8nImporter
 from flowbuilder.formats.n8n_export import export_n8n
-from flowbuilder.formats.native import detect_format, dump_flow, load_flow, read_json_file, save_flow
+from flowbuilder.formats.native import (
+    detect_format,
+    dump_flow,
+    load_flow,
+    read_json_file,
+    save_flow,
+    write_text_atomic,
+)
 from flowbuilder.formats.report import ImportReport
 
 IMPORT_FORMATS = ("n8n", "langflow")
@@ -31,6 +41,10 @@ def read_export(path: Path) -> tuple[dict[str, Any], str]:
     """Parse ``path`` and say which format it is; a clear error for anything else."""
     data = read_json_file(path)
     kind = detect_format(data)
+    if kind == "n8n" and isinstance(data, dict):
+        check_counts(path, data.get("nodes"), data.get("connections"))
+    elif kind == "langflow" and isinstance(data, dict) and isinstance(data.get("data"), dict):
+        check_counts(path, data["data"].get("nodes"), data["data"].get("edges"))
     if kind == "flowbuilder":
         raise UnsupportedFormatError(path, "is already a Flowbuilder flow; open it directly (nothing to import)")
     if kind not in IMPORT_FORMATS or not isinstance(data, dict):
@@ -96,15 +110,27 @@ class LossyExportError(FlowbuilderError):
 
 def export_flow(flow: Flow, to: str, *, lossy: bool = True) -> tuple[dict[str, Any], list[str]]:
     """The export JSON of ``flow`` in format ``to`` and warnings about what that format cannot hold.
-    With ``lossy=False`` an export that leaves a node or a connection out is refused, listing them."""
-    if to == "n8n":
-        data, warnings = export_n8n(flow)
-    elif to == "langflow":
-        data, warnings = export_langflow(flow)
-    else:
-        raise UnsupportedFormatError(
-            "--to", f"unknown export format {to!r}; choose one of: {', '.join(EXPORT_FORMATS)}"
-        )
+
+    The flow is checked first (no duplicate ids, no connection to a missing node, no cycle), so the
+    exporters only ever walk a well-formed graph, and secrets are scrubbed from its configs. With
+    ``lossy=False`` an export that leaves a node or a connection out is refused, listing them."""
+    exporters = {"n8n": export_n8n, "langflow": export_langflow}
+    if to not in exporters:
+        choices = ", ".join(EXPORT_FORMATS)
+        raise UnsupportedFormatError("--to", f"unknown export format {to!r}; choose one of: {choices}")
+    problems = structure_problems(flow)
+    if problems:
+        raise FlowFileError(flow.name or "<flow>", "cannot be exported: " + "; ".join(problems[:5]))
+    clean = flow.model_copy(deep=True)
+    for node in clean.nodes:
+        node.config = scrub(node.config, set())
+    try:
+        data, warnings = exporters[to](clean)
+    except FlowbuilderError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # Data no Flowbuilder build writes (hand-edited meta, a mangled kept original): one line, no traceback.
+        raise FlowFileError(flow.name or "<flow>", f"cannot be exported to {to}: malformed data ({exc!r})") from None
     lost = [w for w in warnings if "left out" in w]
     if lost and not lossy:
         shown = "; ".join(lost[:12]) + (f"; and {len(lost) - 12} more" if len(lost) > 12 else "")
@@ -115,6 +141,26 @@ def export_flow(flow: Flow, to: str, *, lossy: bool = True) -> tuple[dict[str, A
     return data, warnings
 
 
+def structure_problems(flow: Flow) -> list[str]:
+    """What makes ``flow`` unsafe to walk: duplicate ids, connections to missing nodes, cycles."""
+    ids = [node.id for node in flow.nodes]
+    problems = [f"node id '{i}' is used twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    known = set(ids)
+    graph = nx.DiGraph()
+    for edge in flow.edges:
+        missing = [end for end in (edge.source, edge.target) if end not in known]
+        if missing:
+            problems.append(f"connection {edge.source} -> {edge.target} names a missing node '{missing[0]}'")
+        else:
+            graph.add_edge(edge.source, edge.target)
+    try:
+        cycle = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
+        return problems
+    path = " -> ".join([str(a) for a, _ in cycle] + [str(cycle[0][0])])
+    return [*problems, f"it has a cycle ({path}); remove one of those connections"]
+
+
 def export_file(flow_path: str | os.PathLike[str], to: str, *, lossy: bool = False) -> tuple[dict[str, Any], list[str]]:
     """The CLI's export: refuses to drop part of the flow unless ``lossy``."""
     return export_flow(load_flow(flow_path), to, lossy=lossy)
@@ -122,8 +168,6 @@ def export_file(flow_path: str | os.PathLike[str], to: str, *, lossy: bool = Fal
 
 def write_json_atomic(data: Any, path: Path) -> None:
     """Write JSON so that a failure leaves any existing file untouched."""
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = strict_dumps(data, indent=2) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(text, path)

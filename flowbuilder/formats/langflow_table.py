@@ -91,12 +91,11 @@ _LLM_PORTS: dict[str, Any] = {
 }
 _STORE_PORTS: dict[str, Any] = {
     "inputs": {"documents": "ingest_data", "embedder": "embedding", "query": "search_query"},
-    "outputs": {"hits": "search_results"},
+    "outputs": {"hits": "search_results", "store": "vectorstoreconnection"},
     "in_aliases": {"embedding_model": "embedder", "documents": "documents"},
     "out_aliases": {
         "dataframe": "hits",
         "search_results_dataframe": "hits",
-        "vectorstoreconnection": "store",
         "base_retriever": "store",
     },
 }
@@ -104,6 +103,7 @@ _STORE_EXTRA = {
     "outputs": (
         _out("search_results", "Search Results", ("JSON",), "search_documents"),
         _out("dataframe", "Table", ("Table",), "as_dataframe", False),
+        _out("vectorstoreconnection", "Vector Store Connection", ("VectorStore",), "as_vector_store", False),
     ),
     "handles": {"ingest_data": ("Data", "DataFrame", "Table"), "embedding": ("Embeddings",), "search_query": MESSAGE},
 }

@@ -10,7 +10,7 @@ from flowbuilder.credentials import CredentialResolver
 from flowbuilder.flow import Flow, NodeSpec
 from flowbuilder.formats.adapters import credential_slot
 from flowbuilder.formats.report import CredentialFound, ImportReport
-from flowbuilder.secrets import looks_like_key, register_secret
+from flowbuilder.secrets import is_secret_field, is_secret_value, register_secret
 
 PLACEHOLDER = "placeholder.unsupported"
 
@@ -37,26 +37,44 @@ class IdAllocator:
 
 
 def find_key_shaped(value: Any, path: str = "") -> Iterable[tuple[str, str]]:
-    """``(path, value)`` of every string inside ``value`` shaped like a provider API key."""
+    """``(path, value)`` of every string inside ``value`` that is a secret: key-shaped, random-looking,
+    or under a secret-named field (``api_key``, ``token``, ``password``, n8n ``credentials.*.data``)."""
+    yield from _find_secrets(value, path, under_secret=False)
+
+
+def _find_secrets(value: Any, path: str, under_secret: bool) -> Iterable[tuple[str, str]]:
+    field = path.rsplit(".", 1)[-1].split("[", 1)[0]
     if isinstance(value, str):
-        if looks_like_key(value):
+        if is_secret_value(field, value) or (under_secret and value.strip() and not value.startswith("=")):
             yield path, value
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from find_key_shaped(item, f"{path}.{key}" if path else str(key))
+            child = f"{path}.{key}" if path else str(key)
+            secret_branch = under_secret or _is_secret_branch(path, str(key))
+            yield from _find_secrets(item, child, secret_branch)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from find_key_shaped(item, f"{path}[{index}]")
+            yield from _find_secrets(item, f"{path}[{index}]", under_secret)
 
 
-def scrub(value: Any, secrets: set[str]) -> Any:
-    """A copy of ``value`` with every secret string replaced by an empty string."""
+def _is_secret_branch(path: str, key: str) -> bool:
+    """A dict key whose whole subtree is secret: a secret-named field, or n8n's inline credential data."""
+    return is_secret_field(key) or (key == "data" and "credentials" in path.split("."))
+
+
+def scrub(value: Any, secrets: set[str], path: str = "") -> Any:
+    """A copy of ``value`` with every secret string (known, or found by :func:`find_key_shaped`) emptied."""
+    found = {text for _, text in find_key_shaped(value, path)}
+    return _scrub(value, secrets | found)
+
+
+def _scrub(value: Any, secrets: set[str]) -> Any:
     if isinstance(value, str):
-        return "" if value in secrets or looks_like_key(value) else value
+        return "" if value in secrets else value
     if isinstance(value, dict):
-        return {k: scrub(v, secrets) for k, v in value.items()}
+        return {k: _scrub(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
-        return [scrub(v, secrets) for v in value]
+        return [_scrub(v, secrets) for v in value]
     return value
 
 

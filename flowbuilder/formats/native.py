@@ -7,7 +7,6 @@ unknown version is refused with a message that says which versions this build re
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -17,8 +16,7 @@ from pydantic import ValidationError
 
 from flowbuilder.errors import FlowFileError, UnsupportedFormatError
 from flowbuilder.flow import FORMAT_NAME, FORMAT_VERSION, Flow
-
-MAX_FLOW_BYTES = 20 * 1024 * 1024
+from flowbuilder.formats.limits import check_counts, check_size, parse_untrusted_json, strict_dumps
 
 
 def _migrate_v0(data: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +84,7 @@ def detect_format(data: object) -> str:
     return "unknown"
 
 
-def read_json_file(path: Path, max_bytes: int = MAX_FLOW_BYTES) -> Any:
+def read_json_file(path: Path) -> Any:
     """Read and parse a JSON file with one clear error per problem (missing, too big, not JSON)."""
     try:
         size = path.stat().st_size
@@ -96,18 +94,14 @@ def read_json_file(path: Path, max_bytes: int = MAX_FLOW_BYTES) -> Any:
         raise FlowFileError(path, f"cannot read it ({exc.strerror})") from None
     if path.is_dir():
         raise FlowFileError(path, "is a folder, not a flow file")
-    if size > max_bytes:
-        raise FlowFileError(path, f"is {size / 1e6:.1f} MB; flow files over {max_bytes / 1e6:.0f} MB are refused")
+    check_size(path, size)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise FlowFileError(path, "is not UTF-8 text; a flow file is JSON") from None
     except OSError as exc:
         raise FlowFileError(path, f"cannot read it ({exc.strerror})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FlowFileError(path, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    return parse_untrusted_json(text, path)
 
 
 def flow_from_data(data: object, origin: object = "<flow>") -> Flow:
@@ -121,6 +115,7 @@ def flow_from_data(data: object, origin: object = "<flow>") -> Flow:
         raise UnsupportedFormatError(
             origin, 'is not a Flowbuilder flow (expected "format": "flowbuilder"), nor an n8n or LangFlow export'
         )
+    check_counts(origin, data.get("nodes"), data.get("edges"))
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise FlowFileError(origin, f'has no integer "version" (found {version!r}); this build reads versions 0 to 1')
@@ -158,13 +153,21 @@ def load_flow(path: str | os.PathLike[str]) -> Flow:
 def dump_flow(flow: Flow) -> str:
     """Canonical JSON text of a flow (what :func:`save_flow` writes)."""
     data = flow.model_dump(mode="json")
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return strict_dumps(data, indent=2) + "\n"
 
 
 def save_flow(flow: Flow, path: str | os.PathLike[str]) -> None:
     """Write a flow atomically: a failed write leaves any existing file as it was."""
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(dump_flow(flow), file)
+
+
+def write_text_atomic(text: str, file: Path) -> None:
+    """Write ``text`` through a temporary file so that a failure leaves any existing file (and no debris)."""
     tmp = file.with_name(f".{file.name}.tmp")
-    tmp.write_text(dump_flow(flow), encoding="utf-8")
-    tmp.replace(file)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(file)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import logging
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 from nicegui import ui
 
 from flowbuilder.errors import FlowbuilderError, InvalidConnectionError, ValidationIssue
@@ -20,13 +22,16 @@ from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.registry import NodeRegistry
 from flowbuilder.secrets import redact
+from flowbuilder.ui.accounts import account_for_issue, apply_account_keys, bind_button, issue_text
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.chat_panel import ChatPanel
-from flowbuilder.ui.files import FileActions
+from flowbuilder.ui.files import FileActions, restore_autosave
+from flowbuilder.ui.gallery import GALLERY_CSS
 from flowbuilder.ui.inspector import Inspector
 from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
+from flowbuilder.ui.serve_panel import ServePanel
 from flowbuilder.ui.session import PAGES, AppConfig, EditorSession
 from flowbuilder.ui.widgets import WIDGET_CSS
 
@@ -44,6 +49,9 @@ _PAGE_CSS = """
 .fb-palette .nicegui-expansion-content { padding: 0; gap: 3px; }
 .fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
 .fb-palette-desc { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.fb-palette-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; flex: 0 1 auto; }
+.fb-palette-type { font-family: ui-monospace, monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+  min-width: 0; flex: 1 1 0; }
 .fb-palette-tip { max-width: 280px; font-size: 12px; line-height: 1.35; }
 .fb-side .q-tab-panel { padding: 8px; }
 .fb-chat-compose { position: sticky; bottom: 0; background: #fff; padding: 6px 0 8px; z-index: 1;
@@ -57,6 +65,16 @@ _PAGE_CSS = """
 .fb-overview-issue.cursor-pointer:hover { background: #fef2f2; }
 .fb-overview-issue-where { font-weight: 600; color: #7f1d1d; }
 .fb-overview-issue-text { color: #334155; overflow-wrap: anywhere; }
+.body--dark .fb-palette-item, .body--dark .fb-overview-issue { background: #1e293b; border-color: #334155; }
+.body--dark .fb-palette-item:hover { background: #1e3a8a; border-color: #60a5fa; }
+.body--dark .fb-side { border-left-color: #334155 !important; }
+.body--dark .fb-chat-compose { background: #121212; box-shadow: 0 8px 0 #121212; border-top-color: #334155; }
+.body--dark .fb-chat-hits, .body--dark .fb-hit, .body--dark .fb-msg { background: #1e293b; border-color: #334155; }
+.body--dark .fb-overview-issue-text { color: #cbd5e1; } .body--dark .fb-overview-issue-where { color: #fca5a5; }
+.fb-palette-col { background: #f8fafc; }
+.body--dark .fb-palette-col { background: #0b1220; }
+.body--dark .fb-box-info { background: #172554; color: #dbeafe; }
+.body--dark .fb-box-warning { background: #451a03; color: #fde68a; }
 """
 
 
@@ -105,15 +123,20 @@ class BuilderPage:
         self.session = session
         self.state = session.state
         self.selected: str | None = None
-        ui.add_css(_PAGE_CSS + WIDGET_CSS)
+        self.ran: dict[str, str] = {}  # node id -> its fingerprint when it last ran (see mark_changed)
+        ui.add_css(_PAGE_CSS + WIDGET_CSS + GALLERY_CSS)
+        ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
-            with ui.column().classes("h-full q-pa-sm gap-1 bg-grey-1").style("width: 250px; min-width: 250px"):
+            with ui.column().classes("h-full q-pa-sm gap-1 fb-palette-col").style("width: 250px; min-width: 250px"):
                 ui.label("Nodes").classes("text-subtitle2")
                 self.palette = Palette(self.state.registry, self.add_at_center)
-            with ui.element("div").classes("h-full grow").style("min-width: 0"):
+            with ui.element("div").classes("h-full grow relative").style("min-width: 0"):
                 self.canvas = FlowCanvas(self.state).classes("w-full h-full")
+                self.canvas_message = ui.label("").classes("fb-canvas-message").mark("canvas-message")
+                self.canvas_message.set_visibility(False)
+                self._message_timer: Any = None
             with (
                 ui.column()
                 .classes("h-full gap-0 fb-side")
@@ -124,6 +147,7 @@ class BuilderPage:
                     self.tab_output = ui.tab("Output")
                     self.tab_run = ui.tab("Run log")
                     self.tab_chat = ui.tab("Chat")
+                    self.tab_serve = ui.tab("Serve")  # serve helper (issue 12): Serve panel hook
                 with (
                     # No slide animation: during it both panels are laid out side by side and the old one
                     # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
@@ -145,7 +169,10 @@ class BuilderPage:
                         self.runner = RunController(session, self.canvas, self.show_issues)
                     with ui.tab_panel(self.tab_chat):
                         self.chat = ChatPanel(session, self.runner)
+                    with ui.tab_panel(self.tab_serve):  # serve helper (issue 12): Serve panel hook
+                        self.serve = ServePanel(session)
         self.runner.finished_listeners.append(self.after_run)
+        self.chat.bound_listeners.append(self.refresh)
         self.files = FileActions(session, self.after_load, self.update_title)
         self._events()
         self.refresh(fit=False)
@@ -168,13 +195,13 @@ class BuilderPage:
             self.dirty_mark = ui.label("").classes("text-amber-4")
             with ui.button_group().props("flat"):
                 ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip(
-                    "New flow"
-                )
+                    "New flow (blank or from a template)"
+                ).mark("new")
                 ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props(
                     "flat dense color=white"
                 ).tooltip("Open")
                 ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip(
-                    "Save"
+                    "Save (Ctrl+S)"
                 )
                 ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
                     "flat dense no-caps color=white"
@@ -227,14 +254,36 @@ class BuilderPage:
         c.on("shortcut", lambda e: self.shortcut(e.args.get("name", ""), e.args))
         c.on("drop_node", lambda e: self.add_node(e.args["type"], e.args["x"], e.args["y"]))
         c.on("note_changed", lambda e: self.note_changed(e.args))
+        c.on("note_resized", lambda e: self.note_resized(e.args))
 
     # ---------------------------------------------------------------- drawing
     def issues(self) -> dict[str, list[ValidationIssue]]:
+        apply_account_keys(self.session)
         return self.state.issues_by_node(self.session.resolver)
+
+    def mark_changed(self) -> None:
+        """Nodes edited since the last run, and everything downstream of them, lose their run badge
+        ("✓ 1000 chunks" would be a claim about a flow that no longer exists) for "changed since last run"."""
+        if not self.ran:
+            return
+        flow = self.state.flow
+        changed = {n for n, fp in self.ran.items() if flow.find_node(n) is None or node_fingerprint(flow, n) != fp}
+        graph = nx.DiGraph([(e.source, e.target) for e in flow.edges])
+        for node_id in list(changed):
+            if graph.has_node(node_id):
+                changed |= nx.descendants(graph, node_id)
+        for node_id in changed:
+            badge = self.canvas.status.get(node_id)
+            if badge and badge.get("status") not in (None, "idle", "changed"):
+                badge.update(status="changed", summary="changed since last run", error=None, duration=None)
+                badge.update(progress=None)
+            self.ran.pop(node_id, None)
 
     def refresh(self, fit: bool = False) -> None:
         """Redraw the canvas from the state (after a structural edit)."""
+        self.mark_changed()
         issues = self.issues()
+        self.canvas.base_dir = self.session.base_dir
         self.canvas.render(issues)
         self._issue_list(issues)
         self.update_title()
@@ -253,14 +302,20 @@ class BuilderPage:
             ui.label(f"{count} validation issue(s)").classes("text-negative text-sm fb-issue-count")
             for node_id, items in issues.items():
                 for issue in items:
-                    ui.label(f"{node_id}{'.' + issue.port if issue.port else ''}: {issue.message}").classes(
-                        "text-xs"
-                    ).on("click", lambda _, n=node_id: self.select(n, "fbnode"))
+                    with ui.row().classes("w-full no-wrap items-center gap-1"):
+                        ui.label(
+                            f"{node_id}{'.' + issue.port if issue.port else ''}: {issue_text(self.session, issue)}"
+                        ).classes("text-xs").on("click", lambda _, n=node_id: self.select(n, "fbnode"))
+                        account = account_for_issue(self.session, issue)
+                        if account is not None:
+                            bind_button(self.session, account, self.refresh)
 
     def update_title(self) -> None:
         self.dirty_mark.set_text("●" if self.state.dirty else "")
         if self.name_input.value != self.state.flow.name:
             self.name_input.value = self.state.flow.name
+        if hasattr(self, "files"):
+            self.files.autosave()
 
     def show_issues(self, issues: list[ValidationIssue]) -> None:
         grouped: dict[str, list[ValidationIssue]] = {}
@@ -298,9 +353,17 @@ class BuilderPage:
         try:
             self.state.connect(args["source"], args["sourceHandle"], args["target"], args["targetHandle"])
         except InvalidConnectionError as exc:
-            ui.notify(str(exc), type="negative", multi_line=True, classes="fb-refused")
+            self.canvas_says(str(exc))
             return
         self.refresh()
+
+    def canvas_says(self, text: str, seconds: float = 6.0) -> None:
+        """One message line over the canvas; the next one replaces it (no toasts piling up)."""
+        self.canvas_message.set_text(text)
+        self.canvas_message.set_visibility(True)
+        if self._message_timer is not None:
+            self._message_timer.cancel()
+        self._message_timer = ui.timer(seconds, lambda: self.canvas_message.set_visibility(False), once=True)
 
     def moved(self, items: list[dict[str, Any]]) -> None:
         self.state.move({i["id"]: (float(i["x"]), float(i["y"])) for i in items})
@@ -313,9 +376,17 @@ class BuilderPage:
 
     def note_changed(self, args: dict[str, Any]) -> None:
         self.state.set_note_text(str(args.get("id")), str(args.get("text", "")))
+        self.canvas.patch_note(str(args.get("id")), str(args.get("text", "")))
+        self.update_title()
+
+    def note_resized(self, args: dict[str, Any]) -> None:
+        note_id = str(args.get("id"))
+        self.state.resize_note(note_id, float(args.get("width", 220)), float(args.get("height", 120)))
         for node in self.canvas.props["nodes"]:
-            if node["id"] == args.get("id"):
-                node["data"]["text"] = args.get("text", "")
+            if node["id"] == note_id:
+                note = next((n for n in self.state.flow.notes if n.id == note_id), None)
+                if note is not None:
+                    node["style"] = {"width": f"{note.width}px", "height": f"{note.height}px"}
         self.update_title()
 
     async def add_note(self) -> None:
@@ -324,7 +395,7 @@ class BuilderPage:
             x, y = float(centre["x"]), float(centre["y"])
         except Exception:
             x, y = 0.0, -200.0
-        self.state.add_note("", x, y)
+        self.state.add_note("", *self.state.free_spot(x, y, 220, 120))
         self.refresh()
 
     def auto_layout(self) -> None:
@@ -358,6 +429,12 @@ class BuilderPage:
             if new_ids:
                 self.refresh()
                 self.canvas.run_method("selectNodes", new_ids)
+        elif name == "save":
+            self.files.save()
+        elif name == "run":
+            ui.timer(0, lambda: self.run(None), once=True)
+        elif name == "help":
+            shortcuts_dialog()
         elif name == "delete":
             changed = False
             if args.get("edges"):
@@ -406,11 +483,15 @@ class BuilderPage:
         await self.run(self.selected)
 
     def after_run(self, result: Any) -> None:
+        if result is not None:
+            flow = self.state.flow
+            self.ran.update({n: node_fingerprint(flow, n) for n in result.results if flow.find_node(n)})
         if self.selected:
             self.show_output(self.selected)
 
     def after_load(self) -> None:
         self.selected = None
+        self.ran = {}
         self.canvas.status = {}
         self.inspector.show(None)
         self.show_output(None)
@@ -418,9 +499,44 @@ class BuilderPage:
         self.refresh(fit=True)
 
 
+SHORTCUTS = (
+    ("Ctrl+S", "Save the flow"),
+    ("Ctrl+Enter", "Run the flow"),
+    ("Ctrl+Z / Ctrl+Shift+Z", "Undo / redo"),
+    ("Ctrl+C / Ctrl+V", "Copy / paste the selected nodes"),
+    ("Ctrl+A", "Select everything"),
+    ("Delete / Backspace", "Delete the selection"),
+    ("Shift+drag", "Select with a rectangle"),
+    ("Double-click a note", "Edit it (markdown)"),
+    ("?", "This list"),
+)
+
+
+def shortcuts_dialog() -> None:
+    with ui.dialog() as dialog, ui.card().classes("w-96 fb-shortcuts"):
+        ui.label("Keyboard shortcuts").classes("text-h6")
+        with ui.grid(columns=2).classes("gap-x-4 gap-y-1"):
+            for keys, what in SHORTCUTS:
+                ui.label(keys).classes("text-weight-medium text-sm")
+                ui.label(what).classes("text-sm")
+        ui.button("Close", on_click=dialog.close).props("flat")
+    dialog.open()
+
+
+def node_fingerprint(flow: Flow, node_id: str) -> str:
+    """What a node's result depends on in the editor: its spec and the edges into it."""
+    spec = flow.node(node_id)
+    incoming = sorted(e.key for e in flow.edges if e.target == node_id)
+    return json.dumps([spec.model_dump(mode="json", exclude={"name"}), incoming], sort_keys=True)
+
+
 def builder_page() -> None:
-    flow, path = initial_flow(_config)
+    restored = restore_autosave(_config.workspace, _config.initial_flow)
+    flow, path = (restored[0], restored[1]) if restored else initial_flow(_config)
     session = EditorSession.create(flow, _config, path)
+    session.state.dirty = bool(restored and restored[2])
+    if session.state.needs_layout():  # cards would overlap (an imported n8n flow): lay it out, readable
+        session.state.auto_layout()
     page = BuilderPage(session)
     client = ui.context.client
     PAGES[client.id] = page

@@ -9,16 +9,20 @@ the page decides what to do with them.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
+import markdown2
 from nicegui import ui
 
+from flowbuilder import graph as graph_module
 from flowbuilder.errors import ValidationIssue
-from flowbuilder.ports import PortKind
+from flowbuilder.ports import PortKind, PortType, compatible
 from flowbuilder.ui.state import EditorState
 
 STATIC_DIR = Path(__file__).parent / "static"
+log = logging.getLogger(__name__)
 
 # Edge colour by the type its source port carries (same palette as canvas.css).
 TYPE_COLOURS = {
@@ -40,10 +44,17 @@ TYPE_COLOURS = {
 }
 
 
+def note_html(text: str) -> str:
+    """A note's markdown as HTML. Notes come from imported files, so raw HTML in them is escaped and
+    unsafe link targets are dropped (markdown2's safe mode)."""
+    return str(markdown2.markdown(text or "", safe_mode="escape", extras=["break-on-newline", "tables"]))
+
+
 def node_views(
     state: EditorState,
     issues: dict[str, list[ValidationIssue]] | None = None,
     status: dict[str, dict[str, Any]] | None = None,
+    base_dir: Path | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Vue Flow ``nodes`` and ``edges`` for the state, with issues and run status folded in."""
     issues = issues or {}
@@ -80,8 +91,10 @@ def node_views(
                 "id": note.id,
                 "type": "fbnote",
                 "position": {"x": pos.x, "y": pos.y},
-                "data": {"text": note.text},
+                "data": {"text": note.text, "html": note_html(note.text)},
                 "style": {"width": f"{note.width or 220}px", "height": f"{note.height or 120}px"},
+                # Behind the node cards and their edges, like n8n's sticky notes: a note is a frame.
+                "zIndex": -1,
             }
         )
     edges: list[dict[str, Any]] = []
@@ -102,7 +115,51 @@ def node_views(
                 "data": {"type": type_name},
             }
         )
+    edges += implicit_edges(state, base_dir)
     return nodes, edges
+
+
+def implicit_edges(state: EditorState, base_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Writer -> reader "same collection" dependencies (a store that fills a collection and one that
+    searches it without a connection) as dashed, read-only links. The graph module provides them in
+    builds that have :func:`flowbuilder.graph.implicit_dependencies`; without it there are none."""
+    finder = getattr(graph_module, "implicit_dependencies", None)
+    if finder is None:
+        return []
+    try:
+        found = finder(state.flow, state.registry, base_dir)
+    except Exception as exc:  # a drawing aid must never break the canvas
+        log.warning("implicit dependencies unavailable: %s", exc)
+        return []
+    links = []
+    for dep in found:
+        _, outputs = state.ports(dep.writer)
+        inputs, _ = state.ports(dep.reader)
+        source = next((p.name for p in outputs if p.kind is PortKind.DATA), None)
+        target = next((p.name for p in inputs if p.name == "documents"), None) or next(
+            (p.name for p in inputs if p.kind is PortKind.DATA), None
+        )
+        if source is None or target is None:
+            continue
+        links.append(
+            {
+                "id": f"implicit:{dep.writer}->{dep.reader}",
+                "source": dep.writer,
+                "sourceHandle": source,
+                "target": dep.reader,
+                "targetHandle": target,
+                "label": "same collection",
+                "class": "fb-implicit",
+                "selectable": False,
+                "deletable": False,
+                "focusable": False,
+                "style": {"stroke": "#64748b", "strokeDasharray": "3 5"},
+                "labelStyle": {"fill": "#475569", "fontSize": "11px"},
+                "labelBgStyle": {"fill": "#f8fafc"},
+                "data": {"type": "implicit", "reason": str(getattr(dep, "reason", ""))},
+            }
+        )
+    return links
 
 
 class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": "static/dist"}):
@@ -114,14 +171,17 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         self.add_resource(STATIC_DIR)  # -> prop 'resource-path' (vueflow.css, canvas.css)
         self.issues: dict[str, list[ValidationIssue]] = {}
         self.status: dict[str, dict[str, Any]] = {}
+        self.base_dir: Path | None = None  # where the flow's relative paths resolve (collection addresses)
         self._props["nodes"] = []
         self._props["edges"] = []
+        # the one compatibility rule, for the drag-time hint: output type -> input types it may feed
+        self._props["compat"] = {s.value: [t.value for t in PortType if compatible(s, t)] for s in PortType}
 
     def render(self, issues: dict[str, list[ValidationIssue]] | None = None) -> None:
         """Redraw the whole graph from the state (structural change)."""
         if issues is not None:
             self.issues = issues
-        nodes, edges = node_views(self.state, self.issues, self.status)
+        nodes, edges = node_views(self.state, self.issues, self.status, self.base_dir)
         self._props["nodes"] = nodes
         self._props["edges"] = edges
         self.update()
@@ -150,6 +210,15 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         reset = {"status": "idle", "summary": "", "error": None, "duration": None, "progress": None}
         self.patch({spec.id: dict(reset) for spec in self.state.flow.nodes})
         self.status = {}
+
+    def patch_note(self, note_id: str, text: str) -> None:
+        """A note's new text and its rendered HTML, without re-rendering the graph."""
+        data = self.node_data(note_id)
+        patch = {"text": text, "html": note_html(text)}
+        if data is not None:
+            data.update(patch)
+        if self.client.has_socket_connection:
+            self.run_method("patchNodes", {note_id: patch})
 
     def fit_view(self) -> None:
         if self.client.has_socket_connection:

@@ -6,13 +6,26 @@ from __future__ import annotations
 
 from typing import Any
 
+import networkx as nx
 from nicegui import ui
 
 from flowbuilder.data import Hit
 from flowbuilder.executor import RunResult
+from flowbuilder.ports import PortType
+from flowbuilder.ui.accounts import Account, accounts, bind_button, issue_text
+from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import EditorSession
-from flowbuilder.ui.widgets import failure_text, hit_cards, message_box
+from flowbuilder.ui.widgets import failure_text, message_box
+
+NO_MODEL = "No model is connected; here is what the flow retrieved"
+OLLAMA_STEPS = (
+    "1. Install Ollama from https://ollama.com (one download, runs on CPU).\n"
+    "2. Start it in a terminal: ollama serve\n"
+    "3. Fetch the model the flow uses (llama3.2 by default): ollama pull llama3.2\n"
+    "4. Send your message again. The chat model node's base URL says where it looks "
+    "(http://127.0.0.1:11434 by default)."
+)
 
 
 def chat_output_of(session: EditorSession, result: RunResult) -> str | None:
@@ -42,6 +55,39 @@ def answer_of(session: EditorSession, result: RunResult) -> str | None:
     return None
 
 
+def is_model_node(session: EditorSession, node_id: str) -> bool:
+    """A chat model, or a node that needs one to answer (an agent): without a model it cannot answer."""
+    inputs, outputs = session.state.ports(node_id)
+    return any(p.type is PortType.CHAT_MODEL for p in (*inputs, *outputs))
+
+
+def model_nodes(session: EditorSession) -> list[str]:
+    return [n.id for n in session.state.flow.nodes if not n.disabled and is_model_node(session, n.id)]
+
+
+def retrieval_target(session: EditorSession, blocked: set[str]) -> str | None:
+    """The furthest-downstream node with a hits output that neither is nor depends on a blocked node:
+    what the chat can still run when the model cannot."""
+    flow = session.state.flow
+    graph = nx.DiGraph()
+    graph.add_nodes_from(flow.node_ids())
+    graph.add_edges_from((e.source, e.target) for e in flow.edges)
+    best: tuple[int, str] | None = None
+    for spec in flow.nodes:
+        _, outputs = session.state.ports(spec.id)
+        if spec.disabled or not any(p.type is PortType.HITS for p in outputs):
+            continue
+        upstream = nx.ancestors(graph, spec.id) | {spec.id}
+        if upstream & blocked:
+            continue
+        # a hits port with no query feeding it returns nothing: it must depend on the chat input
+        if not any(flow.node(a).type == "chat.input" for a in upstream):
+            continue
+        candidate = (len(upstream), spec.id)
+        best = candidate if best is None or candidate > best else best
+    return best[1] if best else None
+
+
 def hits_of(result: RunResult) -> list[tuple[str, list[Hit]]]:
     found = []
     for node_id in result.order:
@@ -60,6 +106,8 @@ class ChatPanel:
         self.controller = controller
         self._live: Any = None
         self._streamed = ""
+        self._told_no_model = False
+        self.bound_listeners: list[Any] = []
         self.hint = ui.label("").classes("text-xs text-grey-7")
         self.messages = ui.column().classes("w-full gap-2 fb-chat-messages").style("min-height: 200px")
         # Sticky at the bottom of the scrolling side panel: the box stays in reach however long the chat gets.
@@ -104,14 +152,31 @@ class ChatPanel:
                 self._live = ui.label("…").classes("fb-chat-answer").style("white-space: pre-wrap")
         self._scroll_to_end()
         self._streamed = ""
-        result = await self.controller.start(text=text)
+        # A model that cannot be bound (no key) blocks the whole run: run what retrieves instead.
+        issues = self.session.state.issues(self.session.resolver)
+        models = set(model_nodes(self.session))
+        to: str | None = None
+        if issues and {i.node_id for i in issues} <= models:
+            to = retrieval_target(self.session, {i.node_id for i in issues if i.node_id})
+        if issues and to is None:
+            self._live.delete()
+            self._live = None
+            self._not_run(reply, issues)
+            self._scroll_to_end()
+            return
+        result = await self.controller.start(text=text, to=to)
         live, self._live = self._live, None
         if result is None:
             live.set_text("(not run; see the notification)")
             return
         answer = chat_output_of(self.session, result)
         failed = result.failed()
-        if answer:
+        model_failed = bool(failed) and all(f.node_id in models for f in failed)
+        if to is not None or (not answer and model_failed and hits_of(result)):
+            live.delete()
+            with reply:
+                self._no_model(result, failure_text(failed[-1].node_id, failed[-1].error or "") if failed else None, to)
+        elif answer:
             live.set_text(answer)
         elif failed:
             # No final answer: say which node failed rather than showing an intermediate text (the prompt).
@@ -125,12 +190,73 @@ class ChatPanel:
                 )
         else:
             live.set_text(answer_of(self.session, result) or self._streamed or "(no answer)")
-        with reply:
-            for node_id, hits in hits_of(result):
-                with (
-                    ui.expansion(f"{len(hits)} retrieved chunks ({node_id})", icon="manage_search")
-                    .classes("w-full fb-chat-hits")
-                    .props("dense header-class=text-caption")
-                ):
-                    hit_cards(hits)
+        if to is None and not (not answer and model_failed and hits_of(result)):
+            with reply:
+                for node_id, hits in hits_of(result):
+                    with (
+                        ui.expansion(f"{len(hits)} retrieved chunks ({node_id})", icon="manage_search")
+                        .classes("w-full fb-chat-hits")
+                        .props("dense header-class=text-caption")
+                    ):
+                        hits_view(hits)  # each stage's rank after fusion or a reranker
         self._scroll_to_end()
+
+    def _model_accounts(self) -> list[Account]:
+        models = set(model_nodes(self.session))
+        return [a for a in accounts(self.session) if not a.bound and any(n in models for n, _ in a.users)]
+
+    def _help_buttons(self) -> None:
+        with ui.row().classes("gap-1 fb-chat-no-model-actions"):
+            for account in self._model_accounts():
+                bind_button(self.session, account, self.on_bound, "chat")
+            if any(self.session.state.flow.node(n).type == "llm.ollama" for n in model_nodes(self.session)):
+                ui.button("How to start Ollama", icon="help_outline", on_click=self.ollama_help).props(
+                    "dense flat no-caps size=sm color=primary"
+                ).classes("fb-ollama-help").mark("ollama-help")
+
+    def _no_model(self, result: RunResult, error: str | None, to: str | None) -> None:
+        """The retrieved chunks as the reply; the reason and the ways out are told once per session."""
+        hits = hits_of(result)
+        if not self._told_no_model:
+            self._told_no_model = True
+            why = (
+                "The chat model has no key bound, so only the retrieval part of the flow ran."
+                if to is not None
+                else "The chat model could not be reached. " + (error or "").split(". ")[0] + "."
+            )
+            message_box("info", NO_MODEL, why, "fb-chat-no-model")
+        else:
+            ui.label(NO_MODEL + ":").classes("text-caption text-grey-8 fb-chat-no-model-again")
+        self._help_buttons()
+        if not hits:
+            ui.label("The flow retrieved nothing for this message.").classes("text-sm")
+        for node_id, node_hits in hits:
+            ui.label(f"{len(node_hits)} retrieved chunks ({node_id})").classes("text-caption text-weight-medium")
+            hits_view(node_hits)
+
+    def _not_run(self, reply: ui.element, issues: list[Any]) -> None:
+        with reply:
+            message_box(
+                "warning",
+                f"Not run: the flow has {len(issues)} problem(s)",
+                "\n".join(issue_text(self.session, i) for i in issues[:6]),
+                "fb-chat-warning",
+            )
+            missing = [a for a in accounts(self.session) if not a.bound]
+            with ui.row().classes("gap-1"):
+                for account in missing:
+                    bind_button(self.session, account, self.on_bound, "chat")
+
+    def on_bound(self) -> None:
+        for listener in self.bound_listeners:
+            listener()
+
+    def ollama_help(self) -> None:
+        with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-ollama-dialog"):
+            ui.label("Start Ollama for the chat model").classes("text-h6")
+            ui.label(OLLAMA_STEPS).classes("text-sm").style("white-space: pre-wrap")
+            ui.label(
+                "Or swap the model node for an OpenAI or Groq one and bind its key (the Bind a key button)."
+            ).classes("text-xs text-grey-7")
+            ui.button("Close", on_click=dialog.close)
+        dialog.open()

@@ -1,18 +1,20 @@
-"""The ``/compare`` page: two flows' chunking and retrieval side by side on one question set.
+"""The ``/compare`` page: two or more flows' chunking and retrieval side by side on one question set.
 
-Pick two flows (the naive and row-labelled examples by default) and a question set; the comparison
-runs in a background thread (ingestion up to each flow's vector store, then every question searched)
-while a progress bar follows the executor's ``progress`` events. Results: chunk boundaries drawn
-over the first source rows of each flow (a colour per chunk, a red marker where a boundary falls
-inside a record, greyed text past the embedder's token limit that is never embedded), the chunk
-statistics, bar charts of the metrics, and a per-question table; picking a question shows both flows'
-top-k chunks with scores and where the gold record landed.
+Pick flows (the first is the baseline; by default the LangFlow course's naive, improved-as-exported and
+row-labelled flows, each with one line saying what it does) and a question set; the comparison runs in
+a background thread while a progress bar with an estimate of the time left follows the executor's
+events, and Cancel stops it. Results: a leaderboard by MRR, bar charts of the metrics next to the 95%
+intervals of each flow's difference from the baseline with a verdict per pair, the chunk statistics,
+chunk boundaries drawn over the first source rows of every flow (a colour per chunk, a red marker where
+a boundary falls inside a record, greyed text past the embedder's token limit that is never embedded),
+and a per-question grid whose misses say why; clicking a question shows every flow's top-k chunks with
+scores, per-leg ranks and where the gold record landed.
 
 The relevance mode (lenient or strict, next to k) decides which chunks count as relevant; switching it
 after a comparison re-judges the same hits at once (nothing is searched or embedded again).
 
 Query parameters preselect the inputs by file name:
-``/compare?a=naive.json&b=rows.json&q=dev.jsonl&k=5&rel=strict&run=1``.
+``/compare?flows=naive.json,rows.json&q=dev.jsonl&k=5&rel=strict&run=1`` (``a=``/``b=`` pick two flows).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import html
 import itertools
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,7 +34,19 @@ from nicegui import run, ui
 from flowbuilder.data import Document
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.evaluation.chunk_stats import ChunkPlacement, place_chunks, record_spans
-from flowbuilder.evaluation.compare import Comparison, FlowComparer, FlowEvaluation, rejudge
+from flowbuilder.evaluation.compare import (
+    DEEP_K,
+    Comparison,
+    ComparisonCancelled,
+    FlowComparer,
+    FlowEvaluation,
+    FlowSource,
+    PairComparison,
+    describe_flow,
+    flow_labels,
+    read_flow,
+    rejudge,
+)
 from flowbuilder.evaluation.metrics import (
     RELEVANCE_HELP,
     RELEVANCE_MODES,
@@ -40,19 +55,25 @@ from flowbuilder.evaluation.metrics import (
     check_relevance,
     chunk_records,
 )
+from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS, leg_ranks
 from flowbuilder.evaluation.questions import load_questions
-from flowbuilder.examples import NAIVE_FLOW, ROW_LABELLED_FLOW, data_dir, flows_dir
+from flowbuilder.examples import IMPROVED_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, data_dir, flows_dir
 from flowbuilder.executor import RunEvent
 from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
-DEFAULT_RELEVANCE: Relevance = "lenient"
+DEFAULT_RELEVANCE: Relevance = "strict"
+"""Strict by default: a chunk holding half a record does not count, which is what the course's flows differ in."""
+DEFAULT_FLOWS = (NAIVE_FLOW, IMPROVED_FLOW, ROW_LABELLED_FLOW)
+DEFAULT_QUESTIONS = "vwo500_dev.jsonl"
+MISS_SHORT = {"cut": "cut", "below_k": "below k", "past_token_limit": "past token limit", "no_chunk": "no chunk"}
 CHUNK_COLOURS = ("#dbeafe", "#fef3c7", "#dcfce7")
 """Alternating chunk backgrounds (blue, amber, green): neighbours always differ."""
 OVERLAP_COLOUR = "#e9d5ff"
-FLOW_COLOURS = {"A": "#64748b", "B": "#2563eb"}
+FLOW_PALETTE = ("#64748b", "#2563eb", "#d97706", "#059669", "#9333ea", "#db2777", "#0891b2", "#65a30d")
+"""Bar colours by flow position (the baseline is slate grey)."""
 
 _COMPARER = FlowComparer()
 """One comparer for the app: its executor's result cache makes a second comparison instant."""
@@ -68,6 +89,19 @@ _CSS = """
              text-underline-offset: 2px; }  /* faint text on the chunk's own colour: still in that chunk */
 .fb-cut { display: inline-block; width: 3px; height: 1.1em; background: #dc2626; vertical-align: text-bottom;
           margin: 0 1px; border-radius: 1px; }
+.fb-ci { font-size: 12px; }
+.fb-ci-pair { margin-bottom: 10px; }
+.fb-ci-title { font-weight: 600; color: #334155; }
+.fb-ci-row { display: flex; align-items: center; gap: 8px; height: 18px; }
+.fb-ci-name { width: 48px; color: #475569; }
+.fb-ci-axis { position: relative; width: 260px; height: 12px; background: #f1f5f9; border-radius: 2px; }
+.fb-ci-zero { position: absolute; left: 50%; top: -2px; bottom: -2px; width: 1px; background: #334155; }
+.fb-ci-bar { position: absolute; top: 3px; height: 6px; border-radius: 3px; }
+.fb-ci-dot { position: absolute; top: 1px; width: 10px; height: 10px; margin-left: -5px; border-radius: 50%;
+             background: #0f172a; }
+.fb-ci-text { font-family: ui-monospace, monospace; color: #334155; }
+.fb-verdict { margin-top: 2px; color: #0f172a; }
+.fb-ci-scale { color: #64748b; font-size: 11px; }
 .fb-hit-text { font-family: ui-monospace, monospace; font-size: 11px; white-space: pre-wrap; max-height: 140px;
                overflow: auto; background: #f8fafc; padding: 4px; border-radius: 4px; }
 """
@@ -237,31 +271,45 @@ def truncation_legend(embedder: Embedder | None) -> str:
 # -- result widgets ------------------------------------------------------------------------------
 
 
-def stats_rows(comparison: Comparison) -> list[dict[str, Any]]:
-    def fmt(ev: FlowEvaluation) -> list[str]:
-        s = ev.stats
-        return [
-            str(s.chunks),
-            f"{s.length_min} / {s.length_mean:.0f} / {s.length_max}",
-            f"{s.records_cut} of {s.records} ({100 * s.records_cut_share:.0f}%)",
-            str(s.chunks_at_record_start),
-            "n/a" if s.chunks_with_labels is None else str(s.chunks_with_labels),
-            "n/a" if s.chunks_over_token_limit is None else f"{s.chunks_over_token_limit} (> {s.token_limit})",
-            "n/a" if ev.embedded is None else str(ev.embedded),
-        ]
+STAT_NAMES = (
+    "chunks",
+    "length min / mean / max",
+    "records cut",
+    "chunks starting at a record",
+    "chunks with column labels",
+    "chunks over the token limit",
+    "texts embedded this run",
+    "facts split across chunks",
+    "ingest seconds",
+)
 
-    names = [
-        "chunks",
-        "length min / mean / max",
-        "records cut",
-        "chunks starting at a record",
-        "chunks with column labels",
-        "chunks over the token limit",
-        "texts embedded this run",
-    ]
+
+def _stat_values(ev: FlowEvaluation) -> list[str]:
+    s = ev.stats
     return [
-        {"stat": name, "a": a, "b": b} for name, a, b in zip(names, fmt(comparison.a), fmt(comparison.b), strict=True)
+        str(s.chunks),
+        f"{s.length_min} / {s.length_mean:.0f} / {s.length_max}",
+        f"{s.records_cut} of {s.records} ({100 * s.records_cut_share:.0f}%)",
+        str(s.chunks_at_record_start),
+        "n/a" if s.chunks_with_labels is None else str(s.chunks_with_labels),
+        "n/a" if s.chunks_over_token_limit is None else f"{s.chunks_over_token_limit} (> {s.token_limit})",
+        "n/a" if ev.embedded is None else str(ev.embedded),
+        str(ev.facts_split),
+        f"{ev.ingest_seconds:.1f}",
     ]
+
+
+def stats_rows(comparison: Comparison) -> list[dict[str, Any]]:
+    """One row per statistic, one column per flow (keyed by its lower-case label)."""
+    values = {ev.label.lower(): _stat_values(ev) for ev in comparison.flows}
+    return [
+        {"stat": name, **{label: column[index] for label, column in values.items()}}
+        for index, name in enumerate(STAT_NAMES)
+    ]
+
+
+def flow_colour(index: int) -> str:
+    return FLOW_PALETTE[index % len(FLOW_PALETTE)]
 
 
 def metrics_chart(comparison: Comparison) -> dict[str, Any]:
@@ -272,38 +320,130 @@ def metrics_chart(comparison: Comparison) -> dict[str, Any]:
         m = ev.metrics
         return [round(v, 3) for v in (m.hit_at_1, m.hit_at_k, m.mrr, m.recall_at_k, m.ndcg_at_k)]
 
+    names = [f"{ev.label}: {ev.name}" for ev in comparison.flows]
     return {
         "tooltip": {"trigger": "axis"},
-        "legend": {"top": 0, "data": [f"A: {comparison.a.name}", f"B: {comparison.b.name}"]},
-        "grid": {"left": 40, "right": 10, "top": 48, "bottom": 28},
+        "legend": {"top": 0, "data": names},
+        "grid": {"left": 40, "right": 10, "top": 24 + 20 * ((len(names) + 1) // 2), "bottom": 28},
         "xAxis": {"type": "category", "data": labels},
         "yAxis": {"type": "value", "min": 0, "max": 1},
         "series": [
             {
-                "name": f"{label}: {ev.name}",
+                "name": name,
                 "type": "bar",
                 "data": values(ev),
-                "itemStyle": {"color": FLOW_COLOURS[label]},
-                "label": {"show": True, "position": "top", "fontSize": 10},
+                "itemStyle": {"color": flow_colour(index)},
+                "label": {"show": len(names) <= 3, "position": "top", "fontSize": 10},
             }
-            for label, ev in (("A", comparison.a), ("B", comparison.b))
+            for index, (name, ev) in enumerate(zip(names, comparison.flows, strict=True))
         ],
     }
 
 
+def leaderboard_table_rows(comparison: Comparison) -> list[dict[str, Any]]:
+    k = comparison.k
+    rows = []
+    for place, ev in enumerate(comparison.leaderboard(), start=1):
+        m = ev.metrics
+        pair = comparison.pair_for(ev)
+        counts = ev.miss_counts()
+        rows.append(
+            {
+                "place": place,
+                "flow": f"{ev.label}: {ev.name}",
+                "hit1": f"{m.hit_at_1:.3f}",
+                "hitk": f"{m.hit_at_k:.3f}",
+                "mrr": f"{m.mrr:.3f}",
+                "recall": f"{m.recall_at_k:.3f}",
+                "chars": f"{ev.prompt_chars:.0f}",
+                "chunks": ev.stats.chunks,
+                "split": ev.facts_split,
+                "ingest": f"{ev.ingest_seconds:.1f}",
+                "misses": " · ".join(f"{counts[kind]} {MISS_SHORT[kind]}" for kind in MISS_KINDS if counts[kind])
+                or "none",
+                "versus": "baseline" if pair is None else short_verdict(pair),
+                "k": k,
+            }
+        )
+    return rows
+
+
+def short_verdict(pair: PairComparison) -> str:
+    if not pair.significant:
+        return "no detectable difference"
+    return "better" if pair.differences["mrr"].diff > 0 else "worse"
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.3f}".replace("-", "−")
+
+
+def interval_html(comparison: Comparison) -> str:
+    """Per pair and metric: the 95% interval of ``other - baseline`` as a bar around zero, the difference
+    as a dot. Green: the other flow is better; red: worse; grey: the interval crosses zero (noise)."""
+    metric_names = {"hit@1": "hit@1", "hit@k": f"hit@{comparison.k}", "mrr": "MRR"}
+    scale = max([0.1, *(max(abs(d.low), abs(d.high)) for p in comparison.pairs for d in p.differences.values())])
+
+    def x(value: float) -> float:
+        return 50 + 50 * value / scale
+
+    blocks = []
+    for pair in comparison.pairs:
+        rows = []
+        for key, name in metric_names.items():
+            d = pair.differences[key]
+            colour = "#16a34a" if d.low > 0 else "#dc2626" if d.high < 0 else "#94a3b8"
+            left, right = x(d.low), x(d.high)
+            rows.append(
+                f'<div class="fb-ci-row" data-metric="{key}"><span class="fb-ci-name">{name}</span>'
+                f'<span class="fb-ci-axis"><span class="fb-ci-zero"></span>'
+                f'<span class="fb-ci-bar" style="left:{left:.1f}%;width:{max(0.6, right - left):.1f}%;'
+                f'background:{colour}"></span><span class="fb-ci-dot" style="left:{x(d.diff):.1f}%"></span></span>'
+                f'<span class="fb-ci-text">{_signed(d.diff)} ({_signed(d.low)}..{_signed(d.high)})</span></div>'
+            )
+        verdict_text = html.escape(pair.verdict)
+        blocks.append(
+            f'<div class="fb-ci-pair" data-testid="interval-{pair.b.label.lower()}">'
+            f'<div class="fb-ci-title">{html.escape(pair.b.label)} vs {html.escape(pair.a.label)}: '
+            f"{html.escape(pair.b.name)}</div>{''.join(rows)}"
+            f'<div class="fb-verdict" data-testid="verdict-{pair.b.label.lower()}">{verdict_text}</div></div>'
+        )
+    axis = f'<div class="fb-ci-scale">axis: −{scale:.2f} … 0 … +{scale:.2f} (other flow minus baseline)</div>'
+    return f'<div class="fb-ci">{"".join(blocks)}{axis}</div>'
+
+
+def _rank_cell(ev: FlowEvaluation, index: int) -> str:
+    outcome = ev.outcomes[index]
+    if outcome.first_rank is not None:
+        return str(outcome.first_rank)
+    miss = ev.misses[index] if index < len(ev.misses) else None
+    if miss is None:
+        return "-"
+    if miss.kind == "below_k":
+        return f"- (rank {miss.rank})" if miss.rank else f"- (> {DEEP_K})"
+    return f"- ({MISS_SHORT[miss.kind]})"
+
+
 def question_rows(comparison: Comparison) -> list[dict[str, Any]]:
+    """One row per question: each flow's rank (``rank_a``, ``rank_b``, ...; a miss says why) and, against the
+    baseline, which flow ranked the evidence better (two flows) or how many flows beat it."""
     better = {"a": "A", "b": "B", "tie": "=", "-": "n/a"}
-    return [
-        {
+    rows = []
+    for index, row in enumerate(comparison.rows):
+        item: dict[str, Any] = {
             "id": row.question.id,
             "question": row.question.question,
-            "gold": ", ".join(row.question.gold) or "(no answer)",
-            "rank_a": "-" if row.rank_a is None else row.rank_a,
-            "rank_b": "-" if row.rank_b is None else row.rank_b,
-            "better": better[row.winner],
+            "gold": ", ".join(row.question.gold) or ("(fact only)" if row.question.fact else "(no answer)"),
         }
-        for row in comparison.rows
-    ]
+        for ev in comparison.flows:
+            item[f"rank_{ev.label.lower()}"] = _rank_cell(ev, index)
+        if len(comparison.flows) == 2:
+            item["better"] = better[row.winner]
+        else:
+            winners = [p.b.label for p in comparison.pairs if p.rows[index].winner == "b"]
+            item["better"] = ", ".join(winners) if winners else ("n/a" if row.winner == "-" else "=")
+        rows.append(item)
+    return rows
 
 
 def relevance_mode(value: str | None) -> Relevance:
@@ -330,6 +470,51 @@ def gold_summary(outcome: QuestionOutcome, k: int) -> str:
     )
 
 
+def flow_line(path: str) -> str:
+    """``name — what it does`` for a flow file (read, never run); a broken file says so."""
+    try:
+        flow = read_flow(path)
+    except FlowbuilderError as exc:
+        return f"{Path(path).name}: cannot be read ({redact(str(exc))})"
+    return f"{flow.name} — {describe_flow(flow)}"
+
+
+class Eta:
+    """Remaining time of a comparison from the progress so far: each flow is 1/N of the work, its ingestion
+    (embedding) 80% of a flow and its searches 20%."""
+
+    def __init__(self, labels: Sequence[str]) -> None:
+        self.labels = list(labels)
+        self.started = time.monotonic()
+        self.fraction = 0.0
+
+    def update(self, label: str, event: RunEvent) -> None:
+        if label not in self.labels:
+            return
+        index = self.labels.index(label)
+        within = None
+        if event.kind == "progress":
+            done, total = int(event.data.get("done", 0)), int(event.data.get("total", 0))
+            share = done / total if total else 0.0
+            within = 0.8 + 0.2 * share if event.data.get("message") == "searching" else 0.8 * share
+        fraction = (index + (within or 0.0)) / len(self.labels)
+        self.fraction = max(self.fraction, fraction)
+
+    def seconds_left(self) -> float | None:
+        elapsed = time.monotonic() - self.started
+        if self.fraction < 0.02 or elapsed < 1.0:
+            return None
+        return elapsed * (1 - self.fraction) / self.fraction
+
+    def text(self) -> str:
+        left = self.seconds_left()
+        if left is None:
+            return "estimating time left…"
+        if left < 60:
+            return f"about {max(1, round(left))} s left"
+        return f"about {left / 60:.1f} min left"
+
+
 # -- the page ------------------------------------------------------------------------------------
 
 
@@ -338,6 +523,9 @@ class ComparePage:
         self.events: deque[tuple[str, RunEvent]] = deque()
         self.comparison: Comparison | None = None
         self.running = False
+        self.cancel = threading.Event()
+        self.eta: Eta | None = None
+        self.detail: Any = None
         flows = flow_options()
         questions = question_options()
         with ui.header().classes("items-center bg-slate-800 q-py-xs"):
@@ -345,15 +533,20 @@ class ComparePage:
             ui.space()
             ui.link("Back to the builder", "/").classes("text-white")
         with ui.row().classes("w-full items-end gap-3"):
-            self.flow_a = ui.select(flows, value=pick(flows, query.get("a"), NAIVE_FLOW), label="Flow A (baseline)")
-            self.flow_b = ui.select(
-                flows, value=pick(flows, query.get("b"), ROW_LABELLED_FLOW), label="Flow B (candidate)"
+            self.flows = (
+                ui.select(
+                    flows,
+                    value=initial_flows(flows, query),
+                    label="Flows (the first is the baseline)",
+                    multiple=True,
+                    on_change=self.describe,
+                )
+                .props("use-chips data-testid=flows")
+                .classes("min-w-[520px]")
             )
             self.questions = ui.select(
-                questions, value=pick(questions, query.get("q"), "vwo500_dev.jsonl"), label="Question set"
-            )
-            for select in (self.flow_a, self.flow_b, self.questions):
-                select.classes("min-w-[260px]")
+                questions, value=pick(questions, query.get("q"), DEFAULT_QUESTIONS), label="Question set"
+            ).classes("min-w-[260px]")
             self.k = ui.number("k", value=int(query.get("k") or DEFAULT_K), min=1, max=50, step=1).classes("w-20")
             self.relevance = (
                 ui.select(
@@ -368,21 +561,46 @@ class ComparePage:
             )
             self.limit = ui.number("rows shown", value=DEFAULT_ROWS, min=1, max=500, step=1).classes("w-28")
             self.button = ui.button("Compare", icon="compare_arrows", on_click=self.start).props("data-testid=compare")
-        with ui.column().classes("w-full gap-0") as self.progress_box:
-            self.progress_label = ui.label("").classes("text-xs text-grey-8")
-            self.progress = ui.linear_progress(value=0, show_value=False).props("data-testid=compare-progress")
+        self.lines = ui.column().classes("w-full gap-0").props("data-testid=flow-lines")
+        self.describe()
+        with ui.row().classes("w-full items-center no-wrap gap-3") as self.progress_box:
+            with ui.column().classes("grow gap-0"):
+                self.progress_label = ui.label("").classes("text-xs text-grey-8")
+                self.progress = ui.linear_progress(value=0, show_value=False).props("data-testid=compare-progress")
+            self.eta_label = ui.label("").classes("text-xs text-grey-8 w-40").props("data-testid=compare-eta")
+            self.cancel_button = ui.button("Cancel", icon="close", on_click=self.request_cancel).props(
+                "flat dense color=negative data-testid=compare-cancel"
+            )
         self.progress_box.set_visibility(False)
         self.results = ui.column().classes("w-full")
         ui.timer(0.1, self.drain)
         if query.get("run"):
             ui.timer(0.2, self.start, once=True)
 
+    def selected(self) -> list[str]:
+        value = self.flows.value
+        return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
+
+    def describe(self) -> None:
+        """One line per picked flow saying what it does (read from the file, nothing runs)."""
+        self.lines.clear()
+        with self.lines:
+            for label, path in zip(flow_labels(len(self.selected())), self.selected(), strict=True):
+                role = " (baseline)" if label == "A" else ""
+                ui.label(f"{label}{role}: {flow_line(path)}").classes("text-xs text-grey-9").props(
+                    f"data-testid=flow-line-{label.lower()}"
+                )
+
     def drain(self) -> None:
         latest: tuple[str, RunEvent] | None = None
         while self.events:
             label, event = self.events.popleft()
+            if self.eta is not None:
+                self.eta.update(label, event)
             if event.kind in ("progress", "node_started", "node_cached"):
                 latest = (label, event)
+        if self.running and self.eta is not None:
+            self.eta_label.set_text(self.eta.text())
         if latest is None:
             return
         label, event = latest
@@ -395,23 +613,35 @@ class ComparePage:
             verb = "running" if event.kind == "node_started" else "cached"
             self.progress_label.set_text(f"Flow {label} · {verb} {event.node_id}")
 
+    def request_cancel(self) -> None:
+        if self.running:
+            self.cancel.set()
+            self.progress_label.set_text("Cancelling… (stops after the current step or embedding batch)")
+
     async def start(self) -> None:
         if self.running:
             return
-        paths = (self.flow_a.value, self.flow_b.value, self.questions.value)
-        if not all(paths):
-            ui.notify("Pick two flows and a question set.", type="warning")
+        paths = self.selected()
+        if len(paths) < 2 or not self.questions.value:
+            ui.notify("Pick two or more flows and a question set.", type="warning")
             return
         self.running = True
+        self.cancel = threading.Event()
+        self.eta = Eta(flow_labels(len(paths)))
         self.button.disable()
+        self.cancel_button.enable()
         self.progress_box.set_visibility(True)
         self.progress.set_value(0)
         self.progress_label.set_text("Starting…")
+        self.eta_label.set_text("estimating time left…")
         k = max(1, int(self.k.value or DEFAULT_K))
         relevance = relevance_mode(self.relevance.value)
         try:
-            questions = load_questions(str(paths[2]))
-            self.comparison = await run.io_bound(self._compare, str(paths[0]), str(paths[1]), questions, k, relevance)
+            questions = load_questions(str(self.questions.value))
+            self.comparison = await run.io_bound(self._compare, paths, questions, k, relevance, self.cancel)
+        except ComparisonCancelled:
+            self.progress_label.set_text("Cancelled.")
+            return
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative", multi_line=True)
             self.progress_label.set_text(f"Failed: {redact(str(exc))}")
@@ -419,21 +649,25 @@ class ComparePage:
         finally:
             self.running = False
             self.button.enable()
+            self.cancel_button.disable()
+            self.eta_label.set_text("")
             self.events.clear()
         self.events.clear()  # stale progress must not overwrite "Done." on the next drain
         self.progress.set_value(1)
         self.progress_label.set_text("Done.")
         self.show()
 
-    def _compare(self, path_a: str, path_b: str, questions: Any, k: int, relevance: Relevance) -> Comparison:
+    def _compare(
+        self, paths: list[str], questions: Any, k: int, relevance: Relevance, cancel: threading.Event
+    ) -> Comparison:
         with _COMPARER_LOCK:
-            return _COMPARER.compare(
-                path_a,
-                path_b,
+            return _COMPARER.compare_many(
+                [FlowSource(Path(p)) for p in paths],
                 questions,
                 k,
                 on_progress=lambda label, event: self.events.append((label, event)),
                 relevance=relevance,
+                cancel_event=cancel,
             )
 
     def rejudge(self) -> None:
@@ -448,61 +682,83 @@ class ComparePage:
         if comparison is None:
             return
         limit = max(1, int(self.limit.value or DEFAULT_ROWS))
+        k = comparison.k
         self.results.clear()
         with self.results:
+            m = comparison.a.metrics
+            ui.label(
+                f"Leaderboard by MRR (k = {k}, {comparison.relevance} relevance; {m.questions} questions with an "
+                f"answer, {m.unanswerable} without)"
+            ).classes("text-subtitle1")
+            columns = [
+                ("place", "#"), ("flow", "flow"), ("hit1", "hit@1"), ("hitk", f"hit@{k}"), ("mrr", "MRR"),
+                ("recall", f"recall@{k}"), ("chars", "top-3 chars"), ("chunks", "chunks"),
+                ("split", "split facts"), ("ingest", "ingest s"), ("misses", "why missed"),
+                ("versus", "vs baseline"),
+            ]  # fmt: skip
+            ui.table(
+                columns=[
+                    {
+                        "name": n,
+                        "label": lab,
+                        "field": n,
+                        "align": "left" if n in ("flow", "misses", "versus") else "right",
+                    }
+                    for n, lab in columns
+                ],
+                rows=leaderboard_table_rows(comparison),
+                row_key="flow",
+            ).props("dense flat wrap-cells data-testid=leaderboard").classes("w-full")
             with ui.row().classes("w-full no-wrap gap-4 items-start"):
-                with ui.card().classes("w-[520px] shrink-0"):
-                    ui.label("Chunk statistics").classes("text-subtitle1")
-                    ui.table(
-                        columns=[
-                            {"name": "stat", "label": "", "field": "stat", "align": "left"},
-                            {"name": "a", "label": "A", "field": "a"},
-                            {"name": "b", "label": "B", "field": "b"},
-                        ],
-                        rows=stats_rows(comparison),
-                        row_key="stat",
-                    ).props("dense flat wrap-cells data-testid=stats").classes("w-full")
-                    ui.label(f"A: {comparison.a.name} ({comparison.a.path.name})").classes("text-xs text-grey-8")
-                    ui.label(f"B: {comparison.b.name} ({comparison.b.path.name})").classes("text-xs text-grey-8")
-                    for ev in (comparison.a, comparison.b):
-                        for warning in ev.warnings:
-                            ui.label(f"{ev.label}: {warning}").classes("text-xs text-orange-9")
-                with ui.card().classes("grow"):
-                    m = comparison.a.metrics
-                    ui.label(
-                        f"Retrieval metrics (k = {comparison.k}, {comparison.relevance} relevance; "
-                        f"{m.questions} questions with an answer, {m.unanswerable} without)"
-                    ).classes("text-subtitle1")
+                with ui.card().classes("w-1/2"):
+                    ui.label("Retrieval metrics").classes("text-subtitle1")
                     ui.echart(metrics_chart(comparison)).classes("w-full h-64").props("data-testid=metrics")
-                    ui.label(
-                        f"B vs A per question: {comparison.wins_b} wins, {comparison.wins_a} losses, "
-                        f"{comparison.ties} ties"
-                    ).classes("text-sm")
+                with ui.card().classes("w-1/2"):
+                    ui.label("Difference from the baseline, 95% interval (paired bootstrap, 10,000 resamples)").classes(
+                        "text-subtitle1"
+                    )
+                    ui.html(interval_html(comparison), sanitize=False).props("data-testid=intervals")
+                    if len(comparison.flows) == 2:
+                        ui.label(
+                            f"B vs A per question: {comparison.wins_b} wins, {comparison.wins_a} losses, "
+                            f"{comparison.ties} ties"
+                        ).classes("text-sm")
+            with ui.card().classes("w-full"):
+                ui.label("Chunk statistics").classes("text-subtitle1")
+                ui.table(
+                    columns=[
+                        {"name": "stat", "label": "", "field": "stat", "align": "left"},
+                        *(
+                            {"name": ev.label.lower(), "label": ev.label, "field": ev.label.lower()}
+                            for ev in comparison.flows
+                        ),
+                    ],
+                    rows=stats_rows(comparison),
+                    row_key="stat",
+                ).props("dense flat wrap-cells data-testid=stats").classes("w-full")
+                for ev in comparison.flows:
+                    ui.label(f"{ev.label}: {ev.name} ({ev.path.name}) — {ev.description}").classes(
+                        "text-xs text-grey-8"
+                    )
+                    for warning in ev.warnings:
+                        ui.label(f"{ev.label}: {warning}").classes("text-xs text-orange-9")
             ui.label(f"Chunk boundaries over the first {limit} source rows").classes("text-subtitle1 q-mt-md")
             ui.label(
                 "Each colour is one chunk (purple: text in two overlapping chunks); a red bar marks a chunk "
                 "boundary inside a record, ✂ a record no single chunk holds whole, and ◌ a record with text the "
                 "embedder never reads."
             ).classes("text-xs text-grey-8")
+            width = "w-1/2" if len(comparison.flows) == 2 else "min-w-[420px] flex-1"
+            with ui.row().classes("w-full gap-4 items-start" + (" no-wrap" if len(comparison.flows) == 2 else "")):
+                for ev in comparison.flows:
+                    self._boundaries(ev, limit, width)
+            ui.label("Per question (click a row to see every flow's top chunks)").classes("text-subtitle1 q-mt-md")
             with ui.row().classes("w-full no-wrap gap-4 items-start"):
-                for ev in (comparison.a, comparison.b):
-                    truncation = truncation_of(ev.embedder)
-                    rows = boundary_rows(ev.inputs, ev.chunks, limit, truncation)
-                    cut = sum(1 for r in rows if r.cut)
-                    unread = sum(1 for r in rows if r.unread)
-                    with ui.card().classes("w-1/2"):
-                        ui.label(
-                            f"{ev.label}: {ev.name} — {cut} of {len(rows)} rows cut, {unread} partly never embedded"
-                            if truncation is not None
-                            else f"{ev.label}: {ev.name} — {cut} of {len(rows)} rows cut"
-                        ).classes("text-bold")
-                        ui.label(truncation_legend(ev.embedder)).classes("text-xs text-grey-8").props(
-                            f"data-testid=unread-legend-{ev.label.lower()}"
-                        )
-                        with ui.scroll_area().classes("w-full h-96"):
-                            ui.html(rows_html(rows), sanitize=False).props(f"data-testid=rows-{ev.label.lower()}")
-            ui.label("Per question (pick one to see both flows' top chunks)").classes("text-subtitle1 q-mt-md")
-            with ui.row().classes("w-full no-wrap gap-4 items-start"):
+                rank_columns = [
+                    {"name": f"rank_{label}", "label": f"rank {ev.label}", "field": f"rank_{label}", "sortable": True}
+                    for ev in comparison.flows
+                    if (label := ev.label.lower())
+                ]
                 table = (
                     ui.table(
                         columns=[
@@ -514,9 +770,14 @@ class ComparePage:
                                 "align": "left",
                                 "style": "white-space: normal; min-width: 220px",
                             },
-                            {"name": "gold", "label": "gold", "field": "gold", "align": "left"},
-                            {"name": "rank_a", "label": "rank A", "field": "rank_a", "sortable": True},
-                            {"name": "rank_b", "label": "rank B", "field": "rank_b", "sortable": True},
+                            {
+                                "name": "gold",
+                                "label": "gold",
+                                "field": "gold",
+                                "align": "left",
+                                "style": "white-space: normal; max-width: 160px",
+                            },
+                            *rank_columns,
                             {"name": "better", "label": "better", "field": "better", "sortable": True},
                         ],
                         rows=question_rows(comparison),
@@ -528,51 +789,109 @@ class ComparePage:
                     .props("dense data-testid=questions")
                     .classes("w-1/2")
                 )
+                table.on("rowClick", lambda e: self.show_question(_row_id(e.args)))
                 table.add_slot(
                     "body-cell-better",
-                    """<q-td :props="props"><q-badge :color="props.value == 'B' ? 'positive' :
-                    (props.value == 'A' ? 'negative' : 'grey')" :label="props.value" /></q-td>""",
+                    """<q-td :props="props"><q-badge :color="props.value == 'A' || props.value == '=' ||
+                    props.value == 'n/a' ? (props.value == 'A' ? 'negative' : 'grey') : 'positive'"
+                    :label="props.value" /></q-td>""",
                 )
                 self.detail = ui.column().classes("w-1/2")
                 with self.detail:
-                    ui.label("Pick a question in the table.").classes("text-grey-7")
+                    ui.label("Click a question in the table.").classes("text-grey-7")
+
+    def _boundaries(self, ev: FlowEvaluation, limit: int, width: str) -> None:
+        truncation = truncation_of(ev.embedder)
+        rows = boundary_rows(ev.inputs, ev.chunks, limit, truncation)
+        cut = sum(1 for r in rows if r.cut)
+        unread = sum(1 for r in rows if r.unread)
+        with ui.card().classes(width):
+            ui.label(
+                f"{ev.label}: {ev.name} — {cut} of {len(rows)} rows cut, {unread} partly never embedded"
+                if truncation is not None
+                else f"{ev.label}: {ev.name} — {cut} of {len(rows)} rows cut"
+            ).classes("text-bold")
+            ui.label(truncation_legend(ev.embedder)).classes("text-xs text-grey-8").props(
+                f"data-testid=unread-legend-{ev.label.lower()}"
+            )
+            with ui.scroll_area().classes("w-full h-96"):
+                ui.html(rows_html(rows), sanitize=False).props(f"data-testid=rows-{ev.label.lower()}")
 
     def show_question(self, question_id: str | None) -> None:
         comparison = self.comparison
-        if comparison is None or question_id is None:
+        if comparison is None or question_id is None or self.detail is None:
             return
-        index = next(i for i, row in enumerate(comparison.rows) if row.question.id == question_id)
+        index = next((i for i, row in enumerate(comparison.rows) if row.question.id == question_id), None)
+        if index is None:
+            return
         question = comparison.rows[index].question
         self.detail.clear()
         with self.detail:
-            ui.label(f"{question.id}: {question.question}").classes("text-bold")
+            ui.label(f"{question.id}: {question.question}").classes("text-bold").props("data-testid=detail-title")
             if question.fact:
                 ui.label(f"fact: {question.fact}").classes("text-xs text-grey-8")
             ui.label(relevance_note(comparison.relevance)).classes("text-xs text-grey-8").props(
                 "data-testid=relevance-note"
             )
-            with ui.row().classes("w-full no-wrap gap-2 items-start"):
-                for ev in (comparison.a, comparison.b):
-                    outcome = ev.outcomes[index]
-                    with ui.column().classes("w-1/2 gap-1").props(f"data-testid=hits-{ev.label.lower()}"):
-                        ui.label(f"{ev.label}: {ev.name}").classes("text-bold")
-                        ui.label(gold_summary(outcome, comparison.k)).classes("text-xs")
-                        for hit, relevant in zip(outcome.hits, outcome.relevant, strict=True):
-                            colour = "border-green-600" if relevant else "border-slate-300"
-                            with ui.card().classes(f"w-full q-pa-xs border-l-4 {colour}"):
-                                records = ", ".join(sorted(chunk_records(hit.document))) or "no record id"
-                                mark = f" ✓ relevant ({comparison.relevance})" if relevant else ""
-                                ui.label(f"#{hit.rank} · score {hit.score:.3f} · {records}{mark}").classes("text-xs")
-                                ui.html(
-                                    f'<div class="fb-hit-text">{html.escape(hit.document.text)}</div>', sanitize=False
-                                )
+            width = "w-1/2" if len(comparison.flows) == 2 else "min-w-[260px] flex-1"
+            with ui.row().classes("w-full gap-2 items-start" + (" no-wrap" if len(comparison.flows) == 2 else "")):
+                for ev in comparison.flows:
+                    self._flow_hits(ev, index, comparison, width)
+
+    def _flow_hits(self, ev: FlowEvaluation, index: int, comparison: Comparison, width: str) -> None:
+        outcome = ev.outcomes[index]
+        miss = ev.misses[index] if index < len(ev.misses) else None
+        legs = ev.legs[index] if index < len(ev.legs) else {}
+        with ui.column().classes(f"{width} gap-1").props(f"data-testid=hits-{ev.label.lower()}"):
+            ui.label(f"{ev.label}: {ev.name}").classes("text-bold")
+            ui.label(gold_summary(outcome, comparison.k)).classes("text-xs")
+            if miss is not None:
+                ui.label(f"missed: {MISS_LABELS[miss.kind]} — {miss.detail}").classes("text-xs text-red-8").props(
+                    f"data-testid=miss-{ev.label.lower()}"
+                )
+            if legs:
+                ui.label("first relevant hit per leg: " + ", ".join(f"{n} rank {r}" for n, r in legs.items())).classes(
+                    "text-xs"
+                )
+            for hit, relevant in zip(outcome.hits, outcome.relevant, strict=True):
+                colour = "border-green-600" if relevant else "border-slate-300"
+                with ui.card().classes(f"w-full q-pa-xs border-l-4 {colour}"):
+                    records = ", ".join(sorted(chunk_records(hit.document))) or "no record id"
+                    mark = f" ✓ relevant ({comparison.relevance})" if relevant else ""
+                    hit_legs = leg_ranks(hit)
+                    leg_text = (" · " + ", ".join(f"{n} {r}" for n, r in hit_legs.items())) if hit_legs else ""
+                    ui.label(f"#{hit.rank} · score {hit.score:.3f} · {records}{mark}{leg_text}").classes("text-xs")
+                    ui.html(f'<div class="fb-hit-text">{html.escape(hit.document.text)}</div>', sanitize=False)
+
+
+def _row_id(args: Any) -> str | None:
+    """The question id of a Quasar ``rowClick`` event (``[event, row, index]``)."""
+    if isinstance(args, list | tuple):
+        for item in args:
+            if isinstance(item, dict) and "id" in item and "question" in item:
+                return str(item["id"])
+    return None
+
+
+def initial_flows(options: dict[str, str], query: dict[str, str]) -> list[str]:
+    """The flows to preselect: ``flows=a.json,b.json,...``, else ``a``/``b``, else the course's three flows."""
+    names = [n for n in (query.get("flows") or "").split(",") if n]
+    if not names and (query.get("a") or query.get("b")):
+        names = [query.get("a") or NAIVE_FLOW, query.get("b") or ROW_LABELLED_FLOW]
+    names = names or list(DEFAULT_FLOWS)
+    picked = [path for name in names if (path := pick_exact(options, name)) is not None]
+    return picked or list(options)[:2]
+
+
+def pick_exact(options: dict[str, str], name: str) -> str | None:
+    return next((path for path in options if Path(path).name == name), None)
 
 
 def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
-                 rel: str | None = None, run: str | None = None) -> None:  # fmt: skip
+                 rel: str | None = None, run: str | None = None, flows: str | None = None) -> None:  # fmt: skip
     ui.add_css(_CSS)
-    query = {key: value for key, value in {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run}.items() if value}
-    ComparePage(query)
+    given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows}
+    ComparePage({key: value for key, value in given.items() if value})
 
 
 def register() -> None:

@@ -3,6 +3,8 @@ import report and a credentials dialog for unbound slots, and export by download
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -15,32 +17,33 @@ from flowbuilder.examples import flows_dir
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow, save_flow
 from flowbuilder.secrets import redact
-from flowbuilder.ui.formats_bridge import EXPORT_FORMATS, export_text, import_data, parse_upload, report_text
-from flowbuilder.ui.inspector import bind_credential
-from flowbuilder.ui.session import EditorSession, binding_source
+from flowbuilder.ui.accounts import Account, account_bound, bind_button, missing_accounts
+from flowbuilder.ui.formats_bridge import EXPORT_FORMATS, export_text, import_data, parse_upload, ui_report_text
+from flowbuilder.ui.gallery import template_gallery
+from flowbuilder.ui.session import EditorSession
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+AUTOSAVE_NAME = ".autosave.flow.json"
+log = logging.getLogger(__name__)
+
+
+def restore_autosave(workspace: Path, wanted: Path | None) -> tuple[Flow, Path | None, bool] | None:
+    """The autosaved flow, its file and dirty flag, when it belongs to what this tab would open: any
+    flow when none was named on the command line, else the same file."""
+    try:
+        data = json.loads((workspace / AUTOSAVE_NAME).read_text(encoding="utf-8"))
+        flow = Flow.model_validate(data["flow"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    path = Path(data["path"]) if data.get("path") else None
+    if wanted is not None and (path is None or path.resolve() != wanted.resolve()):
+        return None
+    return flow, path, bool(data.get("dirty"))
 
 
 def safe_file_name(name: str, suffix: str = ".json") -> str:
     stem = _SAFE_NAME.sub("_", name).strip(" ._") or "flow"
     return stem if stem.endswith(suffix) else stem + suffix
-
-
-def unbound_slots(session: EditorSession) -> list[tuple[str, Any]]:
-    """(node id, slot) for every required credential slot nothing binds yet."""
-    missing = []
-    for spec in session.state.flow.nodes:
-        cls = session.state.node_class(spec.id)
-        if cls is None:
-            continue
-        for slot in cls.credential_slots:
-            if (
-                slot.required
-                and binding_source(session.resolver, spec.id, slot, spec.credentials.get(slot.name)) is None
-            ):
-                missing.append((spec.id, slot))
-    return missing
 
 
 class FileActions:
@@ -53,10 +56,51 @@ class FileActions:
 
     # ---------------------------------------------------------------- native files
     def new(self) -> None:
+        """The template gallery: a blank flow or an example (asking first if edits would be lost)."""
+        template_gallery(
+            lambda: self.confirm_discard(self.blank), lambda path: self.confirm_discard(lambda: self.open_path(path))
+        )
+
+    def blank(self) -> None:
         self.session.state.load(Flow())
         self.session.path = None
         self.session.results = {}
         self.on_loaded()
+
+    def confirm_discard(self, action: Callable[[], object]) -> None:
+        """Run ``action`` (which replaces the flow) now, or after the user agreed to lose unsaved edits."""
+        if not self.session.state.dirty:
+            action()
+            return
+        with ui.dialog() as dialog, ui.card().classes("w-96 fb-confirm-discard"):
+            ui.label("Discard unsaved changes?").classes("text-h6")
+            ui.label(f"“{self.session.state.flow.name}” has edits that are not saved.").classes("text-sm")
+            with ui.row():
+                ui.button("Discard changes", on_click=lambda: (dialog.close(), action())).props(
+                    "unelevated color=negative no-caps"
+                ).mark("discard")
+                ui.button("Keep editing", on_click=dialog.close).props("flat no-caps").mark("keep-editing")
+        dialog.open()
+
+    # ---------------------------------------------------------------- autosave
+    @property
+    def autosave_path(self) -> Path:
+        return self.session.workspace / AUTOSAVE_NAME
+
+    def autosave(self) -> None:
+        """Keep the open flow (and which file it is) in the workspace, so a reload gets it back."""
+        data = {
+            "path": str(self.session.path) if self.session.path else None,
+            "dirty": self.session.state.dirty,
+            "flow": self.session.state.flow.model_dump(mode="json"),
+        }
+        try:
+            self.session.workspace.mkdir(parents=True, exist_ok=True)
+            tmp = self.autosave_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            tmp.replace(self.autosave_path)
+        except OSError as exc:  # a read-only workspace must not break editing
+            log.warning("Autosave to %s failed: %s", self.autosave_path, exc)
 
     def open_path(self, path: Path) -> bool:
         try:
@@ -67,13 +111,18 @@ class FileActions:
         self.session.state.load(flow)
         self.session.path = path
         self.session.results = {}
+        if self.session.state.needs_layout():
+            self.session.state.auto_layout()
         self.on_loaded()
         ui.notify(f"Opened {path.name}")
         return True
 
     def open_dialog(self) -> None:
+        self.confirm_discard(self._open_dialog)
+
+    def _open_dialog(self) -> None:
         workspace = self.session.workspace
-        files = sorted(workspace.glob("*.json")) if workspace.is_dir() else []
+        files = sorted(p for p in workspace.glob("*.json") if p.name != AUTOSAVE_NAME) if workspace.is_dir() else []
         examples = sorted(flows_dir().glob("*.json")) if flows_dir().is_dir() else []
         with ui.dialog() as dialog, ui.card().classes("w-[28rem]"):
             ui.label("Open a flow").classes("text-h6")
@@ -137,71 +186,114 @@ class FileActions:
 
     # ---------------------------------------------------------------- import / export
     def import_dialog(self) -> None:
-        with ui.dialog() as dialog, ui.card().classes("w-[30rem]"):
+        with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-import-dialog"):
             ui.label("Import a flow").classes("text-h6")
             ui.label("A Flowbuilder, n8n or LangFlow JSON file. Code in it is never run.").classes("text-sm")
+            offline = ui.checkbox("Run offline (swap cloud providers for local ones)", value=False).mark(
+                "import-offline"
+            )
+            ui.label(
+                "OpenAI/Ollama embeddings become the built-in local embedder, OpenAI/Groq chat models a local "
+                "Ollama model, Pinecone an embedded Chroma store: no keys needed."
+            ).classes("text-xs text-grey-7")
 
             async def on_upload(e: events.UploadEventArguments) -> None:
                 content = await e.file.read()
                 dialog.close()
-                self.import_bytes(content, e.file.name)
+                self.import_bytes(content, e.file.name, local=bool(offline.value))
 
-            ui.upload(on_upload=on_upload, auto_upload=True, max_file_size=20_000_000).props(
-                'accept=".json,application/json"'
-            ).classes("w-full fb-import-upload")
+            ui.upload(
+                label="Drop an exported flow (.json) here, or click +",
+                on_upload=on_upload,
+                auto_upload=True,
+                max_file_size=20_000_000,
+            ).props('accept=".json,application/json"').classes("w-full fb-import-upload")
             ui.button("Cancel", on_click=dialog.close).props("flat")
         dialog.open()
 
-    def import_bytes(self, content: bytes, filename: str) -> bool:
+    def import_bytes(self, content: bytes, filename: str, local: bool = False) -> bool:
         try:
             data = parse_upload(content, filename)
-            flow, report = import_data(data, filename, self.session.resolver)
+            flow, report = import_data(data, filename, self.session.resolver, local=local)
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative", multi_line=True)
             return False
         self.session.state.load(flow)
         self.session.path = None
         self.session.results = {}
-        if not any(self.session.state.flow.layout.positions.get(n.id) for n in flow.nodes):
-            self.session.state.auto_layout()
+        if self.session.state.needs_layout():
+            self.session.state.auto_layout()  # an undo step: the user can get the source layout back
         self.on_loaded()
         ui.notify(f"Imported {filename}: {len(flow.nodes)} nodes", type="positive")
-        self.show_report(filename, report)
+        offline_again = None if local else (lambda: self.import_bytes(content, filename, local=True))
+        self.show_report(filename, report, offline_again)
         return True
 
-    def show_report(self, filename: str, report: Any) -> None:
-        text = report_text(report)
-        missing = unbound_slots(self.session)
+    def show_report(self, filename: str, report: Any, reimport_offline: Callable[[], object] | None = None) -> None:
+        text = ui_report_text(report)
+        missing = missing_accounts(self.session)
+        swaps = list(getattr(report, "local_swaps", []) or [])
         if not text and not missing:
             return
-        with ui.dialog() as dialog, ui.card().classes("w-[44rem] max-w-full"):
+        with ui.dialog() as dialog, ui.card().classes("w-[46rem] max-w-full fb-import-report-dialog"):
             ui.label(f"Import report: {filename}").classes("text-h6")
-            if text:
-                ui.code(text, language="text").classes("w-full text-xs fb-import-report").style(
-                    "max-height: 50vh; overflow: auto"
+            nodes = getattr(report, "nodes", None)
+            if nodes is not None:
+                unsupported = getattr(report, "unsupported_count", 0)
+                ui.label(
+                    f"{len(self.session.state.flow.nodes)} nodes on the canvas from {len(nodes)} source nodes"
+                    + (f"; {unsupported} unsupported (marked on the canvas)" if unsupported else "")
+                    + "."
+                ).classes("text-sm fb-import-summary")
+            if swaps:
+                ui.label(f"Running offline: {len(swaps)} cloud component(s) swapped for local ones").classes(
+                    "text-subtitle2 text-positive fb-import-swaps"
                 )
+                for swap in swaps:
+                    ui.label(f"{swap.node}: {swap.detail}").classes("text-xs")
             if missing:
-                ui.label("Credentials to bind (kept for this session only; the flow stores references)").classes(
-                    "text-subtitle2"
-                )
-                for node_id, slot in missing:
-                    with ui.row().classes("items-center w-full no-wrap"):
-                        ui.label(f"{node_id}.{slot.name} ({slot.provider})").classes("w-48")
-                        field = (
-                            ui.input("Secret", password=True).props("dense outlined autocomplete=off").classes("grow")
-                        )
+                ui.label("Keys to bind (one per account; kept for this session only)").classes("text-subtitle2")
+                box = ui.column().classes("w-full gap-1")
 
-                        def bind(f: Any = field, n: str = node_id, s: Any = slot) -> None:
-                            value = str(f.value or "")
-                            f.value = ""
-                            if value:
-                                bind_credential(self.session, n, s, value)
-                                ui.notify(f"{n}.{s.name} bound", type="positive")
-                                self.on_loaded()
+                def draw_accounts() -> None:
+                    box.clear()
+                    with box:
+                        for account in missing:
+                            self._account_row(account, after_bind)
 
-                        ui.button("Bind", on_click=bind).props("dense")
+                def after_bind() -> None:
+                    self.on_loaded()
+                    draw_accounts()
+
+                draw_accounts()
+                if reimport_offline is not None:
+                    with ui.row().classes("items-center"):
+                        ui.label("No keys?").classes("text-sm")
+                        ui.button(
+                            "Import again, running offline",
+                            icon="cloud_off",
+                            on_click=lambda: (dialog.close(), reimport_offline()),
+                        ).props("flat dense no-caps").mark("reimport-offline")
+            if text:
+                with ui.expansion("Full report", icon="description").classes("w-full").props("dense"):
+                    ui.code(text, language="text").classes("w-full text-xs fb-import-report").style(
+                        "max-height: 45vh; overflow: auto"
+                    )
             ui.button("Close", on_click=dialog.close)
         dialog.open()
+
+    def _account_row(self, account: Account, on_bound: Callable[[], None]) -> None:
+        """One account in the import report: who uses it, and a "Bind a key" button until it is bound."""
+        bound = account_bound(self.session, account)
+        with ui.row().classes("items-center w-full no-wrap fb-import-account"):
+            with ui.column().classes("gap-0 grow"):
+                ui.label(account.title).classes("text-weight-medium")
+                labels = dict.fromkeys(self.session.state.flow.node(n).label for n, _ in account.users)
+                ui.label("used by " + ", ".join(labels)).classes("text-xs text-grey-7")
+            if bound:
+                ui.label("✓ bound").classes("text-positive text-weight-medium fb-account-bound")
+            else:
+                bind_button(self.session, account, on_bound)
 
     def export_dialog(self) -> None:
         with ui.dialog() as dialog, ui.card().classes("w-96"):

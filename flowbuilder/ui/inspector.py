@@ -16,8 +16,19 @@ from nicegui import ui
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ValidationIssue
 from flowbuilder.registry import describe_node
+from flowbuilder.ui.accounts import (
+    Account,
+    account_for_issue,
+    account_key,
+    bind_account,
+    bind_button,
+    issue_text,
+    provider_name,
+)
+from flowbuilder.ui.file_picker import is_file_field, pick_file
 from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
 from flowbuilder.ui.session import EditorSession, binding_source
+from flowbuilder.ui.widgets import ui_words
 
 SOURCE_LABELS = {
     "session": "bound for this session",
@@ -118,7 +129,10 @@ class Inspector:
         row = ui.element("div").classes("w-full fb-overview-issue")
         with row:
             ui.label(where).classes("fb-overview-issue-where")
-            ui.label(issue.message).classes("fb-overview-issue-text")
+            ui.label(issue_text(self.session, issue)).classes("fb-overview-issue-text")
+            account = account_for_issue(self.session, issue)
+            if account is not None:
+                bind_button(self.session, account, lambda: self.on_change(False)).on("click.stop", lambda: None)
         select = self.on_select
         if spec is not None and select is not None:
             row.classes("cursor-pointer").mark(f"issue-{spec.id}").on("click", lambda _, n=spec.id: select(n))
@@ -147,7 +161,7 @@ class Inspector:
 
     def _field(self, f: FormField, config: dict[str, Any]) -> None:
         value = config.get(f.name, f.default)
-        tooltip = f.description
+        tooltip = ui_words(f.description)
         element: Any
         if f.kind in ("integer", "number"):
             element = ui.number(
@@ -186,6 +200,17 @@ class Inspector:
                     e.sender, field.name, None if field.nullable and not e.value else e.value
                 )
             )
+            if is_file_field(f.name):
+                field_input = element
+
+                def picked(path: str, target: Any = field_input) -> None:
+                    target.value = path  # fires on_value_change -> the checked config edit
+
+                with element.add_slot("append"):
+                    ui.button(
+                        icon="folder_open",
+                        on_click=lambda: pick_file(self.session.workspace, self.session.base_dir, picked),
+                    ).props("flat dense round size=sm").tooltip("Upload or choose a file").mark(f"pick-{f.name}")
         else:
             text = "" if value is None else json.dumps(value, ensure_ascii=False)
             element = ui.textarea(f"{f.label} (JSON)", value=text).props("dense outlined autogrow")
@@ -213,14 +238,17 @@ class Inspector:
         source = binding_source(self.session.resolver, node_id, slot, ref)
         with ui.card().classes("w-full q-pa-sm gap-1").props("flat bordered"):
             with ui.row().classes("items-center w-full no-wrap"):
-                ui.label(f"{slot.name} · {ref.provider if ref else slot.provider}").classes("text-weight-medium")
+                provider, account = account_key(self.session, node_id, slot)
+                ui.label(f"{slot.name} · {provider_name(provider)} account “{account}”").classes("text-weight-medium")
                 ui.space()
                 ui.badge(
                     SOURCE_LABELS[source] if slot.required or source else "optional, unbound",
                     color="positive" if source else ("grey" if not slot.required else "negative"),
                 ).classes("fb-cred-state").props(f'data-slot="{slot.name}"')
+            if source is None and slot.required:
+                bind_button(self.session, Account(provider, account), self._after_bind)
             name_input = (
-                ui.input("Credential name", value=ref.name if ref else "default", placeholder="default")
+                ui.input("Account name", value=ref.name if ref else "default", placeholder="default")
                 .props("dense outlined")
                 .classes("w-full")
             )
@@ -230,7 +258,7 @@ class Inspector:
             )
             with ui.row().classes("items-center w-full no-wrap"):
                 secret = (
-                    ui.input("Secret for this session", password=True, password_toggle_button=False)
+                    ui.input("Key (this session only)", password=True, password_toggle_button=False)
                     .props("dense outlined autocomplete=off")
                     .classes("grow")
                     .mark(f"secret-{slot.name}")
@@ -238,6 +266,10 @@ class Inspector:
                 ui.button("Bind", on_click=lambda: self._bind(slot, secret)).props("dense unelevated").mark(
                     f"bind-{slot.name}"
                 )
+
+    def _after_bind(self) -> None:
+        self.show(self.node_id)
+        self.on_change(False)
 
     def _set_ref(self, slot: CredentialSlot, name: str) -> None:
         if self.node_id is None:
@@ -254,16 +286,11 @@ class Inspector:
         if not value or self.node_id is None:
             ui.notify("Type the secret first.", type="warning")
             return
-        bind_credential(self.session, self.node_id, slot, value)
-        ui.notify(f"{self.node_id}.{slot.name} bound for this session.", type="positive")
+        provider, name = account_key(self.session, self.node_id, slot)
+        count = bind_account(self.session, provider, name, value)
+        ui.notify(
+            f"{provider_name(provider)} account “{name}” bound for this session ({count} node setting(s)).",
+            type="positive",
+        )
         self.show(self.node_id)
         self.on_change(False)
-
-
-def bind_credential(session: EditorSession, node_id: str, slot: CredentialSlot, value: str) -> None:
-    """Bind a secret for this session and make sure the flow stores a reference (never the value)."""
-    spec = session.state.flow.node(node_id)
-    ref = spec.credentials.get(slot.name)
-    if ref is None:
-        session.state.set_credential_ref(node_id, slot.name, slot.provider, "default")
-    session.resolver.bind(f"{node_id}.{slot.name}", value)

@@ -1,7 +1,8 @@
 """The output inspector: what a node produced in the last run, shown so each seam can be checked.
 
 Records and chunks as a table (text length, start/end boundaries, record ids, metadata columns),
-hits with score and source, text outputs verbatim, and the node's ``details`` (the exact prompt, a
+hits with score and source (or, after fusion or reranking, a stage table with each leg's rank and score
+and the arithmetic of the fused score), text outputs verbatim, and the node's ``details`` (the exact prompt, a
 sample vector, an agent's messages and tool calls), plus the error of a failed node.
 """
 
@@ -94,6 +95,99 @@ def hits_table(hits: list[Hit]) -> tuple[list[dict[str, Any]], list[dict[str, An
     return columns, rows
 
 
+def leg_names(rows: list[dict[str, Any]]) -> list[str]:
+    """Every leg named by the rows, in first-seen order (dense before keyword before rerank...)."""
+    names: list[str] = []
+    for row in rows:
+        for name in row.get("legs") or {}:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def hit_rows(hits: list[Hit]) -> list[dict[str, Any]]:
+    """Hits as stage rows: the same shape retrieval nodes put in their details."""
+    return [
+        {
+            "rank": h.rank,
+            "record": str(
+                h.document.metadata.get("parent_id")
+                or h.document.metadata.get("record_id")
+                or h.document.source
+                or h.id
+            ),
+            "score": round(float(h.score), 4),
+            "legs": h.legs,
+            "explain": h.explain,
+            "text": h.document.text,
+        }
+        for h in hits[:MAX_ROWS]
+    ]
+
+
+def stage_table(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Columns and rows of one retrieval stage: rank, record, score, then each leg's rank and score
+    (blank where that leg did not find the hit), the arithmetic of the score, and the text."""
+    # a leg that only repeats the row's own rank and score (a keyword retriever tagging its hits) adds nothing
+    legs = [leg for leg in leg_names(rows) if not all(_same_as_row(row, leg) for row in rows)]
+    columns = [
+        {"name": "rank", "label": "#", "field": "rank", "align": "right"},
+        {"name": "record", "label": "record", "field": "record", "align": "left"},
+        {"name": "score", "label": "score", "field": "score", "align": "right"},
+    ]
+    for leg in legs:
+        columns.append({"name": f"{leg} #", "label": f"{leg} #", "field": f"{leg} #", "align": "right"})
+        columns.append({"name": f"{leg} score", "label": f"{leg} score", "field": f"{leg} score", "align": "right"})
+    if any(row.get("explain") for row in rows):
+        columns.append({"name": "explain", "label": "score =", "field": "explain", "align": "left"})
+    columns.append({"name": "text", "label": "text", "field": "text", "align": "left"})
+    table_rows = []
+    for row in rows[:MAX_ROWS]:
+        out: dict[str, Any] = {
+            "i": row.get("rank"),
+            "rank": row.get("rank"),
+            "record": row.get("record"),
+            "score": row.get("score"),
+            "explain": row.get("explain", ""),
+            "text": _full(str(row.get("text", ""))),
+        }
+        for leg in legs:
+            found = (row.get("legs") or {}).get(leg)
+            out[f"{leg} #"] = int(found["rank"]) if found else None
+            out[f"{leg} score"] = round(float(found["score"]), 4) if found else None
+        table_rows.append(out)
+    return columns, table_rows
+
+
+def _same_as_row(row: dict[str, Any], leg: str) -> bool:
+    found = (row.get("legs") or {}).get(leg)
+    if not found:
+        return False
+    return int(found["rank"]) == row.get("rank") and round(float(found["score"]), 4) == row.get("score")
+
+
+def _is_stage_rows(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, dict) and {"rank", "record", "score"} <= v.keys() for v in value)
+    )
+
+
+def stage_view(title: str, rows: list[dict[str, Any]]) -> None:
+    _heading(title)
+    documents_view(*stage_table(rows))
+
+
+def hits_view(hits: list[Hit]) -> None:
+    """Hits that went through fusion or reranking as a stage table (every leg's rank and score);
+    plain retrieval hits as cards."""
+    if any(h.legs for h in hits):
+        documents_view(*stage_table(hit_rows(hits)))
+    else:
+        hit_cards(hits)
+
+
 def _pre(text: str, prose: bool = False) -> None:
     """A block of text with its line breaks, wrapped to the panel (monospace unless ``prose``)."""
     ui.label(text).classes("w-full " + ("fb-prose" if prose else "fb-pre"))
@@ -134,7 +228,7 @@ def render_value(name: str, value: Any) -> None:
     """One output port's value."""
     if isinstance(value, list) and value and all(isinstance(v, Hit) for v in value):
         _heading(f"{name}: {len(value)} hits")
-        hit_cards(value)
+        hits_view(value)
     elif isinstance(value, list) and value and all(isinstance(v, Document) for v in value):
         columns, rows = documents_table(value)
         lengths = [len(d.text) for d in value]
@@ -181,6 +275,14 @@ def render_details(details: dict[str, Any], outputs: dict[str, Any] | None = Non
                         clamped_text(msg.content, 4, "fb-msg-text")
                     if msg.tool_calls:
                         _pre(json.dumps(msg.tool_calls, indent=2, ensure_ascii=False, default=str))
+        elif key == "stages" and isinstance(value, dict) and all(isinstance(v, list) for v in value.values()):
+            for leg, rows in value.items():
+                if rows and _is_stage_rows(rows):
+                    stage_view(f"{leg} hits ({len(rows)})", rows)
+                else:
+                    _inline(f"{leg} hits", "none")
+        elif _is_stage_rows(value):
+            stage_view(f"{key} ({len(value)})", value)
         elif key == "tool_calls" and isinstance(value, list):
             _heading(f"tool calls ({len(value)})")
             _pre(json.dumps(value, indent=2, ensure_ascii=False, default=str))

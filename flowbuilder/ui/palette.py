@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from nicegui import ui
 
 from flowbuilder.registry import NodeClass, NodeRegistry
+from flowbuilder.ui.names import aliases, display_name, matches
 
 DRAG_MIME = "application/x-flowbuilder-node"
 # The order a RAG flow is built in, top to bottom; categories of node packs go before "Imported".
@@ -23,6 +24,7 @@ CATEGORY_ORDER = (
     "Embedders",
     "Vector stores",
     "Retrieval",
+    "Rerankers",  # llmret: rerankers sit between retrieval and the prompt
     "Prompts",
     "Models",
     "Agents",
@@ -42,7 +44,7 @@ def grouped(registry: NodeRegistry) -> list[tuple[str, list[NodeClass]]]:
     groups: dict[str, list[NodeClass]] = {}
     for cls in registry:
         groups.setdefault(cls.category, []).append(cls)
-    return [(c, sorted(groups[c], key=lambda k: k.type_name)) for c in sorted(groups, key=category_rank)]
+    return [(c, sorted(groups[c], key=display_name)) for c in sorted(groups, key=category_rank)]
 
 
 class Palette:
@@ -77,11 +79,16 @@ class Palette:
                         )
                         description = cls.description()
                         with item:
-                            ui.label(cls.type_name).classes("text-weight-medium text-[13px]")
+                            with ui.row().classes("items-baseline no-wrap gap-1 w-full"):
+                                ui.label(display_name(cls)).classes("text-weight-medium text-[13px] fb-palette-name")
+                                ui.label(cls.type_name).classes("text-[10px] text-grey-6 fb-palette-type")
                             ui.label(description).classes("text-[11px] text-grey-7 fb-palette-desc")
                             tip = ui.tooltip().classes("fb-palette-tip")
                             with tip.props("anchor='center right' self='center left'"):
                                 ui.label(description)
+                                known = aliases(cls)
+                                if known:
+                                    ui.label("Also known as: " + ", ".join(dict.fromkeys(known))).classes("text-grey-4")
                                 ui.label("Drag onto the canvas, or click to add.").classes("text-grey-5")
                         self.items[cls.type_name] = item
 
@@ -89,8 +96,7 @@ class Palette:
         words = query.lower().split()
         visible_groups: set[str] = set()
         for cls in self.registry:
-            haystack = f"{cls.type_name} {cls.category} {cls.description()}".lower()
-            show = all(w in haystack for w in words)
+            show = matches(cls, query)
             self.items[cls.type_name].set_visibility(show)
             if show:
                 visible_groups.add(cls.category)

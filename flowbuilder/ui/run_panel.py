@@ -20,8 +20,10 @@ from nicegui import run, ui
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, ValidationIssue
 from flowbuilder.executor import GENERIC_INPUT, RunEvent, RunResult
 from flowbuilder.secrets import redact
+from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.session import EditorSession
+from flowbuilder.ui.widgets import ui_words
 
 DRAIN_INTERVAL_S = 0.1
 UPSTREAM_LEAD = re.compile(r"^upstream node (?=')")
@@ -43,15 +45,27 @@ def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list
             patch["progress"] = {"done": data.get("done", 0), "total": data.get("total", 0)}
             if data.get("message"):
                 patch["summary"] = str(data["message"])
+        elif event.kind == "node_finished" and (data.get("status") == "warning" or data.get("warning")):
+            # succeeded but suspicious (an empty collection...): an amber badge that says why
+            warning = str(data.get("warning") or "check this node's output")
+            patch.update(
+                status="warning", summary=warning, warning=warning, duration=data.get("duration"), progress=None
+            )
+            lines.append(f"⚠ {node}: {data.get('summary', '')}; warning: {warning} ({data.get('duration', 0):.2f} s)")
         elif event.kind == "node_finished":
             patch.update(status="ok", summary=data.get("summary", ""), duration=data.get("duration"), progress=None)
             lines.append(f"✓ {node}: {data.get('summary', '')} ({data.get('duration', 0):.2f} s)")
+        elif event.kind == "node_cached" and data.get("warning"):
+            warning = str(data["warning"])
+            patch.update(status="warning", summary=warning, warning=warning, duration=0.0, progress=None)
+            lines.append(f"⚠ {node}: cached {data.get('summary', '')}; warning: {warning}")
         elif event.kind == "node_cached":
             patch.update(status="cached", summary=f"cached · {data.get('summary', '')}", duration=0.0, progress=None)
             lines.append(f"⚡ {node}: cached {data.get('summary', '')}")
         elif event.kind == "node_failed":
-            patch.update(status="failed", error=data.get("error"), duration=data.get("duration"), progress=None)
-            lines.append(f"✕ {node}: {data.get('error')}")
+            error = ui_words(str(data.get("error") or ""))
+            patch.update(status="failed", error=error, duration=data.get("duration"), progress=None)
+            lines.append(f"✕ {node}: {error}")
         elif event.kind == "node_skipped":
             reason = str(data.get("reason", ""))
             # "upstream node 'llm' failed" -> "'llm' failed": the badge is narrow, the log keeps the whole reason
@@ -118,6 +132,7 @@ class RunController:
         if self.running:
             ui.notify("A run is already going; cancel it first.", type="warning")
             return None
+        apply_account_keys(self.session)
         flow = self.session.state.flow.model_copy(deep=True)
         if not flow.nodes:
             ui.notify("The flow is empty: add nodes from the palette first.", type="warning")
@@ -157,7 +172,7 @@ class RunController:
             self.log.push(redact(str(exc)))
             ui.notify(f"Not run: the flow has {len(exc.issues)} problem(s); see the marked nodes.", type="negative")
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            ui.notify(ui_words(redact(str(exc))), type="negative", multi_line=True)
         finally:
             self.running = False
             self.cancel_event = None

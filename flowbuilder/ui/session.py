@@ -3,19 +3,16 @@ the session's credential bindings and the last run's results. Plain Python, no N
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.credentials import PROVIDER_ENV_VARS, CredentialRef, CredentialResolver, CredentialSlot
+from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialSlot
 from flowbuilder.executor import Executor, NodeResult
 from flowbuilder.flow import Flow
 from flowbuilder.registry import NodeRegistry
 from flowbuilder.ui.state import EditorState
-
-_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 PAGES: dict[str, Any] = {}
 """The builder page of each connected client, by client id (tests and debugging). Kept here, not in
@@ -41,6 +38,8 @@ class EditorSession:
     results: dict[str, NodeResult] = field(default_factory=dict)
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     selected: str | None = None
+    # (provider, credential name) -> key typed in the UI; bound to every node slot using that account
+    account_keys: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
@@ -58,22 +57,5 @@ class EditorSession:
 def binding_source(
     resolver: CredentialResolver, node_id: str, slot: CredentialSlot, ref: CredentialRef | None
 ) -> str | None:
-    """Where a slot's secret would come from: ``session``, ``store``, ``env`` or None (unbound).
-
-    Mirrors :meth:`CredentialResolver.resolve`'s order without returning the secret.
-    """
-    provider = ref.provider if ref else slot.provider
-    name = ref.name if ref else "default"
-    if any(key in resolver.explicit for key in (f"{node_id}.{slot.name}", slot.name, name, provider)):
-        return "session"
-    try:
-        if resolver.store.get(provider, name):
-            return "store"
-    except Exception:  # an unreadable store file is reported by the run itself
-        pass
-    candidates = [name] if _ENV_NAME.match(name) else []
-    if provider in PROVIDER_ENV_VARS:
-        candidates.append(PROVIDER_ENV_VARS[provider])
-    if any(resolver.environ.get(var) for var in candidates):
-        return "env"
-    return None
+    """Where a slot's secret would come from: ``session``, ``store``, ``env`` or None (unbound)."""
+    return resolver.source(node_id, slot, ref)

@@ -22,6 +22,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.graph import analyze
 from flowbuilder.ports import Port, PortKind, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
+from flowbuilder.ui.names import display_name, unique_name
 
 MAX_UNDO = 100
 PASTE_OFFSET = 40.0
@@ -31,6 +32,11 @@ NODE_WIDTH = 230.0
 COLUMN_GAP = 90.0
 ROW_GAP = 40.0
 SUB_GAP = 70.0
+FRAME_PAD = 24.0
+PART_GAP = 60.0
+# needs_layout(): overlap share of a card, and card area / bounding box area, that call for a layout
+OVERLAP_SHARE = 0.25
+SPARSE_DENSITY = 0.1
 
 
 def node_height(n_inputs: int, n_outputs: int) -> float:
@@ -138,6 +144,8 @@ class EditorState:
         cls = self.registry.get(type_name)  # UnknownNodeTypeError lists close matches
         self._snapshot()
         node_id = self.flow.new_id(type_name)
+        # a readable name ("Vector Store Retriever 2"), not the id, on the new card
+        name = name or unique_name(display_name(cls), {n.label for n in self.flow.nodes})
         self.flow.nodes.append(NodeSpec(id=node_id, type=cls.type_name, name=name))
         self.flow.layout.positions[node_id] = Position(x=x, y=y)
         return node_id
@@ -404,10 +412,6 @@ class EditorState:
             a, b = root_of(edge.source), root_of(edge.target)
             if a != b:
                 graph.add_edge(a, b)
-        if nx.is_directed_acyclic_graph(graph):
-            generations = [sorted(g) for g in nx.topological_generations(graph)]
-        else:
-            generations = [sorted(mains)]
 
         def height(node_id: str) -> float:
             inputs, outputs = self.ports(node_id)
@@ -442,17 +446,155 @@ class EditorState:
                 place_children(kid, kid_x, child_y)
                 cursor += width + COLUMN_GAP / 2
 
-        x = 0.0
-        for generation in generations:
-            column_width = max(subtree_width(n) for n in generation)
-            y = 0.0
-            for node_id in generation:
-                node_x = x + column_width / 2 - NODE_WIDTH / 2
-                positions[node_id] = Position(x=node_x, y=y)
-                place_children(node_id, node_x, y)
-                y += subtree_height(node_id) + ROW_GAP
-            x += column_width + COLUMN_GAP
-        # Notes keep their places unless they would sit on top of the laid-out nodes: then they go above.
-        for index, note in enumerate(self.flow.notes):
-            if note.id not in positions:
-                positions[note.id] = Position(x=index * (NODE_WIDTH + 20), y=-160)
+        # Notes that framed nodes before the layout frame the same nodes after it (n8n sticky notes).
+        members = note_members(self.flow, {n: (NODE_WIDTH, height(n)) for n in ids})
+        framed_by = {m: note_id for note_id, ms in members.items() for m in ms}
+        headers = {note.id: note_header_height(note.text) for note in self.flow.notes}
+        # Each connected part gets its own band, in its old top-to-bottom order, so frames never overlap.
+        old = {n: (self.flow.position(n).y, self.flow.position(n).x) for n in ids}
+        parts = sorted(
+            (sorted(part) for part in nx.weakly_connected_components(graph)),
+            key=lambda part: min(old[n] for n in part),
+        )
+        top = 0.0
+        for part in parts:
+            sub = graph.subgraph(part)
+            generations = (
+                [sorted(g) for g in nx.topological_generations(sub)]
+                if nx.is_directed_acyclic_graph(sub)
+                else [sorted(part)]
+            )
+            everything = [n for n in ids if root_of(n) in set(part)]
+            frames = {framed_by[n] for n in everything if n in framed_by}
+            top += max((headers[f] for f in frames), default=0.0)
+            x = 0.0
+            bottom = top
+            for generation in generations:
+                column_width = max(subtree_width(n) for n in generation)
+                y = top
+                for node_id in generation:
+                    node_x = x + column_width / 2 - NODE_WIDTH / 2
+                    positions[node_id] = Position(x=node_x, y=y)
+                    place_children(node_id, node_x, y)
+                    y += subtree_height(node_id) + ROW_GAP
+                bottom = max(bottom, y - ROW_GAP)
+                x += column_width + COLUMN_GAP
+            top = bottom + FRAME_PAD + PART_GAP
+        self._place_notes(members, headers, {n: (NODE_WIDTH, height(n)) for n in ids})
+
+    def _place_notes(
+        self, members: dict[str, list[str]], headers: dict[str, float], sizes: dict[str, tuple[float, float]]
+    ) -> None:
+        """Frame notes around their members; free notes keep their place unless they now cover a node,
+        then they go in a row above the flow."""
+        positions = self.flow.layout.positions
+        boxes = [(positions[n].x, positions[n].y, w, h) for n, (w, h) in sizes.items() if n in positions]
+        top = min((b[1] for b in boxes), default=0.0)
+        free_x = min((b[0] for b in boxes), default=0.0)
+        for note in self.flow.notes:
+            mine = [n for n in members.get(note.id, []) if n in positions]
+            if mine:
+                left = min(positions[n].x for n in mine) - FRAME_PAD
+                upper = min(positions[n].y for n in mine) - FRAME_PAD - headers[note.id]
+                right = max(positions[n].x + sizes[n][0] for n in mine) + FRAME_PAD
+                lower = max(positions[n].y + sizes[n][1] for n in mine) + FRAME_PAD
+                positions[note.id] = Position(x=left, y=upper)
+                note.width, note.height = right - left, lower - upper
+                continue
+            pos = self.flow.position(note.id)
+            width, height = note.width or 220.0, note.height or 120.0
+            if note.id in positions and not any(_overlap((pos.x, pos.y, width, height), b) for b in boxes):
+                continue
+            positions[note.id] = Position(x=free_x, y=top - height - FRAME_PAD - 60)
+            free_x += width + 20
+
+    def needs_layout(self) -> bool:
+        """True when node cards drawn at the stored positions would overlap (n8n places its small
+        round nodes closer than our cards are wide) or no node has a position at all."""
+        return positions_overlap(self.flow, self._card_sizes())
+
+    def _card_sizes(self) -> dict[str, tuple[float, float]]:
+        sizes = {}
+        for spec in self.flow.nodes:
+            inputs, outputs = self.ports(spec.id)
+            side_in = [p for p in inputs if p.kind is PortKind.DATA]
+            side_out = [p for p in outputs if p.kind is PortKind.DATA]
+            sizes[spec.id] = (NODE_WIDTH, node_height(len(side_in), len(side_out)))
+        return sizes
+
+    def free_spot(self, x: float, y: float, width: float, height: float) -> tuple[float, float]:
+        """(x, y), or a place above the cards if a box there would sit under one (notes are drawn behind)."""
+        boxes = [(self.flow.position(n).x, self.flow.position(n).y, *wh) for n, wh in self._card_sizes().items()]
+        while any(_overlap((x, y, width, height), b) for b in boxes):
+            y = min(b[1] for b in boxes if _overlap((x, y, width, height), b)) - height - 20
+        return x, y
+
+    def resize_note(self, note_id: str, width: float, height: float) -> None:
+        for note in self.flow.notes:
+            if note.id == note_id and (note.width, note.height) != (width, height):
+                self._snapshot(("note-size", note_id))
+                note.width, note.height = max(120.0, width), max(60.0, height)
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def _covered(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    """Share of the smaller card that the other one covers."""
+    w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    return max(0.0, w) * max(0.0, h) / min(a[2] * a[3], b[2] * b[3])
+
+
+def positions_overlap(flow: Flow, sizes: dict[str, tuple[float, float]]) -> bool:
+    """True when the cards would be unreadable where they stand: a quarter of one card under another
+    (n8n's small round nodes sit closer than our cards are wide), no positions at all, or so sparse
+    (LangFlow's cards are twice as big as ours) that fitting the flow shrinks every title."""
+    placed = [n for n in sizes if n in flow.layout.positions]
+    if sizes and not placed:
+        return True
+    boxes = [(flow.position(n).x, flow.position(n).y, *sizes[n]) for n in placed]
+    # a grid of card-sized cells: only cards sharing a cell can overlap (500 nodes: milliseconds)
+    cells: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for index, (x, y, w, h) in enumerate(boxes):
+        for cx in range(int(x // NODE_WIDTH), int((x + w) // NODE_WIDTH) + 1):
+            for cy in range(int(y // 100), int((y + h) // 100) + 1):
+                cells[(cx, cy)].append(index)
+    for members in cells.values():
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                if _covered(boxes[a], boxes[b]) > OVERLAP_SHARE:
+                    return True
+    if len(boxes) < 3:
+        return False
+    width = max(b[0] + b[2] for b in boxes) - min(b[0] for b in boxes)
+    height = max(b[1] + b[3] for b in boxes) - min(b[1] for b in boxes)
+    return sum(b[2] * b[3] for b in boxes) / (width * height) < SPARSE_DENSITY
+
+
+def note_members(flow: Flow, sizes: dict[str, tuple[float, float]]) -> dict[str, list[str]]:
+    """Note id -> the nodes whose top-left corner lies inside it (the smallest such note wins)."""
+    found: dict[str, list[str]] = defaultdict(list)
+    notes = [n for n in flow.notes if n.id in flow.layout.positions and n.width and n.height]
+    for node_id in sizes:
+        if node_id not in flow.layout.positions:
+            continue
+        p = flow.position(node_id)
+        inside = [
+            n
+            for n in notes
+            if flow.position(n.id).x <= p.x <= flow.position(n.id).x + (n.width or 0)
+            and flow.position(n.id).y <= p.y <= flow.position(n.id).y + (n.height or 0)
+        ]
+        if inside:
+            smallest = min(inside, key=lambda n: (n.width or 0) * (n.height or 0))
+            found[smallest.id].append(node_id)
+    return dict(found)
+
+
+def note_header_height(text: str, width: float = 460.0) -> float:
+    """Room a framing note keeps above its nodes for its own text (a rough line count at 7 px/char)."""
+    chars_per_line = max(20, int(width / 7))
+    lines = sum(max(1, -(-len(line) // chars_per_line)) for line in text.strip().splitlines()) if text.strip() else 0
+    return min(220.0, 28.0 + 20.0 * lines)

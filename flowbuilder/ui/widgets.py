@@ -4,6 +4,8 @@ click, one card per retrieved hit, and readable warning/error boxes. Their CSS i
 
 from __future__ import annotations
 
+import re
+
 from nicegui import ui
 
 from flowbuilder.data import Hit
@@ -35,6 +37,7 @@ WIDGET_CSS = """
 .fb-box-text { white-space: pre-wrap; }
 .fb-box-warning { background: #fffbeb; border-color: #fcd34d; color: #78350f; }
 .fb-box-error { background: #fef2f2; border-color: #fca5a5; color: #7f1d1d; }
+.fb-box-info { background: #eff6ff; border-color: #93c5fd; color: #1e3a8a; }
 .fb-out-heading { font-weight: 600; font-size: 13px; color: #0f172a; margin-top: 4px; }
 .fb-out-inline { font-size: 12.5px; line-height: 1.35; min-width: 0; }
 .fb-out-key { flex: none; font-weight: 600; color: #0f172a; }
@@ -118,5 +121,23 @@ def failure_text(node_id: str, error: str) -> str:
     """The error without its "Node 'x' (type) failed:" lead, which the warning's title already says."""
     lead = f"Node '{node_id}'"
     if error.startswith(lead) and "failed:" in error:
-        return error.split("failed:", 1)[1].strip()
-    return error
+        return ui_words(error.split("failed:", 1)[1].strip())
+    return ui_words(error)
+
+
+# Messages from the core and the nodes are written for the command line; the page names its own controls.
+_UI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"bind a key with --cred \S+=\.\.\.(?: \(or set [A-Z0-9_ /]+\))?", re.I), "bind a key (Bind a key)"),
+    (re.compile(r"with --cred \S+=\.\.\. or set ([A-Z0-9_]+)"), r"with the Bind a key button (or set \1)"),
+    (re.compile(r"pass --cred \S+=VALUE \(or =env:VAR\), "), "use the Bind a key button, "),
+    (re.compile(r"run (?:the flow )?with --input (?:\S+=PATH|\"[^\"]*\")"), "type it into the Run input box"),
+    (re.compile(r"\(--input [^)]*\)"), "(the Run input box)"),
+    (re.compile(r"\(--local\)"), "(Run offline)"),
+)
+
+
+def ui_words(text: str) -> str:
+    """``text`` with command-line advice ("--cred api_key=...", "--input NODE=PATH") put in UI terms."""
+    for pattern, replacement in _UI_WORDS:
+        text = pattern.sub(replacement, text)
+    return text

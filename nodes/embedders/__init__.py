@@ -7,4 +7,5 @@ from nodes.embedders import (
     local,  # noqa: F401
     ollama,  # noqa: F401
     openai,  # noqa: F401
+    wordllama,  # noqa: F401
 )

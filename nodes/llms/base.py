@@ -13,6 +13,7 @@ object). Providers convert to and from their own shapes here.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -147,6 +148,8 @@ class BaseChatModel:
         self.last_request: list[dict[str, Any]] = []
         """The messages of the last call exactly as sent to the provider (for ``details``)."""
         self.last_usage: dict[str, Any] | None = None
+        self.elapsed = 0.0
+        """Seconds the last failed call took, retries included."""
 
     def client(self) -> Any:
         if self._client is None:
@@ -166,12 +169,30 @@ class BaseChatModel:
         """The model's reply; streamed through ``on_token`` when given. Any SDK failure becomes a ProviderError."""
         request = self._request(messages, [tool_spec(tool) for tool in tools])
         self.last_usage = None
+        started = time.monotonic()
         try:
             return self._send(request, on_token)
         except FlowbuilderError:
             raise
         except Exception as exc:  # the SDKs raise many kinds; _error turns each into what to do about it
+            self.elapsed = time.monotonic() - started  # the real wait, retries included, for the message
             raise self._error(exc) from None
+
+    def timeout_message(self, where: str, attempts: int) -> str:
+        """Says how long the user really waited: the per-attempt timeout times the attempts, not the timeout."""
+        tries = f"{attempts} attempts" if attempts > 1 else "1 attempt"
+        return (
+            f"no answer from {where} for model '{self.model}': {tries} of {self.timeout:g} s each, "
+            f"gave up after {self.elapsed:.0f} s. Raise the node's timeout or try again later."
+        )
+
+    def incomplete_stream(self, where: str, received: str) -> ProviderError:
+        """A stream that ended before the model said it was done is an error, never a short answer."""
+        return ProviderError(
+            self.provider,
+            f"the answer stream from {where} for model '{self.model}' ended before the model finished "
+            f"({len(received)} characters received); the answer is incomplete: run again.",
+        )
 
     def _request(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The provider's request body; also records the converted messages in ``last_request``."""

@@ -78,6 +78,7 @@ class OllamaChatModel(BaseChatModel):
     def _read(self, parts: Any, on_token: TokenCallback | None) -> ChatMessage:
         content: list[str] = []
         calls: list[dict[str, Any]] = []
+        done = False
         for part in parts:
             message = part.message
             if message.content:
@@ -89,6 +90,7 @@ class OllamaChatModel(BaseChatModel):
                 self._call_count += 1
                 calls.append(neutral_tool_call(f"call_{self._call_count}", call.function.name, call.function.arguments))
             if part.done:
+                done = True
                 prompt_tokens, completion_tokens = part.prompt_eval_count, part.eval_count
                 if prompt_tokens is not None or completion_tokens is not None:
                     self.last_usage = {
@@ -96,6 +98,8 @@ class OllamaChatModel(BaseChatModel):
                         "completion_tokens": completion_tokens,
                         "total_tokens": (prompt_tokens or 0) + (completion_tokens or 0),
                     }
+        if not done:
+            raise self.incomplete_stream(f"the Ollama server at {self.host}", "".join(content))
         return ChatMessage(role="assistant", content="".join(content), tool_calls=calls)
 
     def available_models(self) -> list[str]:
@@ -120,8 +124,8 @@ class OllamaChatModel(BaseChatModel):
         if isinstance(exc, httpx.TimeoutException):
             return ProviderError(
                 PROVIDER,
-                f"no answer from the Ollama server at {self.host} within {self.timeout:g} s for {model}. "
-                "A first request loads the model and can be slow: raise the node's timeout or try again.",
+                self.timeout_message(f"the Ollama server at {self.host}", 1)
+                + " A first request loads the model and can be slow.",
             )
         if isinstance(exc, ollama.ResponseError):
             status = exc.status_code

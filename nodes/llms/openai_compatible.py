@@ -99,6 +99,7 @@ class OpenAICompatibleChatModel(BaseChatModel):
     def _read_stream(self, stream: Any, on_token: TokenCallback) -> ChatMessage:
         content: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
+        finished = False
         for chunk in stream:
             usage = getattr(chunk, "usage", None) or getattr(getattr(chunk, "x_groq", None), "usage", None)
             if usage is not None:
@@ -106,6 +107,7 @@ class OpenAICompatibleChatModel(BaseChatModel):
             if not chunk.choices:
                 continue
             delta = chunk.choices[0].delta
+            finished = finished or bool(chunk.choices[0].finish_reason)
             if delta.content:
                 content.append(delta.content)
                 on_token(delta.content)
@@ -116,6 +118,8 @@ class OpenAICompatibleChatModel(BaseChatModel):
                 if part.function is not None:
                     call["name"] += part.function.name or ""
                     call["arguments"] += part.function.arguments or ""
+        if not finished:
+            raise self.incomplete_stream(self.where, "".join(content))
         tool_calls = [neutral_tool_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())]
         return ChatMessage(role="assistant", content="".join(content), tool_calls=tool_calls)
 
@@ -156,11 +160,7 @@ class OpenAICompatibleChatModel(BaseChatModel):
                 f"{model} was not found at {self.where} (404). Set the node's model to one the server offers.{listing}",
             )
         if isinstance(exc, sdk.APITimeoutError):
-            return ProviderError(
-                self.provider,
-                f"no answer from {self.where} within {self.timeout:g} s for {model}. "
-                "Raise the node's timeout or try again later.",
-            )
+            return ProviderError(self.provider, self.timeout_message(self.where, self.max_retries + 1))
         if isinstance(exc, sdk.APIConnectionError):
             return ProviderError(
                 self.provider,

@@ -1,13 +1,12 @@
-"""Markdown heading sections: where each section's body lies and the heading path above it."""
+"""Markdown heading sections, and packing a section's blocks into chunks without cutting a code block
+or a table, keeping an introducing paragraph and the paragraph that explains a code block with it."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*(?:(?<=[ \t])#+[ \t]*)?$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_LINE = re.compile(r"[^\n]*\n|[^\n]+$")
+from nodes.splitting.blocks import Block, heading_label, parse_blocks
+from nodes.splitting.textsplit import Chunk, split_recursive
 
 
 @dataclass(frozen=True)
@@ -24,38 +23,91 @@ class Section:
 
 
 def heading_sections(text: str, max_level: int) -> list[Section]:
-    """Cut ``text`` at ATX headings of level <= ``max_level`` (not inside fenced code blocks).
+    """Cut ``text`` at ATX and setext headings of level <= ``max_level`` (not inside fenced code blocks).
 
     Text before the first heading is a section with no headings. Deeper headings stay in the body.
     """
     sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
+    stack: list[Block] = []
     body_start = 0
-    fence: str | None = None
-    for match in _LINE.finditer(text):
-        line = match.group().rstrip("\r\n")
-        fence_match = _FENCE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)
-            if fence is None:
-                fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker) :].strip():
-                fence = None
+    for block in parse_blocks(text):
+        if block.kind != "heading" or block.level > max_level:
             continue
-        if fence is not None:
-            continue
-        heading = _HEADING.match(line)
-        if heading is None or len(heading.group(1)) > max_level:
-            continue
-        sections.append(Section(_path(stack), body_start, match.start()))
-        level = len(heading.group(1))
-        while stack and stack[-1][0] >= level:
+        sections.append(Section(_path(stack), body_start, block.start))
+        while stack and stack[-1].level >= block.level:
             stack.pop()
-        stack.append((level, (heading.group(2) or "").strip()))
-        body_start = match.end()
+        stack.append(block)
+        body_start = block.end
     sections.append(Section(_path(stack), body_start, len(text)))
     return [s for s in sections if text[s.start : s.end].strip()]
 
 
-def _path(stack: list[tuple[int, str]]) -> tuple[str, ...]:
-    return tuple(f"{'#' * level} {title}".rstrip() for level, title in stack)
+def _path(stack: list[Block]) -> tuple[str, ...]:
+    return tuple(heading_label(b) for b in stack)
+
+
+def block_units(text: str, blocks: list[Block]) -> list[list[Block]]:
+    """Group blocks that belong together: a heading with what follows it, a paragraph ending in ':'
+    with the code block or table it introduces, and a code block or table with the paragraph after it
+    (the sentence that explains the code stays with its paragraph)."""
+    units: list[list[Block]] = []
+    i = 0
+    while i < len(blocks):
+        group = [blocks[i]]
+        while group[-1].kind == "heading" and i + 1 < len(blocks):
+            i += 1
+            group.append(blocks[i])
+        last = group[-1]
+        introduces = last.kind == "text" and text[last.start : last.end].endswith(":")
+        if introduces and i + 1 < len(blocks) and blocks[i + 1].atomic:
+            i += 1
+            group.append(blocks[i])
+        if group[-1].atomic and i + 1 < len(blocks) and blocks[i + 1].kind == "text":
+            i += 1
+            group.append(blocks[i])
+        units.append(group)
+        i += 1
+    return units
+
+
+def pack_blocks(text: str, start: int, end: int, budget: int, overlap: int) -> tuple[list[Chunk], int]:
+    """Chunks of ``text[start:end]`` of at most ``budget`` characters made of whole block units.
+
+    A unit too big for the budget is packed block by block; a single code block or table larger than
+    the budget stays whole (counted in the second return value); a long paragraph is split recursively.
+    Every chunk is an exact slice of ``text``.
+    """
+    blocks = parse_blocks(text[start:end], base=start)
+    return _pack(text, block_units(text, blocks), budget, overlap)
+
+
+def _pack(text: str, units: list[list[Block]], budget: int, overlap: int) -> tuple[list[Chunk], int]:
+    chunks: list[Chunk] = []
+    oversize = 0
+    current: tuple[int, int] | None = None
+
+    def flush() -> None:
+        nonlocal current
+        if current is not None:
+            chunks.append(Chunk(text[current[0] : current[1]], current[0], current[1]))
+            current = None
+
+    for unit in units:
+        unit_start, unit_end = unit[0].start, unit[-1].end
+        if unit_end - unit_start > budget:
+            flush()
+            if len(unit) > 1:
+                more, big = _pack(text, [[b] for b in unit], budget, overlap)
+                chunks.extend(more)
+                oversize += big
+            elif unit[0].atomic:
+                chunks.append(Chunk(text[unit_start:unit_end], unit_start, unit_end))
+                oversize += 1
+            else:
+                chunks.extend(split_recursive(text, budget, overlap, start=unit_start, end=unit_end))
+            continue
+        if current is not None and unit_end - current[0] > budget:
+            flush()
+        current = (current[0] if current else unit_start, unit_end)
+    flush()
+    return chunks, oversize

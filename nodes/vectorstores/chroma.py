@@ -7,6 +7,7 @@ used (it would download a model). The collection's metadata records the embedder
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,19 +21,26 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 from nodes.vectorstores.common import (
+    SOURCE_FIELD,
     STORE_INPUTS,
     STORE_OUTPUTS,
+    SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
+    StoreNodeMixin,
+    SyncMode,
     and_where,
     answer_query,
     collection_name_problem,
     decode_metadata,
     encode_metadata,
+    finish_store_run,
+    folder_address,
     models_mismatch_message,
     safe_suffix,
     store_details,
     store_inputs,
+    sync_inputs,
 )
 
 PROVIDER = "chroma"
@@ -71,6 +79,19 @@ class ChromaStore(EmbeddingStore):
             found.update(result["ids"])
         return found
 
+    def all_ids(self) -> set[str]:
+        return set(self.collection.get(include=[])["ids"])
+
+    def ids_of_sources(self, sources: Sequence[str]) -> set[str]:
+        # ``source`` too: chunks stored before fb_source existed still belong to their source
+        where = {"$or": [{SOURCE_FIELD: {"$in": list(sources)}}, {"source": {"$in": list(sources)}}]}
+        return set(self.collection.get(where=where, include=[])["ids"])
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        size = _max_batch(self.collection)
+        for start in range(0, len(ids), size):
+            self.collection.delete(ids=list(ids[start : start + size]))
+
     def _batch_size(self, requested: int) -> int:
         return max(1, min(requested, _max_batch(self.collection)))
 
@@ -79,7 +100,7 @@ class ChromaStore(EmbeddingStore):
             ids=[doc_id for doc_id, _ in part],
             embeddings=vectors,
             documents=[doc.text for _, doc in part],
-            metadatas=[encode_metadata(doc.metadata) or None for _, doc in part],
+            metadatas=[{**encode_metadata(doc.metadata), SOURCE_FIELD: doc.source} for _, doc in part],
         )
 
     def _query(self, vector: Sequence[float], k: int, where: dict[str, Any] | None) -> Iterator[StoredMatch]:
@@ -117,6 +138,28 @@ def _query_error(exc: Exception, where: dict[str, Any] | None) -> NodeError:
 
 
 _SETTINGS_KW: dict[str, Any] = {"anonymized_telemetry": False}
+
+
+LOCK_NAME = "flowbuilder.lock"
+_LOCK_TIMEOUT_S = 600.0
+
+
+@contextlib.contextmanager
+def persist_lock(path: Path) -> Iterator[None]:
+    """Hold the persist directory's lock (a file in it): two runs creating or filling the same embedded
+    store take turns; without it, both create Chroma's tables at once and one fails ("table already exists")."""
+    from filelock import FileLock, Timeout
+
+    path.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path / LOCK_NAME), timeout=_LOCK_TIMEOUT_S)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise NodeError(
+            f"Another run has held the Chroma store at {path} for {_LOCK_TIMEOUT_S:.0f} s; wait for it to finish "
+            f"or delete {path / LOCK_NAME} if no run is active."
+        ) from None
 
 
 def persistent_client(path: Path) -> Any:
@@ -185,17 +228,30 @@ class ChromaConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     collection: str = Field("flowbuilder", description="Collection name: 3-512 of letters, digits, '.', '_', '-'.")
-    persist_directory: str = Field("", description="Folder of the embedded store; empty = <data dir>/chroma.")
+    persist_directory: str = Field(
+        "", description="Folder of the embedded store (relative to the flow file); empty = <data dir>/chroma."
+    )
     server_host: str = Field("", description="Set to use a Chroma server (chroma run) instead of the embedded store.")
     server_port: int = Field(8000, ge=1, le=65535, description="Port of the Chroma server.")
     k: int = Field(4, ge=1, le=1000, description="Hits returned for the query.")
     min_score: float | None = Field(None, description="Drop hits whose cosine similarity is below this.")
     where: dict[str, Any] = Field(default_factory=dict, description='Metadata filter, e.g. {"source": "a.csv"}.')
     batch_size: int = Field(256, ge=1, description="Chunks embedded and added per batch.")
+    sync: SyncMode = Field("incremental", description=SYNC_DESCRIPTION)
+
+
+def chroma_location(config: ChromaConfig, base_dir: Path | None, data_dir: Path) -> tuple[str, Path | None]:
+    """``(location, persist path or None for a server)``: where this node's collection lives."""
+    if config.server_host:
+        return f"http://{config.server_host}:{config.server_port}", None
+    from flowbuilder.paths import resolve_path
+
+    path = resolve_path(config.persist_directory, base_dir) if config.persist_directory else data_dir / "chroma"
+    return str(path), path
 
 
 @register_node
-class ChromaNode(Node[ChromaConfig]):
+class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
     """Store chunks in Chroma (embedded on disk or a server) and search them by cosine similarity."""
 
     type_name = "vectorstore.chroma"
@@ -210,27 +266,36 @@ class ChromaNode(Node[ChromaConfig]):
         problem = collection_name_problem(config.collection)
         return [(None, problem)] if problem else []
 
+    @classmethod
+    def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+        """``chroma:<location>:<collection>``: two nodes with the same address share one collection."""
+        assert isinstance(config, ChromaConfig)
+        if config.server_host:
+            return f"chroma:http://{config.server_host}:{config.server_port}:{config.collection}"
+        return folder_address("chroma", config.persist_directory, base_dir, config.collection)
+
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
         embedder, query, documents = store_inputs(inputs)
         problem = collection_name_problem(c.collection)
         if problem:
             raise NodeError(problem)
-        if c.server_host:
-            location = f"http://{c.server_host}:{c.server_port}"
-            client = http_client(c.server_host, c.server_port)
-        else:
-            path = ctx.resolve_path(c.persist_directory) if c.persist_directory else ctx.data_dir / "chroma"
-            location = str(path)
-            client = persistent_client(path)
-        store = ChromaStore(open_collection(client, c.collection, embedder, location), embedder, location)
-        added = store.add_documents(documents, batch_size=c.batch_size, progress=ctx.progress)
-        sample = added.pop("sample")
+        location, path = chroma_location(c, ctx.base_dir, ctx.data_dir)
+        with persist_lock(path) if path is not None else contextlib.nullcontext():
+            client = persistent_client(path) if path is not None else http_client(c.server_host, c.server_port)
+            store = ChromaStore(open_collection(client, c.collection, embedder, location), embedder, location)
+            report = sync_inputs(store, inputs, documents, ctx, mode=c.sync, batch_size=c.batch_size)
+        self.sync_line = finish_store_run(store, report, ctx, label=f"collection {c.collection}")
+        sample = report.sample if report else None
         if sample is None and documents:
             sample = embedder.embed_documents([documents[0].text])[0]  # cached: nothing new is embedded
         outputs, sample = answer_query(store, query, k=c.k, where=c.where, min_score=c.min_score, sample=sample)
         score = "cosine similarity (1 - cosine distance)"
         ctx.details.update(
-            {"collection": c.collection, "location": location, **store_details(store, added, sample, score=score)}
+            {
+                "collection": c.collection,
+                "location": location,
+                **store_details(store, sample, score=score, count=ctx.details["count"]),
+            }
         )
         return outputs

@@ -6,13 +6,16 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
+from flowbuilder.node import RunContext, summarize_outputs
 from flowbuilder.ports import Port, PortType
 from flowbuilder.services import Embedder
 
@@ -22,6 +25,15 @@ MODEL_FIELD = "fb_embedding_model"
 """Metadata field recording which embedder made a vector (Pinecone has no collection metadata)."""
 TEXT_FIELD = "text"
 """Pinecone keeps the chunk text in this metadata field (LangChain's convention)."""
+SOURCE_FIELD = "fb_source"
+"""Metadata field naming the chunk's source ("" when it has none): what incremental sync groups by."""
+
+SyncMode = Literal["incremental", "full", "append"]
+SYNC_DESCRIPTION = (
+    "How the collection follows this node's input: incremental = for each source ingested now, remove its "
+    "chunks this run no longer produces (other sources stay); full = keep exactly this run's chunks; "
+    "append = only add (old chunks stay)."
+)
 
 Progress = Callable[[int, int], None]
 
@@ -36,10 +48,20 @@ STORE_OUTPUTS = (
 )
 
 
+def source_key(source: str) -> str:
+    """The id prefix shared by every chunk of one source (``<key>#``), so a store can list them by prefix."""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
 def document_id(doc: Document) -> str:
-    """Stable id from the source and the text: ingesting the same chunk twice adds nothing."""
-    digest = hashlib.sha256(f"{doc.source}\n{doc.text}".encode()).hexdigest()
-    return digest[:32]
+    """``<source key>#<hash of source, text and metadata>``: the same chunk always gets the same id, so it is
+    stored once; an edited chunk gets a new id and the sync removes the old one. Metadata is hashed too, so
+    a chunk whose text is unchanged but whose row number or offsets moved (a row above it was removed) is
+    written again with its new metadata instead of citing a stale row; its vector comes from the embedding
+    cache, so the model does not run again."""
+    metadata = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False, default=str)
+    digest = hashlib.sha256(f"{doc.source}\n{doc.text}\n{metadata}".encode()).hexdigest()
+    return f"{source_key(doc.source)}#{digest[:32]}"
 
 
 def flatten_documents(value: Any) -> list[Document]:
@@ -106,6 +128,7 @@ def decode_metadata(stored: dict[str, Any] | None) -> dict[str, Any]:
     metadata = dict(stored or {})
     json_keys = metadata.pop(JSON_KEYS_FIELD, None)
     metadata.pop(MODEL_FIELD, None)
+    metadata.pop(SOURCE_FIELD, None)
     if isinstance(json_keys, str):
         for key in json.loads(json_keys):
             if isinstance(metadata.get(key), str):
@@ -190,17 +213,63 @@ StoredMatch = tuple[str, float, str, dict[str, Any]]
 """``(id, score, text, metadata)`` of one search result, as a store reads it back (best first)."""
 
 
-class EmbeddingStore:
-    """The ingest and search steps of the VectorStore services; only the store calls differ.
+@dataclass
+class SyncReport:
+    """What one sync did to a collection."""
 
-    Subclasses set ``embedder`` and ``default_batch_size`` and implement ``existing_ids``, ``_write``
-    (store one batch of new documents with their vectors) and ``_query`` (the nearest stored chunks).
+    mode: str
+    added: int = 0
+    removed: int = 0
+    kept: int = 0
+    duplicates_dropped: int = 0
+    sample: list[float] | None = None
+
+    def line(self, count: int) -> str:
+        """``+241 added, −120 removed, 0 kept; 361 in collection``."""
+        return f"+{self.added} added, \u2212{self.removed} removed, {self.kept} kept; {count} in collection"
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "sync": self.mode,
+            "added": self.added,
+            "removed": self.removed,
+            "kept": self.kept,
+            "already_present": self.kept,
+            "duplicates_dropped": self.duplicates_dropped,
+        }
+
+
+class EmbeddingStore:
+    """Ingest (with sync), search and count for every VectorStore service; only the store calls differ.
+
+    A store implements these primitives and inherits the sync semantics (``sync_documents``):
+
+    - ``existing_ids(ids)``: which of these ids are stored;
+    - ``all_ids()``: every stored id (used by ``full`` sync, and by the default ``ids_of_sources``);
+    - ``ids_of_sources(sources)``: ids of the stored chunks of these sources (default: the ids whose
+      ``<source key>#`` prefix matches; override with a metadata filter on ``fb_source`` when cheaper);
+    - ``delete_ids(ids)``; ``_write(part, vectors)`` (store one batch of new chunks with their vectors);
+    - ``_query(vector, k, where)`` (the nearest stored chunks) and ``count()``.
+
+    ``empty_reason`` is set by the node when the collection is empty, so retrievers can say why.
     """
 
     embedder: Embedder
+    name: str
     default_batch_size: ClassVar[int] = 256
+    empty_reason: str = ""
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        raise NotImplementedError
+
+    def all_ids(self) -> set[str]:
+        raise NotImplementedError
+
+    def ids_of_sources(self, sources: Sequence[str]) -> set[str]:
+        prefixes = {f"{source_key(source)}#" for source in sources}
+        return {doc_id for doc_id in self.all_ids() if doc_id[:17] in prefixes}
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
         raise NotImplementedError
 
     def _batch_size(self, requested: int) -> int:
@@ -216,10 +285,45 @@ class EmbeddingStore:
     def add_documents(
         self, documents: Sequence[Document], *, batch_size: int | None = None, progress: Progress | None = None
     ) -> dict[str, Any]:
-        """Add the documents not already stored; only those are embedded. Returns counts and a sample vector."""
+        """Add the documents not already stored (append sync); returns counts and a sample vector."""
+        report = self.sync_documents(documents, "append", batch_size=batch_size, progress=progress)
+        return {**report.details(), "sample": report.sample}
+
+    def sync_documents(
+        self,
+        documents: Sequence[Document],
+        mode: str = "incremental",
+        *,
+        batch_size: int | None = None,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """Make the collection follow ``documents`` as ``mode`` says; only chunks not yet stored are embedded.
+
+        New chunks are written before stale ones are deleted, so an interrupted sync never loses a source.
+        """
+        if mode not in ("incremental", "full", "append"):
+            raise NodeError(f"sync must be incremental, full or append, got '{mode}'.")
         ids, docs, duplicates = unique_documents(documents)
         present = self.existing_ids(ids)
         new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
+        report = SyncReport(mode=mode, added=len(new), kept=len(present), duplicates_dropped=duplicates)
+        report.sample = self._embed_and_write(new, batch_size, progress)
+        if mode == "append":
+            return report
+        wanted = set(ids)
+        if mode == "full":
+            stale = self.all_ids() - wanted
+        else:
+            sources = sorted({doc.source for doc in docs})
+            stale = self.ids_of_sources(sources) - wanted if sources else set()
+        if stale:
+            self.delete_ids(sorted(stale))
+        report.removed = len(stale)
+        return report
+
+    def _embed_and_write(
+        self, new: list[tuple[str, Document]], batch_size: int | None, progress: Progress | None
+    ) -> list[float] | None:
         total = len(new)
         sample: list[float] | None = None
         size = self._batch_size(batch_size or self.default_batch_size)
@@ -236,7 +340,7 @@ class EmbeddingStore:
             self._write(part, vectors)
             if progress is not None:
                 progress(start + len(part), total)
-        return {"added": total, "already_present": len(present), "duplicates_dropped": duplicates, "sample": sample}
+        return sample
 
     def search(
         self, query: str, k: int, where: dict[str, Any] | None = None, min_score: float | None = None
@@ -285,15 +389,92 @@ def answer_query(
     return outputs, sample
 
 
-def store_details(
-    store: EmbeddingStore, added: dict[str, Any], sample: Sequence[float] | None, *, score: str
-) -> dict[str, Any]:
+def store_details(store: EmbeddingStore, sample: Sequence[float] | None, *, score: str, count: int) -> dict[str, Any]:
     """The details every store node shows after its own (where the store is)."""
     embedder = store.embedder
     return {
         "embedder": embedder.model_id,
-        "count": store.count(),
+        "count": count,
         "score": score,
-        **added,
         "sample_vector": sample_vector_details(sample, int(embedder.dimension)),
     }
+
+
+def sync_inputs(
+    store: EmbeddingStore,
+    inputs: Mapping[str, Any],
+    documents: Sequence[Document],
+    ctx: RunContext,
+    *,
+    mode: str,
+    batch_size: int | None = None,
+) -> SyncReport | None:
+    """Sync the collection with the ``documents`` input, or None when there is nothing to sync from:
+    the input is not connected (a node that only reads), or its branch delivered nothing (disabled,
+    failed): then the collection is left as it is rather than emptied."""
+    if "documents" not in inputs or "documents" in ctx.missing_inputs:
+        return None
+    return store.sync_documents(documents, mode, batch_size=batch_size, progress=ctx.progress)
+
+
+def store_warning(label: str, count: int, report: SyncReport | None, ctx: RunContext) -> str:
+    """Why this result must not look fine ("" when it is fine): an empty collection, an ingest branch that
+    did not deliver."""
+    missing = ctx.missing_inputs.get("documents")
+    if missing:
+        if count == 0:
+            return f"{label} is empty: its ingest branch {missing}"
+        return f"its ingest branch {missing}, so nothing was synced; searching the {count} chunks already in {label}"
+    if count > 0:
+        return ""
+    if report is not None:
+        return f"{label} is empty: the connected documents held no chunks"
+    causes = [cause for cause in ctx.writers.values() if cause != "ok"]
+    if causes:
+        return f"{label} is empty: its ingest branch {causes[0]}"
+    if ctx.writers:
+        return f"{label} is empty: its ingest branch produced no chunks"
+    return (
+        f"{label} is empty: nothing in this flow writes to it; connect chunks to its documents input "
+        "(or to another store node with the same collection)"
+    )
+
+
+def finish_store_run(store: EmbeddingStore, report: SyncReport | None, ctx: RunContext, *, label: str) -> str:
+    """Count, warn when the result would mislead, record the sync in the details; returns the summary line."""
+    count = store.count()
+    warning = store_warning(label, count, report, ctx)
+    store.empty_reason = warning if count == 0 else ""
+    if warning:
+        ctx.warn(warning)
+    ctx.details.update(report.details() if report is not None else {"sync": "none (nothing connected to documents)"})
+    ctx.details["count"] = count
+    if report is None:
+        return f"{count} in collection ({'not synced' if 'documents' in ctx.missing_inputs else 'read only'})"
+    return report.line(count)
+
+
+def folder_address(kind: str, folder: str, base_dir: Path | None, collection: str) -> str:
+    """``<kind>:<folder>:<collection>`` of an embedded store (the data dir's default folder when ``folder`` is
+    empty): two nodes with the same address share one collection, whatever relative path names it."""
+    if not folder:
+        return f"{kind}:<data dir>/{kind}:{collection}"
+    from flowbuilder.paths import resolve_path
+
+    where = resolve_path(folder, base_dir) if base_dir else Path(folder)
+    return f"{kind}:{Path(str(where).rstrip('/')).as_posix().removeprefix('./')}:{collection}"
+
+
+class StoreNodeMixin:
+    """What every store node shares beyond its store: the summary starts with the sync line
+    (``+241 added, −120 removed, 0 kept; 361 in collection``), and the result is never reused from the
+    cache: the collection is state outside the flow (another run or flow may have changed it since), so
+    every run syncs it again; that costs an id lookup, not embeddings."""
+
+    cacheable = False
+    sync_line: str = ""
+
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
+        ports = cast(Any, self).output_ports(cast(Any, self).config)
+        rest = summarize_outputs(ports, outputs).replace("vector_store ready", "").strip(", ")
+        return ", ".join(part for part in (self.sync_line, rest) if part)

@@ -9,6 +9,7 @@ kept in the ``text`` metadata field (LangChain's convention).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,17 +23,24 @@ from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 from nodes.vectorstores.common import (
     MODEL_FIELD,
+    SOURCE_FIELD,
     STORE_INPUTS,
     STORE_OUTPUTS,
+    SYNC_DESCRIPTION,
     TEXT_FIELD,
     EmbeddingStore,
     StoredMatch,
+    StoreNodeMixin,
+    SyncMode,
     answer_query,
     decode_metadata,
     encode_metadata,
+    finish_store_run,
     models_mismatch_message,
+    source_key,
     store_details,
     store_inputs,
+    sync_inputs,
 )
 
 PROVIDER = "pinecone"
@@ -40,6 +48,7 @@ INT_KEYS_FIELD = "fb_int_keys"
 """Pinecone stores numbers as floats; these keys are turned back into ints on the way out."""
 _UPSERT_BATCH = 100  # Pinecone's recommended upsert size (requests must stay under 2 MB)
 _FETCH_BATCH = 100  # ids travel in the query string of GET /vectors/fetch
+_DELETE_BATCH = 1000  # Pinecone deletes at most 1000 ids per request
 
 
 class PineconeStore(EmbeddingStore):
@@ -109,6 +118,26 @@ class PineconeStore(EmbeddingStore):
             found.update(result.vectors or {})
         return found
 
+    def _list_ids(self, prefix: str | None) -> set[str]:
+        """Ids by prefix through ``GET /vectors/list`` (pages followed by the SDK)."""
+        pages = self._call("list", lambda: list(self.index.list(prefix=prefix, namespace=self.namespace)))
+        return {item.id for page in pages for item in page.vectors if item.id}
+
+    def all_ids(self) -> set[str]:
+        return self._list_ids(None)
+
+    def ids_of_sources(self, sources: Sequence[str]) -> set[str]:
+        # Pinecone lists ids by prefix (its documented way to find a document's chunks), not by metadata
+        found: set[str] = set()
+        for source in sources:
+            found |= self._list_ids(f"{source_key(source)}#")
+        return found
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), _DELETE_BATCH):
+            part = list(ids[start : start + _DELETE_BATCH])
+            self._call("delete", self.index.delete, ids=part, namespace=self.namespace)
+
     def _write(self, part: list[tuple[str, Document]], vectors: np.ndarray) -> None:
         records = [
             (doc_id, vector.tolist(), self._metadata(doc)) for (doc_id, doc), vector in zip(part, vectors, strict=True)
@@ -122,6 +151,7 @@ class PineconeStore(EmbeddingStore):
             metadata[INT_KEYS_FIELD] = int_keys
         metadata[TEXT_FIELD] = doc.text
         metadata[MODEL_FIELD] = self.embedder.model_id
+        metadata[SOURCE_FIELD] = doc.source
         return metadata
 
     def _query(self, vector: Sequence[float], k: int, where: dict[str, Any] | None) -> Iterator[StoredMatch]:
@@ -219,10 +249,11 @@ class PineconeConfig(BaseModel):
     min_score: float | None = Field(None, description="Drop hits whose score is below this.")
     where: dict[str, Any] = Field(default_factory=dict, description='Metadata filter, e.g. {"source": "a.csv"}.')
     metric: str = Field("cosine", description="The index metric (cosine, dotproduct, euclidean); scores follow it.")
+    sync: SyncMode = Field("incremental", description=SYNC_DESCRIPTION)
 
 
 @register_node
-class PineconeNode(Node[PineconeConfig]):
+class PineconeNode(StoreNodeMixin, Node[PineconeConfig]):
     """Store chunks in a Pinecone index and search them (needs an API key)."""
 
     type_name = "vectorstore.pinecone"
@@ -239,17 +270,29 @@ class PineconeNode(Node[PineconeConfig]):
             return [(None, "Set `index` (the index name) or `host` (the index host from the Pinecone console).")]
         return []
 
+    @classmethod
+    def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+        """``pinecone:<index or host>:<namespace>``: two nodes with the same address share the vectors."""
+        assert isinstance(config, PineconeConfig)
+        return f"pinecone:{config.host or config.index}:{config.namespace}"
+
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
         embedder, query, documents = store_inputs(inputs)
         index, location = connect(ctx.secret("api_key"), c.index, c.host)
         store = PineconeStore(index, embedder, name=c.index or c.host, namespace=c.namespace, location=location)
         store.check_embedder()
-        added = store.add_documents(documents, progress=ctx.progress)
-        sample = added.pop("sample")
+        report = sync_inputs(store, inputs, documents, ctx, mode=c.sync)
+        label = f"Pinecone index {store.name}" + (f" namespace {c.namespace}" if c.namespace else "")
+        self.sync_line = finish_store_run(store, report, ctx, label=label)
+        sample = report.sample if report else None
         outputs, sample = answer_query(store, query, k=c.k, where=c.where, min_score=c.min_score, sample=sample)
         score = f"{c.metric} (as computed by Pinecone)"
         ctx.details.update(
-            {"index": store.name, "namespace": c.namespace, **store_details(store, added, sample, score=score)}
+            {
+                "index": store.name,
+                "namespace": c.namespace,
+                **store_details(store, sample, score=score, count=ctx.details["count"]),
+            }
         )
         return outputs

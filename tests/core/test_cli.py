@@ -118,8 +118,10 @@ def test_ui_refuses_a_bad_flow_and_a_busy_port(tmp_path: Path, capsys) -> None:
 
 def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
     """`flowbuilder ui` starts, binds 127.0.0.1 only and serves the demo flow's page."""
+    import http.client
     import socket
     import time
+    import urllib.error
     import urllib.request
 
     with socket.socket() as probe:
@@ -143,6 +145,18 @@ def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
             except OSError:
                 time.sleep(0.3)
         assert "Flowbuilder" in page
+        # DNS rebinding: a page on another name that resolves here is refused.
+        rebind = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Host": "evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(rebind, timeout=5)
+        assert refused.value.code == 403
+        # The upload limit is the server's, not only the browser's.
+        upload = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        upload.putrequest("POST", "/_nicegui/upload")
+        upload.putheader("Content-Length", str(200 * 1024 * 1024))  # refused before a byte of it is read
+        upload.endheaders()
+        assert upload.getresponse().status == 413
+        upload.close()
         with socket.socket() as other:  # not reachable on another interface of this machine
             other.settimeout(1)
             host_ip = socket.gethostbyname(socket.gethostname())
@@ -151,3 +165,9 @@ def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(15)
+
+
+def test_ui_on_another_host_needs_a_token(tmp_path: Path, capsys) -> None:
+    assert main(["ui", "--host", "0.0.0.0", "--port", "1", "--workspace", str(tmp_path / "ws")]) == 1
+    err = capsys.readouterr().err
+    assert "without a token" in err and len(err.strip().splitlines()) == 1

@@ -40,9 +40,67 @@ def test_binding_order_explicit_then_store_then_env(tmp_path) -> None:
     assert r.resolve("llm", SLOT, ref) == "from-flag"
 
 
-def test_langflow_global_variable_name_is_an_env_var(tmp_path) -> None:
+def test_a_flow_never_names_an_environment_variable(tmp_path) -> None:
+    """A reference's account name is not looked up in the environment: a shared flow cannot ask for
+    AWS_SECRET_ACCESS_KEY. The provider's standard variable still binds, and the user can bind any variable."""
+    env = {"AWS_SECRET_ACCESS_KEY": "aws-secret-value", "MY_OPENAI_KEY": "abcd1234"}
+    hostile = CredentialRef(provider="openai", name="AWS_SECRET_ACCESS_KEY")
+    assert resolver(tmp_path, environ=env).resolve("x", SLOT, hostile) is None
     ref = CredentialRef(provider="openai", name="MY_OPENAI_KEY")
-    assert resolver(tmp_path, environ={"MY_OPENAI_KEY": "abcd1234"}).resolve("x", SLOT, ref) == "abcd1234"
+    assert resolver(tmp_path, environ=env).resolve("x", SLOT, ref) is None
+    assert resolver(tmp_path, environ={**env, "OPENAI_API_KEY": "std"}).resolve("x", SLOT, ref) == "std"
+    bound = resolver(tmp_path, explicit=dict([("MY_OPENAI_KEY", "abcd1234")]), environ=env)
+    assert bound.resolve("x", SLOT, ref) == "abcd1234"
+
+
+def test_a_reference_cannot_route_another_providers_key(tmp_path) -> None:
+    ref = CredentialRef(provider="pinecone", name="default")
+    r = resolver(tmp_path, environ={"PINECONE_API_KEY": "pc-secret", "OPENAI_API_KEY": "oa"})
+    assert r.resolve("x", SLOT, ref) is None
+    with pytest.raises(CredentialError, match="pinecone"):
+        r.resolve_for("x", SLOT, ref, None)
+
+
+class _Endpoint:
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("", True),
+        ("https://api.openai.com/v1", True),
+        ("http://127.0.0.1:9999/v1", True),
+        ("http://localhost:8000", True),
+        ("http://[::1]:8000", True),
+        ("https://evil.example/v1", False),
+        ("https://api.openai.com.evil.example/v1", False),
+        ("http://10.0.0.5:8000", False),
+    ],
+)
+def test_a_key_goes_only_to_its_provider_or_this_machine(tmp_path, url, allowed) -> None:
+    r = resolver(tmp_path, environ={"OPENAI_API_KEY": "sk-env-value-123456789012"})
+    problem = r.endpoint_problem(SLOT, None, _Endpoint(url))
+    assert (problem is None) is allowed
+    if not allowed:
+        assert "--allow-endpoint openai/default=" in problem
+        with pytest.raises(CredentialError, match="not openai's service"):
+            r.resolve_for("llm", SLOT, None, _Endpoint(url))
+
+
+def test_an_approved_endpoint_gets_the_key(tmp_path) -> None:
+    r = resolver(tmp_path, environ={"OPENAI_API_KEY": "sk-env-value-123456789012"})
+    config = _Endpoint("https://proxy.example.org/v1")
+    r.approve("openai/default", "https://proxy.example.org")
+    assert r.resolve_for("llm", SLOT, None, config) == "sk-env-value-123456789012"
+    other = resolver(tmp_path, environ={"OPENAI_API_KEY": "x" * 20})
+    assert other.endpoint_problem(SLOT, None, config) is not None
+    other.store.approve_endpoint("openai", "default", "https://proxy.example.org/any/path")
+    assert other.endpoint_problem(SLOT, None, config) is None
+    other.store.set("openai", "default", "stored")  # writing a key keeps the approvals
+    assert other.endpoint_problem(SLOT, None, config) is None
+    assert other.store.names() == {"openai": ["default"]}
 
 
 def test_unbound_slot_resolves_to_none(tmp_path) -> None:

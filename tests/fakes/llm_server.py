@@ -168,6 +168,7 @@ class FakeLLMServer(LoopbackServer):
         self._replies: deque[Reply] = deque()
         self._failures: list[_Failure] = []
         self._delays: list[_Delay] = []
+        self._cut_after: int | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._call_counter = 0
@@ -214,6 +215,15 @@ class FakeLLMServer(LoopbackServer):
             self._failures.append(
                 _Failure(self._routes(route), status, times, message or default.get(status, f"HTTP {status}"))
             )
+
+    def cut_stream(self, after_events: int) -> None:
+        """End the next streamed reply cleanly after ``after_events`` events: no finish reason, no [DONE],
+        no final ``done`` line (a proxy or a dropped connection does this)."""
+        self._cut_after = after_events
+
+    def _take_cut(self) -> int | None:
+        cut, self._cut_after = self._cut_after, None
+        return cut
 
     def delay(self, route: str, seconds: float, *, times: int | None = None) -> None:
         """Wait ``seconds`` before answering on ``route`` (to make a client time out)."""
@@ -422,9 +432,11 @@ class _Handler(JSONHandler):
             usage_chunk.update(choices=[], usage=usage)
             events.append(usage_chunk)
         self._start_stream("text/event-stream")
-        for event in events:
+        cut = self.fake._take_cut()
+        for event in events[:cut]:
             self._write_chunk(f"data: {json.dumps(event)}\n\n".encode())
-        self._write_chunk(b"data: [DONE]\n\n")
+        if cut is None:
+            self._write_chunk(b"data: [DONE]\n\n")
 
     def _openai_embeddings(self, body: dict[str, Any]) -> None:
         model = str(body.get("model", ""))
@@ -503,7 +515,7 @@ class _Handler(JSONHandler):
             }
         )
         self._start_stream("application/x-ndjson")
-        for line in lines:
+        for line in lines[: self.fake._take_cut()]:
             self._write_chunk((json.dumps(line) + "\n").encode())
 
     def _ollama_embed(self, body: dict[str, Any]) -> None:

@@ -179,6 +179,8 @@ _ERRORS = {
     429: "RESOURCE_EXHAUSTED",
     500: "INTERNAL",
 }
+_LIST_PAGE = 100  # Pinecone's default page of GET /vectors/list (ids in sorted order)
+_MAX_DELETE_IDS = 1000
 _MESSAGES = {401: "Invalid API Key", 429: "Too many requests", 500: "boom"}
 
 
@@ -244,11 +246,9 @@ class _Handler(JSONHandler):
             found = {i: stored[i] for i in query.get("ids", []) if i in stored}
             self._send_json(200, {"vectors": found, "namespace": namespace})
         elif path == "/vectors/delete":
-            index = self._index()
-            stored = index.namespaces.get(body.get("namespace", ""), {})
-            for vector_id in body.get("ids", []):
-                stored.pop(vector_id, None)
-            self._send_json(200, {})
+            self._delete(body)
+        elif path == "/vectors/list" and method == "GET":
+            self._list(query)
         else:
             raise _HttpError(404, f"no route {method} {path}")
 
@@ -257,6 +257,45 @@ class _Handler(JSONHandler):
         if fake.data_index is None or fake.data_index not in fake.indexes:
             raise _HttpError(404, "no index is served on this host")
         return fake.indexes[fake.data_index]
+
+    def _delete(self, body: dict[str, Any]) -> None:
+        """By ``ids`` (at most 1000), by metadata ``filter``, or ``deleteAll``: exactly one of them."""
+        index = self._index()
+        stored = index.namespaces.get(body.get("namespace", ""), {})
+        ids, flt, delete_all = body.get("ids"), body.get("filter"), bool(body.get("deleteAll"))
+        if sum((ids is not None, flt is not None, delete_all)) != 1:
+            raise _HttpError(400, "Exactly one of ids, filter or deleteAll must be provided")
+        if ids is not None:
+            if len(ids) > _MAX_DELETE_IDS:
+                raise _HttpError(400, f"Delete request exceeds the maximum of {_MAX_DELETE_IDS} ids")
+            for vector_id in ids:
+                stored.pop(vector_id, None)
+        elif delete_all:
+            stored.clear()
+        else:
+            for vector_id in [i for i, item in stored.items() if matches_filter(item["metadata"], flt)]:
+                del stored[vector_id]
+        self._send_json(200, {})
+
+    def _list(self, query: dict[str, list[str]]) -> None:
+        """``GET /vectors/list``: ids in id order, filtered by ``prefix``, paged by ``limit`` / ``paginationToken``."""
+        index = self._index()
+        namespace = (query.get("namespace") or [""])[0]
+        prefix = (query.get("prefix") or [""])[0]
+        limit = int((query.get("limit") or [str(_LIST_PAGE)])[0])
+        if limit < 1:
+            raise _HttpError(400, "limit must be a positive integer")
+        after = (query.get("paginationToken") or [""])[0]
+        ids = sorted(i for i in index.namespaces.get(namespace, {}) if i.startswith(prefix) and i > after)
+        page = ids[:limit]
+        payload: dict[str, Any] = {
+            "vectors": [{"id": i} for i in page],
+            "namespace": namespace,
+            "usage": {"readUnits": 1},
+        }
+        if len(ids) > limit:
+            payload["pagination"] = {"next": page[-1]}  # real tokens are opaque; clients only echo them
+        self._send_json(200, payload)
 
     def _upsert(self, body: dict[str, Any]) -> None:
         index = self._index()

@@ -171,3 +171,11 @@ def test_stringify_columns_missing_keys_and_plain_values() -> None:
         _stringify(mixed, template="{nope}")
     assert _stringify("just a string") == "just a string"
     assert _stringify([]) == ""
+
+
+def test_meta_columns_become_top_level_metadata() -> None:
+    labelled = _label(_records()[:3], template="{TestCase Description}", meta_columns=["Priority", "Is Automated"])
+    assert labelled[2].metadata["Priority"] == "Critical" and labelled[2].metadata["Is Automated"] == "Yes"
+    assert labelled[2].text == "Verify Login - password field visibility"
+    with pytest.raises(NodeError, match="meta_columns Nope not in record LOGIN-001"):
+        _label(_records()[:1], meta_columns=["Nope"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -253,6 +254,25 @@ def test_timeout(server: FakeLLMServer, provider: Provider) -> None:
     server.delay("chat", 3.0)
     error = provider_error(make_node(provider, provider.base_url(server), timeout=0.3, max_retries=0))
     assert "0.3 s" in str(error) and "timeout" in str(error)
+
+
+@pytest.mark.parametrize("name", ["openai", "groq"])
+def test_timeout_reports_the_real_wait_and_the_retries(server: FakeLLMServer, name: str) -> None:
+    provider = PROVIDERS[name]
+    server.delay("chat", 3.0)
+    error = provider_error(make_node(provider, provider.base_url(server), timeout=0.3, max_retries=1))
+    assert "2 attempts of 0.3 s each" in str(error)
+    waited = re.search(r"gave up after (\d+) s", str(error))
+    assert waited is not None and int(waited.group(1)) >= 1  # two 0.3 s attempts plus the SDK's back-off
+
+
+def test_a_stream_cut_before_its_end_is_an_error(server: FakeLLMServer, provider: Provider) -> None:
+    server.reply("The answer is forty-two and here is why it matters.")
+    server.cut_stream(after_events=3)
+    events: list[tuple[str, dict[str, Any]]] = []
+    error = provider_error(make_node(provider, provider.base_url(server), max_retries=0), make_ctx(events))
+    assert "ended before the model finished" in str(error) and "incomplete" in str(error)
+    assert any(kind == "token" for kind, _ in events)  # some text did arrive: still not a success
 
 
 def test_unknown_model_404_lists_available_models(provider: Provider) -> None:

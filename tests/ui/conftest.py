@@ -13,7 +13,11 @@ from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Position
 from flowbuilder.formats.native import save_flow
 from flowbuilder.ui.browser import CHROMIUM, chrome_options
 
-N8N_COURSE_FILE = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flows" / "n8n__AI3X_Basic_RAG.json"
+# Course exports shipped with the tests (copied from the course corpus): the n8n one has three sticky
+# notes framing its nodes, the LangFlow one LangFlow's wide spacing.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+N8N_COURSE_FILE = FIXTURES / "n8n__AI3X_Basic_RAG.json"
+LANGFLOW_COURSE_FILE = FIXTURES / "langflow__AI_3X_Naive_RAG.json"
 SHOTS = Path("/tmp/shots")
 
 CSV_TEXT = (
@@ -44,6 +48,39 @@ def small_flow(folder: Path) -> Path:
         ),
     )
     path = folder / "small.json"
+    save_flow(flow, path)
+    return path
+
+
+def chat_flow(
+    folder: Path, collection: str, tail: list[NodeSpec], tail_edges: list[tuple[str, str, str, str]], name: str
+) -> Path:
+    """chat.input -> Chroma (local embedder, the 3-row CSV, k=2) -> parser.stringify -> ``tail``: the
+    retrieval half of a chat flow; ``tail`` and ``tail_edges`` say what the retrieved text feeds."""
+    small_flow(folder)  # writes cases.csv next to the flow
+    nodes = [
+        NodeSpec(id="question", type="chat.input"),
+        NodeSpec(id="loader", type="loader.file", config={"path": "cases.csv", "mode": "records"}),
+        NodeSpec(id="embedder", type="embedder.local"),
+        NodeSpec(
+            id="store",
+            type="vectorstore.chroma",
+            config={"collection": collection, "k": 2, "persist_directory": str(folder / "chroma")},
+        ),
+        NodeSpec(id="context", type="parser.stringify"),
+        *tail,
+    ]
+    edges = [
+        ("loader", "records", "store", "documents"),
+        ("embedder", "embedder", "store", "embedder"),
+        ("question", "message", "store", "query"),
+        ("store", "hits", "context", "items"),
+        *tail_edges,
+    ]
+    flow = Flow(
+        name=name, nodes=nodes, edges=[Edge(source=a, source_port=b, target=c, target_port=d) for a, b, c, d in edges]
+    )
+    path = folder / f"{collection}.json"
     save_flow(flow, path)
     return path
 

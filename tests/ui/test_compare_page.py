@@ -89,8 +89,8 @@ def test_compare_page_draws_boundaries_stats_and_hits(
     monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
     small_flows.write_small_corpus(tmp_path / "workspace")  # the builder's workspace: the page lists it
     builder()
-    screen.open("/compare?a=improved.json&b=labelled.json&q=questions.jsonl&k=3&run=1")
-    screen.should_contain("Flow A (baseline)")
+    screen.open("/compare?a=improved.json&b=labelled.json&q=questions.jsonl&k=3&rel=lenient&run=1")
+    screen.should_contain("Flows (the first is the baseline)")
     wait_css(screen, "[data-testid=compare-progress]")
     wait_css(screen, "[data-testid=stats]")
     screen.should_contain("Done.")
@@ -154,3 +154,82 @@ def test_compare_page_draws_boundaries_stats_and_hits(
     SHOTS.mkdir(parents=True, exist_ok=True)
     screen.selenium.set_window_size(1600, 2200)
     screen.selenium.save_screenshot(str(SHOTS / "compare_page.png"))
+
+
+def test_eta_follows_progress() -> None:
+    from flowbuilder.executor import RunEvent
+    from flowbuilder.ui.compare_page import Eta
+
+    eta = Eta(["A", "B"])
+    assert eta.text() == "estimating time left…"
+    eta.started -= 10  # ten seconds in
+    eta.update("A", RunEvent("progress", "store", {"done": 50, "total": 100}))
+    assert eta.fraction == pytest.approx(0.2)  # half of A's ingestion: 0.8 * 0.5 / 2 flows
+    assert eta.seconds_left() == pytest.approx(40, rel=0.05)
+    eta.update("B", RunEvent("progress", "retriever", {"done": 1, "total": 2, "message": "searching"}))
+    assert eta.fraction == pytest.approx(0.95)
+    assert eta.text().startswith("about ") and eta.text().endswith(" s left")
+    eta.update("A", RunEvent("node_started", "loader", {}))
+    assert eta.fraction == pytest.approx(0.95)  # never goes back
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
+    screen: Screen,
+    builder: Callable[..., None],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
+    small_flows.write_small_corpus(tmp_path / "workspace")
+    builder()
+    # Cancel a cold comparison: the ETA shows while it runs, and Cancel stops it.
+    screen.open("/compare?flows=naive.json,labelled.json,improved.json&q=questions.jsonl&k=3&run=1")
+    for label, name in (("a", "Naive small"), ("b", "Labelled small"), ("c", "Improved small")):
+        line = screen.find_by_css(f"[data-testid=flow-line-{label}]").text
+        assert line.startswith(f"{label.upper()}") and name in line and "→" in line  # what the flow does
+    wait_css(screen, "[data-testid=compare-progress]")
+    deadline = time.monotonic() + 60
+    while "left" not in screen.find_by_css("[data-testid=compare-eta]").text and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert re.search(r"(about \d+(\.\d)? (s|min) left|estimating time left)", screen.find_by_css(
+        "[data-testid=compare-eta]").text)  # fmt: skip
+    screen.find_by_css("[data-testid=compare-cancel]").click()
+    # The run stops at its next cancellation point (between nodes, embedding batches or questions).
+    deadline = time.monotonic() + 120
+    while "Cancelled." not in screen.selenium.page_source and time.monotonic() < deadline:
+        time.sleep(0.5)
+    screen.should_contain("Cancelled.")
+    assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=leaderboard]")
+
+    # Run it to the end: a leaderboard of three, interval bars and a verdict for B and C against A.
+    screen.find_by_css("[data-testid=compare]").click()
+    wait_css(screen, "[data-testid=leaderboard]")
+    screen.should_contain("Done.")
+    board = screen.find_by_css("[data-testid=leaderboard]")
+    assert len(board.find_elements(By.CSS_SELECTOR, "tbody tr")) == 3
+    assert "baseline" in board.text
+    for label in ("b", "c"):
+        verdict = screen.find_by_css(f"[data-testid=verdict-{label}]").text
+        assert verdict.startswith("no detectable difference on 3 questions")  # three questions are noise
+        bars = screen.selenium.find_elements(By.CSS_SELECTOR, f"[data-testid=interval-{label}] .fb-ci-bar")
+        assert len(bars) == 3  # hit@1, hit@k, MRR
+    for label in ("a", "b", "c"):
+        assert len(screen.selenium.find_elements(By.CSS_SELECTOR, f"[data-testid=rows-{label}] .fb-rec")) == 30
+    # Clicking a row (not its checkbox) opens that question's detail for every flow.
+    rows = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=questions] tbody tr")
+    second = rows[1]
+    assert "q2" in second.text
+    second.find_elements(By.CSS_SELECTOR, "td")[2].click()
+    wait_css(screen, "[data-testid=hits-c] .q-card", timeout=10)
+    assert screen.find_by_css("[data-testid=detail-title]").text.startswith("q2:")
+    # q3's gold record is not in these 30 rows: every flow says why it missed.
+    rows[2].find_elements(By.CSS_SELECTOR, "td")[2].click()
+    wait_css(screen, "[data-testid=miss-a]", timeout=10)
+    for label in ("a", "b", "c"):
+        assert "no chunk holds it" in screen.find_by_css(f"[data-testid=miss-{label}]").text
+    screen.selenium.set_window_size(1600, 1400)
+    screen.selenium.execute_script("window.scrollTo(0, 0)")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screen.selenium.save_screenshot(str(SHOTS / "compare_page_three.png"))

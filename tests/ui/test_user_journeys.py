@@ -196,7 +196,7 @@ async def test_save_open_and_export(user: User, builder: Callable[..., None], tm
     await wait_for(saved.exists)
     assert load_flow(saved).node("splitter").config["chunk_size"] == 77
     with user:
-        page.files.new()
+        page.files.blank()  # (New itself opens the template gallery)
         assert page.state.flow.nodes == []
         assert page.files.open_path(saved)
         assert page.state.flow.node("splitter").config["chunk_size"] == 77
@@ -265,38 +265,12 @@ async def test_question_in_run_input_is_not_taken_as_a_file_path(user: User, bui
 
 async def test_chat_shows_retrieved_chunks_per_answer(user: User, builder: Callable[..., None], tmp_path: Path) -> None:
     """Real local embedder + embedded Chroma on the 3-row CSV; the answer lists the hits with scores."""
-    from flowbuilder.flow import Edge, Flow, NodeSpec
-    from flowbuilder.formats.native import save_flow
+    from flowbuilder.flow import NodeSpec
 
-    from .conftest import small_flow
+    from .conftest import chat_flow
 
-    small_flow(tmp_path)  # writes cases.csv next to the flow
-    nodes = [
-        NodeSpec(id="question", type="chat.input"),
-        NodeSpec(id="loader", type="loader.file", config={"path": "cases.csv", "mode": "records"}),
-        NodeSpec(id="embedder", type="embedder.local"),
-        NodeSpec(
-            id="store",
-            type="vectorstore.chroma",
-            config={"collection": "ui-chat-test", "k": 2, "persist_directory": str(tmp_path / "chroma")},
-        ),
-        NodeSpec(id="context", type="parser.stringify"),
-        NodeSpec(id="answer", type="chat.output"),
-    ]
-    edges = [
-        ("loader", "records", "store", "documents"),
-        ("embedder", "embedder", "store", "embedder"),
-        ("question", "message", "store", "query"),
-        ("store", "hits", "context", "items"),
-        ("context", "text", "answer", "message"),
-    ]
-    flow = Flow(
-        name="Hits chat",
-        nodes=nodes,
-        edges=[Edge(source=a, source_port=b, target=c, target_port=d) for a, b, c, d in edges],
-    )
-    path = tmp_path / "hits.json"
-    save_flow(flow, path)
+    answer = [NodeSpec(id="answer", type="chat.output")]
+    path = chat_flow(tmp_path, "ui-chat-test", answer, [("context", "text", "answer", "message")], "Hits chat")
     page = await open_builder(user, builder, flow_path=path)
     user.find(marker="chat-input").type("two dots in the email")
     user.find(marker="chat-send").click()

@@ -1,0 +1,52 @@
+"""``flowbuilder mcp FLOW``: serve a flow's tools, resources and prompts over MCP on stdio."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from flowbuilder.commands._common import add_cred_option, resolver_from_args
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "mcp",
+        help="serve a flow as an MCP server on stdio",
+        description=(
+            "Serve a flow over the Model Context Protocol on stdin/stdout (what Claude Desktop, Cursor or "
+            "LangFlow launch): a search tool per retrieval node, 'ask' when the flow has a model, the chunks "
+            "and the flow as resources, prompt templates as prompts. Progress goes to stderr."
+        ),
+    )
+    parser.add_argument("flow", help="a Flowbuilder flow file (.json)")
+    parser.add_argument("--no-warm-up", action="store_true", help="ingest on the first call instead of at start")
+    add_cred_option(parser)
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from flowbuilder.serving.mcp_server import build_mcp_server
+    from flowbuilder.serving.service import FlowService
+
+    service = FlowService(args.flow, resolver=resolver_from_args(args.cred), log=sys.stderr)
+    server = build_mcp_server(service)
+    if not args.no_warm_up:
+        start_warm_up(service)
+    server.run(transport="stdio")
+    return 0
+
+
+def start_warm_up(service: Any) -> None:
+    """Ingest in the background while the client connects; calls wait for it (one lock)."""
+    import threading
+
+    def work() -> None:
+        try:
+            service.warm_up()
+        except Exception as exc:  # reported on stderr; each call then reports the same failure itself
+            from flowbuilder.secrets import redact
+
+            sys.stderr.write(f"warm-up failed: {redact(str(exc))}\n")
+
+    threading.Thread(target=work, name="flowbuilder-warm-up", daemon=True).start()

@@ -1,0 +1,63 @@
+"""``flowbuilder serve FLOW``: MCP Streamable HTTP at /mcp plus GET /search, POST /ask, GET /health."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from flowbuilder.commands._common import add_cred_option, resolver_from_args
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve a flow over HTTP (MCP at /mcp, /search, /ask, /health)",
+        description=(
+            "Serve a flow over HTTP: MCP Streamable HTTP at /mcp, GET /search?q=...&k=..., POST /ask "
+            '{"question": ...} and GET /health. Loopback only unless --token is given; Host and Origin '
+            "headers are checked."
+        ),
+    )
+    parser.add_argument("flow", help="a Flowbuilder flow file (.json)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free port)")
+    parser.add_argument(
+        "--token", default=None, help="require 'Authorization: Bearer TOKEN' (needed for a non-loopback --host)"
+    )
+    parser.add_argument("--no-warm-up", action="store_true", help="ingest on the first call instead of at start")
+    add_cred_option(parser)
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from flowbuilder.commands.mcp import start_warm_up
+    from flowbuilder.netguard import check_bind
+    from flowbuilder.serving.http_app import build_http_app
+    from flowbuilder.serving.service import FlowService
+
+    check_bind(args.host, args.token)
+    service = FlowService(args.flow, resolver=resolver_from_args(args.cred), log=sys.stderr)
+    app = build_http_app(service, host=args.host, token=args.token)
+    if not args.no_warm_up:
+        start_warm_up(service)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"))
+    # The test harness and the Serve panel read this line to learn the port.
+    original_startup = server.startup
+
+    async def startup(sockets: Any = None) -> None:
+        await original_startup(sockets)
+        bound = [s.getsockname() for srv in server.servers for s in srv.sockets]
+        port = bound[0][1] if bound else args.port
+        sys.stderr.write(f"serving '{service.flow.name}' on http://{_url_host(args.host)}:{port}/mcp\n")
+        sys.stderr.flush()
+
+    server.startup = startup  # type: ignore[method-assign]
+    server.run()
+    return 0
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

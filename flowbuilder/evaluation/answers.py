@@ -1,0 +1,713 @@
+"""Answer evaluation: run a whole flow for every question and score retrieval and answers separately.
+
+"A 97% retrieval score still produced two wrong answers": a flow is judged on what it *says*, not
+only on what it retrieves. For every question the flow runs end to end (the ingest part comes from
+the executor's cache after the first question), and this module reads three values from the run:
+
+* the **chunks** the prompt numbered (the hits that feed the ``prompt.template`` node), judged for
+  retrieval with the same metrics as ``flowbuilder compare``;
+* the **prompt** sent to the model;
+* the **answer** (``chat.output``, else the one node with an ``answer``).
+
+Then each answer gets rule-based checks, all LLM-free and assertable:
+
+* ``fact``: the answer contains the question's expected fact (case, spacing and punctuation ignored);
+* ``citations``: every ``[n]`` points to a numbered chunk, and at least one cited chunk holds the fact
+  (or, for a question without a fact, is a gold record);
+* ``refusal``: a question with ``"answerable": false`` gets a refusal ("I don't know"), not an invention.
+
+An optional judge (a chat model of the flow, ``--judge NODE``) rates faithfulness to the chunks and
+correctness from 0 to 1 with a one-sentence reason. Every metric is computed over the questions it
+applies to; a metric with no questions is ``None`` (shown as n/a), never 0 or 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flowbuilder.data import ChatMessage, Hit
+from flowbuilder.errors import FlowbuilderError
+from flowbuilder.evaluation.metrics import QuestionOutcome, aggregate, chunk_records, judge_hits
+from flowbuilder.evaluation.questions import Question
+from flowbuilder.executor import Executor, RunEvent, RunResult
+from flowbuilder.flow import Flow
+from flowbuilder.registry import NodeRegistry
+from flowbuilder.services import ChatModel
+
+VERDICTS = ("correct", "wrong", "uncited", "wrongly cited", "missed", "refused", "invented", "unchecked", "error")
+"""``correct``: fact in the answer, cited from a chunk that holds it. ``wrong``: the fact is missing.
+``uncited``: right but cites nothing. ``wrongly cited``: cites a chunk that does not exist or does not
+hold the fact. ``missed``: refused although the question is answerable. ``refused``: rightly refused a
+question with no answer. ``invented``: answered a question with no answer. ``unchecked``: no fact and no
+numbered chunks to check against (neither passed nor failed). ``error``: the run failed."""
+PASSING = frozenset({"correct", "refused"})
+
+REFUSAL_PATTERNS: tuple[str, ...] = (
+    r"\bi (?:do not|don't|dont|cannot|can't) (?:know|tell|say|find)\b",
+    r"\b(?:cannot|can't|can not|unable to|could not|couldn't) (?:find|answer|determine|tell|say|locate)\b",
+    r"\b(?:does not|doesn't|do not|don't|did not) (?:contain|include|mention|say|cover|provide|specify|state|answer)\b",
+    r"\b(?:is|are|was|were)? ?not (?:mentioned|covered|stated|specified|included|provided|described|available)\b",
+    r"\bno (?:information|mention|details?|answer)\b",
+    r"\bnot (?:enough|sufficient) (?:information|context)\b",
+    r"\bnot in the (?:context|documents?|passages?|sources?)\b",
+)
+_CITATION = re.compile(r"\[(\s*\d+\s*(?:(?:,|;|-|–|and)\s*\d+\s*)*)\]")
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+JUDGE_PROMPT = """You grade an answer written by a retrieval-augmented assistant.
+
+Question: {question}
+Expected fact: {fact}
+
+Retrieved context (numbered chunks):
+{context}
+
+Answer to grade:
+{answer}
+
+Rate from 0 to 1:
+- faithfulness: is every claim of the answer supported by the retrieved context? (1 = all supported, 0 = invented)
+- correctness: does the answer answer the question correctly (or rightly refuse when the documents hold no answer)?
+Reply with JSON only: {"faithfulness": <0-1>, "correctness": <0-1>, "reason": "<one sentence>"}"""
+NO_FACT = "(none: the documents do not answer this question; the right answer is a refusal)"
+
+
+def fold(text: str) -> str:
+    """Text for fact matching: NFKC, lower case, punctuation and whitespace runs as one space."""
+    return " " + _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip() + " "
+
+
+def contains_fact(text: str, fact: str) -> bool:
+    """Whether ``fact`` appears in ``text`` as whole words, ignoring case, spacing and punctuation."""
+    needle = fold(fact)
+    return needle.strip() != "" and needle in fold(text)
+
+
+def citations(answer: str) -> list[int]:
+    """The chunk numbers an answer cites: ``[2]``, ``[1, 3]``, ``[2-4]``, ``[1][2]``, in order, no repeats."""
+    found: list[int] = []
+    for match in _CITATION.finditer(answer):
+        body = match.group(1)
+        for part in re.split(r",|;|and", body):
+            bounds = [int(n) for n in re.findall(r"\d+", part)]
+            if len(bounds) == 2 and re.search(r"[-–]", part) and bounds[0] <= bounds[1] <= bounds[0] + 50:
+                numbers = list(range(bounds[0], bounds[1] + 1))
+            else:
+                numbers = bounds
+            found.extend(n for n in numbers if n not in found)
+    return found
+
+
+def is_refusal(answer: str, patterns: Sequence[str] = REFUSAL_PATTERNS) -> bool:
+    text = " ".join(answer.lower().replace("’", "'").split())
+    return not text or any(re.search(pattern, text) for pattern in patterns)
+
+
+def expects_answer(question: Question) -> bool:
+    """False for a no-answer question: ``"answerable": false``, or no gold and no fact."""
+    return question.extra.get("answerable") is not False and question.answerable
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+
+@dataclass
+class JudgeVerdict:
+    faithfulness: float | None
+    correctness: float | None
+    reason: str
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "faithfulness": self.faithfulness,
+            "correctness": self.correctness,
+            "reason": self.reason,
+        }
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+@dataclass
+class AnswerResult:
+    """One question's run: what was retrieved, asked and answered, and every verdict."""
+
+    question: Question
+    verdict: str
+    answer: str = ""
+    prompt: str = ""
+    hits: list[Hit] = field(default_factory=list)
+    cited: list[int] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    retrieval: QuestionOutcome | None = None
+    retrieved_fact: bool | None = None
+    """Whether any numbered chunk holds the fact (None without a fact): retrieval's share of the answer."""
+    judge: JudgeVerdict | None = None
+    seconds: float = 0.0
+    error: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict in PASSING
+
+    @property
+    def answerable(self) -> bool:
+        return expects_answer(self.question)
+
+    def to_dict(self) -> dict[str, Any]:
+        q = self.question
+        data: dict[str, Any] = {
+            "id": q.id,
+            "question": q.question,
+            "kind": q.extra.get("kind"),
+            "answerable": self.answerable,
+            "fact": q.fact,
+            "gold": list(q.gold),
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "checks": [c.to_dict() for c in self.checks],
+            "answer": self.answer,
+            "citations": self.cited,
+            "retrieved_fact": self.retrieved_fact,
+            "chunks": [
+                {
+                    "n": n,
+                    "records": sorted(chunk_records(hit.document)),
+                    "source": hit.document.metadata.get("source"),
+                    "score": hit.score,
+                    "cited": n in self.cited,
+                    "holds_fact": contains_fact(hit.document.text, q.fact) if q.fact else None,
+                    "text": hit.document.text,
+                }
+                for n, hit in enumerate(self.hits, start=1)
+            ],
+            "prompt": self.prompt,
+            "retrieval": self.retrieval.to_dict(with_hits=False) if self.retrieval else None,
+            "judge": self.judge.to_dict() if self.judge else None,
+            "seconds": round(self.seconds, 3),
+        }
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+def judge_answer(
+    question: Question,
+    answer: str,
+    hits: Sequence[Hit] | None,
+    cited: Sequence[int],
+    patterns: Sequence[str] = REFUSAL_PATTERNS,
+) -> tuple[str, list[Check]]:
+    """The rule-based verdict of one answer and the checks behind it. ``hits`` None: the flow numbers no
+    chunks that eval can see (an agent searching through a tool), so citations are not checked."""
+    refused = is_refusal(answer, patterns)
+    if not expects_answer(question):
+        if refused:
+            return "refused", [Check("refusal", True, "refused a question the documents do not answer")]
+        return "invented", [Check("refusal", False, "answered a question the documents do not answer")]
+    checks: list[Check] = []
+    if refused:
+        checks.append(Check("refusal", False, "refused although the question is answerable"))
+        return "missed", checks
+    fact = question.fact
+    if fact:
+        found = contains_fact(answer, fact)
+        checks.append(Check("fact", found, f"answer {'contains' if found else 'lacks'} the fact '{fact}'"))
+    if hits is None:
+        if not fact:
+            return "unchecked", checks
+        return ("correct" if checks[0].passed else "wrong"), checks
+    bad = [n for n in cited if not 1 <= n <= len(hits)]
+    if not cited:
+        checks.append(Check("citations", False, "cites no chunk"))
+    elif bad:
+        checks.append(
+            Check("citations", False, f"cites {', '.join(f'[{n}]' for n in bad)}; the prompt had {len(hits)} chunks")
+        )
+    else:
+        holders = [n for n in cited if _supports(hits[n - 1], question)]
+        what = "the fact" if fact else "a gold record"
+        if holders:
+            checks.append(Check("citations", True, f"cited chunk(s) {holders} hold {what}"))
+        else:
+            checks.append(Check("citations", False, f"no cited chunk {cited} holds {what}"))
+    if fact and not checks[0].passed:
+        return "wrong", checks
+    citation = checks[-1]
+    if not citation.passed:
+        return ("uncited" if not cited else "wrongly cited"), checks
+    return "correct", checks
+
+
+def _supports(hit: Hit, question: Question) -> bool:
+    if question.fact:
+        return contains_fact(hit.document.text, question.fact)
+    return bool(chunk_records(hit.document) & set(question.gold))
+
+
+def parse_judge_reply(reply: str) -> JudgeVerdict:
+    """The judge's JSON (the first ``{...}`` in the reply); scores outside 0-1 or missing are errors."""
+    match = re.search(r"\{.*\}", reply, re.DOTALL)
+    if match is None:
+        return JudgeVerdict(None, None, "", f"the judge replied without JSON: {' '.join(reply.split())[:120]}")
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        return JudgeVerdict(None, None, "", f"the judge's JSON is invalid ({exc.msg})")
+    scores: list[float | None] = []
+    problems: list[str] = []
+    for name in ("faithfulness", "correctness"):
+        value = data.get(name) if isinstance(data, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+            scores.append(float(value))
+        else:
+            scores.append(None)
+            problems.append(f"{name} is {value!r}, not a number 0-1")
+    reason = str(data.get("reason", "")) if isinstance(data, dict) else ""
+    return JudgeVerdict(scores[0], scores[1], reason, "; ".join(problems))
+
+
+def render_context(hits: Sequence[Hit]) -> str:
+    return "\n\n".join(f"[{n}] {hit.document.text}" for n, hit in enumerate(hits, start=1)) or "(no chunks)"
+
+
+def ask_judge(model: ChatModel, question: Question, answer: str, hits: Sequence[Hit]) -> JudgeVerdict:
+    values = {
+        "{question}": question.question,
+        "{fact}": question.fact or ("(not given)" if expects_answer(question) else NO_FACT),
+        "{context}": render_context(hits),
+        "{answer}": answer or "(empty)",
+    }
+    prompt = re.sub("|".join(re.escape(k) for k in values), lambda m: values[m.group(0)], JUDGE_PROMPT)
+    try:
+        reply = model.chat(
+            [ChatMessage(role="system", content="You are a strict grader."), ChatMessage(role="user", content=prompt)]
+        )
+    except FlowbuilderError as exc:
+        return JudgeVerdict(None, None, "", f"the judge failed: {exc}")
+    return parse_judge_reply(reply.content or "")
+
+
+# ---------------------------------------------------------------- where the values are in a flow
+
+
+class EvalSetupError(FlowbuilderError):
+    """The flow has no answer, chunks or judge where the evaluation needs them."""
+
+
+@dataclass(frozen=True)
+class FlowRoles:
+    """Which nodes of the flow give the answer, the prompt, the numbered chunks and the judge model."""
+
+    answer: str
+    answer_port: str
+    prompt: str | None
+    hits: str | None
+    hits_port: str | None
+    judge: str | None
+
+
+def find_roles(
+    flow: Flow,
+    registry: NodeRegistry,
+    *,
+    answer: str | None = None,
+    hits: str | None = None,
+    judge: str | None = None,
+) -> FlowRoles:
+    """Find the answer node (``chat.output``, else the single node with an ``answer`` output), the
+    ``prompt.template`` upstream of it and the node whose hits feed that prompt. Explicit ids win."""
+    ids = flow.node_ids()
+    for given, what in ((answer, "--answer"), (hits, "--hits"), (judge, "--judge")):
+        if given is not None and given not in ids:
+            raise EvalSetupError(f"{what} names no node '{given}'; the flow's nodes: {', '.join(ids)}")
+    if answer is None:
+        outputs = [n.id for n in flow.nodes if n.type == "chat.output" and not n.disabled]
+        if not outputs:
+            outputs = [n.id for n in flow.nodes if not n.disabled and "answer" in _output_names(registry, n.type)]
+        if len(outputs) != 1:
+            found = ", ".join(outputs) or "none"
+            raise EvalSetupError(
+                f"cannot tell which node gives the answer (candidates: {found}); name it with --answer NODE"
+            )
+        answer = outputs[0]
+    answer_port = "message" if _type(flow, answer) == "chat.output" else "answer"
+    upstream = _ancestors(flow, answer)
+    prompts = [n for n in upstream if _type(flow, n) == "prompt.template"]
+    prompt = prompts[0] if prompts else None
+    hits_port: str | None = None
+    if hits is None:
+        feeding = [e for e in flow.edges if prompt is not None and e.target == prompt]
+        for edge in feeding:
+            if _port_type(registry, flow, edge.source, edge.source_port) == "hits":
+                hits, hits_port = edge.source, edge.source_port
+                break
+        if hits is None:
+            for node_id in upstream:
+                port = _first_port_of_type(registry, flow, node_id, "hits")
+                if port is not None:
+                    hits, hits_port = node_id, port
+                    break
+    elif hits is not None:
+        hits_port = _first_port_of_type(registry, flow, hits, "hits")
+        if hits_port is None:
+            raise EvalSetupError(f"--hits node '{hits}' ({_type(flow, hits)}) has no hits output")
+    if judge is not None and _first_port_of_type(registry, flow, judge, "chat_model") is None:
+        raise EvalSetupError(
+            f"--judge node '{judge}' ({_type(flow, judge)}) provides no chat model; name an llm.* node"
+        )
+    return FlowRoles(answer, answer_port, prompt, hits, hits_port, judge)
+
+
+def _type(flow: Flow, node_id: str) -> str:
+    spec = flow.find_node(node_id)
+    return spec.type if spec is not None else ""
+
+
+def _ancestors(flow: Flow, node_id: str) -> list[str]:
+    """Upstream nodes, nearest first (breadth-first over incoming edges)."""
+    order: list[str] = []
+    frontier = [node_id]
+    while frontier:
+        nxt: list[str] = []
+        for target in frontier:
+            for edge in flow.edges:
+                if edge.target == target and edge.source not in order and edge.source != node_id:
+                    order.append(edge.source)
+                    nxt.append(edge.source)
+        frontier = nxt
+    return order
+
+
+def _ports(registry: NodeRegistry, flow: Flow, node_id: str) -> list[tuple[str, str]]:
+    spec = flow.find_node(node_id)
+    if spec is None:
+        return []
+    try:
+        cls = registry.get(spec.type)
+        config = cls.Config.model_validate(spec.config)
+        return [(p.name, p.type.value) for p in cls.output_ports(config)]
+    except Exception:  # an unknown type or bad config: validation reports it when the flow runs
+        return []
+
+
+def _output_names(registry: NodeRegistry, type_name: str) -> list[str]:
+    try:
+        return [p.name for p in registry.get(type_name).outputs]
+    except FlowbuilderError:
+        return []
+
+
+def _port_type(registry: NodeRegistry, flow: Flow, node_id: str, port: str) -> str | None:
+    return next((t for name, t in _ports(registry, flow, node_id) if name == port), None)
+
+
+def _first_port_of_type(registry: NodeRegistry, flow: Flow, node_id: str, port_type: str) -> str | None:
+    return next((name for name, t in _ports(registry, flow, node_id) if t == port_type), None)
+
+
+# ---------------------------------------------------------------- running
+
+
+@dataclass
+class EvalMetrics:
+    questions: int
+    answerable: int
+    unanswerable: int
+    errors: int
+    answer_accuracy: float | None
+    """Correct answers (fact present and rightly cited) among the answerable questions that ran."""
+    fact_rate: float | None
+    """Answers containing the fact, cited or not, among answerable questions with a fact."""
+    citation_accuracy: float | None
+    """Answerable questions whose answer cites only real chunks, one of them holding the fact."""
+    refusal_rate: float | None
+    """No-answer questions rightly refused."""
+    invention_rate: float | None
+    """No-answer questions answered anyway."""
+    wrong_despite_retrieval: int
+    """Answerable questions whose chunks held the fact but whose answer was not correct."""
+    retrieval: dict[str, Any]
+    faithfulness: float | None = None
+    correctness: float | None = None
+    judged: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "questions": self.questions,
+            "answerable": self.answerable,
+            "unanswerable": self.unanswerable,
+            "errors": self.errors,
+            "accuracy": self.answer_accuracy,
+            "fact_rate": self.fact_rate,
+            "citation_accuracy": self.citation_accuracy,
+            "refusal_rate": self.refusal_rate,
+            "invention_rate": self.invention_rate,
+            "wrong_despite_retrieval": self.wrong_despite_retrieval,
+            "retrieval": self.retrieval,
+            "judge": {"judged": self.judged, "faithfulness": self.faithfulness, "correctness": self.correctness},
+            "verdicts": self.verdicts,
+        }
+
+
+def _share(count: int, total: int) -> float | None:
+    return count / total if total else None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarise(results: Sequence[AnswerResult], k: int) -> EvalMetrics:
+    # Answer metrics count the questions that ran to an answer (errors are reported apart and fail the
+    # command); retrieval counts every answerable question whose chunks were retrieved.
+    answerable = [r for r in results if r.answerable]
+    unanswerable = [r for r in results if not r.answerable]
+    answered = [r for r in answerable if r.verdict != "error"]
+    refused_or_not = [r for r in unanswerable if r.verdict != "error"]
+    with_fact = [r for r in answered if r.question.fact]
+    cited_ok = [r for r in answered if any(c.name == "citations" and c.passed for c in r.checks)]
+    outcomes = [r.retrieval for r in answerable if r.retrieval is not None]
+    judged = [r.judge for r in results if r.judge is not None and not r.judge.error]
+    retrieval = aggregate(outcomes, k).to_dict() if outcomes else {"k": k, "questions": 0}
+    verdicts = {v: sum(1 for r in results if r.verdict == v) for v in VERDICTS}
+    return EvalMetrics(
+        questions=len(results),
+        answerable=len(answerable),
+        unanswerable=len(unanswerable),
+        errors=verdicts["error"],
+        answer_accuracy=_share(verdicts["correct"], len(answered)),
+        fact_rate=_share(sum(1 for r in with_fact if contains_fact(r.answer, r.question.fact or "")), len(with_fact)),
+        citation_accuracy=_share(len(cited_ok), len(answered)),
+        refusal_rate=_share(verdicts["refused"], len(refused_or_not)),
+        invention_rate=_share(verdicts["invented"], len(refused_or_not)),
+        wrong_despite_retrieval=sum(1 for r in answered if r.retrieved_fact and r.verdict != "correct"),
+        retrieval=retrieval,
+        faithfulness=_mean([j.faithfulness for j in judged if j.faithfulness is not None]),
+        correctness=_mean([j.correctness for j in judged if j.correctness is not None]),
+        judged=len(judged),
+        verdicts={v: n for v, n in verdicts.items() if n},
+    )
+
+
+@dataclass
+class Evaluation:
+    flow: str
+    roles: FlowRoles
+    k: int
+    results: list[AnswerResult]
+    metrics: EvalMetrics
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flow": self.flow,
+            "roles": {
+                "answer": self.roles.answer,
+                "prompt": self.roles.prompt,
+                "hits": self.roles.hits,
+                "judge": self.roles.judge,
+            },
+            "k": self.k,
+            "metrics": self.metrics.to_dict(),
+            "results": [r.to_dict() for r in self.results],
+        }
+
+
+ProgressHandler = Callable[[int, int, AnswerResult], None]
+
+
+def evaluate_answers(
+    flow: Flow,
+    questions: Sequence[Question],
+    *,
+    base_dir: Path | None = None,
+    executor: Executor | None = None,
+    k: int | None = None,
+    answer: str | None = None,
+    hits: str | None = None,
+    judge: str | None = None,
+    refusal_patterns: Sequence[str] = REFUSAL_PATTERNS,
+    on_question: ProgressHandler | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
+) -> Evaluation:
+    """Run ``flow`` once per question (each in its own session, so chat memory never leaks between
+    questions) and judge every answer; ``k`` cuts the retrieval metrics (default: all numbered chunks)."""
+    executor = executor or Executor()
+    roles = find_roles(flow, executor.registry, answer=answer, hits=hits, judge=judge)
+    results: list[AnswerResult] = []
+    for index, question in enumerate(questions, start=1):
+        result = _evaluate_one(flow, question, roles, executor, base_dir, k, refusal_patterns, on_event)
+        results.append(result)
+        if on_question is not None:
+            on_question(index, len(questions), result)
+    cut = k or max((len(r.hits) for r in results), default=0) or 1
+    return Evaluation(flow.name, roles, cut, results, summarise(results, cut))
+
+
+def _evaluate_one(
+    flow: Flow,
+    question: Question,
+    roles: FlowRoles,
+    executor: Executor,
+    base_dir: Path | None,
+    k: int | None,
+    patterns: Sequence[str],
+    on_event: Callable[[RunEvent], None] | None,
+) -> AnswerResult:
+    started = time.perf_counter()
+    # Validation and credential errors are raised here, before any node runs: they are the same for
+    # every question, so they stop the evaluation instead of turning every question into an "error".
+    run = executor.run(
+        flow, inputs=question.question, session_id=f"eval-{question.id}", base_dir=base_dir, on_event=on_event
+    )
+    # The chunks and their retrieval scores are read first: when only the model fails (no server, no
+    # key), retrieval is still measured, and the answer side reports the error.
+    hits_node = run.results.get(roles.hits) if roles.hits else None
+    hit_list = _output(run, roles.hits, roles.hits_port) if hits_node is not None and hits_node.succeeded else None
+    chunks = [h for h in hit_list if isinstance(h, Hit)] if isinstance(hit_list, list) else []
+    retrieval = None
+    if expects_answer(question) and isinstance(hit_list, list):
+        retrieval = judge_hits(question, chunks, k or max(len(chunks), 1))
+    retrieved_fact = any(contains_fact(h.document.text, question.fact) for h in chunks) if question.fact else None
+    prompt = _output(run, roles.prompt, "prompt") if roles.prompt else None
+    failed = run.failed()
+    answer_value = _output(run, roles.answer, roles.answer_port)
+    if failed or not isinstance(answer_value, str):
+        reason = "; ".join(r.error or r.node_id for r in failed) or f"node '{roles.answer}' gave no answer"
+        return AnswerResult(
+            question,
+            "error",
+            prompt=prompt if isinstance(prompt, str) else "",
+            hits=chunks,
+            retrieval=retrieval,
+            retrieved_fact=retrieved_fact,
+            error=reason,
+            seconds=time.perf_counter() - started,
+        )
+    cited = citations(answer_value)
+    verdict, checks = judge_answer(question, answer_value, chunks if roles.hits else None, cited, patterns)
+    result = AnswerResult(
+        question,
+        verdict,
+        answer=answer_value,
+        prompt=prompt if isinstance(prompt, str) else "",
+        hits=chunks,
+        cited=cited,
+        checks=checks,
+        retrieval=retrieval,
+        retrieved_fact=retrieved_fact,
+    )
+    if roles.judge:
+        model = _output(run, roles.judge, "model")
+        if isinstance(model, ChatModel):
+            result.judge = ask_judge(model, question, answer_value, chunks)
+        else:
+            result.judge = JudgeVerdict(None, None, "", f"node '{roles.judge}' gave no chat model")
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _output(run: RunResult, node_id: str | None, port: str | None) -> Any:
+    if node_id is None or port is None:
+        return None
+    node = run.results.get(node_id)
+    return node.outputs.get(port) if node is not None else None
+
+
+# ---------------------------------------------------------------- against a baseline
+
+
+@dataclass(frozen=True)
+class BaselineScores:
+    """Per-question outcomes of the baseline: a flow evaluated now, or a saved ``eval --json``."""
+
+    name: str
+    passed: dict[str, bool]
+    correctness: dict[str, float]
+
+
+def baseline_from_evaluation(evaluation: Evaluation) -> BaselineScores:
+    return BaselineScores(
+        evaluation.flow,
+        {r.question.id: r.passed for r in evaluation.results if r.verdict != "error"},
+        {
+            r.question.id: r.judge.correctness
+            for r in evaluation.results
+            if r.judge is not None and r.judge.correctness is not None
+        },
+    )
+
+
+def saved_baseline(data: Any, where: str) -> BaselineScores | None:
+    """The scores of a saved ``flowbuilder eval --json`` output, or None if ``data`` is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list) or "metrics" not in data:
+        return None
+    passed: dict[str, bool] = {}
+    correctness: dict[str, float] = {}
+    for item in data["results"]:
+        if not isinstance(item, dict) or "id" not in item or "verdict" not in item:
+            raise EvalSetupError(f"{where}: a result has no id or verdict; is it a `flowbuilder eval --json` output?")
+        if item["verdict"] == "error":
+            continue
+        passed[str(item["id"])] = bool(item.get("passed"))
+        judge = item.get("judge")
+        if isinstance(judge, dict) and isinstance(judge.get("correctness"), int | float):
+            correctness[str(item["id"])] = float(judge["correctness"])
+    return BaselineScores(f"{data.get('flow') or 'flow'} ({where})", passed, correctness)
+
+
+@dataclass
+class BaselineComparison:
+    baseline: str
+    lines: list[str]
+    """One verdict line per compared metric, e.g. "no detectable difference on 8 questions (...)"."""
+    details: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "verdicts": self.lines, **self.details}
+
+
+def compare_to_baseline(evaluation: Evaluation, baseline: BaselineScores) -> BaselineComparison:
+    """Paired significance (bootstrap interval + exact McNemar / sign test) of the flow against the baseline
+    on the questions both answered: share of passed questions, and judge correctness when both were judged."""
+    from flowbuilder.evaluation.significance import mcnemar, paired_difference, sign_test, verdict
+
+    current = baseline_from_evaluation(evaluation)
+    ids = [qid for qid in current.passed if qid in baseline.passed]
+    if not ids:
+        raise EvalSetupError(
+            f"the baseline '{baseline.name}' shares no answered question id with this run; use the same question set"
+        )
+    a = [baseline.passed[q] for q in ids]
+    b = [current.passed[q] for q in ids]
+    difference = paired_difference([float(x) for x in a], [float(x) for x in b])
+    test = mcnemar(a, b)
+    lines = [verdict(difference, test, metric="answers passed", a=baseline.name, b=evaluation.flow)]
+    details: dict[str, Any] = {"questions": len(ids), "passed": {**difference.to_dict(), "test": test.to_dict()}}
+    judged = [q for q in ids if q in baseline.correctness and q in current.correctness]
+    if judged:
+        ja = [baseline.correctness[q] for q in judged]
+        jb = [current.correctness[q] for q in judged]
+        jdiff = paired_difference(ja, jb)
+        jtest = sign_test(
+            sum(y > x for x, y in zip(ja, jb, strict=True)), sum(y < x for x, y in zip(ja, jb, strict=True))
+        )
+        lines.append(verdict(jdiff, jtest, metric="judge correctness", a=baseline.name, b=evaluation.flow))
+        details["judge_correctness"] = {**jdiff.to_dict(), "test": jtest.to_dict()}
+    return BaselineComparison(baseline.name, lines, details)

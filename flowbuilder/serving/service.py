@@ -1,0 +1,520 @@
+"""What a flow offers to the outside (MCP tools, resources, prompts; the HTTP search API), independent of
+any transport.
+
+A :class:`FlowService` runs the flow through the normal :class:`~flowbuilder.executor.Executor`, so the
+first call ingests exactly as ``flowbuilder run`` does and later calls reuse the executor's result cache
+(loader, splitter and store nodes come back cached; only the retrieval stage runs per query). All runs
+are serialised by one lock: the executor and the stores are not meant for concurrent writers.
+
+Tool names and descriptions come from the flow and its nodes, and can be edited in the flow's
+``meta["mcp"]`` mapping (saved with the flow; node configs are untouched so every saved flow still loads)::
+
+    "meta": {"mcp": {"tools": {"retriever": {"name": "search_test_cases", "description": "...",
+                                             "enabled": true}},
+                     "ask": {"name": "ask", "description": "...", "enabled": true}}}
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+import networkx as nx
+
+from flowbuilder.credentials import CredentialResolver
+from flowbuilder.data import Document, Hit
+from flowbuilder.errors import ServeError
+from flowbuilder.executor import GENERIC_INPUT, Executor, NodeResult, RunEvent, RunResult
+from flowbuilder.flow import Flow
+from flowbuilder.formats.native import load_flow
+from flowbuilder.graph import FlowGraph, analyze
+from flowbuilder.node import RunContext
+from flowbuilder.ports import PortType
+from flowbuilder.secrets import redact, redact_obj
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+MAX_K = 100
+
+
+@dataclass
+class SearchEndpoint:
+    """One retrieval node offered as a search tool."""
+
+    node_id: str
+    name: str
+    description: str
+    default_k: int
+    kind: str
+    """``hits``: the node outputs hits for the chat input's text; ``tool``: it outputs a search tool service."""
+
+
+@dataclass
+class PromptEndpoint:
+    node_id: str
+    name: str
+    description: str
+    template: str
+    variables: list[str]
+
+
+@dataclass
+class SearchResult:
+    tool: str
+    node_id: str
+    query: str
+    k: int
+    hits: list[Hit]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "node": self.node_id,
+            "query": self.query,
+            "k": self.k,
+            "hits": [hit_json(hit) for hit in self.hits],
+        }
+
+    def to_text(self) -> str:
+        if not self.hits:
+            return f"No passages found for {self.query!r} (node '{self.node_id}', k={self.k})."
+        lines = [
+            f"Top {len(self.hits)} for {self.query!r} (node '{self.node_id}'; score = similarity, higher is better):"
+        ]
+        for hit in self.hits:
+            data = hit_json(hit)
+            where = data["source"] or "unknown source"
+            if data["record_id"]:
+                where += f", {data['record_id']}"
+            lines.append(f"\n[{hit.rank}] score {hit.score:.4f}  ({where})\n{hit.document.text.strip()}")
+        return "\n".join(lines)
+
+
+@dataclass
+class AskResult:
+    question: str
+    answer: str | None
+    ok: bool
+    error: str | None = None
+    answer_node: str | None = None
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "ok": self.ok,
+            "answer": self.answer,
+            "error": self.error,
+            "answer_node": self.answer_node,
+            "sources": self.sources,
+        }
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    """The wire form of a hit: rank, score, text, source, record id (and offsets when known)."""
+    meta = hit.document.metadata
+    record_id = meta.get("record_id")
+    data: dict[str, Any] = {
+        "rank": hit.rank,
+        "score": round(float(hit.score), 6),
+        "text": hit.document.text,
+        "source": str(meta.get("source") or ""),
+        "record_id": None if record_id is None else str(record_id),
+        "id": hit.id,
+    }
+    for key in ("start", "end", "chunk_index", "page", "row"):
+        if isinstance(meta.get(key), int):
+            data[key] = meta[key]
+    if isinstance(meta.get("record_ids"), list):
+        data["record_ids"] = [str(r) for r in meta["record_ids"]]
+    return data
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_-]+", "_", text).strip("_")[:64] or "flow"
+
+
+class _StderrProgress:
+    """Run events as short lines on a text stream (stderr), never on stdout (the stdio protocol stream)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._last: dict[str, int] = {}
+
+    def __call__(self, event: RunEvent) -> None:
+        node = event.node_id or ""
+        if event.kind == "progress":
+            done, total = int(event.data.get("done", 0)), int(event.data.get("total", 0) or 0)
+            step = max(1, total // 10)
+            if done != total and done - self._last.get(node, -step) < step:
+                return
+            self._last[node] = done
+            self._write(f"  {node}: {event.data.get('message') or 'working'} {done}/{total}")
+        elif event.kind == "node_started":
+            self._write(f"> {node}")
+        elif event.kind == "node_failed":
+            self._write(f"! {event.data.get('error', 'failed')}")
+
+    def _write(self, line: str) -> None:
+        try:
+            self.stream.write(redact(line) + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed stderr must not break serving
+            pass
+
+
+class FlowService:
+    """A loaded flow plus an executor: search, ask, chunks, prompts and the public flow definition."""
+
+    def __init__(
+        self,
+        flow: str | Path | Flow,
+        *,
+        base_dir: Path | None = None,
+        resolver: CredentialResolver | None = None,
+        data_dir: Path | None = None,
+        log: TextIO | None = None,
+        executor: Executor | None = None,
+    ) -> None:
+        """``flow`` is a flow file, or a Flow (the builder's open flow; then ``base_dir`` resolves its paths)."""
+        if isinstance(flow, Flow):
+            self.flow = flow.model_copy(deep=True)
+            self.path = Path(f"{_slug(flow.name)}.json")
+            self.base_dir = (base_dir or Path.cwd()).resolve()
+        else:
+            self.path = Path(flow)
+            self.flow = load_flow(self.path)
+            self.base_dir = base_dir or self.path.resolve().parent
+        self.executor = executor or Executor(resolver=resolver, data_dir=data_dir)
+        self.progress: Callable[[RunEvent], None] = _StderrProgress(log or sys.stderr)
+        self._lock = threading.Lock()
+        self._latest: dict[str, NodeResult] = {}
+        """The latest successful result of every node any run produced (chunks come from here)."""
+        self.graph: FlowGraph = analyze(self.flow, self.executor.registry, self.executor.resolver)
+        self.searches = self._find_searches()
+        self.answer_node = self._find_answer_node()
+        self.prompts = self._find_prompts()
+
+    # ------------------------------------------------------------------ what the flow offers
+    @property
+    def meta(self) -> dict[str, Any]:
+        value = self.flow.meta.get("mcp")
+        return value if isinstance(value, dict) else {}
+
+    def _tool_meta(self, node_id: str) -> dict[str, Any]:
+        tools = self.meta.get("tools")
+        entry = tools.get(node_id) if isinstance(tools, dict) else None
+        return entry if isinstance(entry, dict) else {}
+
+    def _text_inputs(self) -> set[str]:
+        return {nid for nid, node in self.graph.nodes.items() if node.cls.run_input == "text"}
+
+    def _downstream_of_input(self) -> set[str]:
+        found: set[str] = set()
+        for nid in self._text_inputs():
+            if nid in self.graph.graph:
+                found |= nx.descendants(self.graph.graph, nid)
+        return found
+
+    def _find_searches(self) -> list[SearchEndpoint]:
+        asked = self._downstream_of_input()
+        candidates: dict[str, str] = {}
+        for nid, node in self.graph.nodes.items():
+            if node.spec.disabled:
+                continue
+            types = {port.type for port in node.outputs.values()}
+            if PortType.HITS in types and nid in asked:
+                candidates[nid] = "hits"
+            elif PortType.TOOL in types and node.cls.category == "Retrieval":
+                candidates[nid] = "tool"
+        # A stage whose hits feed another retrieval stage (retriever -> reranker, legs -> fusion) is part of
+        # that stage's search: offer the last stage unless the flow's meta enables the inner one explicitly.
+        chosen = []
+        for nid, kind in candidates.items():
+            hits_ports = {name for name, port in self.graph.nodes[nid].outputs.items() if port.type is PortType.HITS}
+            feeds = {
+                e.target
+                for e in self.flow.edges
+                if e.source == nid and e.source_port in hits_ports and e.target in candidates
+            }
+            enabled = self._tool_meta(nid).get("enabled")
+            if enabled is False or (feeds and enabled is not True):
+                continue
+            chosen.append((nid, kind))
+        chosen.sort()
+        endpoints: list[SearchEndpoint] = []
+        names: set[str] = set()
+        for nid, kind in chosen:
+            node = self.graph.nodes[nid]
+            config = node.config
+            default_name = "search" if len(chosen) == 1 else f"search_{_slug(nid)}"
+            description = (
+                f"Search '{self.flow.name}' with node '{node.spec.label}' ({node.spec.type}) and return the "
+                "best passages with their similarity scores, sources and record ids."
+            )
+            if self.flow.description:
+                description += f" The flow: {self.flow.description}"
+            if kind == "tool":
+                default_name = str(getattr(config, "name", "") or default_name)
+                description = str(getattr(config, "description", "") or description)
+            meta = self._tool_meta(nid)
+            name = str(meta.get("name") or default_name)
+            if not TOOL_NAME.match(name):
+                raise ServeError(
+                    f"{self.path}: meta.mcp.tools.{nid}.name '{name}' is not a valid tool name "
+                    "(letters, digits, '_' or '-', at most 64)."
+                )
+            if name in names:
+                raise ServeError(
+                    f"{self.path}: two search tools are both named '{name}'; rename one in meta.mcp.tools."
+                )
+            names.add(name)
+            k = getattr(config, "k", None)
+            endpoints.append(
+                SearchEndpoint(
+                    node_id=nid,
+                    name=name,
+                    description=str(meta.get("description") or description),
+                    default_k=int(k) if isinstance(k, int) else 4,
+                    kind=kind,
+                )
+            )
+        return endpoints
+
+    def _find_answer_node(self) -> str | None:
+        asked = self._downstream_of_input()
+        answers = [
+            nid
+            for nid in nx.lexicographical_topological_sort(self.graph.graph)
+            if nid in asked
+            and not self.graph.nodes[nid].spec.disabled
+            and any(p.type is PortType.ANSWER for p in self.graph.nodes[nid].outputs.values())
+        ]
+        return answers[-1] if answers else None
+
+    @property
+    def ask_enabled(self) -> bool:
+        ask = self.meta.get("ask")
+        enabled = ask.get("enabled") if isinstance(ask, dict) else None
+        return self.answer_node is not None and enabled is not False
+
+    @property
+    def ask_name(self) -> str:
+        ask = self.meta.get("ask")
+        name = ask.get("name") if isinstance(ask, dict) else None
+        return str(name) if isinstance(name, str) and TOOL_NAME.match(name) else "ask"
+
+    @property
+    def ask_description(self) -> str:
+        ask = self.meta.get("ask")
+        text = ask.get("description") if isinstance(ask, dict) else None
+        if isinstance(text, str) and text.strip():
+            return text
+        node = self.graph.nodes[self.answer_node].spec.type if self.answer_node else "model"
+        return (
+            f"Ask '{self.flow.name}' a question: runs the whole flow (retrieval, prompt, {node}) and returns "
+            "the answer with the sources it was given."
+        )
+
+    def _find_prompts(self) -> list[PromptEndpoint]:
+        found = []
+        for nid, node in sorted(self.graph.nodes.items()):
+            if node.spec.type != "prompt.template":
+                continue
+            template = str(getattr(node.config, "template", ""))
+            found.append(
+                PromptEndpoint(
+                    node_id=nid,
+                    name=_slug(nid),
+                    description=f"The prompt template '{node.spec.label}' of '{self.flow.name}'.",
+                    template=template,
+                    variables=[port.name for port in node.cls.input_ports(node.config)],
+                )
+            )
+        return found
+
+    # ------------------------------------------------------------------ running
+    def _run(self, flow: Flow, *, inputs: dict[str, str], to: str | None, session_id: str) -> RunResult:
+        # No contextlib.redirect_stdout here: it swaps sys.stdout for every thread, including the
+        # transport's writer. On stdio the SDK instead points fd 1 at stderr while it serves and writes the
+        # protocol to a private duplicate, so whatever a node prints (Python or native code) lands on stderr.
+        with self._lock:
+            run = self.executor.run(
+                flow,
+                inputs=inputs,
+                to=to,
+                on_event=self.progress,
+                session_id=session_id,
+                base_dir=self.base_dir,
+            )
+            self._latest.update({nid: r for nid, r in run.results.items() if r.succeeded})
+            return run
+
+    def endpoint(self, name: str | None) -> SearchEndpoint:
+        if not self.searches:
+            raise ServeError(f"{self.path}: the flow has no retrieval node fed by a chat input; nothing to search.")
+        if name is None:
+            return self.searches[0]
+        for endpoint in self.searches:
+            if name in (endpoint.name, endpoint.node_id):
+                return endpoint
+        available = ", ".join(e.name for e in self.searches)
+        raise ServeError(f"no search tool named '{name}'; available: {available}.")
+
+    def search(self, query: str, k: int | None = None, tool: str | None = None) -> SearchResult:
+        endpoint = self.endpoint(tool)
+        if not isinstance(query, str) or not query.strip():
+            raise ServeError("the query is empty: give the text to search for.")
+        k = endpoint.default_k if k is None else int(k)
+        if not 1 <= k <= MAX_K:
+            raise ServeError(f"k must be between 1 and {MAX_K}, got {k}.")
+        flow = self.flow.model_copy(deep=True)
+        spec = flow.node(endpoint.node_id)
+        if "k" in type(self.graph.nodes[endpoint.node_id].config).model_fields:
+            spec.config["k"] = k
+        run = self._run(flow, inputs={GENERIC_INPUT: query}, to=endpoint.node_id, session_id="serve-search")
+        result = run.results.get(endpoint.node_id)
+        if result is None or not result.succeeded:
+            raise ServeError(redact(self._failure(run, endpoint.node_id)))
+        if endpoint.kind == "tool":
+            hits = self._search_tool_service(result.outputs, query, k)
+        else:
+            hits = next((v for v in result.outputs.values() if isinstance(v, list)), [])
+            hits = [h for h in hits if isinstance(h, Hit)][:k]
+        return SearchResult(endpoint.name, endpoint.node_id, query, k, hits)
+
+    def _search_tool_service(self, outputs: dict[str, Any], query: str, k: int) -> list[Hit]:
+        from flowbuilder.services import VectorStore
+
+        for value in outputs.values():
+            store = getattr(value, "store", None)
+            if isinstance(store, VectorStore):
+                with self._lock:
+                    return store.search(query, k)
+        raise ServeError("the retrieval tool gives no searchable store; connect a vector store to it.")
+
+    def _failure(self, run: RunResult, node_id: str) -> str:
+        failed = run.failed()
+        if failed:
+            return str(failed[0].error)
+        result = run.results.get(node_id)
+        if result is not None:
+            return f"node '{node_id}' {result.status}: {result.summary}"
+        return f"node '{node_id}' did not run."
+
+    def warm_up(self) -> None:
+        """Ingest now (the first search of each tool runs the whole chain up to it)."""
+        for endpoint in self.searches:
+            self.search("warm-up", 1, endpoint.name)
+
+    def ask(self, question: str, session_id: str = "serve") -> AskResult:
+        if not self.ask_enabled or self.answer_node is None:
+            raise ServeError(f"{self.path}: the flow has no model or agent fed by a chat input; use search instead.")
+        if not isinstance(question, str) or not question.strip():
+            raise ServeError("the question is empty.")
+        run = self._run(self.flow, inputs={GENERIC_INPUT: question}, to=None, session_id=session_id)
+        sources = self._sources(run)
+        answer_result = run.results.get(self.answer_node)
+        if answer_result is None or not answer_result.succeeded:
+            return AskResult(
+                question, None, False, redact(self._failure(run, self.answer_node)), self.answer_node, sources
+            )
+        answer = next((v for v in answer_result.outputs.values() if isinstance(v, str)), "")
+        return AskResult(question, redact(answer), True, None, self.answer_node, sources)
+
+    def _sources(self, run: RunResult) -> list[dict[str, Any]]:
+        seen: set[tuple[str, str | None, str]] = set()
+        sources: list[dict[str, Any]] = []
+
+        def add(item: dict[str, Any], node_id: str) -> None:
+            key = (str(item.get("source") or ""), item.get("record_id"), str(item.get("text", ""))[:80])
+            if key in seen:
+                return
+            seen.add(key)
+            sources.append({"node": node_id, **item})
+
+        for nid in run.order:
+            result = run.results[nid]
+            for value in result.outputs.values():
+                if isinstance(value, list) and value and all(isinstance(h, Hit) for h in value):
+                    for hit in value:
+                        add(hit_json(hit), nid)
+            for call in result.details.get("tool_calls", []) if isinstance(result.details, dict) else []:
+                for hit in call.get("hits", []) if isinstance(call, dict) else []:
+                    if isinstance(hit, dict):
+                        add({k: hit.get(k) for k in ("rank", "score", "text", "source", "record_id")}, nid)
+        return cast(list[dict[str, Any]], redact_obj(sources))
+
+    # ------------------------------------------------------------------ resources
+    def _store_feeds(self) -> list[tuple[str, str, str]]:
+        """``(source node, source port, store node)`` for every edge that feeds documents into a vector store."""
+        feeds = []
+        for edge in self.flow.edges:
+            target = self.graph.nodes.get(edge.target)
+            if target is None or target.spec.disabled:
+                continue
+            port = target.inputs.get(edge.target_port)
+            is_store = any(p.type is PortType.VECTOR_STORE for p in target.outputs.values())
+            if is_store and port is not None and port.type in (PortType.CHUNKS, PortType.RECORDS):
+                feeds.append((edge.source, edge.source_port, edge.target))
+        return feeds
+
+    def chunks(self) -> dict[str, list[dict[str, Any]]]:
+        """The chunks the flow indexes, by source, with offsets (runs each store's ingest first if needed)."""
+        for _, _, store in self._store_feeds():
+            if store not in self._latest:
+                # The store's own query (if any) is not needed to ingest; a failure is reported by the caller.
+                run = self._run(self.flow, inputs={}, to=store, session_id="serve-chunks")
+                if store not in self._latest:
+                    raise ServeError(redact(self._failure(run, store)))
+        by_source: dict[str, list[dict[str, Any]]] = {}
+        for source, port, store in self._store_feeds():
+            source_result = self._latest.get(source)
+            value = source_result.outputs.get(port) if source_result else None
+            if not isinstance(value, list):
+                continue
+            for doc in value:
+                if not isinstance(doc, Document):
+                    continue
+                meta = doc.metadata
+                item = {
+                    "store": store,
+                    "chunk_index": meta.get("chunk_index"),
+                    "start": meta.get("start"),
+                    "end": meta.get("end"),
+                    "record_id": meta.get("record_id"),
+                    "text": doc.text,
+                }
+                by_source.setdefault(str(meta.get("source") or "unknown"), []).append(item)
+        return by_source
+
+    def flow_definition(self) -> dict[str, Any]:
+        """The flow as saved, minus credential references and layout (nothing secret is ever in a flow)."""
+        data = self.flow.model_dump(mode="json")
+        for node in data.get("nodes", []):
+            node.pop("credentials", None)
+        data.pop("layout", None)
+        return cast(dict[str, Any], redact_obj(data))
+
+    def render_prompt(self, node_id: str, values: dict[str, str]) -> str:
+        """The template filled with ``values`` by the node itself (so it renders exactly as in a run)."""
+        prompt = next((p for p in self.prompts if p.node_id == node_id), None)
+        if prompt is None:
+            raise ServeError(f"no prompt template node '{node_id}'.")
+        node = self.graph.nodes[node_id]
+        filled = {name: values.get(name, "") for name in prompt.variables}
+        outputs = node.cls(node.config).run(filled, RunContext(node_id, base_dir=self.base_dir))
+        return str(outputs.get("prompt", ""))
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "flow": self.flow.name,
+            "file": self.path.name,
+            "search_tools": [{"name": e.name, "node": e.node_id, "k": e.default_k} for e in self.searches],
+            "ask": self.ask_name if self.ask_enabled else None,
+            "prompts": [p.name for p in self.prompts],
+        }

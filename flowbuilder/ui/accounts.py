@@ -1,0 +1,170 @@
+"""Credentials as the user thinks of them: one *account* (provider + credential name, e.g. OpenAI /
+"OpenAI account") shared by every node slot that refers to it. Binding a key binds the account, for
+every node that uses it now or later in this session. The secret stays in this process; the flow keeps
+only references, and the key field is cleared before anything goes back to the page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nicegui import ui
+
+from flowbuilder.credentials import CredentialSlot
+from flowbuilder.errors import ValidationIssue
+from flowbuilder.ui.session import EditorSession, binding_source
+
+PROVIDER_NAMES = {
+    "openai": "OpenAI",
+    "groq": "Groq",
+    "pinecone": "Pinecone",
+    "cohere": "Cohere",
+    "mistral": "Mistral",
+    "ollama": "Ollama",
+    "qdrant": "Qdrant",
+}
+
+
+def provider_name(provider: str) -> str:
+    return PROVIDER_NAMES.get(provider, provider.capitalize())
+
+
+@dataclass
+class Account:
+    provider: str
+    name: str
+    users: list[tuple[str, CredentialSlot]] = field(default_factory=list)
+    bound: bool = True
+
+    @property
+    def title(self) -> str:
+        return f"{provider_name(self.provider)} · “{self.name}”"
+
+
+def account_key(session: EditorSession, node_id: str, slot: CredentialSlot) -> tuple[str, str]:
+    ref = session.state.flow.node(node_id).credentials.get(slot.name)
+    return (ref.provider if ref else slot.provider, ref.name if ref else "default")
+
+
+def accounts(session: EditorSession) -> list[Account]:
+    """Every account the flow's required credential slots use, in node order."""
+    found: dict[tuple[str, str], Account] = {}
+    for spec in session.state.flow.nodes:
+        cls = session.state.node_class(spec.id)
+        if cls is None or spec.disabled:
+            continue
+        for slot in cls.credential_slots:
+            if not slot.required:
+                continue
+            key = account_key(session, spec.id, slot)
+            account = found.setdefault(key, Account(*key))
+            account.users.append((spec.id, slot))
+            if binding_source(session.resolver, spec.id, slot, spec.credentials.get(slot.name)) is None:
+                account.bound = False
+    return list(found.values())
+
+
+def account_bound(session: EditorSession, account: Account) -> bool:
+    return all(
+        binding_source(session.resolver, n, slot, session.state.flow.node(n).credentials.get(slot.name)) is not None
+        for n, slot in account.users
+    )
+
+
+def missing_accounts(session: EditorSession) -> list[Account]:
+    return [a for a in accounts(session) if not a.bound]
+
+
+def apply_account_keys(session: EditorSession) -> None:
+    """Bind the session's account keys to every slot that uses the account (nodes added since too)."""
+    if not session.account_keys:
+        return
+    for account in accounts(session):
+        value = session.account_keys.get((account.provider, account.name))
+        if value is None:
+            continue
+        for node_id, slot in account.users:
+            key = f"{node_id}.{slot.name}"
+            if session.resolver.explicit.get(key) != value:
+                session.resolver.bind(key, value)
+
+
+def bind_account(session: EditorSession, provider: str, name: str, value: str) -> int:
+    """Bind ``value`` for the account; returns how many node slots use it."""
+    session.account_keys[(provider, name)] = value
+    for spec in session.state.flow.nodes:
+        cls = session.state.node_class(spec.id)
+        for slot in cls.credential_slots if cls else ():
+            if slot.name not in spec.credentials and account_key(session, spec.id, slot) == (provider, name):
+                # the flow keeps a reference to the account it now uses (never the key)
+                session.state.set_credential_ref(spec.id, slot.name, provider, name)
+    apply_account_keys(session)
+    return sum(len(a.users) for a in accounts(session) if (a.provider, a.name) == (provider, name))
+
+
+def issue_text(session: EditorSession, issue: ValidationIssue) -> str:
+    """An issue in UI words: a missing key names the account, not environment variables or flags."""
+    if issue.code == "missing-credential" and issue.node_id and issue.port:
+        account = account_for_issue(session, issue)
+        if account is not None:
+            return f"No {provider_name(account.provider)} key bound (account “{account.name}”)."
+    return issue.message
+
+
+def account_for_issue(session: EditorSession, issue: ValidationIssue) -> Account | None:
+    if issue.code != "missing-credential" or not issue.node_id or not issue.port:
+        return None
+    spec = session.state.flow.find_node(issue.node_id)
+    cls = session.state.node_class(issue.node_id) if spec else None
+    slot = next((s for s in cls.credential_slots if s.name == issue.port), None) if cls else None
+    if slot is None:
+        return None
+    key = account_key(session, issue.node_id, slot)
+    return next((a for a in accounts(session) if (a.provider, a.name) == key), Account(*key))
+
+
+def bind_dialog(session: EditorSession, provider: str, name: str, on_bound: Callable[[], None]) -> None:
+    """Ask for the account's key and bind it for every node that uses the account."""
+    account = next((a for a in accounts(session) if (a.provider, a.name) == (provider, name)), Account(provider, name))
+    labels = [session.state.flow.node(n).label for n, _ in account.users]
+    with ui.dialog() as dialog, ui.card().classes("w-[30rem] fb-bind-dialog"):
+        ui.label(f"Bind a key: {account.title}").classes("text-h6")
+        if labels:
+            ui.label("Used by " + ", ".join(dict.fromkeys(labels)) + ".").classes("text-sm text-grey-8")
+        ui.label("Kept in memory for this session only; the saved flow stores just the account name.").classes(
+            "text-xs text-grey-7"
+        )
+        secret = (
+            ui.input(f"{provider_name(provider)} key", password=True, password_toggle_button=False)
+            .props("dense outlined autocomplete=off autofocus")
+            .classes("w-full")
+            .mark("account-secret")
+        )
+
+        def bind() -> None:
+            value = str(secret.value or "")
+            secret.value = ""  # cleared first: the key never goes back to the page
+            if not value:
+                ui.notify("Paste the key first.", type="warning")
+                return
+            count = bind_account(session, provider, name, value)
+            dialog.close()
+            ui.notify(f"{account.title} bound for {count} node setting(s).", type="positive")
+            on_bound()
+
+        secret.on("keydown.enter", bind)
+        with ui.row():
+            ui.button("Bind", on_click=bind).props("unelevated").mark("account-bind")
+            ui.button("Cancel", on_click=dialog.close).props("flat")
+    dialog.open()
+
+
+def bind_button(session: EditorSession, account: Account, on_bound: Callable[[], None], where: str = "") -> ui.button:
+    return (
+        ui.button(
+            "Bind a key", icon="key", on_click=lambda: bind_dialog(session, account.provider, account.name, on_bound)
+        )
+        .props("dense unelevated no-caps size=sm color=primary")
+        .classes("fb-bind-key")
+        .mark(f"bind-key-{account.provider}", *([f"{where}-bind-key"] if where else []))
+    )

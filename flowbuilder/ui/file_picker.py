@@ -1,0 +1,71 @@
+"""A picker for file fields (a loader's ``path``): upload a file into the workspace, or choose one of the
+sample files in ``data/`` or earlier uploads. The chosen path is written relative to the flow's folder
+when it lies under it (so a saved flow keeps working when the folder moves), else absolute."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from nicegui import events, ui
+
+from flowbuilder.examples import data_dir
+from flowbuilder.ui.files import safe_file_name
+
+UPLOADS = "uploads"
+PICKABLE = {".csv", ".json", ".jsonl", ".pdf", ".txt", ".md", ".markdown"}
+
+
+def is_file_field(name: str) -> bool:
+    return name == "path" or name.endswith("_file")
+
+
+def choices(workspace: Path) -> list[Path]:
+    """Sample data files and this workspace's uploads, sorted by folder then name."""
+    found: list[Path] = []
+    for folder in (data_dir(), workspace / UPLOADS):
+        if folder.is_dir():
+            found += sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in PICKABLE)
+    return found
+
+
+def as_config_path(path: Path, base_dir: Path) -> str:
+    path, base_dir = path.resolve(), base_dir.resolve()
+    if path.is_relative_to(base_dir):
+        return path.relative_to(base_dir).as_posix()
+    return str(path)
+
+
+def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None]) -> None:
+    with ui.dialog() as dialog, ui.card().classes("w-[34rem] fb-file-picker"):
+        ui.label("Choose a file").classes("text-h6")
+
+        async def uploaded(e: events.UploadEventArguments) -> None:
+            target = workspace / UPLOADS / safe_file_name(e.file.name, Path(e.file.name).suffix or ".txt")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(await e.file.read())
+            dialog.close()
+            on_pick(as_config_path(target, base_dir))
+            ui.notify(f"Uploaded {target.name} into {target.parent}", type="positive")
+
+        def choose(path: Path) -> None:
+            dialog.close()
+            on_pick(as_config_path(path, base_dir))
+
+        ui.label("Upload into the workspace").classes("text-subtitle2")
+        ui.upload(
+            label="Drop a file here, or click +", on_upload=uploaded, auto_upload=True, max_file_size=200_000_000
+        ).props('accept=".csv,.json,.jsonl,.pdf,.txt,.md"').classes("w-full fb-file-upload")
+        files = choices(workspace)
+        if files:
+            ui.label("Or choose one").classes("text-subtitle2")
+            with ui.column().classes("w-full gap-0").style("max-height: 40vh; overflow-y: auto"):
+                for path in files:
+                    size = path.stat().st_size
+                    ui.button(
+                        f"{path.parent.name}{os.sep}{path.name}  ·  {size / 1024:.0f} KB",
+                        on_click=lambda p=path: choose(p),
+                    ).props("flat dense no-caps align=left").classes("w-full fb-file-choice").mark(f"pick-{path.name}")
+        ui.button("Cancel", on_click=dialog.close).props("flat")
+    dialog.open()

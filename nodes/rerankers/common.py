@@ -1,0 +1,99 @@
+"""What every reranker shares: its ports, input checks and how new scores become re-ordered hits.
+
+A reranker takes the hits of a retrieval stage and the question, scores the first ``candidates``
+hits with its own model and keeps the best ``keep``. The returned hits are copies (upstream
+outputs may be cached and shown elsewhere): ``score`` and ``rank`` are the reranker's, the
+reranker's rank and score go into ``legs["rerank"]``, and a hit that had no legs keeps its
+retrieval rank and score as ``legs["retrieval"]`` so the before/after stays visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowbuilder.data import Hit
+from flowbuilder.errors import NodeError
+from flowbuilder.node import Node
+from flowbuilder.ports import Port, PortType
+
+RERANK_LEG = "rerank"
+CATEGORY = "Rerankers"
+
+
+class RerankConfig(BaseModel):
+    """Fields every reranker has."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidates: int = Field(10, ge=1, le=1000, description="How many of the incoming hits to score (best first).")
+    keep: int = Field(4, ge=1, le=1000, description="How many hits to keep after reranking.")
+
+
+class RerankerNode(Node[Any]):
+    """Shared ports of ``reranker.*``: hits and the question in, re-ordered hits out."""
+
+    category = CATEGORY
+    Config = RerankConfig
+    inputs: ClassVar[tuple[Port, ...]] = (
+        Port("hits", PortType.HITS, description="The hits to rerank (from a retriever, a store or a fusion)."),
+        Port("query", PortType.TEXT, description="The question the hits are judged against."),
+    )
+    outputs = (Port("hits", PortType.HITS, description="The best 'keep' hits by the reranker's score."),)
+
+    @classmethod
+    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+        if isinstance(config, RerankConfig) and config.keep > config.candidates:
+            return [(None, f"keep ({config.keep}) is larger than candidates ({config.candidates}); lower keep.")]
+        return []
+
+
+def rerank_inputs(inputs: dict[str, Any]) -> tuple[list[Hit], str]:
+    """The hits and question of a reranker's inputs, or a NodeError that says which port is wrong."""
+    hits = inputs.get("hits")
+    if not isinstance(hits, list) or not all(isinstance(h, Hit) for h in hits):
+        raise NodeError(
+            "Input 'hits' must be a list of hits (from retriever.vector, a store or a fusion), "
+            f"got {type(hits).__name__}."
+        )
+    query = inputs.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise NodeError("Input 'query' is empty: connect the question (a chat input) to the reranker.")
+    return hits, query
+
+
+def reorder(candidates: Sequence[Hit], scores: Sequence[float], keep: int) -> list[Hit]:
+    """Copies of ``candidates`` sorted by ``scores`` (ties keep the incoming order), the first ``keep``."""
+    if len(scores) != len(candidates):
+        raise NodeError(f"the reranker returned {len(scores)} scores for {len(candidates)} candidates")
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    result: list[Hit] = []
+    for new_rank, index in enumerate(order[:keep], start=1):
+        old = candidates[index]
+        hit = old.model_copy(deep=True)
+        if not hit.legs:
+            hit.legs["retrieval"] = {"rank": old.rank, "score": old.score}
+        hit.legs[RERANK_LEG] = {"rank": new_rank, "score": float(scores[index])}
+        hit.score = float(scores[index])
+        hit.rank = new_rank
+        result.append(hit)
+    return result
+
+
+def score_table(candidates: Sequence[Hit], scores: Sequence[float]) -> list[dict[str, Any]]:
+    """One row per candidate for the output inspector: where it was, what it scored."""
+    rows = []
+    for hit, score in zip(candidates, scores, strict=True):
+        meta = hit.document.metadata
+        rows.append(
+            {
+                "input_rank": hit.rank,
+                "input_score": round(hit.score, 4),
+                "rerank_score": round(float(score), 4),
+                "record": meta.get("record_id") or meta.get("source") or "",
+                "text": hit.document.text[:160],
+            }
+        )
+    return rows

@@ -1,0 +1,81 @@
+"""Shared for the serve tests: one `flowbuilder serve` process over the demo flow for the whole session.
+
+The demo flow ingests 500 rows (~25 s) the first time; every process and in-process service here uses
+the test sandbox's FLOWBUILDER_DATA_DIR (a tmp folder set by tests/conftest.py), so later ones find the
+collection and the embedding cache already filled.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fakes.llm_server import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_FLOW = ROOT / "flows" / "row_labelled_csv_rag.json"
+QUESTION = "How is an email with two dots in a row handled at login?"
+TOKEN = "serve-test-token-5f1c9a"
+
+
+def subprocess_env() -> dict[str, str]:
+    """The test sandbox's environment with this checkout first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@dataclass
+class Served:
+    url: str
+    token: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
+    with log.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "flowbuilder", "serve", str(DEMO_FLOW), "--port", str(port), "--token", TOKEN],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=subprocess_env(),
+        )
+    served = Served(f"http://127.0.0.1:{port}", TOKEN, process, log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, f"flowbuilder serve exited: {log.read_text()[-2000:]}"
+            try:
+                if httpx.get(served.url + "/health", headers=served.auth, timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "flowbuilder serve did not start"
+            time.sleep(0.3)
+        # Waits for the ingest (the server's warm-up holds the same lock).
+        first = httpx.get(served.url + "/search", params={"q": QUESTION, "k": 1}, headers=served.auth, timeout=300)
+        assert first.status_code == 200, first.text
+        yield served
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
