@@ -78,6 +78,8 @@ class Adapter:
     """Import only: more foreign output handles -> our output port."""
     fixed: Mapping[str, Any] = field(default_factory=dict)
     """Foreign parameters always written on export (n8n ``options: {}``...)."""
+    preset: Mapping[str, Any] = field(default_factory=dict)
+    """Our config values an import always sets: what the foreign node does without a parameter for it."""
     ignore: tuple[str, ...] = ()
     """Foreign parameters that mean nothing to a Flowbuilder run (not reported as dropped)."""
     hook: str = ""
@@ -218,7 +220,7 @@ def read_params(
     """Our config from a foreign node. ``lookup(path)`` returns ``(state, value)`` with state ``set``,
     ``absent`` or ``expression``. Values equal to our default are still written when the foreign file
     set them, so that the import shows what the source said."""
-    config: dict[str, Any] = {}
+    config: dict[str, Any] = dict(adapter.preset)
     reads: list[ParamRead] = []
     for param in adapter.params:
         if param.ours in config:

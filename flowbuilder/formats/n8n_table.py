@@ -62,6 +62,14 @@ def _token_chars(tokens: Any) -> int | None:
     return None if count is None else count * 4
 
 
+def _mcp_selection(include: Any) -> str:
+    return {"selected": "selected", "except": "all_except"}.get(str(include), "all")
+
+
+def _mcp_include(selection: Any) -> str:
+    return {"selected": "selected", "all_except": "except"}.get(str(selection), "all")
+
+
 def _index(name: Any) -> dict[str, Any]:
     return {**_resource(name), "cachedResultName": name}
 
@@ -188,6 +196,9 @@ N8N_TABLE = Table(
                 params=(Param("index", "pineconeIndex", "", to_theirs=_index),
                         Param("namespace", "options.pineconeNamespace", "")),
                 fixed={"options": {}}),
+        Adapter("vectorstore.qdrant", LC + "vectorStoreQdrant", (1, 1.1, 1.2, 1.3), inputs=_STORE_IN,
+                outputs=_STORE_OUT, hook="store", preset={"search": "dense"},  # n8n searches dense vectors only
+                params=(Param("collection", "qdrantCollection", "", to_theirs=_index),), fixed={"options": {}}),
         Adapter("vectorstore.chroma", LC + "vectorStoreInMemory", (1, 1.1), inputs=_STORE_IN, outputs=_STORE_OUT,
                 hook="store", params=(Param("collection", "memoryKey", "vector_store_key"),),
                 note="n8n's in-memory store becomes an embedded Chroma collection", fixed={"options": {}}),
@@ -197,6 +208,17 @@ N8N_TABLE = Table(
                 params=(Param("name", "name", "", to_ours=nonempty_str),
                         Param("description", "description", "", to_ours=nonempty_str),
                         Param("k", "topK", 4, to_ours=to_int))),
+        # n8n wires a reranker into a store (ai_reranker, useReranker); the "reranker" hook puts ours after
+        # the store's retriever.
+        Adapter("reranker.cohere", LC + "rerankerCohere", (1,), outputs={"hits": "ai_reranker"}, hook="reranker",
+                params=(Param("model", "modelName", "rerank-v3.5", keep=True),
+                        Param("keep", "topN", 3, to_ours=to_int))),
+        Adapter("tool.mcp", LC + "mcpClientTool", (1, 1.1, 1.2, 1.3, 1.4), outputs={"tool": "ai_tool"}, hook="mcp",
+                preset={"transport": "http"}, export_version=1.2,
+                params=(Param("url", "endpointUrl", ""), Param("url", "sseEndpoint", "", export=False),
+                        Param("selection", "include", "all", to_ours=_mcp_selection, to_theirs=_mcp_include)),
+                fixed={"serverTransport": "httpStreamable", "options": {}},
+                ignore=("serverTransport", "authentication", "options", "includeTools", "excludeTools")),
         # n8n's Q&A chain: its system prompt becomes our prompt template; the "chain" hook wires the
         # retriever's hits and the question into it and the model after it.
         Adapter("prompt.template", LC + "chainRetrievalQa", (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7),
@@ -215,8 +237,6 @@ STORE_SUFFIX = "vectorStore"
 REPLACEMENTS = {
     LC + "vectorStoreSupabase": "vectorstore.chroma (--local swaps it in with the same collection name)",
     LC + "vectorStorePGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    LC + "vectorStoreQdrant": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    LC + "rerankerCohere": "no reranker node yet: results are not reranked",
     LC + "lmChatOpenRouter": "llm.openai with base_url https://openrouter.ai/api/v1 (--local: llm.ollama)",
     LC + "embeddingsGoogleGemini": "embedder.local (--local)",
     LC + "chainRetrievalQa": "retriever.vector -> prompt.template -> an llm node",
@@ -225,5 +245,4 @@ REPLACEMENTS = {
 SWAP_COLLECTION = {
     LC + "vectorStoreSupabase": "tableName",
     LC + "vectorStorePGVector": "tableName",
-    LC + "vectorStoreQdrant": "qdrantCollection",
 }

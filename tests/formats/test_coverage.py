@@ -10,6 +10,7 @@ from flowbuilder.formats.convert import convert_data, export_flow, import_file
 from flowbuilder.graph import analyze
 
 FIXTURES = Path(__file__).parent / "fixtures"
+CORPUS = Path(__file__).parent / "corpus"
 N8N_CLOUD = FIXTURES / "n8n" / "cloud_sources_rag.json"
 
 
@@ -55,11 +56,14 @@ def test_n8n_mistral_vector_store_tools_and_retrievers_map() -> None:
     }
     assert flow.node("vector-store-retriever").config == {"k": 3}
     edges = {e.key for e in flow.edges}
-    assert "qdrant-vector-store.ai_vectorStore->answer-questions-with-a-vector-store.store" in edges
+    assert "qdrant-vector-store.store->answer-questions-with-a-vector-store.store" in edges
     assert "pinecone-vector-store.store->vector-store-retriever.store" in edges
     placeholders = {o.source_name: o.note for o in report.nodes if o.unsupported}
     assert all(note.startswith("replace with") or "does not" in note for note in placeholders.values()), placeholders
     assert "vectorstore.chroma" in placeholders["Supabase Vector Store"]
+    qdrant = flow.node("qdrant-vector-store")
+    assert qdrant.type == "vectorstore.qdrant"
+    assert qdrant.config == {"search": "dense", "collection": "handbook"}  # n8n searches dense; Edit Fields value
 
 
 def test_n8n_local_swaps_stores_for_chroma_with_the_same_collection_and_validates_but_for_real_gaps(
@@ -105,7 +109,7 @@ def test_n8n_export_of_the_import_never_wires_a_splitter_into_ai_document() -> N
                     assert types[source] == "documentDefaultDataLoader", (source, link)
                 if conn_type == "ai_vectorStore":
                     assert types[source].startswith("vectorStore"), (source, link)
-    assert {"toolVectorStore", "retrieverVectorStore", "vectorStoreSupabase"} <= set(types.values())
+    assert {"retrieverVectorStore", "vectorStoreSupabase", "vectorStoreQdrant", "mcpClientTool"} <= set(types.values())
     again, _ = convert_data(json.loads(json.dumps(data)), "n8n", "<n8n>")
     assert {n.type for n in again.nodes} >= {"embedder.mistral", "llm.mistral", "retriever.tool", "retriever.vector"}
 
@@ -177,3 +181,50 @@ def test_local_rewires_a_swapped_langflow_chat_model_onto_the_new_ports(tmp_path
         "CohereModel-b.answer->ChatOutput-c.message",
     }
     assert analyze(local, resolver=resolver).issues == []
+
+
+def test_n8n_mcp_client_tool_becomes_tool_mcp() -> None:
+    flow, _ = import_file(N8N_CLOUD)
+    mcp = flow.node("mcp-client")
+    assert mcp.type == "tool.mcp"
+    assert mcp.config == {
+        "transport": "http",
+        "url": "http://127.0.0.1:8765/mcp",
+        "selection": "selected",
+        "tools": ["search_handbook"],
+    }
+    assert "mcp-client.tool->ai-agent.tools" in {e.key for e in flow.edges}
+    data, _ = export_flow(flow, "n8n")
+    [node] = [n for n in data["nodes"] if n["name"] == "MCP Client"]
+    assert (
+        node["parameters"]["endpointUrl"] == "http://127.0.0.1:8765/mcp" and node["parameters"]["include"] == "selected"
+    )
+
+
+def test_n8n_cohere_reranker_follows_a_load_mode_retriever_or_is_kept_disabled() -> None:
+    flow, report = import_file(CORPUS / "n8n__Advance_RAG_cohere.json")
+    [reranker] = [n for n in flow.nodes if n.type == "reranker.cohere"]
+    assert reranker.disabled and reranker.config["model"] == "rerank-v3.5"
+    assert any("reranks inside" in w and "retriever.tool" in w for w in report.warnings)
+    lc = "@n8n/n8n-nodes-langchain."
+    nodes = [
+        {"name": "Chat", "type": lc + "chatTrigger", "typeVersion": 1.1, "position": [0, 0], "parameters": {}},
+        {"name": "KB", "type": lc + "vectorStoreInMemory", "typeVersion": 1.1, "position": [200, 0],
+         "parameters": {"mode": "load", "memoryKey": "kb", "topK": 8, "useReranker": True}},
+        {"name": "Rerank", "type": lc + "rerankerCohere", "typeVersion": 1, "position": [200, 200],
+         "parameters": {"topN": 2}},
+        {"name": "Emb", "type": lc + "embeddingsOllama", "typeVersion": 1, "position": [0, 200], "parameters": {}},
+    ]  # fmt: skip
+    connections = {
+        "Chat": {"main": [[{"node": "KB", "type": "main", "index": 0}]]},
+        "Rerank": {"ai_reranker": [[{"node": "KB", "type": "ai_reranker", "index": 0}]]},
+        "Emb": {"ai_embedding": [[{"node": "KB", "type": "ai_embedding", "index": 0}]]},
+    }
+    flow, _ = convert_data({"name": "r", "nodes": nodes, "connections": connections}, "n8n", "<n8n>")
+    edges = {e.key for e in flow.edges}
+    assert {"kb-retriever.hits->rerank.hits", "chat.message->rerank.query", "chat.message->kb-retriever.query"} <= edges
+    assert flow.node("rerank").config == {"model": "rerank-v3.5", "keep": 2} and not flow.node("rerank").disabled
+    data, _ = export_flow(flow, "n8n")
+    kb = next(n for n in data["nodes"] if n["parameters"].get("mode") == "load")
+    assert kb["parameters"]["useReranker"] is True
+    assert data["connections"]["Rerank"]["ai_reranker"][0][0]["node"] == kb["name"]
