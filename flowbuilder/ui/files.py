@@ -3,6 +3,8 @@ import report and a credentials dialog for unbound slots, and export by download
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
 import re
@@ -10,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nicegui import events, ui
+from nicegui import events, run, ui
 
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.examples import flows_dir
@@ -24,6 +26,8 @@ from flowbuilder.ui.session import EditorSession
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 AUTOSAVE_NAME = ".autosave.flow.json"
+WORK_TIMEOUT_S = 60.0
+"""How long an import or export may take before the page gives up on it (it runs in a worker thread)."""
 log = logging.getLogger(__name__)
 
 
@@ -200,7 +204,7 @@ class FileActions:
             async def on_upload(e: events.UploadEventArguments) -> None:
                 content = await e.file.read()
                 dialog.close()
-                self.import_bytes(content, e.file.name, local=bool(offline.value))
+                await self.import_bytes_async(content, e.file.name, local=bool(offline.value))
 
             ui.upload(
                 label="Drop an exported flow (.json) here, or click +",
@@ -212,12 +216,35 @@ class FileActions:
         dialog.open()
 
     def import_bytes(self, content: bytes, filename: str, local: bool = False) -> bool:
+        """Import in the calling thread (tests, scripts); the page uses :meth:`import_bytes_async`."""
         try:
-            data = parse_upload(content, filename)
-            flow, report = import_data(data, filename, self.session.resolver, local=local)
+            flow, report = self._convert(content, filename, local)
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative", multi_line=True)
             return False
+        return self._loaded(flow, report, content, filename, local)
+
+    async def import_bytes_async(self, content: bytes, filename: str, local: bool = False) -> bool:
+        """Convert off the event loop with a time limit, so a hostile file cannot freeze the server."""
+        try:
+            converted = await asyncio.wait_for(
+                run.io_bound(self._convert, content, filename, local), timeout=WORK_TIMEOUT_S
+            )
+        except FlowbuilderError as exc:
+            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            return False
+        except TimeoutError:
+            ui.notify(f"{filename}: import took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
+            return False
+        if converted is None:  # the server is shutting down
+            return False
+        return self._loaded(*converted, content, filename, local)
+
+    def _convert(self, content: bytes, filename: str, local: bool) -> tuple[Flow, Any]:
+        data = parse_upload(content, filename)
+        return import_data(data, filename, self.session.resolver, local=local)
+
+    def _loaded(self, flow: Flow, report: Any, content: bytes, filename: str, local: bool) -> bool:
         self.session.state.load(flow)
         self.session.path = None
         self.session.results = {}
@@ -225,7 +252,7 @@ class FileActions:
             self.session.state.auto_layout()  # an undo step: the user can get the source layout back
         self.on_loaded()
         ui.notify(f"Imported {filename}: {len(flow.nodes)} nodes", type="positive")
-        offline_again = None if local else (lambda: self.import_bytes(content, filename, local=True))
+        offline_again = None if local else (lambda: self.import_bytes_async(content, filename, local=True))
         self.show_report(filename, report, offline_again)
         return True
 
@@ -267,12 +294,19 @@ class FileActions:
 
                 draw_accounts()
                 if reimport_offline is not None:
+
+                    async def again() -> None:
+                        dialog.close()
+                        outcome = reimport_offline()
+                        if inspect.isawaitable(outcome):
+                            await outcome
+
                     with ui.row().classes("items-center"):
                         ui.label("No keys?").classes("text-sm")
                         ui.button(
                             "Import again, running offline",
                             icon="cloud_off",
-                            on_click=lambda: (dialog.close(), reimport_offline()),
+                            on_click=again,
                         ).props("flat dense no-caps").mark("reimport-offline")
             if text:
                 with ui.expansion("Full report", icon="description").classes("w-full").props("dense"):
@@ -305,17 +339,39 @@ class FileActions:
                         "n8n": "n8n workflow JSON",
                         "langflow": "LangFlow JSON",
                     }[fmt],
-                    on_click=lambda f=fmt: (self.export(f), dialog.close()),
+                    on_click=lambda f=fmt: self.export_async(f, dialog),
                 ).props(f'flat no-caps align=left data-format="{fmt}"').classes("w-full")
             ui.button("Cancel", on_click=dialog.close).props("flat")
         dialog.open()
 
     def export(self, fmt: str) -> str | None:
+        """Export in the calling thread (tests, scripts); the page uses :meth:`export_async`."""
         try:
             text, warnings = export_text(self.session.state.flow, fmt)
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative")
             return None
+        return self._download(text, warnings, fmt)
+
+    async def export_async(self, fmt: str, dialog: ui.dialog | None = None) -> str | None:
+        """Export off the event loop with a time limit (one request must never freeze the server)."""
+        if dialog is not None:
+            dialog.close()
+        flow = self.session.state.flow.model_copy(deep=True)
+        try:
+            result = await asyncio.wait_for(run.io_bound(export_text, flow, fmt), timeout=WORK_TIMEOUT_S)
+        except FlowbuilderError as exc:
+            ui.notify(redact(str(exc)), type="negative")
+            return None
+        except TimeoutError:
+            ui.notify(f"Export took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
+            return None
+        if result is None:  # the server is shutting down
+            return None
+        text, warnings = result
+        return self._download(text, warnings, fmt)
+
+    def _download(self, text: str, warnings: list[str], fmt: str) -> str:
         stem = safe_file_name(self.session.state.flow.name, "")
         suffix = {"flowbuilder": ".flow.json", "n8n": ".n8n.json", "langflow": ".langflow.json"}[fmt]
         filename = f"{stem}{suffix}"

@@ -371,3 +371,19 @@ async def test_empty_inspector_shows_flow_overview_and_issues(user: User, builde
     page.refresh()
     await user.should_see("4 nodes · 2 connections")
     await user.should_see("Ready to run: no validation issues.")
+
+
+async def test_page_import_and_export_run_off_the_event_loop(user: User, builder: Callable[..., None]) -> None:
+    """The page's upload and download paths convert in a worker thread with a time limit."""
+    page = await open_builder(user, builder)
+    with user:
+        assert not await page.files.import_bytes_async(b"[" * 10_000 + b"]" * 10_000, "deep.json")
+    await user.should_see("nested too deeply")
+    with user:
+        assert await page.files.import_bytes_async(N8N_COURSE_FILE.read_bytes(), N8N_COURSE_FILE.name)
+    assert len(page.state.flow.nodes) >= 4
+    with user:
+        name = await page.files.export_async("langflow")
+    assert name is not None and name.endswith(".langflow.json")
+    await wait_for(lambda: bool(user.download.http_responses))
+    assert "nodes" in json.loads(user.download.http_responses[-1].content)["data"]
