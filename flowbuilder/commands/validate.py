@@ -11,6 +11,9 @@ from flowbuilder.commands._common import add_cred_option, resolver_from_args
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
 
+SHOWN_ISSUES = 50
+"""A stranger's file can hold thousands of problems; the first fifty say what is wrong."""
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -53,8 +56,10 @@ def handle(args: argparse.Namespace) -> int:
     else:
         if issues:
             print(f"{args.flow}: {len(issues)} problem(s)")
-            for issue in issues:
+            for issue in issues[:SHOWN_ISSUES]:
                 print(f"  - {issue}")
+            if len(issues) > SHOWN_ISSUES:
+                print(f"  ... and {len(issues) - SHOWN_ISSUES} more (--json lists them all)")
         else:
             print(f"{args.flow}: valid ({len(flow.nodes)} nodes, {len(flow.edges)} connections)")
         for warning in graph.warnings:

@@ -171,3 +171,13 @@ def test_ui_on_another_host_needs_a_token(tmp_path: Path, capsys) -> None:
     assert main(["ui", "--host", "0.0.0.0", "--port", "1", "--workspace", str(tmp_path / "ws")]) == 1
     err = capsys.readouterr().err
     assert "without a token" in err and len(err.strip().splitlines()) == 1
+
+
+def test_validate_shows_the_first_fifty_problems(tmp_path: Path, capsys) -> None:
+    flow = Flow(nodes=[NodeSpec(id=f"n{i}", type="splitter.nope") for i in range(80)])
+    path = tmp_path / "many.json"
+    save_flow(flow, path)
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "80 problem(s)" in out and "... and 30 more" in out
+    assert out.count("unknown-type") == 50
