@@ -68,6 +68,9 @@ ENDPOINT_FIELDS = ("base_url", "host", "server_host", "url", "endpoint", "api_ba
 
 APPROVED_KEY = "approved_endpoints"
 """Section of the credentials file: ``{"provider/account": ["https://host", ...]}``."""
+COMMANDS_KEY = "approved_commands"
+"""Section of the credentials file: command lines the user lets flows start (``tool.mcp`` over stdio)."""
+_SECTIONS = (APPROVED_KEY, COMMANDS_KEY)
 
 
 @dataclass(frozen=True)
@@ -132,21 +135,29 @@ class CredentialStore:
             str(p): {str(n): str(v) for n, v in names.items()}
             for p, names in data.items()
             if isinstance(names, dict)
-            if p != APPROVED_KEY
+            if p not in _SECTIONS
         }
 
-    def approved_endpoints(self) -> dict[str, list[str]]:
-        """The user's approvals, ``{"provider/account": [origin, ...]}``."""
+    def _section(self, key: str) -> Any:
         if not self.path.exists():
-            return {}
+            return None
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return {}
-        section = data.get(APPROVED_KEY) if isinstance(data, dict) else None
+            return None
+        return data.get(key) if isinstance(data, dict) else None
+
+    def approved_endpoints(self) -> dict[str, list[str]]:
+        """The user's approvals, ``{"provider/account": [origin, ...]}``."""
+        section = self._section(APPROVED_KEY)
         if not isinstance(section, dict):
             return {}
         return {str(k): [str(u) for u in v] for k, v in section.items() if isinstance(v, list)}
+
+    def approved_commands(self) -> list[str]:
+        """Command lines the user approved for flows to start."""
+        section = self._section(COMMANDS_KEY)
+        return [str(c) for c in section] if isinstance(section, list) else []
 
     def get(self, provider: str, name: str) -> str | None:
         names = self._read().get(provider, {})
@@ -173,6 +184,9 @@ class CredentialStore:
         approved = self.approved_endpoints() if approved is None else approved
         if approved:
             data[APPROVED_KEY] = approved
+        commands = self.approved_commands()
+        if commands:
+            data[COMMANDS_KEY] = commands
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -223,6 +237,11 @@ def is_provider_endpoint(provider: str, url: str) -> bool:
     return any(host == known or host.endswith("." + known) for known in PROVIDER_HOSTS.get(provider, ()))
 
 
+def normalize_command(command: str) -> str:
+    """One spelling of a command line (whitespace folded), the unit an approval covers."""
+    return " ".join(command.split())
+
+
 def provider_env_var(provider: str) -> str:
     return PROVIDER_ENV_VARS.get(provider, f"{provider.upper()}_API_KEY")
 
@@ -246,12 +265,15 @@ class CredentialResolver:
         store: CredentialStore | None = None,
         environ: Mapping[str, str] | None = None,
         approved: Iterable[tuple[str, str]] = (),
+        commands: Iterable[str] = (),
     ) -> None:
         self.explicit = dict(explicit or {})
         self.store = store if store is not None else CredentialStore()
         self.environ = environ if environ is not None else os.environ
         self.approved: set[tuple[str, str]] = {(key, endpoint_origin(url)) for key, url in approved}
         """Endpoints approved for this session: ``(provider or provider/account, origin)``."""
+        self.commands: set[str] = {normalize_command(c) for c in commands}
+        """Command lines approved for this session (``--allow-command``)."""
         for value in self.explicit.values():
             register_secret(value)
 
@@ -318,6 +340,17 @@ class CredentialResolver:
             f"its {slot.provider} key would be sent to {origin}, which is not {slot.provider}'s service; "
             f"approve it only if you trust that server (flowbuilder run --allow-endpoint {account}={origin}, "
             "or in the UI's key dialog), or clear the node's endpoint field"
+        )
+
+    def command_problem(self, command: str) -> str | None:
+        """Why a flow may not start ``command`` on this machine, or None when the user approved it."""
+        line = normalize_command(command)
+        if line in self.commands or line in {normalize_command(c) for c in self.store.approved_commands()}:
+            return None
+        return (
+            f"it would start the program `{line[:200]}` on this machine, and a flow file cannot start programs "
+            f"by itself; if you trust it, approve it: flowbuilder run --allow-command '{line[:200]}' "
+            f'(or list it under "{COMMANDS_KEY}" in {self.store.path})'
         )
 
     def resolve_for(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None, config: Any) -> str | None:

@@ -273,11 +273,15 @@ class Executor:
 
         secrets: dict[str, str] = {}
         try:
+            command = node.cls.command_line(node.config)
+            refusal = self.resolver.command_problem(command) if command else None
+            if refusal:
+                raise CredentialError(f"Node '{node_id}': {refusal}.")
             for slot in node.cls.credential_slots:
                 value = self.resolver.resolve_for(node_id, slot, node.spec.credentials.get(slot.name), node.config)
                 if value:
                     secrets[slot.name] = value
-        except CredentialError as exc:  # a key the flow would send somewhere unapproved: never sent
+        except CredentialError as exc:  # an unapproved endpoint or program: nothing is sent or started
             error = redact(str(exc))
             emit("node_failed", node_id, {"error": error, "duration": 0.0})
             return NodeResult(node_id, type_name, "failed", error=error, key=key)

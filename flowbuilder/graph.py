@@ -15,7 +15,7 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, ValidationError
 
-from flowbuilder.credentials import CredentialResolver, reference_problem
+from flowbuilder.credentials import CredentialResolver, CredentialStore, reference_problem
 from flowbuilder.errors import FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.ports import Port, compatible
@@ -24,6 +24,10 @@ from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
 PLACEHOLDER_TYPE = "placeholder.unsupported"
 WRITER_PORT = "documents"
 """A store node with a connection into this port writes its collection; one without it only reads."""
+
+
+_NO_FILE = CredentialStore(Path("/nonexistent/flowbuilder-no-credentials.json"))
+"""Without a resolver nothing is approved: no credentials file is consulted."""
 
 
 def _ports_text(ports: tuple[Port, ...]) -> str:
@@ -317,6 +321,11 @@ def analyze(
                         port.name,
                     )
                 )
+        command = node.cls.command_line(node.config)
+        if command:
+            refusal = (resolver or CredentialResolver(store=_NO_FILE)).command_problem(command)
+            if refusal:
+                issues.append(ValidationIssue("untrusted-command", refusal, node_id))
         for slot in node.cls.credential_slots:
             ref = node.spec.credentials.get(slot.name)
             problem = reference_problem(slot, ref)

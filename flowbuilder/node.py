@@ -187,6 +187,12 @@ class Node(Generic[ConfigT]):
         return None
 
     @classmethod
+    def command_line(cls, config: BaseModel) -> str | None:
+        """The program this node would start on the user's machine (``tool.mcp`` over stdio), or None.
+        A flow file names it, so it runs only once the user approved that exact command line."""
+        return None
+
+    @classmethod
     def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
         """Checks beyond the Config schema that need no data: ``[(port or None, message)]``."""
         return []

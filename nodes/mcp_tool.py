@@ -230,6 +230,16 @@ class McpToolNode(Node[McpToolConfig]):
     )
     cacheable = False  # the server's tool list can change between runs
 
+    @classmethod
+    def command_line(cls, config: BaseModel) -> str | None:
+        assert isinstance(config, McpToolConfig)
+        if config.transport != "stdio" or not config.command.strip():
+            return None
+        # The environment and folder change what a program does, so an approval covers them too.
+        env = [f"{key}={value}" for key, value in sorted(config.env.items())]
+        line = " ".join([*env, config.command, *config.args])
+        return f"{line} (in {config.cwd})" if config.cwd else line
+
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
         assert isinstance(c, McpToolConfig)

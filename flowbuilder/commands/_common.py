@@ -26,6 +26,13 @@ def add_cred_option(parser: Any, help_text: str = CRED_HELP) -> None:
         metavar="PROVIDER[/ACCOUNT]=URL",
         help="let a provider's key go to a server that is not the provider's own (for this run only)",
     )
+    parser.add_argument(
+        "--allow-command",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="let the flow start this exact program (tool.mcp over stdio), as validate prints it",
+    )
 
 
 def parse_allow_option(option: str) -> tuple[str, str]:
@@ -36,11 +43,19 @@ def parse_allow_option(option: str) -> tuple[str, str]:
     return key, url
 
 
-def resolver_from_args(creds: Sequence[str], allow: Sequence[str] = ()) -> CredentialResolver:
+def resolver_from_args(
+    creds: Sequence[str], allow: Sequence[str] = (), commands: Sequence[str] = ()
+) -> CredentialResolver:
     return CredentialResolver(
         explicit=dict(parse_cred_option(option) for option in creds),
         approved=[parse_allow_option(option) for option in allow],
+        commands=commands,
     )
+
+
+def resolver_for(args: Any) -> CredentialResolver:
+    """The resolver for a command that took :func:`add_cred_option`: bindings and approvals from its flags."""
+    return resolver_from_args(args.cred, args.allow_endpoint, args.allow_command)
 
 
 def parse_inputs(flow: Flow, options: Sequence[str]) -> dict[str, str]:

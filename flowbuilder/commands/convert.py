@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.commands._common import add_cred_option, resolver_from_args
+from flowbuilder.commands._common import add_cred_option, resolver_for
 from flowbuilder.errors import CredentialError, FlowbuilderError
 from flowbuilder.formats.convert import (
     EXPORT_FORMATS,
@@ -57,7 +57,7 @@ def _usage(message: str) -> FlowbuilderError:
 def handle_import(args: argparse.Namespace) -> int:
     source = Path(args.file)
     try:
-        resolver = resolver_from_args(args.cred, args.allow_endpoint)
+        resolver = resolver_for(args)
     except CredentialError as exc:  # a malformed --cred is a usage mistake here, not a failed import
         raise _usage(str(exc)) from None
     flow, report = import_file(source, local=args.local, resolver=resolver)

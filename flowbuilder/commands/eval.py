@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.commands._common import add_cred_option, resolver_from_args
+from flowbuilder.commands._common import add_cred_option, resolver_for
 from flowbuilder.errors import FlowFileError
 from flowbuilder.evaluation.answers import (
     AnswerResult,
@@ -111,7 +111,7 @@ def handle(args: argparse.Namespace) -> int:
     flow_path = Path(args.flow)
     flow = load_flow(flow_path)
     questions = load_questions(args.questions)
-    executor = Executor(resolver=resolver_from_args(args.cred))
+    executor = Executor(resolver=resolver_for(args))
 
     def progress(done: int, total: int, result: AnswerResult) -> None:
         if not args.quiet:

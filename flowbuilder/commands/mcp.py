@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from flowbuilder.commands._common import add_cred_option, resolver_from_args
+from flowbuilder.commands._common import add_cred_option, resolver_for
 
 
 def register(subparsers: Any) -> None:
@@ -29,7 +29,7 @@ def handle(args: argparse.Namespace) -> int:
     from flowbuilder.serving.mcp_server import build_mcp_server
     from flowbuilder.serving.service import FlowService
 
-    service = FlowService(args.flow, resolver=resolver_from_args(args.cred), log=sys.stderr)
+    service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
     server = build_mcp_server(service)
     if not args.no_warm_up:
         start_warm_up(service)

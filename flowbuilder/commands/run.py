@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver_from_args
+from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver_for
 from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
@@ -68,7 +68,7 @@ class _Progress:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = resolver_from_args(args.cred, args.allow_endpoint)
+    resolver = resolver_for(args)
     inputs = parse_inputs(flow, args.input)
     executor = Executor(resolver=resolver)
     progress = _Progress(enabled=not args.json)

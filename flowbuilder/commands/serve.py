@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from flowbuilder.commands._common import add_cred_option, resolver_from_args
+from flowbuilder.commands._common import add_cred_option, resolver_for
 
 
 def register(subparsers: Any) -> None:
@@ -39,7 +39,7 @@ def handle(args: argparse.Namespace) -> int:
     from flowbuilder.serving.service import FlowService
 
     check_bind(args.host, args.token)
-    service = FlowService(args.flow, resolver=resolver_from_args(args.cred), log=sys.stderr)
+    service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
     app = build_http_app(service, host=args.host, token=args.token)
     if not args.no_warm_up:
         start_warm_up(service)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.commands._common import add_cred_option, resolver_from_args
+from flowbuilder.commands._common import add_cred_option, resolver_for
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
 
@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = None if args.no_credentials else resolver_from_args(args.cred, args.allow_endpoint)
+    resolver = None if args.no_credentials else resolver_for(args)
     graph = analyze(flow, resolver=resolver, base_dir=Path(args.flow).resolve().parent)
     issues = graph.issues
     if args.json:

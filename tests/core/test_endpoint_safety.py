@@ -50,3 +50,28 @@ def test_a_reference_naming_a_variable_reads_nothing(tmp_path: Path, monkeypatch
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert "missing-credential" in out and "OPENAI_API_KEY" in out
+
+
+def mcp_flow(tmp_path: Path, **config: object) -> Path:
+    node = NodeSpec(id="tools", type="tool.mcp", config={"transport": "stdio", **config})
+    path = tmp_path / "mcp.json"
+    save_flow(Flow(name="stranger", nodes=[node]), path)
+    return path
+
+
+def test_a_flow_cannot_start_a_program_until_the_user_approves_it(tmp_path: Path, capsys) -> None:
+    marker = tmp_path / "pwned"
+    path = mcp_flow(tmp_path, command="touch", args=[str(marker)])
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "untrusted-command" in out and f"touch {marker}" in out
+    assert main(["run", str(path)]) == 1
+    assert not marker.exists()  # refused before anything was started
+    command = f"touch {marker}"
+    assert main(["validate", str(path), "--allow-command", command]) == 0
+
+
+def test_an_approval_covers_the_environment_too(tmp_path: Path, capsys) -> None:
+    path = mcp_flow(tmp_path, command="npx", args=["server"], env={"LD_PRELOAD": "/tmp/evil.so"})
+    assert main(["validate", str(path), "--allow-command", "npx server"]) == 1
+    assert "LD_PRELOAD=/tmp/evil.so npx server" in capsys.readouterr().out
