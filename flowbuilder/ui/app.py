@@ -255,7 +255,9 @@ class BuilderPage:
             if has_compare_page():
                 ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm")
             if has_eval_page():
-                ui.link("Evaluate answers", "/eval").classes("text-white q-ml-sm")
+                ui.link("Evaluate", "/eval").classes("text-white q-ml-sm").tooltip(
+                    "Evaluate a flow's answers on a question set"
+                )
 
     def _events(self) -> None:
         c = self.canvas

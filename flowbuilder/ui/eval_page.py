@@ -34,6 +34,8 @@ from flowbuilder.ui.widgets import WIDGET_CSS, message_box
 PASSING = {"correct", "refused"}
 VERDICT_COLOURS = {"correct": "positive", "refused": "positive", "unchecked": "grey", "error": "negative"}
 """Badge colours; every other verdict (wrong, uncited, invented...) is a failure shown in orange."""
+_RUN_LOCK = threading.Lock()
+"""One evaluation at a time: two tabs ingesting into the same on-disk collection at once would race."""
 
 
 class EvalCancelled(FlowbuilderError):
@@ -175,11 +177,11 @@ class EvalPage:
             self.k.classes("w-40")
             self.button = ui.button("Run", icon="play_arrow", on_click=self.start).props("data-testid=eval-run")
             ui.upload(
-                label="…or load a saved `flowbuilder eval --json` output",
+                label="…or load a saved `eval --json` output",
                 on_upload=self.on_upload,
                 auto_upload=True,
                 max_file_size=50_000_000,
-            ).props('accept=".json,application/json" data-testid=eval-upload').classes("fb-eval-upload w-96")
+            ).props('accept=".json,application/json" data-testid=eval-upload').classes("fb-eval-upload w-72")
         with ui.row().classes("w-full items-center no-wrap gap-3") as self.progress_box:
             with ui.column().classes("grow gap-0"):
                 self.progress_label = ui.label("").classes("text-xs text-grey-8").props("data-testid=eval-status")
@@ -259,17 +261,18 @@ class EvalPage:
             if event.kind == "node_started":
                 self.events.append((done[0], total, f"running {event.node_id}"))
 
-        if cancel.is_set():
-            raise EvalCancelled("evaluation cancelled")
-        evaluation = evaluate_answers(
-            flow,
-            questions,
-            base_dir=Path(flow_path).resolve().parent,
-            executor=Executor(),
-            k=k,
-            on_question=on_question,
-            on_event=on_event,
-        )
+        with _RUN_LOCK:
+            if cancel.is_set():
+                raise EvalCancelled("evaluation cancelled")
+            evaluation = evaluate_answers(
+                flow,
+                questions,
+                base_dir=Path(flow_path).resolve().parent,
+                executor=Executor(),
+                k=k,
+                on_question=on_question,
+                on_event=on_event,
+            )
         # Through JSON, so a run and a loaded file are shown by exactly the same code.
         data: dict[str, Any] = json.loads(json.dumps(evaluation.to_dict(), default=str))
         return data
@@ -421,8 +424,14 @@ def _row_id(args: Any) -> str | None:
     return None
 
 
+_CSS = """
+.fb-eval-upload .q-uploader__list { min-height: 0; padding: 2px 8px; }
+.fb-eval-upload .q-uploader__header-content { padding: 2px 8px; }
+"""
+
+
 def eval_page(flow: str | None = None, q: str | None = None, k: str | None = None, run: str | None = None) -> None:
-    ui.add_css(WIDGET_CSS)
+    ui.add_css(WIDGET_CSS + _CSS)
     given = {"flow": flow, "q": q, "k": k, "run": run}
     EvalPage({key: value for key, value in given.items() if value})
 

@@ -146,7 +146,7 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
 
     builder()
     screen.open("/")
-    screen.should_contain("Evaluate answers")  # the builder's header links the page
+    assert screen.find_by_css('a[href="/eval"]').text == "Evaluate"  # the builder's header links the page
     screen.open("/eval")
     screen.should_contain("load a saved")
     upload = wait_css(screen, '.fb-eval-upload input[type="file"]')[0]
