@@ -159,6 +159,7 @@ class EvalPage:
         self.running = False
         self.cancel = threading.Event()
         self.detail: Any = None
+        self.table: ui.table | None = None
         flows = flow_options()
         questions = question_options()
         with ui.header().classes("items-center bg-slate-800 q-py-xs"):
@@ -347,10 +348,13 @@ class EvalPage:
                             rows=question_rows(data),
                             row_key="id",
                             pagination=25,
+                            selection="single",
+                            on_select=lambda e: self.show_question(e.selection[0]["id"] if e.selection else None),
                         )
                         .props("dense data-testid=eval-questions")
                         .classes("w-full cursor-pointer")
                     )
+                    self.table = table
                     table.add_slot(
                         "body-cell-verdict",
                         """<q-td :props="props"><q-badge :color="props.row.passed ? 'positive' :
@@ -368,6 +372,9 @@ class EvalPage:
         result = next((r for r in self.data["results"] if str(r["id"]) == question_id), None)
         if result is None:
             return
+        if self.table is not None and [r.get("id") for r in self.table.selected] != [question_id]:
+            self.table.selected = [row for row in self.table.rows if row["id"] == question_id]
+            self.table.update()
         self.detail.clear()
         with self.detail:
             ui.label(f"{result['id']}: {result.get('question', '')}").classes("text-bold").props(

@@ -136,7 +136,8 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
     flow, questions = write_corpus(tmp_path / "help", server.openai_base_url, "evalpage-help")
     script(server)
-    code = main(["eval", str(flow), "--questions", str(questions), "--json", "--quiet", "--cred", f"openai={KEY}"])
+    args = ["eval", str(flow), "--questions", str(questions), "--judge", "llm", "--json", "--quiet"]
+    code = main([*args, "--cred", f"openai={KEY}"])
     saved = tmp_path / "eval.json"
     saved.write_text(capsys.readouterr().out, encoding="utf-8")
     assert code == 0
@@ -157,6 +158,7 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     text = screen.find_by_css("[data-testid=eval-metrics]").text
     assert "answer accuracy 17%" in text, text
     assert "refusal rate 50%" in text and "n/a" not in text
+    assert "judge faithfulness 0.88 8 graded answer(s)" in text  # the scripted judge fails only q5's invention
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
     assert [r.text.split("\n")[0].split()[0] for r in rows] == list(EXPECTED)
     verdicts = {r.text.split()[0]: r for r in rows}
@@ -177,12 +179,16 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     holder = next(c for c in q3["chunks"] if c["holds_fact"])
     assert "ACC-1" in cards[holder["n"] - 1].text and f"{holder['score']:.3f}" in cards[holder["n"] - 1].text
     assert f"first relevant chunk: {q3['retrieval']['first_rank']}" in detail.text
+    judge = screen.find_by_css("[data-testid=eval-judge]").text
+    assert judge == "faithfulness 1.00 · correctness 1.00: checked the chunks"
     assert KEY not in screen.selenium.page_source
 
     # Another row replaces the detail: q6 is a right refusal of a question without an answer.
     open_question(screen, "q6")
     assert screen.find_by_css("[data-testid=eval-verdict]").text == "refused"
     assert "expected: (a refusal)" in screen.find_by_css("[data-testid=eval-detail]").text
+    selected = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-questions] tbody tr.selected")
+    assert [r.text.split()[0] for r in selected] == ["q6"]  # the open question's row is marked
     SHOTS.mkdir(parents=True, exist_ok=True)
     open_question(screen, "q3")
     screen.selenium.set_window_size(1600, 1400)
