@@ -38,6 +38,7 @@ from flowbuilder.ui.widgets import WIDGET_CSS
 log = logging.getLogger(__name__)
 
 COMPARE_MODULE = "flowbuilder.ui.compare_page"
+EVAL_MODULE = "flowbuilder.ui.eval_page"
 _config = AppConfig()
 HEADER_PX = 52
 
@@ -97,7 +98,7 @@ def register_pages(
     flow_path: Path | str | None = None,
     registry: NodeRegistry | None = None,
 ) -> None:
-    """Define ``/`` (the builder) and, when that module exists, ``/compare``."""
+    """Define ``/`` (the builder) and, when those modules exist, ``/compare`` and ``/eval``."""
     global _config
     _config = AppConfig(
         workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
@@ -110,10 +111,19 @@ def register_pages(
             importlib.import_module(COMPARE_MODULE).register()
         except Exception as exc:  # the compare page is another team's; the builder must still come up
             log.warning("The /compare page could not be registered: %s", exc)
+    if importlib.util.find_spec(EVAL_MODULE) is not None:
+        try:
+            importlib.import_module(EVAL_MODULE).register()
+        except Exception as exc:  # an optional page: the builder must still come up without it
+            log.warning("The /eval page could not be registered: %s", exc)
 
 
 def has_compare_page() -> bool:
     return importlib.util.find_spec(COMPARE_MODULE) is not None
+
+
+def has_eval_page() -> bool:
+    return importlib.util.find_spec(EVAL_MODULE) is not None
 
 
 class BuilderPage:
@@ -244,6 +254,10 @@ class BuilderPage:
             ).tooltip("Cancel the run").classes("fb-cancel")
             if has_compare_page():
                 ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm")
+            if has_eval_page():
+                ui.link("Evaluate", "/eval").classes("text-white q-ml-sm").tooltip(
+                    "Evaluate a flow's answers on a question set"
+                )
 
     def _events(self) -> None:
         c = self.canvas
