@@ -6,8 +6,6 @@ tests both use it. Every browser tab gets its own :class:`EditorSession` (state,
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import logging
 from pathlib import Path
@@ -22,6 +20,7 @@ from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.registry import NodeRegistry
 from flowbuilder.secrets import redact
+from flowbuilder.ui import compare_page, eval_page
 from flowbuilder.ui.accounts import account_for_issue, apply_account_keys, bind_button, issue_text
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.chat_panel import ChatPanel
@@ -37,8 +36,6 @@ from flowbuilder.ui.widgets import WIDGET_CSS
 
 log = logging.getLogger(__name__)
 
-COMPARE_MODULE = "flowbuilder.ui.compare_page"
-EVAL_MODULE = "flowbuilder.ui.eval_page"
 _config = AppConfig()
 HEADER_PX = 52
 
@@ -98,7 +95,7 @@ def register_pages(
     flow_path: Path | str | None = None,
     registry: NodeRegistry | None = None,
 ) -> None:
-    """Define ``/`` (the builder) and, when those modules exist, ``/compare`` and ``/eval``."""
+    """Define ``/`` (the builder), ``/compare`` and ``/eval``."""
     global _config
     _config = AppConfig(
         workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
@@ -106,24 +103,8 @@ def register_pages(
         registry=registry,
     )
     ui.page("/", title="Flowbuilder")(builder_page)
-    if importlib.util.find_spec(COMPARE_MODULE) is not None:
-        try:
-            importlib.import_module(COMPARE_MODULE).register()
-        except Exception as exc:  # the compare page is another team's; the builder must still come up
-            log.warning("The /compare page could not be registered: %s", exc)
-    if importlib.util.find_spec(EVAL_MODULE) is not None:
-        try:
-            importlib.import_module(EVAL_MODULE).register()
-        except Exception as exc:  # an optional page: the builder must still come up without it
-            log.warning("The /eval page could not be registered: %s", exc)
-
-
-def has_compare_page() -> bool:
-    return importlib.util.find_spec(COMPARE_MODULE) is not None
-
-
-def has_eval_page() -> bool:
-    return importlib.util.find_spec(EVAL_MODULE) is not None
+    compare_page.register()
+    eval_page.register()
 
 
 class BuilderPage:
@@ -252,12 +233,10 @@ class BuilderPage:
             ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props(
                 "unelevated dense color=negative"
             ).tooltip("Cancel the run").classes("fb-cancel")
-            if has_compare_page():
-                ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm")
-            if has_eval_page():
-                ui.link("Evaluate", "/eval").classes("text-white q-ml-sm").tooltip(
-                    "Evaluate a flow's answers on a question set"
-                )
+            ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm")
+            ui.link("Evaluate", "/eval").classes("text-white q-ml-sm").tooltip(
+                "Evaluate a flow's answers on a question set"
+            )
 
     def _events(self) -> None:
         c = self.canvas

@@ -52,13 +52,7 @@ async def test_page_shows_flow_nodes_as_canvas_props(user: User, builder: Callab
     assert {p["name"]: p["kind"] for p in store["inputs"]}["embedder"] == "service"
     assert any(i["port"] == "embedder" and "not connected" in i["message"] for i in store["issues"])
     assert page.state.flow.name == "Small CSV flow"
-    await user.should_see("Compare chunking") if page and _has_compare() else None
-
-
-def _has_compare() -> bool:
-    from flowbuilder.ui.app import has_compare_page
-
-    return has_compare_page()
+    await user.should_see("Compare chunking")
 
 
 async def test_connect_refused_with_both_types_then_accepted(user: User, builder: Callable[..., None]) -> None:
