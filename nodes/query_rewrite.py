@@ -18,12 +18,12 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import ChatMessage, Hit
-from flowbuilder.errors import NodeError
+from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
@@ -76,6 +76,10 @@ class QueryRewriteConfig(BaseModel):
     k: int = Field(4, ge=1, le=1000, description="Hits per query when searching a connected vector store.")
     keep: int = Field(4, ge=1, le=1000, description="How many merged hits to output.")
     rrf_k: int = Field(60, ge=1, description="RRF constant: each list adds 1/(rrf_k + rank).")
+    if_model_fails: Literal["fail", "continue"] = Field(
+        "fail",
+        description="When the model cannot be reached: fail, or search the original question alone (a warning).",
+    )
 
 
 class MultiQueryRetriever:
@@ -103,7 +107,14 @@ class MultiQueryRetriever:
 
     def retrieve(self, query: str) -> list[Hit]:
         started = time.perf_counter()
-        queries, prompt, reply = self.rewrite(query)
+        failure = ""
+        try:
+            queries, prompt, reply = self.rewrite(query)
+        except ProviderError as exc:
+            if self.config.if_model_fails == "fail":
+                raise
+            failure = str(exc)
+            queries, prompt, reply = [query], "", ""
         rewrite_seconds = time.perf_counter() - started
         lists: list[tuple[str, list[Hit]]] = []
         for qi, text in enumerate(queries):
@@ -125,7 +136,9 @@ class MultiQueryRetriever:
             "rewrite_seconds": round(rewrite_seconds, 3),
             "seconds": round(time.perf_counter() - started, 3),
         }
-        if len(queries) - 1 < self.config.n:
+        if failure:
+            self.last["model_failed"] = failure
+        elif len(queries) - 1 < self.config.n:
             self.last["note"] = f"the model wrote {len(queries) - 1} usable rewordings of {self.config.n} asked"
         return merged
 
@@ -206,5 +219,7 @@ class QueryRewrite(Node[QueryRewriteConfig]):
         finally:
             ctx.details.update(service.last)
         ctx.details["rewriter"] = f"{model.provider}/{model.model}"
+        if service.last.get("model_failed"):
+            ctx.warn(f"no rewordings, searched the original question only: {service.last['model_failed']}")
         queries = "\n".join(service.last.get("queries", {}).values())
         return {"hits": hits, "queries": queries, "retriever": service}

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from flowbuilder.data import ChatMessage
-from flowbuilder.errors import NodeError
+from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
@@ -48,6 +48,10 @@ class LLMJudgeConfig(RerankConfig):
         DEFAULT_JUDGE_PROMPT,
         description="The judge's prompt, sent once per candidate; {question} and {passage} are filled in.",
         json_schema_extra={"multiline": True},
+    )
+    if_model_fails: Literal["fail", "continue"] = Field(
+        "fail",
+        description="When the judge cannot be reached: fail, or keep the incoming order (a warning).",
     )
 
 
@@ -85,7 +89,14 @@ class LLMJudgeReranker(RerankerNode):
         for number, hit in enumerate(candidates, start=1):
             ctx.progress(number - 1, len(candidates), "judging")
             prompt = render_template(config.prompt, {"question": query, "passage": hit.document.text})
-            reply = model.chat([ChatMessage(role="user", content=prompt)]).content or ""
+            try:
+                reply = model.chat([ChatMessage(role="user", content=prompt)]).content or ""
+            except ProviderError as exc:
+                if config.if_model_fails == "fail":
+                    raise
+                ctx.warn(f"not reranked, the incoming order is kept: {exc}")
+                ctx.details["model_failed"] = str(exc)
+                return {"hits": candidates[: config.keep]}
             score = parse_score(reply)
             if score is None:
                 unparsed.append(hit.rank)

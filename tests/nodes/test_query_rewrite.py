@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from flowbuilder.data import Hit
-from flowbuilder.errors import NodeError
+from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.services import Retriever
 from nodes.query_rewrite import QueryRewrite, QueryRewriteConfig, parse_variants
 from tests.fakes.llm_server import FakeLLMServer, running_server
@@ -106,3 +106,19 @@ def test_rewrite_errors(server: FakeLLMServer) -> None:
     server.reply("q")  # only repeats the question
     with pytest.raises(NodeError, match=r"no usable rewording.*replied: q"):
         node.run({"query": "q", "model": model, "retriever": [WordRetriever()]}, ctx())
+
+
+@pytest.mark.parametrize("mode", ["fail", "continue"])
+def test_an_unreachable_model_fails_or_searches_the_original_with_a_warning(server: FakeLLMServer, mode: str) -> None:
+    server.fail("chat", 500, message="model is down")
+    node = QueryRewrite(QueryRewriteConfig(if_model_fails=mode))
+    retriever = WordRetriever()
+    context = ctx()
+    inputs = {"query": "refund card", "model": openai_model(server, max_retries=0), "retriever": [retriever]}
+    if mode == "fail":
+        with pytest.raises(ProviderError, match="500"):
+            node.run(inputs, context)
+        return
+    out = node.run(inputs, context)
+    assert retriever.queries == ["refund card"] and out["hits"]  # the original question alone was searched
+    assert "searched the original question only" in context.warning and "500" in context.warning

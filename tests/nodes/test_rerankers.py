@@ -88,6 +88,17 @@ def test_llm_judge_provider_error_names_the_provider(server: FakeLLMServer) -> N
     assert "OpenAI" in str(info.value) and KEY not in str(info.value)
 
 
+def test_llm_judge_can_keep_the_incoming_order_with_a_warning(server: FakeLLMServer) -> None:
+    server.fail("chat", 500, message="model is down")
+    node = LLMJudgeReranker(LLMJudgeConfig(candidates=4, keep=2, if_model_fails="continue"))
+    context = ctx()
+    hits = make_hits()
+    out = node.run({"hits": hits, "query": "q", "model": openai_model(server, max_retries=0)}, context)
+    assert [h.id for h in out["hits"]] == [h.id for h in hits[:2]]  # not reranked: never dressed up as reranked
+    assert all("rerank" not in h.legs for h in out["hits"])
+    assert "not reranked" in context.warning and KEY not in context.warning
+
+
 def _cohere(fake: FakeCohereServer | None, **config: Any) -> CohereReranker:
     base = fake.url if fake is not None else f"http://127.0.0.1:{free_port()}"
     return CohereReranker(CohereRerankConfig(base_url=base, **config))
