@@ -244,9 +244,11 @@ export default {
     };
     const readableFit = async () => {
       const nodes = flow.getNodes.value.filter((n) => n.type !== "fbnote");
-      if (tooBigToFit(nodes)) return toStart(nodes);
+      // The start includes the notes: a note above the first cards (a title, a frame) is read first.
+      const start = () => toStart(flow.getNodes.value);
+      if (tooBigToFit(nodes)) return start();
       await flow.fitView(FIT);
-      if (flow.getViewport().zoom < MIN_READABLE_ZOOM && nodes.length) toStart(nodes);
+      if (flow.getViewport().zoom < MIN_READABLE_ZOOM && nodes.length) start();
     };
     const firstFit = async () => {
       if (fitted) return;

@@ -16,8 +16,8 @@ from typing import Any
 import markdown2
 from nicegui import ui
 
-from flowbuilder import graph as graph_module
 from flowbuilder.errors import ValidationIssue
+from flowbuilder.graph import implicit_dependencies
 from flowbuilder.ports import PortKind, PortType, compatible
 from flowbuilder.ui.state import EditorState
 
@@ -102,32 +102,31 @@ def node_views(
         type_name, kind = out_types.get((edge.source, edge.source_port), ("any", "data"))
         colour = TYPE_COLOURS.get(type_name, "#64748b")
         style: dict[str, Any] = {"stroke": colour}
+        item: dict[str, Any] = {
+            "id": edge.key,
+            "source": edge.source,
+            "sourceHandle": edge.source_port,
+            "target": edge.target,
+            "targetHandle": edge.target_port,
+            "style": style,
+            "data": {"type": type_name},
+        }
         if kind == PortKind.SERVICE.value:
             style["strokeDasharray"] = "6 4"
-        edges.append(
-            {
-                "id": edge.key,
-                "source": edge.source,
-                "sourceHandle": edge.source_port,
-                "target": edge.target,
-                "targetHandle": edge.target_port,
-                "style": style,
-                "data": {"type": type_name},
-            }
-        )
+            # A service leaves the top of its provider and enters the bottom of its consumer; when the
+            # consumer sits below (a store feeding a retriever on the next row) a curve would loop around
+            # both cards, so service links are drawn straight.
+            item["type"] = "straight"
+        edges.append(item)
     edges += implicit_edges(state, base_dir)
     return nodes, edges
 
 
 def implicit_edges(state: EditorState, base_dir: Path | None = None) -> list[dict[str, Any]]:
     """Writer -> reader "same collection" dependencies (a store that fills a collection and one that
-    searches it without a connection) as dashed, read-only links. The graph module provides them in
-    builds that have :func:`flowbuilder.graph.implicit_dependencies`; without it there are none."""
-    finder = getattr(graph_module, "implicit_dependencies", None)
-    if finder is None:
-        return []
+    searches it without a connection) as dashed, read-only links."""
     try:
-        found = finder(state.flow, state.registry, base_dir)
+        found = implicit_dependencies(state.flow, state.registry, base_dir)
     except Exception as exc:  # a drawing aid must never break the canvas
         log.warning("implicit dependencies unavailable: %s", exc)
         return []
