@@ -27,7 +27,7 @@ from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
 from flowbuilder.secrets import redact
-from flowbuilder.ui.compare_page import flow_options, pick, question_options
+from flowbuilder.ui.compare_page import DEFAULT_QUESTIONS, ROW_LABELLED_FLOW, flow_options, pick, question_options
 from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.widgets import WIDGET_CSS, message_box
 
@@ -167,12 +167,15 @@ class EvalPage:
             ui.space()
             ui.link("Back to the builder", "/").classes("text-white")
         with ui.row().classes("w-full items-end gap-3"):
+            # The page opens on the demo flow and the question set written for it.
             self.flow = (
-                ui.select(flows, value=pick(flows, query.get("flow"), None), label="Flow")
+                ui.select(flows, value=pick(flows, query.get("flow"), ROW_LABELLED_FLOW), label="Flow")
                 .props("data-testid=eval-flow")
                 .classes("min-w-[360px]")
             )
-            self.questions = ui.select(questions, value=pick(questions, query.get("q"), None), label="Question set")
+            self.questions = ui.select(
+                questions, value=pick(questions, query.get("q"), DEFAULT_QUESTIONS), label="Question set"
+            )
             self.questions.classes("min-w-[260px]")
             self.k = ui.number("k (empty: all chunks)", value=_int(query.get("k")), min=1)
             self.k.classes("w-40")
