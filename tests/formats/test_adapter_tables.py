@@ -28,7 +28,7 @@ IMPORTERS = {"n8n": N8nImporter, "langflow": LangflowImporter}
 IMPORT_PARAMS: dict[str, dict[str, Any]] = {
     BASE + "httpRequest": {"url": "https://example.com/handbook.pdf"},
     # an MCP Tools node that only names a server in LangFlow's settings stays a placeholder
-    "MCPTools": {"mcp_server": {"value": {"name": "fetch", "config": {"command": "uvx", "args": ["mcp-server-fetch"]}}}},
+    "MCPTools": {"mcp_server": {"value": {"name": "fetch", "config": {"command": "uvx", "args": ["x"]}}}},
 }
 # Export-only entries: what their foreign node reads back as.
 EXPORTED_AS = {"embedder.local": "embedder.ollama"}
@@ -87,8 +87,13 @@ def test_an_import_only_entry_maps_its_foreign_node(fmt: str, adapter: Adapter) 
         node: dict[str, Any] = {"id": "Source", "data": {"type": adapter.theirs, "node": {"template": params}}}
         data: dict[str, Any] = {"name": "x", "data": {"nodes": [node], "edges": []}}
     else:
-        node = {"name": "Source", "type": adapter.theirs, "typeVersion": adapter.version, "position": [0, 0],
-                "parameters": params}
+        node = {
+            "name": "Source",
+            "type": adapter.theirs,
+            "typeVersion": adapter.version,
+            "position": [0, 0],
+            "parameters": params,
+        }
         data = {"name": "x", "nodes": [node], "connections": {}}
     flow, report = convert_data(data, fmt, f"<{fmt}>")
     assert flow.nodes[0].type == adapter.ours
