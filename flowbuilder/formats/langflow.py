@@ -452,16 +452,22 @@ class LangflowImporter:
         config: dict[str, Any] = {}
         if isinstance(cfg.get("url"), str) and cfg["url"].strip():
             config = {"transport": "http", "url": cfg["url"].strip()}
-            headers = self._plain_entries(node_id, "headers", cfg.get("headers"))
+            headers, secret = self._plain_entries(node_id, "headers", cfg.get("headers"))
             if headers:
                 config["headers"] = headers
+            if secret:  # the bound token slot takes the secret header's place
+                header, value = secret
+                config["token_header"] = header
+                config["token_prefix"] = "Bearer " if value.lower().startswith("bearer ") else ""
         elif isinstance(cfg.get("command"), str) and cfg["command"].strip():
             args = cfg.get("args") or []
             parts = shlex.split(args) if isinstance(args, str) else [str(a) for a in args if a is not None]
             config = {"transport": "stdio", "command": cfg["command"].strip(), "args": parts}
-            env = self._plain_entries(node_id, "env", cfg.get("env"))
+            env, secret = self._plain_entries(node_id, "env", cfg.get("env"))
             if env:
                 config["env"] = env
+            if secret:  # the bound token slot fills the secret variable
+                config["token_env"] = secret[0]
         if not config:
             return None
         cls = node_class("tool.mcp")
@@ -477,19 +483,25 @@ class LangflowImporter:
         )
         return _Mapping("tool.mcp", config, *self._ports(adapter))
 
-    def _plain_entries(self, node_id: str, where: str, value: Any) -> dict[str, str]:
-        """Env variables or headers without secrets: a secret entry is reported by location, never carried."""
+    def _plain_entries(self, node_id: str, where: str, value: Any) -> tuple[dict[str, str], tuple[str, str] | None]:
+        """Env variables or headers without secrets, and the first secret entry (name, value) for the token
+        slot to stand in for. A secret is reported by location and never carried."""
         kept: dict[str, str] = {}
+        first: tuple[str, str] | None = None
         for key, item in _obj(value).items():
-            text = str(item)
-            if is_secret_field(str(key)) or is_secret_value(str(key), text) or text in self.secrets:
-                if text not in self.secrets:  # the template scan may have reported it already
-                    remember_secret(self.secrets, text)
-                    self.report.secret(node_id, f"mcp_server.config.{where}.{key}")
-                self.report.drop(node_id, f"mcp_server.config.{where}.{key}", "a secret: bind the tool.mcp token slot")
+            text, path = str(item), f"mcp_server.config.{where}.{key}"
+            if not (is_secret_field(str(key)) or is_secret_value(str(key), text) or text in self.secrets):
+                kept[str(key)] = text
                 continue
-            kept[str(key)] = text
-        return kept
+            if text not in self.secrets:  # the template scan may have reported it already
+                remember_secret(self.secrets, text)
+                self.report.secret(node_id, path)
+            if first is None:
+                first = (str(key), text)
+                self.report.drop(node_id, path, f"a secret: bind the tool.mcp token slot (sent as {key})")
+            else:
+                self.report.drop(node_id, path, "a second secret: tool.mcp has one token slot; set it another way")
+        return kept, first
 
     def _flowbuilder(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping | None:
         """A node our exporter wrote for a type LangFlow lacks: its type and config ride in metadata."""

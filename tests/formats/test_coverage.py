@@ -281,11 +281,23 @@ def test_langflow_mcp_tools_stdio_needs_approval_and_secrets_stay_out(tmp_path: 
     stdio, http, registry = (flow.node(f"MCPTools-{x}") for x in ("aaaaa", "bbbbb", "ccccc"))
     assert (stdio.type, stdio.config) == (
         "tool.mcp",
-        {"transport": "stdio", "command": "uvx", "args": ["mcp-server-fetch"], "env": {"LOG_LEVEL": "info"}},
+        {
+            "transport": "stdio",
+            "command": "uvx",
+            "args": ["mcp-server-fetch"],
+            "env": {"LOG_LEVEL": "info"},
+            "token_env": "GITHUB_TOKEN",  # the bound token slot fills the variable the secret was in
+        },
     )
     assert (http.type, http.config) == (
         "tool.mcp",
-        {"transport": "http", "url": "http://127.0.0.1:8765/mcp", "headers": {"X-Team": "rag"}},
+        {
+            "transport": "http",
+            "url": "http://127.0.0.1:8765/mcp",
+            "headers": {"X-Team": "rag"},
+            "token_header": "Authorization",
+            "token_prefix": "Bearer ",
+        },
     )
     # only a name from LangFlow's MCP settings: nothing to run, so a placeholder that names tool.mcp
     assert registry.type == "placeholder.unsupported"
