@@ -14,6 +14,7 @@ import copy
 import hashlib
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
@@ -24,12 +25,14 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
 from flowbuilder.formats.adapters import (
     Adapter,
     credential_slot,
+    node_class,
     read_params,
     to_float,
 )
-from flowbuilder.formats.langflow_table import LANGFLOW_TABLE, REPLACEMENTS, VECTOR_STORES
+from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, REPLACEMENTS
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_key_shaped, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
+from flowbuilder.secrets import is_secret_field, is_secret_value
 
 # Fields that only steer LangFlow's UI or server and mean nothing to a Flowbuilder run.
 _SILENT_FIELDS = {
@@ -352,7 +355,11 @@ class LangflowImporter:
         if adapter.extra.get("secret"):
             used.add(adapter.extra["secret"])
         if adapter.hook:
-            mapping: _Mapping = getattr(self, f"_hook_{adapter.hook}")(node_id, t, inc, out, adapter, used)
+            # A hook returns None when the node lacks what the mapping needs: it stays a placeholder.
+            hooked: _Mapping | None = getattr(self, f"_hook_{adapter.hook}")(node_id, t, inc, out, adapter, used)
+            if hooked is None:
+                return None
+            mapping = hooked
         else:
             mapping = self._generic(adapter, t, used)
         mapping.used |= used
@@ -414,7 +421,7 @@ class LangflowImporter:
         used.update({"mode", "template"})
         config = self._config(adapter, t, used)
         pattern = config.pop("template", None) or _obj(t.get("template")).get("value")
-        from_store = any(self.types.get(link.source) in VECTOR_STORES for link in inc)
+        from_store = any(self.types.get(link.source) in HIT_SOURCES for link in inc)
         if mode == "Parser" and pattern and not from_store:
             # A pattern over table rows: one labelled text per row, joined as LangFlow's Parser does.
             return _Mapping("labeller.row", {"template": str(pattern), "join": True, **config}, *self._ports(adapter))
@@ -432,6 +439,69 @@ class LangflowImporter:
         used.update(link.field for link in inc)
         used.update(re.findall(r"\{([^{}]+)\}", template))
         return _Mapping("prompt.template", {"template": template}, {}, self._ports(adapter)[1], any_input=True)
+
+    def _hook_mcp(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping | None:
+        """MCP Tools: its ``mcp_server`` value is ``{name, config}``; the config holds the server's command
+        (stdio) or URL. Without one the export only names a server in LangFlow's settings: placeholder."""
+        server = self.value(t, "mcp_server", used)
+        name = server.get("name") if isinstance(server, dict) else server
+        found = server.get("config") if isinstance(server, dict) else None
+        cfg = _obj(found)
+        config: dict[str, Any] = {}
+        if isinstance(cfg.get("url"), str) and cfg["url"].strip():
+            config = {"transport": "http", "url": cfg["url"].strip()}
+            headers, secret = self._plain_entries(node_id, "headers", cfg.get("headers"))
+            if headers:
+                config["headers"] = headers
+            if secret:  # the bound token slot takes the secret header's place
+                header, value = secret
+                config["token_header"] = header
+                config["token_prefix"] = "Bearer " if value.lower().startswith("bearer ") else ""
+        elif isinstance(cfg.get("command"), str) and cfg["command"].strip():
+            args = cfg.get("args") or []
+            parts = shlex.split(args) if isinstance(args, str) else [str(a) for a in args if a is not None]
+            config = {"transport": "stdio", "command": cfg["command"].strip(), "args": parts}
+            env, secret = self._plain_entries(node_id, "env", cfg.get("env"))
+            if env:
+                config["env"] = env
+            if secret:  # the bound token slot fills the secret variable
+                config["token_env"] = secret[0]
+        if not config:
+            return None
+        cls = node_class("tool.mcp")
+        line = cls.command_line(cls.Config(**config)) if cls is not None else None
+        if line:  # the exact text the approval must match
+            self.report.warnings.append(
+                f"{node_id}: MCP server {name!r} starts the program `{line}` on your machine; it never runs until "
+                "you approve that exact command (flowbuilder validate prints it; then pass --allow-command)"
+            )
+        self.report.warnings.append(
+            f"{node_id}: all tools of MCP server {name!r} are given to the agent (LangFlow's per-tool choices "
+            "are not carried; set the tool.mcp node's selection)"
+        )
+        return _Mapping("tool.mcp", config, *self._ports(adapter))
+
+    def _plain_entries(self, node_id: str, where: str, value: Any) -> tuple[dict[str, str], tuple[str, str] | None]:
+        """Env variables or headers without secrets, and the first secret entry (name, value) for the token
+        slot to stand in for. A secret is reported by location and never carried."""
+        kept: dict[str, str] = {}
+        first: tuple[str, str] | None = None
+        for key, item in _obj(value).items():
+            text, path = str(item), f"mcp_server.config.{where}.{key}"
+            if not (is_secret_field(str(key)) or is_secret_value(str(key), text) or text in self.secrets):
+                kept[str(key)] = text
+                continue
+            if text not in self.secrets:  # the template scan may have reported it already
+                remember_secret(self.secrets, text)
+                self.report.secret(node_id, path)
+            if first is None:
+                first = (str(key), text)
+                self.report.drop(node_id, path, f"a secret: bind the tool.mcp token slot (sent as {key})")
+            else:
+                self.report.drop(node_id, path, "a second secret: tool.mcp has one token slot; set it another way")
+        return kept, first
 
     def _flowbuilder(self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]) -> _Mapping | None:
         """A node our exporter wrote for a type LangFlow lacks: its type and config ride in metadata."""

@@ -233,6 +233,21 @@ LANGFLOW_TABLE = Table(
         Adapter("llm.mistral", "MistralModel", display="MistralAI", **_LLM_PORTS,
                 params=(*_LLM_PARAMS, Param("base_url", "mistral_api_base", to_ours=_mistral_endpoint,
                                             widget="MessageTextInput"))),
+        # LangFlow's Cohere Rerank (an LCCompressorComponent): the store's results and the question in,
+        # the best top_n out.
+        Adapter("reranker.cohere", "CohereRerank", display="Cohere Rerank",
+                params=(Param("model", "model", "rerank-english-v3.0", to_ours=nonempty_str, widget="DropdownInput"),
+                        _int_param("keep", "top_n", 3)),
+                inputs={"hits": "search_results", "query": "search_query"}, outputs={"hits": "reranked_documents"},
+                extra={"outputs": (_out("reranked_documents", "Reranked Documents", ("JSON",), "compress_documents"),),
+                       "handles": {"search_results": ("Data", "JSON"), "search_query": MESSAGE},
+                       "secret": "api_key"}),
+        # LangFlow's MCP Tools in tool mode: the "mcp" hook reads the server's command or URL from the
+        # mcp_server value ({name, config}). Import only: tool.mcp exports as a FlowbuilderNode (lossless).
+        Adapter("tool.mcp", "MCPTools", display="MCP Tools", hook="mcp", export=False,
+                outputs={"tool": "component_as_tool"},
+                ignore=("mcp_server", "tool", "tool_placeholder", "tools_metadata", "tool_mode"),
+                extra={"outputs": (_out("component_as_tool", "Toolset", ("Tool",), "to_toolkit"),)}),
         Adapter("chat.input", "ChatInput", display="Chat Input", outputs={"message": "message"},
                 params=(Param("text", "input_value", to_ours=nonempty_str, widget="MultilineInput"),),
                 extra={"outputs": (_out("message", "Chat Message", MESSAGE, "message_response"),)}),
@@ -257,7 +272,10 @@ REPLACEMENTS = {
     "CohereModel": "llm.ollama (--local)",
     "Directory": "loader.file (one per file)",
     "StructuredOutput": "no structured-output node yet",
+    "MCPTools": "tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
 }
+# Components whose output is search hits (a Parser after one stringifies hits, it does not label rows).
+HIT_SOURCES = VECTOR_STORES | {"CohereRerank"}
 # The collection-name field of each store --local swaps for Chroma.
 SWAP_COLLECTION = {
     "AstraDB": "collection_name",

@@ -25,7 +25,11 @@ N8N_CONNECTIONS = {
 }  # fmt: skip
 IMPORTERS = {"n8n": N8nImporter, "langflow": LangflowImporter}
 # Parameters an import-only entry needs to map at all (an HTTP request must fetch a document).
-IMPORT_PARAMS = {BASE + "httpRequest": {"url": "https://example.com/handbook.pdf"}}
+IMPORT_PARAMS: dict[str, dict[str, Any]] = {
+    BASE + "httpRequest": {"url": "https://example.com/handbook.pdf"},
+    # an MCP Tools node that only names a server in LangFlow's settings stays a placeholder
+    "MCPTools": {"mcp_server": {"value": {"name": "fetch", "config": {"command": "uvx", "args": ["x"]}}}},
+}
 # Export-only entries: what their foreign node reads back as.
 EXPORTED_AS = {"embedder.local": "embedder.ollama"}
 # Defaults a format has no form for: the export must say so instead of round-tripping.
@@ -78,17 +82,23 @@ def test_a_default_node_round_trips(fmt: str, adapter: Adapter) -> None:
     ("fmt", "adapter"), [e for e in ENTRIES if not e[1].export], ids=lambda v: getattr(v, "theirs", v)
 )
 def test_an_import_only_entry_maps_its_foreign_node(fmt: str, adapter: Adapter) -> None:
-    node: dict[str, Any] = {
-        "name": "Source",
-        "type": adapter.theirs,
-        "typeVersion": adapter.version,
-        "position": [0, 0],
-        "parameters": IMPORT_PARAMS.get(adapter.theirs, {}),
-    }
-    flow, report = convert_data({"name": "x", "nodes": [node], "connections": {}}, fmt, "<n8n>")
+    params = IMPORT_PARAMS.get(adapter.theirs, {})
+    if fmt == "langflow":
+        node: dict[str, Any] = {"id": "Source", "data": {"type": adapter.theirs, "node": {"template": params}}}
+        data: dict[str, Any] = {"name": "x", "data": {"nodes": [node], "edges": []}}
+    else:
+        node = {
+            "name": "Source",
+            "type": adapter.theirs,
+            "typeVersion": adapter.version,
+            "position": [0, 0],
+            "parameters": params,
+        }
+        data = {"name": "x", "nodes": [node], "connections": {}}
+    flow, report = convert_data(data, fmt, f"<{fmt}>")
     assert flow.nodes[0].type == adapter.ours
     if adapter.note:
-        assert any(w.startswith("'Source'") for w in report.warnings), report.warnings
+        assert any(w.startswith(("'Source'", "Source:")) for w in report.warnings), report.warnings
 
 
 def test_lists_node_types_without_a_mapping(capsys: pytest.CaptureFixture[str]) -> None:

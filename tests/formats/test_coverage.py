@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.formats.convert import convert_data, export_flow, import_file
+from flowbuilder.formats.native import dump_flow
 from flowbuilder.graph import analyze
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -228,3 +229,89 @@ def test_n8n_cohere_reranker_follows_a_load_mode_retriever_or_is_kept_disabled()
     kb = next(n for n in data["nodes"] if n["parameters"].get("mode") == "load")
     assert kb["parameters"]["useReranker"] is True
     assert data["connections"]["Rerank"]["ai_reranker"][0][0]["node"] == kb["name"]
+
+
+LF_COHERE = FIXTURES / "langflow" / "cohere_rerank_rag.json"
+LF_MCP = FIXTURES / "langflow" / "mcp_tools_agent.json"
+COHERE_KEY = "k3Yq9vT2mZx8LpW4nR7sB1cD6fH0jQ5u"  # the plaintext key pasted into the fixture's api_key field
+
+
+def test_langflow_cohere_rerank_maps_both_ways_and_never_carries_its_key() -> None:
+    flow, report = import_file(LF_COHERE)
+    rerank = flow.node("CohereRerank-ddddd")
+    assert rerank.type == "reranker.cohere"
+    assert rerank.config == {"model": "rerank-multilingual-v3.0", "keep": 2}
+    edges = {e.key for e in flow.edges}
+    assert {
+        "Chroma-ccccc.hits->CohereRerank-ddddd.hits",
+        "ChatInput-aaaaa.message->CohereRerank-ddddd.query",
+        "CohereRerank-ddddd.hits->ParserComponent-eeeee.items",  # a Parser after hits stringifies them
+    } <= edges
+    assert report.connections_dropped == [] and report.unsupported_count == 0
+    assert [(s.node, s.parameter) for s in report.secrets_found] == [("CohereRerank-ddddd", "api_key")]
+    assert "api_key" not in rerank.credentials  # a plaintext key gives no reference
+    assert COHERE_KEY not in dump_flow(flow) and COHERE_KEY not in json.dumps(report.to_dict())
+    data, _ = export_flow(flow, "langflow")
+    assert COHERE_KEY not in json.dumps(data)
+    component = next(n for n in data["data"]["nodes"] if n["data"]["type"] == "CohereRerank")
+    template = component["data"]["node"]["template"]
+    assert template["top_n"]["value"] == 2 and template["model"]["value"] == "rerank-multilingual-v3.0"
+    assert template["api_key"]["value"] == "" and template["api_key"]["password"] is True
+    again, _ = convert_data(json.loads(json.dumps(data)), "langflow", "<lf>")
+    assert again.node("CohereRerank-ddddd").config == rerank.config
+    assert {e.key for e in again.edges} >= edges
+
+
+def test_langflow_cohere_rerank_global_variable_becomes_a_credential_reference() -> None:
+    data = json.loads(LF_COHERE.read_text())
+    node = next(n for n in data["data"]["nodes"] if n["id"] == "CohereRerank-ddddd")
+    node["data"]["node"]["template"]["api_key"] = {"value": "COHERE_API_KEY", "password": True, "load_from_db": True}
+    flow, report = convert_data(data, "langflow", "<lf>")
+    ref = flow.node("CohereRerank-ddddd").credentials["api_key"]
+    assert (ref.provider, ref.name) == ("cohere", "COHERE_API_KEY")
+    assert report.secrets_found == []
+    exported, _ = export_flow(flow, "langflow")
+    component = next(n for n in exported["data"]["nodes"] if n["data"]["type"] == "CohereRerank")
+    field = component["data"]["node"]["template"]["api_key"]
+    assert (field["value"], field["load_from_db"]) == ("COHERE_API_KEY", True)
+
+
+def test_langflow_mcp_tools_stdio_needs_approval_and_secrets_stay_out(tmp_path: Path) -> None:
+    flow, report = import_file(LF_MCP)
+    stdio, http, registry = (flow.node(f"MCPTools-{x}") for x in ("aaaaa", "bbbbb", "ccccc"))
+    assert (stdio.type, stdio.config) == (
+        "tool.mcp",
+        {
+            "transport": "stdio",
+            "command": "uvx",
+            "args": ["mcp-server-fetch"],
+            "env": {"LOG_LEVEL": "info"},
+            "token_env": "GITHUB_TOKEN",  # the bound token slot fills the variable the secret was in
+        },
+    )
+    assert (http.type, http.config) == (
+        "tool.mcp",
+        {
+            "transport": "http",
+            "url": "http://127.0.0.1:8765/mcp",
+            "headers": {"X-Team": "rag"},
+            "token_header": "Authorization",
+            "token_prefix": "Bearer ",
+        },
+    )
+    # only a name from LangFlow's MCP settings: nothing to run, so a placeholder that names tool.mcp
+    assert registry.type == "placeholder.unsupported"
+    outcome = next(o for o in report.nodes if o.source_name == "MCPTools-ccccc")
+    assert outcome.unsupported and "tool.mcp" in outcome.note
+    assert "MCPTools-aaaaa.tool->Agent-ddddd.tools" in {e.key for e in flow.edges}
+    assert {(s.node, s.parameter) for s in report.secrets_found} == {
+        ("MCPTools-aaaaa", "mcp_server.config.env.GITHUB_TOKEN"),
+        ("MCPTools-bbbbb", "mcp_server.config.headers.Authorization"),
+    }
+    saved = dump_flow(flow) + json.dumps(report.to_dict())
+    assert "ghp_Zx81kQ2mW9vT4nL7sB3cD6fH0jR5uYp1aE2" not in saved and "s3cr3tT0kenValue998877" not in saved
+    warnings = "\n".join(report.warnings)
+    assert "`LOG_LEVEL=info uvx mcp-server-fetch`" in warnings and "--allow-command" in warnings
+    assert "MCPTools-bbbbb: MCP server 'docs' starts" not in warnings  # a URL starts no program
+    issues = analyze(flow, resolver=no_credentials(tmp_path)).issues
+    assert [i.node_id for i in issues if i.code == "untrusted-command"] == ["MCPTools-aaaaa"]
