@@ -23,7 +23,7 @@ from typing import Any
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
-from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, read_params
+from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, node_class, read_params
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
@@ -37,6 +37,8 @@ from flowbuilder.formats.n8n_table import (
     BASE,
     CREDENTIAL_PROVIDERS,
     LC,
+    MCP_SERVER_TRIGGER,
+    MCP_SERVER_VERSIONS,
     N8N_TABLE,
     REPLACEMENTS,
 )
@@ -160,6 +162,8 @@ class N8nImporter:
         """Data loaders whose store gets its records from upstream nodes instead."""
         self.static: dict[str, dict[str, Any]] = {}
         """Edit Fields nodes whose values are all literals: node name -> {field: value}."""
+        self.mcp_servers: dict[str, dict[str, Any]] = {}
+        """MCP Server Triggers: node name -> its parameters (the trigger becomes serving, not a node)."""
 
     def _resolve(self, node_name: str) -> Callable[[str], Any]:
         """Resolve ``$('Edit Fields').item.json.x`` (or ``$json.x``) to a static value an Edit Fields
@@ -243,6 +247,9 @@ class N8nImporter:
         if node["type"] == STICKY:
             self._import_note(node, params)
             return
+        if node["type"] == MCP_SERVER_TRIGGER:
+            self._import_mcp_server(node, params)
+            return
         if node["name"] in self.static:
             # Edit Fields with literal values: absorbed. Its values resolve the expressions that read
             # them and its connections pass straight through (see _import_connections).
@@ -285,6 +292,50 @@ class N8nImporter:
             self.flow.layout.positions[spec.id] = Position(x=position.x, y=position.y + 160 * offset)
             outcome.targets.append((spec.id, spec.type))
         self.mapped[name] = mapped
+
+    def _import_mcp_server(self, node: dict[str, Any], params: dict[str, Any]) -> None:
+        """n8n's MCP Server Trigger: no node of ours, since Flowbuilder serves the whole flow over MCP.
+        Its tools stay; the outcome line (written once connections are read) says how to serve them."""
+        name = node["name"]
+        self.outcomes[name] = self.report.node(name, node["type"])
+        self.mcp_servers[name] = params
+        version = node.get("typeVersion", 1)
+        if isinstance(version, int | float) and version not in MCP_SERVER_VERSIONS:
+            self.report.warnings.append(
+                f"{name!r}: typeVersion {version} of mcpTrigger is not one this build knows "
+                f"({', '.join(map(str, MCP_SERVER_VERSIONS))}); read as the nearest"
+            )
+        if params.get("instructions"):
+            self.report.drop(name, "instructions", "server instructions are not carried; the tool descriptions are")
+        auth = str(params.get("authentication") or "none")
+        if auth != "none":
+            self.report.drop(name, "authentication", f"{auth!r}: give `flowbuilder serve FLOW --token TOKEN` instead")
+        for cred_type, ref in (node.get("credentials") or {}).items():
+            if isinstance(ref, dict):
+                self.report.credentials.append(CredentialFound(name, "", cred_type, str(ref.get("name") or "")))
+
+    def _mcp_server_note(self, name: str, tools: list[str]) -> None:
+        served: list[str] = []
+        for tool in tools:
+            mapped = self.mapped[tool]
+            node_id = mapped.ids.get("tool", mapped.main)
+            spec = self.flow.node(node_id)
+            cls = node_class(spec.type)
+            if cls is not None and getattr(cls, "category", "") == "Retrieval":
+                served.append(f"'{spec.config.get('name') or node_id}' ({spec.type} '{node_id}')")
+            else:
+                self.report.warnings.append(
+                    f"{tool!r} -> {name!r}: {spec.type} '{node_id}' is kept, but `flowbuilder serve` offers "
+                    "only retrieval tools over MCP"
+                )
+        path = self.mcp_servers[name].get("path")
+        where = f" (n8n path {path!r}; ours is /mcp)" if isinstance(path, str) and path else ""
+        self.outcomes[name].note = (
+            "MCP Server Trigger: served by `flowbuilder serve FLOW` (HTTP /mcp)" + where + ", `flowbuilder mcp "
+            "FLOW` (stdio) or the builder's Serve tab; "
+            + (f"its tools {', '.join(served)} are the flow's search tools" if served else "no retrieval tool is "
+               "wired into it")
+        )
 
     def _report_dropped(self, name: str, params: dict[str, Any], used: set[str]) -> None:
         dropped: list[str] = []
@@ -505,7 +556,11 @@ class N8nImporter:
                 splitter_of[target] = source
             elif conn_type == "ai_document":
                 loaders_of.setdefault(target, []).append(source)
+        served: dict[str, list[str]] = {name: [] for name in self.mcp_servers}
         for source, conn_type, target, in_type in links:
+            if target in self.mcp_servers and source in self.mapped and conn_type == "ai_tool":
+                served[target].append(source)
+                continue
             if source not in self.mapped or target not in self.mapped:
                 missing = source if source not in self.mapped else target
                 self.report.connections_dropped.append(
@@ -513,6 +568,8 @@ class N8nImporter:
                 )
                 continue
             self._connect(source, conn_type, target, in_type, splitter_of, loaders_of)
+        for name, tools in served.items():
+            self._mcp_server_note(name, tools)
         # n8n's simple text-splitting mode: the loader's built-in splitter sits between loader and store.
         for name, chain in self.chains.items():
             self._wire_chain(self.mapped[name], chain)

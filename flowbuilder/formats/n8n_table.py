@@ -233,6 +233,11 @@ N8N_TABLE = Table(
 # fmt: on
 
 STORE_SUFFIX = "vectorStore"
+# n8n's MCP Server Trigger has no node of ours: Flowbuilder serves a whole flow over MCP
+# (`flowbuilder serve` / `flowbuilder mcp` / the Serve tab), each retrieval tool a search tool. The trigger
+# is structure, not a node: the importer drops it with a report line and keeps the tools wired into it.
+MCP_SERVER_TRIGGER = LC + "mcpTrigger"
+MCP_SERVER_VERSIONS = (1, 1.1, 2, 2.1)
 # Stores n8n can run and we do not: kept as placeholders that name what replaces them.
 REPLACEMENTS = {
     LC + "vectorStoreSupabase": "vectorstore.chroma (--local swaps it in with the same collection name)",

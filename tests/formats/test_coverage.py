@@ -315,3 +315,30 @@ def test_langflow_mcp_tools_stdio_needs_approval_and_secrets_stay_out(tmp_path: 
     assert "MCPTools-bbbbb: MCP server 'docs' starts" not in warnings  # a URL starts no program
     issues = analyze(flow, resolver=no_credentials(tmp_path)).issues
     assert [i.node_id for i in issues if i.code == "untrusted-command"] == ["MCPTools-aaaaa"]
+
+
+N8N_MCP_SERVER = FIXTURES / "n8n" / "mcp_server_trigger.json"
+
+
+def test_n8n_mcp_server_trigger_becomes_serving_and_its_tools_become_search_tools(tmp_path: Path) -> None:
+    from flowbuilder.serving.service import FlowService
+
+    flow, report = import_file(N8N_MCP_SERVER)
+    types = {n.id: n.type for n in flow.nodes}
+    # the trigger is no node (and no placeholder); the two tools wired into it are kept
+    assert "placeholder.unsupported" not in types.values() and "mcp-server-trigger" not in types
+    assert types["handbook-search-tool"] == types["answer-questions-with-a-vector-store"] == "retriever.tool"
+    [outcome] = [n for n in report.nodes if n.source_name == "MCP Server Trigger"]
+    assert not outcome.unsupported and not outcome.targets
+    assert "served by `flowbuilder serve FLOW`" in outcome.note and "`flowbuilder mcp FLOW`" in outcome.note
+    assert "Serve tab" in outcome.note and "'search_handbook'" in outcome.note and "'policies'" in outcome.note
+    text = report.to_text()
+    assert "-ai_tool-> 'MCP Server Trigger'" not in text  # not a dropped connection: the note explains it
+    assert "authentication: 'bearerAuth': give `flowbuilder serve FLOW --token TOKEN`" in text
+    # what `flowbuilder serve` offers: the n8n tool names and descriptions, carried in the tool configs
+    service = FlowService(flow, base_dir=tmp_path, resolver=no_credentials(tmp_path), data_dir=tmp_path / "data")
+    tools = {s.name: (s.node_id, s.description, s.default_k) for s in service.searches}
+    assert tools == {
+        "search_handbook": ("handbook-search-tool", "Search the employee handbook for policies", 3),
+        "policies": ("answer-questions-with-a-vector-store", "Answer questions about expense policies", 4),
+    }
