@@ -333,8 +333,11 @@ class N8nImporter:
         self.outcomes[name].note = (
             "MCP Server Trigger: served by `flowbuilder serve FLOW` (HTTP /mcp)" + where + ", `flowbuilder mcp "
             "FLOW` (stdio) or the builder's Serve tab; "
-            + (f"its tools {', '.join(served)} are the flow's search tools" if served else "no retrieval tool is "
-               "wired into it")
+            + (
+                f"its tools {', '.join(served)} are the flow's search tools"
+                if served
+                else "no retrieval tool is wired into it"
+            )
         )
 
     def _report_dropped(self, name: str, params: dict[str, Any], used: set[str]) -> None:
@@ -560,6 +563,11 @@ class N8nImporter:
         for source, conn_type, target, in_type in links:
             if target in self.mcp_servers and source in self.mapped and conn_type == "ai_tool":
                 served[target].append(source)
+                continue
+            if target in self.mcp_servers or source in self.mcp_servers:
+                self.report.connections_dropped.append(
+                    f"{source!r} -{conn_type}-> {target!r}: an MCP Server Trigger only takes tools (ai_tool)"
+                )
                 continue
             if source not in self.mapped or target not in self.mapped:
                 missing = source if source not in self.mapped else target
