@@ -285,6 +285,10 @@ class CredentialResolver:
         """Approve ``url`` for ``key`` (``provider`` or ``provider/account``) for this session."""
         self.approved.add((key, endpoint_origin(url)))
 
+    def approve_command(self, command: str) -> None:
+        """Let flows start ``command`` (this exact command line) for this session."""
+        self.commands.add(normalize_command(command))
+
     def _candidates(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> tuple[str, str, list[str]]:
         provider = slot.provider
         name = ref.name if ref else "default"

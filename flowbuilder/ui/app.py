@@ -21,7 +21,13 @@ from flowbuilder.formats.native import load_flow
 from flowbuilder.registry import NodeRegistry
 from flowbuilder.secrets import redact
 from flowbuilder.ui import compare_page, eval_page
-from flowbuilder.ui.accounts import account_for_issue, apply_account_keys, bind_button, issue_text
+from flowbuilder.ui.accounts import (
+    account_for_issue,
+    apply_account_keys,
+    approve_button,
+    bind_button,
+    issue_text,
+)
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.chat_panel import ChatPanel
 from flowbuilder.ui.files import FileActions, restore_autosave
@@ -302,6 +308,7 @@ class BuilderPage:
                         account = account_for_issue(self.session, issue)
                         if account is not None:
                             bind_button(self.session, account, self.refresh)
+                        approve_button(self.session, issue, self.refresh, "log")
 
     def update_title(self) -> None:
         self.dirty_mark.set_text("●" if self.state.dirty else "")
