@@ -3,6 +3,7 @@ issue says what is at stake in plain words, the button asks once, and the issue 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,8 +26,9 @@ def one_node_flow(folder: Path, node: NodeSpec) -> Path:
 
 
 def page_text(user: User) -> str:
+    """Everything the page's elements would send to the browser (texts, props, values)."""
     assert user.client is not None
-    return str(user.client.layout)
+    return json.dumps([e._to_dict() for e in user.client.elements.values()], default=str, ensure_ascii=False)
 
 
 async def test_approve_a_key_sent_to_a_proxy(user: User, builder: Callable[..., None], tmp_path: Path) -> None:
