@@ -343,7 +343,7 @@ class CredentialResolver:
         return (
             f"its {slot.provider} key would be sent to {origin}, which is not {slot.provider}'s service; "
             f"approve it only if you trust that server (flowbuilder run --allow-endpoint {account}={origin}, "
-            "or in the UI's key dialog), or clear the node's endpoint field"
+            "or the issue's Approve button in the builder), or clear the node's endpoint field"
         )
 
     def command_problem(self, command: str) -> str | None:
