@@ -130,6 +130,7 @@ class BuilderPage:
                 self.palette = Palette(self.state.registry, self.add_at_center)
             with ui.element("div").classes("h-full grow relative").style("min-width: 0"):
                 self.canvas = FlowCanvas(self.state).classes("w-full h-full")
+                self.canvas.describe = lambda issue: issue_text(self.session, issue)
                 self.canvas_message = ui.label("").classes("fb-canvas-message").mark("canvas-message")
                 self.canvas_message.set_visibility(False)
                 self._message_timer: Any = None

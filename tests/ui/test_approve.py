@@ -14,7 +14,7 @@ from flowbuilder.flow import Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
 from flowbuilder.ui.accounts import bind_account
 
-from .test_user_journeys import open_builder
+from .test_user_journeys import canvas_of, open_builder
 
 KEY = "sk-proj-APPROVETESTKEY-never-on-the-page-1234"
 
@@ -41,6 +41,11 @@ async def test_approve_a_key_sent_to_a_proxy(user: User, builder: Callable[..., 
     await user.should_see(wording)
     await user.should_not_see("--allow-endpoint")
     assert wording in page_text(user) and KEY not in page_text(user)
+    # the canvas card's issue tooltip uses the same words
+    assert [i["message"] for i in (canvas_of(user).node_data("llm") or {})["issues"]] == [
+        wording + ", which is not "
+        "OpenAI's service. Approve it only if you trust that server, or clear the node's endpoint field."
+    ]
     assert [i.code for i in page.state.issues(page.session.resolver)] == ["unsafe-credential"]
     # Cancel leaves it refused
     user.find(marker="overview-approve").click()
