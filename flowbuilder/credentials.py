@@ -285,6 +285,10 @@ class CredentialResolver:
         """Approve ``url`` for ``key`` (``provider`` or ``provider/account``) for this session."""
         self.approved.add((key, endpoint_origin(url)))
 
+    def approve_command(self, command: str) -> None:
+        """Let flows start ``command`` (this exact command line) for this session."""
+        self.commands.add(normalize_command(command))
+
     def _candidates(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> tuple[str, str, list[str]]:
         provider = slot.provider
         name = ref.name if ref else "default"
@@ -339,7 +343,7 @@ class CredentialResolver:
         return (
             f"its {slot.provider} key would be sent to {origin}, which is not {slot.provider}'s service; "
             f"approve it only if you trust that server (flowbuilder run --allow-endpoint {account}={origin}, "
-            "or in the UI's key dialog), or clear the node's endpoint field"
+            "or the issue's Approve button in the builder), or clear the node's endpoint field"
         )
 
     def command_problem(self, command: str) -> str | None:

@@ -25,8 +25,8 @@ and never a traceback for these.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 
 class FlowbuilderError(Exception):
@@ -67,6 +67,8 @@ class ValidationIssue:
     message: str
     node_id: str | None = None
     port: str | None = None
+    detail: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """What a UI needs to offer a fix (e.g. the account and origin an approval would cover); never a secret."""
 
     def __str__(self) -> str:
         where = ""

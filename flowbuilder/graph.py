@@ -15,7 +15,14 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, ValidationError
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore, reference_problem
+from flowbuilder.credentials import (
+    CredentialResolver,
+    CredentialStore,
+    configured_endpoint,
+    endpoint_origin,
+    normalize_command,
+    reference_problem,
+)
 from flowbuilder.errors import FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.ports import Port, compatible
@@ -325,15 +332,22 @@ def analyze(
         if command:
             refusal = (resolver or CredentialResolver(store=_NO_FILE)).command_problem(command)
             if refusal:
-                issues.append(ValidationIssue("untrusted-command", refusal, node_id))
+                detail = {"command": normalize_command(command)}
+                issues.append(ValidationIssue("untrusted-command", refusal, node_id, detail=detail))
         for slot in node.cls.credential_slots:
             ref = node.spec.credentials.get(slot.name)
             problem = reference_problem(slot, ref)
+            endpoint: dict[str, str] = {}
             if problem is None and resolver is not None and (slot.required or resolver.resolve(node_id, slot, ref)):
                 problem = resolver.endpoint_problem(slot, ref, node.config)
+                url = configured_endpoint(node.config)
+                if problem and url:
+                    # what an approval covers, so a UI can offer one without parsing the message
+                    endpoint = {"provider": slot.provider, "account": ref.name if ref else "default"}
+                    endpoint["origin"] = endpoint_origin(url)
             if problem:
                 message = f"credential slot '{slot.name}': {problem}"
-                issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name))
+                issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name, detail=endpoint))
         if resolver is not None:
             for slot in node.cls.credential_slots:
                 ref = node.spec.credentials.get(slot.name)

@@ -108,7 +108,83 @@ def issue_text(session: EditorSession, issue: ValidationIssue) -> str:
         account = account_for_issue(session, issue)
         if account is not None:
             return f"No {provider_name(account.provider)} key bound (account “{account.name}”)."
+    endpoint = endpoint_approval(issue)
+    if endpoint is not None:
+        provider, name, origin = endpoint
+        return (
+            f"Would send your {provider_name(provider)} key (account “{name}”) to {origin}, which is not "
+            f"{provider_name(provider)}'s service. Approve it only if you trust that server, or clear the "
+            "node's endpoint field."
+        )
+    command = command_approval(issue)
+    if command is not None:
+        return (
+            f"Would start the program `{command[:200]}` on this computer; a flow file cannot start programs by "
+            "itself. Approve it only if you trust it."
+        )
     return issue.message
+
+
+def endpoint_approval(issue: ValidationIssue) -> tuple[str, str, str] | None:
+    """``(provider, account, origin)`` when the issue is a key that would go to a non-provider server."""
+    detail = issue.detail
+    if issue.code == "unsafe-credential" and {"provider", "account", "origin"} <= detail.keys():
+        return detail["provider"], detail["account"], detail["origin"]
+    return None
+
+
+def command_approval(issue: ValidationIssue) -> str | None:
+    """The command line a flow wants to start, when the issue is that it is not approved yet."""
+    return issue.detail.get("command") if issue.code == "untrusted-command" else None
+
+
+def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: Callable[[], None]) -> None:
+    """Say plainly what approving lets the flow do, and approve it for this session only."""
+    endpoint = endpoint_approval(issue)
+    command = command_approval(issue)
+    if endpoint is None and command is None:
+        return
+    with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-approve-dialog"):
+        ui.label("Approve?").classes("text-h6")
+        if endpoint is not None:
+            provider, name, origin = endpoint
+            question = f"Let this flow send your {provider_name(provider)} key (account “{name}”) to {origin}?"
+            risk = f"Whoever runs {origin} can read and use that key."
+        else:
+            question = f"Let this flow start the program `{command}` on this computer?"
+            risk = "The program runs with your user's rights: approve it only if you trust it."
+        ui.label(question).classes("text-body1 fb-approve-question").style("overflow-wrap: anywhere")
+        ui.label(risk + " Lasts until you close the builder; nothing is saved.").classes("text-xs text-grey-7")
+
+        def approve() -> None:
+            if endpoint is not None:
+                session.resolver.approve(f"{endpoint[0]}/{endpoint[1]}", endpoint[2])
+            elif command is not None:
+                session.resolver.approve_command(command)
+            dialog.close()
+            ui.notify("Approved for this session.", type="positive")
+            on_approved()
+
+        with ui.row():
+            ui.button("Approve for this session", on_click=approve).props("unelevated color=warning").mark(
+                "approve-confirm"
+            )
+            ui.button("Cancel", on_click=dialog.close).props("flat").mark("approve-cancel")
+    dialog.open()
+
+
+def approve_button(
+    session: EditorSession, issue: ValidationIssue, on_approved: Callable[[], None], where: str = ""
+) -> ui.button | None:
+    """An "Approve" button for an endpoint or command issue, or None for any other issue."""
+    if endpoint_approval(issue) is None and command_approval(issue) is None:
+        return None
+    return (
+        ui.button("Approve", icon="verified_user", on_click=lambda: approve_dialog(session, issue, on_approved))
+        .props("dense unelevated no-caps size=sm color=warning")
+        .classes("fb-approve")
+        .mark(f"approve-{issue.node_id}", *([f"{where}-approve"] if where else []))
+    )
 
 
 def account_for_issue(session: EditorSession, issue: ValidationIssue) -> Account | None:

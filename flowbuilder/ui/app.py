@@ -6,22 +6,27 @@ tests both use it. Every browser tab gets its own :class:`EditorSession` (state,
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
 from nicegui import ui
 
 from flowbuilder.errors import FlowbuilderError, InvalidConnectionError, ValidationIssue
 from flowbuilder.examples import example_flow
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
+from flowbuilder.graph import analyze, changed_since
 from flowbuilder.registry import NodeRegistry
 from flowbuilder.secrets import redact
 from flowbuilder.ui import compare_page, eval_page
-from flowbuilder.ui.accounts import account_for_issue, apply_account_keys, bind_button, issue_text
+from flowbuilder.ui.accounts import (
+    account_for_issue,
+    apply_account_keys,
+    approve_button,
+    bind_button,
+    issue_text,
+)
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.chat_panel import ChatPanel
 from flowbuilder.ui.files import FileActions, restore_autosave
@@ -114,7 +119,7 @@ class BuilderPage:
         self.session = session
         self.state = session.state
         self.selected: str | None = None
-        self.ran: dict[str, str] = {}  # node id -> its fingerprint when it last ran (see mark_changed)
+        self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
         ui.add_css(_PAGE_CSS + WIDGET_CSS + GALLERY_CSS)
         ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
         ui.query(".nicegui-content").classes("p-0 gap-0")
@@ -125,6 +130,7 @@ class BuilderPage:
                 self.palette = Palette(self.state.registry, self.add_at_center)
             with ui.element("div").classes("h-full grow relative").style("min-width: 0"):
                 self.canvas = FlowCanvas(self.state).classes("w-full h-full")
+                self.canvas.describe = lambda issue: issue_text(self.session, issue)
                 self.canvas_message = ui.label("").classes("fb-canvas-message").mark("canvas-message")
                 self.canvas_message.set_visibility(False)
                 self._message_timer: Any = None
@@ -260,11 +266,9 @@ class BuilderPage:
         if not self.ran:
             return
         flow = self.state.flow
-        changed = {n for n, fp in self.ran.items() if flow.find_node(n) is None or node_fingerprint(flow, n) != fp}
-        graph = nx.DiGraph([(e.source, e.target) for e in flow.edges])
-        for node_id in list(changed):
-            if graph.has_node(node_id):
-                changed |= nx.descendants(graph, node_id)
+        # a node's config key covers everything upstream of it, so its dependants are included
+        graph = analyze(flow, self.state.registry, base_dir=self.session.base_dir)
+        changed = changed_since(graph, self.ran) | {n for n in self.ran if flow.find_node(n) is None}
         for node_id in changed:
             badge = self.canvas.status.get(node_id)
             if badge and badge.get("status") not in (None, "idle", "changed"):
@@ -302,6 +306,7 @@ class BuilderPage:
                         account = account_for_issue(self.session, issue)
                         if account is not None:
                             bind_button(self.session, account, self.refresh)
+                        approve_button(self.session, issue, self.refresh, "log")
 
     def update_title(self) -> None:
         self.dirty_mark.set_text("●" if self.state.dirty else "")
@@ -477,8 +482,7 @@ class BuilderPage:
 
     def after_run(self, result: Any) -> None:
         if result is not None:
-            flow = self.state.flow
-            self.ran.update({n: node_fingerprint(flow, n) for n in result.results if flow.find_node(n)})
+            self.ran.update(result.config_keys)
         if self.selected:
             self.show_output(self.selected)
 
@@ -514,13 +518,6 @@ def shortcuts_dialog() -> None:
                 ui.label(what).classes("text-sm")
         ui.button("Close", on_click=dialog.close).props("flat")
     dialog.open()
-
-
-def node_fingerprint(flow: Flow, node_id: str) -> str:
-    """What a node's result depends on in the editor: its spec and the edges into it."""
-    spec = flow.node(node_id)
-    incoming = sorted(e.key for e in flow.edges if e.target == node_id)
-    return json.dumps([spec.model_dump(mode="json", exclude={"name"}), incoming], sort_keys=True)
 
 
 def builder_page() -> None:

@@ -10,6 +10,7 @@ the page decides what to do with them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +56,12 @@ def node_views(
     issues: dict[str, list[ValidationIssue]] | None = None,
     status: dict[str, dict[str, Any]] | None = None,
     base_dir: Path | None = None,
+    describe: Callable[[ValidationIssue], str] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Vue Flow ``nodes`` and ``edges`` for the state, with issues and run status folded in."""
+    """Vue Flow ``nodes`` and ``edges`` for the state, with issues and run status folded in; ``describe``
+    words an issue for the page (default: its message)."""
     issues = issues or {}
+    words = describe or (lambda issue: issue.message)
     status = status or {}
     flow = state.flow
     nodes: list[dict[str, Any]] = []
@@ -75,7 +79,7 @@ def node_views(
             "inputs": [p.to_dict() for p in inputs],
             "outputs": [p.to_dict() for p in outputs],
             "disabled": spec.disabled,
-            "issues": [{"port": i.port, "message": i.message} for i in issues.get(spec.id, [])],
+            "issues": [{"port": i.port, "message": words(i)} for i in issues.get(spec.id, [])],
             "status": "idle",
             "summary": "",
             "error": None,
@@ -171,6 +175,7 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         self.issues: dict[str, list[ValidationIssue]] = {}
         self.status: dict[str, dict[str, Any]] = {}
         self.base_dir: Path | None = None  # where the flow's relative paths resolve (collection addresses)
+        self.describe: Callable[[ValidationIssue], str] | None = None  # issue wording (the page's, no CLI flags)
         self._props["nodes"] = []
         self._props["edges"] = []
         # the one compatibility rule, for the drag-time hint: output type -> input types it may feed
@@ -180,7 +185,7 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         """Redraw the whole graph from the state (structural change)."""
         if issues is not None:
             self.issues = issues
-        nodes, edges = node_views(self.state, self.issues, self.status, self.base_dir)
+        nodes, edges = node_views(self.state, self.issues, self.status, self.base_dir, self.describe)
         self._props["nodes"] = nodes
         self._props["edges"] = edges
         self.update()

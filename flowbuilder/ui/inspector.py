@@ -20,6 +20,7 @@ from flowbuilder.ui.accounts import (
     Account,
     account_for_issue,
     account_key,
+    approve_button,
     bind_account,
     bind_button,
     issue_text,
@@ -133,6 +134,9 @@ class Inspector:
             account = account_for_issue(self.session, issue)
             if account is not None:
                 bind_button(self.session, account, lambda: self.on_change(False)).on("click.stop", lambda: None)
+            approve = approve_button(self.session, issue, lambda: self.on_change(False), "overview")
+            if approve is not None:
+                approve.on("click.stop", lambda: None)
         select = self.on_select
         if spec is not None and select is not None:
             row.classes("cursor-pointer").mark(f"issue-{spec.id}").on("click", lambda _, n=spec.id: select(n))
