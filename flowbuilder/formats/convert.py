@@ -40,21 +40,29 @@ EXPORT_FORMATS = ("n8n", "langflow")
 def read_export(path: Path) -> tuple[dict[str, Any], str]:
     """Parse ``path`` and say which format it is; a clear error for anything else."""
     data = read_json_file(path)
+    kind = detect_foreign(data, path)
+    assert isinstance(data, dict)  # detect_foreign refuses anything else
+    return data, kind
+
+
+def detect_foreign(data: Any, origin: object) -> str:
+    """``n8n`` or ``langflow`` for parsed export data, after the node and connection limits; a clear error
+    for anything else. Every reader (a file on the command line, an upload in the builder) passes here."""
     kind = detect_format(data)
     if kind == "n8n" and isinstance(data, dict):
-        check_counts(path, data.get("nodes"), data.get("connections"))
+        check_counts(origin, data.get("nodes"), data.get("connections"))
     elif kind == "langflow" and isinstance(data, dict) and isinstance(data.get("data"), dict):
-        check_counts(path, data["data"].get("nodes"), data["data"].get("edges"))
+        check_counts(origin, data["data"].get("nodes"), data["data"].get("edges"))
     if kind == "flowbuilder":
-        raise UnsupportedFormatError(path, "is already a Flowbuilder flow; open it directly (nothing to import)")
+        raise UnsupportedFormatError(origin, "is already a Flowbuilder flow; open it directly (nothing to import)")
     if kind not in IMPORT_FORMATS or not isinstance(data, dict):
         found = type(data).__name__ if not isinstance(data, dict) else "keys " + ", ".join(sorted(map(str, data))[:8])
         raise UnsupportedFormatError(
-            path,
+            origin,
             f'is not an n8n or LangFlow export ({found}); expected n8n {{"nodes", "connections"}} '
             'or LangFlow {"data": {"nodes", "edges"}}',
         )
-    return data, kind
+    return kind
 
 
 def convert_data(
