@@ -144,7 +144,7 @@ class BuilderPage:
                     self.tab_output = ui.tab("Output")
                     self.tab_run = ui.tab("Run log")
                     self.tab_chat = ui.tab("Chat")
-                    self.tab_serve = ui.tab("Serve")  # serve helper (issue 12): Serve panel hook
+                    self.tab_serve = ui.tab("Serve")
                 with (
                     # No slide animation: during it both panels are laid out side by side and the old one
                     # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
@@ -166,7 +166,7 @@ class BuilderPage:
                         self.runner = RunController(session, self.canvas, self.show_issues)
                     with ui.tab_panel(self.tab_chat):
                         self.chat = ChatPanel(session, self.runner)
-                    with ui.tab_panel(self.tab_serve):  # serve helper (issue 12): Serve panel hook
+                    with ui.tab_panel(self.tab_serve):
                         self.serve = ServePanel(session)
         self.runner.finished_listeners.append(self.after_run)
         self.chat.bound_listeners.append(self.refresh)

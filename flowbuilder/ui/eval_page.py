@@ -1,4 +1,4 @@
-"""The ``/eval`` page: a flow's answers scored question by question (issue 11, "Answer evaluation").
+"""The ``/eval`` page: a flow's answers scored question by question.
 
 Pick a flow and a question set and Run: ``flowbuilder eval``'s logic (:func:`evaluate_answers`) runs in a
 background thread with a progress bar and Cancel (it stops between questions). Or load a saved
