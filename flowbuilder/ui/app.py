@@ -108,8 +108,8 @@ def register_pages(
         registry=registry,
     )
     ui.page("/", title="Flowbuilder")(builder_page)
-    compare_page.register()
-    eval_page.register()
+    compare_page.register(_config.workspace)
+    eval_page.register(_config.workspace)
 
 
 class BuilderPage:

@@ -153,15 +153,15 @@ def chunk_marks(result: dict[str, Any]) -> str:
 
 
 class EvalPage:
-    def __init__(self, query: dict[str, str]) -> None:
+    def __init__(self, query: dict[str, str], workspace: Path) -> None:
         self.events: deque[tuple[int, int, str]] = deque()
         self.data: dict[str, Any] | None = None
         self.running = False
         self.cancel = threading.Event()
         self.detail: Any = None
         self.table: ui.table | None = None
-        flows = flow_options()
-        questions = question_options()
+        flows = flow_options(workspace)
+        questions = question_options(workspace)
         with ui.header().classes("items-center bg-slate-800 q-py-xs"):
             ui.label("Flowbuilder · Evaluate answers").classes("text-lg text-white")
             ui.space()
@@ -440,14 +440,14 @@ _CSS = """
 """
 
 
-def eval_page(flow: str | None = None, q: str | None = None, k: str | None = None, run: str | None = None) -> None:
-    ui.add_css(WIDGET_CSS + _CSS)
-    given = {"flow": flow, "q": q, "k": k, "run": run}
-    EvalPage({key: value for key, value in given.items() if value})
+def register(workspace: Path) -> None:
+    """Define the ``/eval`` page (called by the builder's ``register_pages()`` with its workspace)."""
 
+    def eval_page(flow: str | None = None, q: str | None = None, k: str | None = None, run: str | None = None) -> None:
+        ui.add_css(WIDGET_CSS + _CSS)
+        given = {"flow": flow, "q": q, "k": k, "run": run}
+        EvalPage({key: value for key, value in given.items() if value}, workspace)
 
-def register() -> None:
-    """Define the ``/eval`` page (called by the builder's ``register_pages()``)."""
     ui.page("/eval", title="Flowbuilder · Evaluate answers")(eval_page)
 
 
