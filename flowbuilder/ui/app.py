@@ -7,6 +7,7 @@ tests both use it. Every browser tab gets its own :class:`EditorSession` (state,
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +100,15 @@ def register_pages(
     workspace: Path | str | None = None,
     flow_path: Path | str | None = None,
     registry: NodeRegistry | None = None,
+    allowed_paths: Sequence[str] = (),
 ) -> None:
-    """Define ``/`` (the builder), ``/compare`` and ``/eval``."""
+    """Define ``/`` (the builder), ``/compare`` and ``/eval``; ``allowed_paths``: ``--allow-path`` folders."""
     global _config
     _config = AppConfig(
         workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
         initial_flow=Path(flow_path) if flow_path else None,
         registry=registry,
+        allowed_paths=tuple(allowed_paths),
     )
     ui.page("/", title="Flowbuilder")(builder_page)
     compare_page.register()
