@@ -194,7 +194,12 @@ class FlowService:
         self._lock = threading.Lock()
         self._latest: dict[str, NodeResult] = {}
         """The latest successful result of every node any run produced (chunks come from here)."""
-        self.graph: FlowGraph = analyze(self.flow, self.executor.registry, self.executor.resolver)
+        self.graph: FlowGraph = analyze(
+            self.flow, self.executor.registry, self.executor.resolver, base_dir=self.base_dir
+        )
+        untrusted = [str(issue) for issue in self.graph.issues if issue.code == "untrusted-path"]
+        if untrusted:  # nothing is served from a file the user did not allow
+            raise ServeError(f"{self.path}: refused to serve:\n  - " + "\n  - ".join(untrusted))
         self.searches = self._find_searches()
         self.answer_node = self._find_answer_node()
         self.prompts = self._find_prompts()

@@ -261,7 +261,7 @@ class BuilderPage:
     # ---------------------------------------------------------------- drawing
     def issues(self) -> dict[str, list[ValidationIssue]]:
         apply_account_keys(self.session)
-        return self.state.issues_by_node(self.session.resolver)
+        return self.state.issues_by_node(self.session.resolver, self.session.base_dir)
 
     def mark_changed(self) -> None:
         """Nodes edited since the last run, and everything downstream of them, lose their run badge

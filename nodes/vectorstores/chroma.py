@@ -270,9 +270,11 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
     @classmethod
     def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
         assert isinstance(config, ChromaConfig)
-        return [] if config.server_host or not config.persist_directory.strip() else [
-            ("persist_directory", config.persist_directory, "store")
-        ]
+        return (
+            []
+            if config.server_host or not config.persist_directory.strip()
+            else [("persist_directory", config.persist_directory, "store")]
+        )
 
     @classmethod
     def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
