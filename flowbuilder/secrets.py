@@ -75,8 +75,17 @@ _PATH_OR_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*://|/|~/|\.{1,2}/|[A-Za-
 _PATH_PARTS = re.compile(r"[/\\?&=#@:]+")
 
 
+_WORDY_PIECE = re.compile(r"^(?:[A-Za-z][a-z]*|[A-Z]+|[0-9]+)$")
+
+
+def _wordy(value: str) -> bool:
+    """Words and numbers joined by ``-``, ``_`` or ``.`` (``HR-Policies-2024-final.pdf``): a name, not a key."""
+    pieces = [p for p in re.split(r"[-_.]+", value) if p]
+    return len(pieces) > 1 and all(_WORDY_PIECE.match(p) for p in pieces)
+
+
 def _random_token(value: str) -> bool:
-    if not _RANDOM_TOKEN.match(value) or _UUID.match(value) or len(value) > 512:
+    if not _RANDOM_TOKEN.match(value) or _UUID.match(value) or len(value) > 512 or _wordy(value):
         return False
     has_letters = any(c.isalpha() for c in value)
     has_digits = any(c.isdigit() for c in value)
