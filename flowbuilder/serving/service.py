@@ -179,8 +179,10 @@ class FlowService:
         data_dir: Path | None = None,
         log: TextIO | None = None,
         executor: Executor | None = None,
+        inspect_only: bool = False,
     ) -> None:
-        """``flow`` is a flow file, or a Flow (the builder's open flow; then ``base_dir`` resolves its paths)."""
+        """``flow`` is a flow file, or a Flow (the builder's open flow; then ``base_dir`` resolves its paths).
+        ``inspect_only``: only to list what it would offer (no refusal of paths it may not read; nothing runs)."""
         if isinstance(flow, Flow):
             self.flow = flow.model_copy(deep=True)
             self.path = Path(f"{_slug(flow.name)}.json")
@@ -198,7 +200,7 @@ class FlowService:
             self.flow, self.executor.registry, self.executor.resolver, base_dir=self.base_dir
         )
         untrusted = [str(issue) for issue in self.graph.issues if issue.code == "untrusted-path"]
-        if untrusted:  # nothing is served from a file the user did not allow
+        if untrusted and not inspect_only:  # nothing is served from a file the user did not allow
             raise ServeError(f"{self.path}: refused to serve:\n  - " + "\n  - ".join(untrusted))
         self.searches = self._find_searches()
         self.answer_node = self._find_answer_node()
