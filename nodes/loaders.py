@@ -140,8 +140,9 @@ def load_folder(
     files = folder_files(folder)
     if not files:
         raise NodeError(f"{folder}: the folder has no supported files ({', '.join(SUPPORTED_EXTENSIONS)}).")
-    for file in files if allow is not None else ():
-        allow(file)
+    if allow is not None:
+        for file in files:
+            allow(file)
     return [record for file in files for record in load_file(file, config)]
 
 
