@@ -111,6 +111,7 @@ def register_pages(
         allowed_paths=tuple(allowed_paths),
     )
     ui.page("/", title="Flowbuilder")(builder_page)
+    compare_page._COMPARER.executor.resolver = compare_page.page_resolver()
     compare_page.register()
     eval_page.register()
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from nicegui import run, ui
 
+from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.evaluation.chunk_stats import ChunkPlacement, place_chunks, record_spans
@@ -108,6 +109,17 @@ _CSS = """
 
 
 # -- inputs ----------------------------------------------------------------------------------------
+
+
+def page_resolver() -> CredentialResolver:
+    """Credentials and approvals for this page's runs: the builder's workspace and its ``--allow-path`` folders."""
+    try:
+        from flowbuilder.ui import app
+
+        allowed: tuple[str, ...] = tuple(app._config.allowed_paths)
+    except Exception:  # the builder page is optional for this page
+        allowed = ()
+    return CredentialResolver(paths=allowed, workspace=workspace_dir())
 
 
 def workspace_dir() -> Path:

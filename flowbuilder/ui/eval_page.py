@@ -27,7 +27,14 @@ from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
 from flowbuilder.secrets import redact
-from flowbuilder.ui.compare_page import DEFAULT_QUESTIONS, ROW_LABELLED_FLOW, flow_options, pick, question_options
+from flowbuilder.ui.compare_page import (
+    DEFAULT_QUESTIONS,
+    ROW_LABELLED_FLOW,
+    flow_options,
+    page_resolver,
+    pick,
+    question_options,
+)
 from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.widgets import WIDGET_CSS, message_box
 
@@ -272,7 +279,7 @@ class EvalPage:
                 flow,
                 questions,
                 base_dir=Path(flow_path).resolve().parent,
-                executor=Executor(),
+                executor=Executor(resolver=page_resolver()),
                 k=k,
                 on_question=on_question,
                 on_event=on_event,
