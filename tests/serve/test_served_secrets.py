@@ -8,7 +8,6 @@ import random
 import string
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +17,9 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
 from tests.fakes.llm_server import free_port
-from tests.serve.conftest import subprocess_env
+from tests.serve.conftest import search_flow, subprocess_env, wait_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -61,26 +59,7 @@ def planted_flow(folder: Path) -> Path:
     (data / "keys.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     # the key as a record id too (a CSV whose first column is the key)
     (data / "ids.csv").write_text(f"key,provider\n{PLANTED['cohere']},cohere\n", encoding="utf-8")
-    flow = Flow(
-        name="Planted keys",
-        nodes=[
-            NodeSpec(id="loader", type="loader.file", config={"path": "data"}),
-            NodeSpec(id="splitter", type="splitter.record"),
-            NodeSpec(id="embedder", type="embedder.local"),
-            NodeSpec(
-                id="store", type="vectorstore.chroma", config={"collection": "planted", "persist_directory": "db"}
-            ),
-            NodeSpec(id="question", type="chat.input"),
-            NodeSpec(id="retriever", type="retriever.vector", config={"k": 20}),
-        ],
-        edges=[
-            Edge(source="loader", source_port="records", target="splitter", target_port="documents"),
-            Edge(source="splitter", source_port="chunks", target="store", target_port="documents"),
-            Edge(source="embedder", source_port="embedder", target="store", target_port="embedder"),
-            Edge(source="store", source_port="store", target="retriever", target_port="store"),
-            Edge(source="question", source_port="message", target="retriever", target_port="query"),
-        ],
-    )
+    flow = search_flow("Planted keys", "data", "planted", "db", k=20)
     path = folder / "planted.json"
     save_flow(flow, path)
     return path
@@ -96,25 +75,18 @@ QUERIES = ["production key", "api_key config line", "password wiki", "cohere"]
 
 def _served_texts(flow: Path) -> list[str]:
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "flowbuilder", "serve", str(flow), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=subprocess_env(),
-    )
+    log = flow.parent / "serve-stderr.txt"
+    with log.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "flowbuilder", "serve", str(flow), "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=subprocess_env(),
+        )
     url = f"http://127.0.0.1:{port}"
     texts = []
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "flowbuilder serve did not start"
-            time.sleep(0.3)
+        wait_healthy(process, url, {}, log)
         for query in QUERIES:
             response = httpx.get(url + "/search", params={"q": query, "k": 20}, timeout=300)
             assert response.status_code == 200, response.text
