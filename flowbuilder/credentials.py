@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from platformdirs import user_config_dir
 from pydantic import BaseModel, ConfigDict
 
-from flowbuilder.errors import CredentialError
+from flowbuilder.errors import CredentialError, FlowbuilderError
 from flowbuilder.netguard import is_loopback
 from flowbuilder.pathguard import DEFAULT_WORKSPACE, FileRoots, approved_folders
 from flowbuilder.secrets import register_secret
@@ -321,11 +321,16 @@ class CredentialResolver:
             stored = self.store.approved_paths()
         except CredentialError:
             stored = []
-        approved = (*self.paths, *approved_folders(stored))
+        approved = list(self.paths)
+        for entry in stored:
+            try:
+                approved += approved_folders([entry])
+            except FlowbuilderError:  # '~nosuchuser/...' in the file approves nothing
+                log.warning("%s: %s entry %r names no folder; ignored", self.store.path, PATHS_KEY, entry[:200])
         return FileRoots(
             flow_dir=base_dir,
             workspace=self.workspace,
-            approved=approved,
+            approved=tuple(approved),
             data_dir=data_dir,
             allowed_files=approved_folders(files),
         )

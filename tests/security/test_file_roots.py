@@ -192,11 +192,12 @@ def test_approved_paths_in_the_credentials_file(tmp_path, capsys, credentials_fi
     flow = loader_flow(tmp_path / "flow", str(outside))
     refused(capsys, flow, outside)
     data = json.loads(credentials_file.read_text(encoding="utf-8"))
-    credentials_file.write_text(json.dumps({**data, "approved_paths": [str(outside.parent)]}), encoding="utf-8")
+    approved = ["~nosuchuser-fb/x", str(outside.parent)]  # an entry naming no folder approves nothing
+    credentials_file.write_text(json.dumps({**data, "approved_paths": approved}), encoding="utf-8")
     code, ran = cli(capsys, "run", str(flow))
     assert code == 0 and "the secret row" in ran
     CredentialStore(credentials_file).set("groq", "default", "gsk_x" * 5)  # writing keeps the approvals
-    assert CredentialStore(credentials_file).approved_paths() == [str(outside.parent)]
+    assert CredentialStore(credentials_file).approved_paths() == approved
 
 
 def test_serve_refuses_until_approved(tmp_path) -> None:
