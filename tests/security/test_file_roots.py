@@ -93,6 +93,8 @@ def test_dot_dot_traversal(tmp_path, capsys) -> None:
     refused(capsys, flow, outside)
     code, ran = cli(capsys, "run", str(flow), "--allow-path", str(tmp_path))
     assert code == 0 and "the secret row" in ran
+    code, shown = cli(capsys, "validate", str(flow), "--no-credentials", "--allow-path", str(tmp_path))
+    assert code == 0, shown
 
 
 @pytest.mark.parametrize("path", ["/etc/passwd", "/etc/hostname.csv", "/proc/self/environ", "/sys/kernel/x.txt"])
