@@ -42,6 +42,9 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         # a list of issues, as before; warnings and implicit dependencies are marked by their codes
         rows = [{"code": i.code, "node": i.node_id, "port": i.port, "message": i.message} for i in issues]
+        for row, issue in zip(rows, issues, strict=True):
+            if issue.code == "untrusted-path":  # the resolved path, and the folder an approval would cover
+                row.update({k: issue.detail[k] for k in ("path", "folder") if k in issue.detail})
         rows += [
             {"code": i.code, "node": i.node_id, "port": i.port, "message": i.message, "severity": "warning"}
             for i in graph.warnings

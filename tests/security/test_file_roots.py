@@ -82,6 +82,9 @@ def test_a_symlink_to_a_file_outside_the_roots(tmp_path, capsys) -> None:
     flow = loader_flow(folder, "data.csv")
     shown = refused(capsys, flow, outside)
     assert f"--allow-path {outside.parent}" in shown
+    code, listed = cli(capsys, "validate", str(flow), "--no-credentials", "--json")
+    row = json.loads(listed)[0]
+    assert (code, row["code"], row["path"], row["folder"]) == (1, "untrusted-path", str(outside), str(outside.parent))
     code, ran = cli(capsys, "run", str(flow), "--allow-path", str(outside.parent))
     assert code == 0 and "the secret row" in ran
 
