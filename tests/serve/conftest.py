@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,27 +88,34 @@ class Served:
         return {"Authorization": f"Bearer {self.token}"}
 
 
-@pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+@contextmanager
+def serving(flow: Path, log: Path, *options: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``flowbuilder serve FLOW`` on a free loopback port, its stderr in ``log``: ``(url, process)``; stopped after."""
     port = free_port()
-    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
     with log.open("wb") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "flowbuilder", "serve", str(DEMO_FLOW), "--port", str(port), "--token", TOKEN],
+            [sys.executable, "-m", "flowbuilder", "serve", str(flow), "--port", str(port), *options],
             stdout=subprocess.DEVNULL,
             stderr=err,
             env=subprocess_env(),
         )
-    served = Served(f"http://127.0.0.1:{port}", TOKEN, process, log)
     try:
-        wait_healthy(process, served.url, served.auth, log)
-        # Waits for the ingest (the server's warm-up holds the same lock).
-        first = httpx.get(served.url + "/search", params={"q": QUESTION, "k": 1}, headers=served.auth, timeout=300)
-        assert first.status_code == 200, first.text
-        yield served
+        yield f"http://127.0.0.1:{port}", process
     finally:
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
+    with serving(DEMO_FLOW, log, "--token", TOKEN) as (url, process):
+        served = Served(url, TOKEN, process, log)
+        wait_healthy(process, served.url, served.auth, log)
+        # Waits for the ingest (the server's warm-up holds the same lock).
+        first = httpx.get(served.url + "/search", params={"q": QUESTION, "k": 1}, headers=served.auth, timeout=300)
+        assert first.status_code == 200, first.text
+        yield served

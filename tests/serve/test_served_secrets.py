@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import string
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from flowbuilder.formats.native import save_flow
-from tests.fakes.llm_server import free_port
-from tests.serve.conftest import search_flow, subprocess_env, wait_healthy
+from tests.serve.conftest import search_flow, serving, subprocess_env, wait_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -74,29 +72,14 @@ QUERIES = ["production key", "api_key config line", "password wiki", "cohere"]
 
 
 def _served_texts(flow: Path) -> list[str]:
-    port = free_port()
-    log = flow.parent / "serve-stderr.txt"
-    with log.open("wb") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "flowbuilder", "serve", str(flow), "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env=subprocess_env(),
-        )
-    url = f"http://127.0.0.1:{port}"
     texts = []
-    try:
+    log = flow.parent / "serve-stderr.txt"
+    with serving(flow, log) as (url, process):
         wait_healthy(process, url, {}, log)
         for query in QUERIES:
             response = httpx.get(url + "/search", params={"q": query, "k": 20}, timeout=300)
             assert response.status_code == 200, response.text
             texts.append(response.text)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
     return texts
 
 
