@@ -7,6 +7,7 @@ tests both use it. Every browser tab gets its own :class:`EditorSession` (state,
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,17 +100,19 @@ def register_pages(
     workspace: Path | str | None = None,
     flow_path: Path | str | None = None,
     registry: NodeRegistry | None = None,
+    allowed_paths: Sequence[str] = (),
 ) -> None:
-    """Define ``/`` (the builder), ``/compare`` and ``/eval``."""
+    """Define ``/`` (the builder), ``/compare`` and ``/eval``; ``allowed_paths``: ``--allow-path`` folders."""
     global _config
     _config = AppConfig(
         workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
         initial_flow=Path(flow_path) if flow_path else None,
         registry=registry,
+        allowed_paths=tuple(allowed_paths),
     )
     ui.page("/", title="Flowbuilder")(builder_page)
-    compare_page.register(_config.workspace)
-    eval_page.register(_config.workspace)
+    compare_page.register(_config)
+    eval_page.register(_config)
 
 
 class BuilderPage:
@@ -258,7 +261,7 @@ class BuilderPage:
     # ---------------------------------------------------------------- drawing
     def issues(self) -> dict[str, list[ValidationIssue]]:
         apply_account_keys(self.session)
-        return self.state.issues_by_node(self.session.resolver)
+        return self.state.issues_by_node(self.session.resolver, self.session.base_dir)
 
     def mark_changed(self) -> None:
         """Nodes edited since the last run, and everything downstream of them, lose their run badge

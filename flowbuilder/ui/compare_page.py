@@ -31,6 +31,7 @@ from typing import Any
 
 from nicegui import run, ui
 
+from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.evaluation.chunk_stats import ChunkPlacement, place_chunks, record_spans
@@ -61,6 +62,7 @@ from flowbuilder.examples import IMPROVED_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, d
 from flowbuilder.executor import RunEvent
 from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
+from flowbuilder.ui.session import AppConfig
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
@@ -108,6 +110,11 @@ _CSS = """
 
 
 # -- inputs ----------------------------------------------------------------------------------------
+
+
+def page_resolver(config: AppConfig) -> CredentialResolver:
+    """Credentials and approvals for this page's runs: the builder's workspace and its ``--allow-path`` folders."""
+    return CredentialResolver(paths=config.allowed_paths, workspace=config.workspace)
 
 
 def flow_options(workspace: Path) -> dict[str, str]:
@@ -877,13 +884,14 @@ def pick_exact(options: dict[str, str], name: str) -> str | None:
     return next((path for path in options if Path(path).name == name), None)
 
 
-def register(workspace: Path) -> None:
-    """Define the ``/compare`` page (called by the builder's ``register_pages()`` with its workspace)."""
+def register(config: AppConfig) -> None:
+    """Define the ``/compare`` page (called by the builder's ``register_pages()`` with its settings)."""
+    _COMPARER.executor.resolver = page_resolver(config)
 
     def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
                      rel: str | None = None, run: str | None = None, flows: str | None = None) -> None:  # fmt: skip
         ui.add_css(_CSS)
         given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows}
-        ComparePage({key: value for key, value in given.items() if value}, workspace)
+        ComparePage({key: value for key, value in given.items() if value}, config.workspace)
 
     ui.page("/compare", title="Flowbuilder · Compare")(compare_page)
