@@ -87,7 +87,9 @@ def test_tool_loop_calls_the_tool_and_sends_results_back(server: FakeLLMServer, 
     server.reply("Log in with email and password [1].")
     outputs, ctx = run_agent(chat_model(server, provider), "How do I log in?", tools=[tool])
 
-    assert outputs == {"answer": "Log in with email and password [1]."}
+    assert outputs["answer"] == "Log in with email and password [1]."
+    assert [h.document.text for h in outputs["hits"]] == ["Passage about login"]  # what the tool returned
+    assert ctx.details["path"] == "tools" and not ctx.warning
     assert tool.calls == [{"query": "login"}]
     first, second = server.requests_to("chat")
     assert first.body["tools"][0]["function"]["name"] == "search_documents"
@@ -217,7 +219,8 @@ def test_agent_flow_in_the_executor_remembers_across_runs(server: FakeLLMServer,
             NodeSpec(id="llm", type="llm.openai", config={"base_url": server.openai_base_url}),
             NodeSpec(id="memory", type="memory.window", config={"window": 3}),
             NodeSpec(id="search", type="test.search_tool"),
-            NodeSpec(id="agent", type="agent.tools", config={"max_steps": 3}),
+            # a question about the conversation needs no search: the model's direct answer is kept
+            NodeSpec(id="agent", type="agent.tools", config={"max_steps": 3, "when_no_tool_call": "answer"}),
             NodeSpec(id="out", type="chat.output"),
         ],
         edges=[
