@@ -313,7 +313,8 @@ class ToolAgent(Node[AgentConfig]):
                 answer = model.chat(messages, tools=[], on_token=lambda text: ctx.token(text)).content
                 path = "retrieve-then-answer (model, no tools)"
             except ProviderError as exc:
-                why = f"{why}; the model also failed without tools ({exc})"
+                again = "the same error" if str(exc) in why else str(exc)
+                why = f"{why}; the model also failed without tools ({again})"
                 model = None
             finally:
                 ctx.details["messages"] = _sent_messages(model, messages)
@@ -325,7 +326,8 @@ class ToolAgent(Node[AgentConfig]):
             answer = extraction.answer
             path = "retrieve-then-answer (extractive, no model)"
         ctx.details["path"] = path
-        ctx.warn(f"{why}: ran {', '.join(searches)} once with the message and answered {path.split(' (')[1][:-1]}")
+        how = "with the model, without tools" if model is not None else "by quoting the passages (no model)"
+        ctx.warn(f"{why}: ran {', '.join(searches)} once with the message and answered {how}")
         if memory is not None:
             memory.save(session, user, ChatMessage(role="assistant", content=answer))
         return {"answer": answer, "hits": hits}
