@@ -54,7 +54,7 @@ def extractive_flow(threshold: float | None = None) -> Flow:
     flow = load_flow(FLOW)
     llm = flow.node("llm")
     llm.type, llm.name = "answer.extractive", "Extractive answer"
-    llm.config = {"always_fields": ["Expected Result"]} | ({"threshold": threshold} if threshold is not None else {})
+    llm.config = {"threshold": threshold} if threshold is not None else {}
     return flow
 
 

@@ -32,6 +32,7 @@ CALIBRATED_THRESHOLD = 0.30
 row-labelled VWO 500 store) and docs.jsonl questions asked of that store (off-topic, must be refused): 0.30
 kept 30/34 answerable and refused 47/57 off-topic. Reported on vwo500_dev.jsonl and prd_questions.jsonl."""
 
+ANSWER_FIELDS = ("Expected Result", "Expected Results", "Answer", "Result", "Outcome", "Resolution")
 _FIELD = re.compile(r"^[ \t]*([A-Za-z][\w ()/&.#-]{0,48}?)[ \t]*:[ \t]*(\S.*)$", re.MULTILINE)
 _PASSAGE_HEADER = re.compile(r"^\[(\d+)\] \(source: ([^\n]*)\)[ \t]*$", re.MULTILINE)
 _PROMPT_QUESTION = re.compile(r"^[ \t]*(?:question|query|user question)[ \t]*:[ \t]*(.+?)[ \t]*$", re.I | re.M)
@@ -54,7 +55,9 @@ class ExtractiveConfig(BaseModel):
             "words). See README, 'Answers without a model'."
         ),
     )
-    max_quotes: int = Field(2, ge=1, le=10, description="Most quoted sentences or fields in the answer.")
+    max_quotes: int = Field(
+        2, ge=1, le=10, description="Most quotes chosen by score (the best record's answer fields come on top)."
+    )
     margin: float = Field(
         0.08,
         ge=0.0,
@@ -62,10 +65,10 @@ class ExtractiveConfig(BaseModel):
         description="A further quote must score within this of the best one (otherwise only the best is quoted).",
     )
     always_fields: list[str] = Field(
-        default_factory=list,
+        default_factory=lambda: list(ANSWER_FIELDS),
         description=(
-            "Fields of the best record always quoted with it, e.g. 'Expected Result' for test cases "
-            "(labels as the chunk writes them; case is ignored)."
+            "Fields of the best record always quoted with it (labels as the chunk writes them; case is ignored): "
+            "by default the ones that hold an outcome, e.g. a test case's 'Expected Result'."
         ),
     )
 
@@ -198,16 +201,20 @@ def extract(
     best = quotes[0]
     if best.score < config.threshold:
         return Extraction(NOT_FOUND, [], best.score, False)
+    # The best quote, then the answer-bearing fields of its record (what a test case expects), then other
+    # quotes nearly as good: the best record's outcome matters more than a runner-up's description.
     chosen = [best]
-    for quote in quotes[1:]:
-        if len(chosen) >= config.max_quotes:
-            break
-        if quote.score >= best.score - config.margin and not any(quote.overlaps(c) for c in chosen):
-            chosen.append(quote)
     wanted = {f.strip().lower() for f in config.always_fields if f.strip()}
     for quote in quotes:
         if quote.chunk == best.chunk and quote.label.lower() in wanted and not any(quote.overlaps(c) for c in chosen):
             chosen.append(quote)
+    extra = 0
+    for quote in quotes[1:]:
+        if extra + 1 >= config.max_quotes or quote.score < best.score - config.margin:
+            break
+        if not any(quote.overlaps(c) for c in chosen):
+            chosen.append(quote)
+            extra += 1
     lines = [quote.line(hits[quote.chunk - 1]) for quote in chosen]
     return Extraction("\n".join(lines), chosen, best.score, True)
 

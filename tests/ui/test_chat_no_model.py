@@ -138,3 +138,29 @@ def test_chat_panel_without_a_model_in_chromium(screen: Screen, builder: Callabl
     text = screen.selenium.execute_script("return document.querySelector('.fb-chat-messages').innerText")
     assert NO_MODEL in text and "LOGIN_002" in text and "--cred" not in text
     assert css(screen, ".fb-ollama-help")
+
+
+@pytest.mark.browser
+def test_chat_extractive_fallback_in_chromium(screen: Screen, builder: Callable[..., None], tmp_path: Path) -> None:
+    """Look at it: the quoted answer and the warning that says no model wrote it."""
+    llm = NodeSpec(
+        id="llm",
+        type="llm.ollama",
+        config={"base_url": f"http://127.0.0.1:{closed_port()}", "when_unreachable": "extractive"},
+    )
+    tail = [NodeSpec(id="prompt", type="prompt.template"), llm, NodeSpec(id="answer", type="chat.output")]
+    edges = [
+        ("store", "hits", "prompt", "context"),
+        ("question", "message", "prompt", "question"),
+        ("prompt", "prompt", "llm", "prompt"),
+        ("llm", "answer", "answer", "message"),
+    ]
+    open_browser(screen, builder, flow_path=chat_flow(tmp_path, "ui-extractive-look", tail, edges, "RAG chat"))
+    next(t for t in css(screen, ".fb-side .q-tab") if t.text.strip().lower() == "chat").click()
+    box = wait_until(lambda: css(screen, ".fb-chat-compose input"))[0]  # type: ignore[index]
+    box.send_keys("What happens with two dots in the email?\n")
+    wait_until(lambda: css(screen, ".fb-chat-fallback"), timeout=120)
+    time.sleep(0.5)
+    shot(screen, "chat-extractive-fallback")
+    text = screen.selenium.execute_script("return document.querySelector('.fb-chat-messages').innerText")
+    assert "LOGIN_002" in text and "answered by a fallback path" in text and "answered extractively" in text
