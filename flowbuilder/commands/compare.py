@@ -181,6 +181,9 @@ def handle(args: argparse.Namespace) -> int:
     if "error" in outcome:
         raise outcome["error"]
     comparison: Comparison = outcome["comparison"]
+    for ev in comparison.flows:  # on stderr whatever the output format: a fallback must never pass unseen
+        for line in ev.degraded:
+            print(f"DEGRADED ({ev.label}): {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -259,7 +262,7 @@ def leaderboard_rows(comparison: Comparison) -> list[list[str]]:
         rows.append(
             [
                 str(place),
-                f"{ev.label}: {ev.name}",
+                f"{ev.label}: {ev.name}" + (" [DEGRADED]" if ev.degraded else ""),
                 f"{m.hit_at_1:.3f}",
                 f"{m.hit_at_k:.3f}",
                 f"{m.mrr:.3f}",

@@ -347,7 +347,7 @@ def leaderboard_table_rows(comparison: Comparison) -> list[dict[str, Any]]:
         rows.append(
             {
                 "place": place,
-                "flow": f"{ev.label}: {ev.name}",
+                "flow": f"{ev.label}: {ev.name}" + (" ⚠ degraded (see the warnings below)" if ev.degraded else ""),
                 "hit1": f"{m.hit_at_1:.3f}",
                 "hitk": f"{m.hit_at_k:.3f}",
                 "mrr": f"{m.mrr:.3f}",

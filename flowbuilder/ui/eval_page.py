@@ -324,6 +324,14 @@ class EvalPage:
                     f"{m['errors']} question(s) did not run to an answer",
                     "Answer metrics leave them out; their rows say why.",
                 )
+            degraded = [str(w) for w in data.get("warnings") or []]
+            if degraded:  # a score measured through a fallback must say so where the score is read
+                with ui.element("div").props("data-testid=eval-degraded").classes("w-full"):
+                    message_box(
+                        "warning",
+                        f"{len(degraded)} stage(s) ran degraded: the scores measure the fallback",
+                        "\n".join(degraded),
+                    )
             with ui.row().classes("w-full no-wrap gap-4 items-start"):
                 with ui.column().classes("w-1/3 gap-1"):
                     ui.label("Metrics").classes("text-subtitle2")
