@@ -138,3 +138,7 @@ class RunCancelledError(FlowbuilderError):
 
 class ServeError(FlowbuilderError):
     """Serving a flow is refused or impossible: a non-loopback bind without a token, nothing to serve."""
+
+
+class EndpointError(CredentialError):
+    """A URL in a flow or an option that cannot be used (malformed), or a destination not approved."""

@@ -23,7 +23,14 @@ from typing import Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
 from flowbuilder.credentials import CredentialResolver
-from flowbuilder.errors import CredentialError, FlowValidationError, NodeExecutionError, RunCancelledError
+from flowbuilder.egress import node_problems
+from flowbuilder.errors import (
+    CredentialError,
+    EndpointError,
+    FlowValidationError,
+    NodeExecutionError,
+    RunCancelledError,
+)
 from flowbuilder.flow import Flow
 from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys
 from flowbuilder.node import RunContext
@@ -273,12 +280,15 @@ class Executor:
 
         secrets: dict[str, str] = {}
         try:
-            command = node.cls.command_line(node.config)
+            command = node.cls.command_line(node.config, base_dir)
             refusal = self.resolver.command_problem(command) if command else None
             if refusal:
                 raise CredentialError(f"Node '{node_id}': {refusal}.")
+            refs = node.spec.credentials
+            for egress in node_problems(node_id, node.cls, node.config, refs, self.resolver):
+                raise EndpointError(f"Node '{node_id}': {egress.message}.")
             for slot in node.cls.credential_slots:
-                value = self.resolver.resolve_for(node_id, slot, node.spec.credentials.get(slot.name), node.config)
+                value = self.resolver.resolve_for(node_id, slot, refs.get(slot.name), node.config)
                 if value:
                     secrets[slot.name] = value
         except CredentialError as exc:  # an unapproved endpoint or program: nothing is sent or started

@@ -11,8 +11,20 @@ from pathlib import Path
 
 
 def resolve_path(path: str | Path, base_dir: Path | None) -> Path:
-    """``path`` made absolute: ``~`` expanded; relative -> ``base_dir / path`` (else the working dir)."""
-    candidate = Path(path).expanduser()
+    """``path`` made absolute: ``~`` expanded; relative -> ``base_dir / path`` (else the working dir).
+
+    ``~user`` for a user this machine does not know stays as written (as a shell leaves it): a name in a
+    relative path, not an error."""
+    candidate = expand_user(path)
     if candidate.is_absolute():
         return candidate
     return (base_dir if base_dir is not None else Path.cwd()) / candidate
+
+
+def expand_user(path: str | Path) -> Path:
+    """``Path(path).expanduser()``, except that ``~user`` for a user this machine does not know stays as
+    written (as a shell leaves it) instead of raising."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return Path(path)

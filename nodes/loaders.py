@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.paths import resolve_path
+from flowbuilder.paths import expand_user, resolve_path
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
@@ -110,7 +110,7 @@ class FileLoader(Node[FileLoaderConfig]):
 
 def _resolve(path: str, base_dir: Path | None) -> Path:
     """The same rule as ``ctx.resolve_path`` (flowbuilder.paths), so the fingerprint sees the file that loads."""
-    candidate = Path(path).expanduser()
+    candidate = expand_user(path)
     if candidate.is_absolute() or base_dir is not None:
         return resolve_path(candidate, base_dir)
     return Path.cwd() / candidate

@@ -22,6 +22,7 @@ from typing import Any
 
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.flow import Flow, NodeSpec
+from flowbuilder.paths import expand_user
 from flowbuilder.ports import PortType
 from flowbuilder.registry import NodeRegistry
 
@@ -78,7 +79,7 @@ def _file_stamps(values: Iterable[Any], base_dir: Path | None) -> list[list[Any]
     for value in values:
         if not isinstance(value, str) or not value or len(value) > 1000 or "\n" in value:
             continue
-        path = Path(value).expanduser()
+        path = expand_user(value)
         candidates = [path] if path.is_absolute() else [p for p in (base_dir and base_dir / path, path) if p]
         for candidate in candidates:
             try:

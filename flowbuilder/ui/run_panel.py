@@ -12,13 +12,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from nicegui import run, ui
 
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, ValidationIssue
 from flowbuilder.executor import GENERIC_INPUT, RunEvent, RunResult
+from flowbuilder.paths import expand_user
 from flowbuilder.secrets import redact
 from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
@@ -143,7 +143,7 @@ class RunController:
             if file_input:
                 # A file path also feeds the file inputs (n8n's form upload), but only a path that exists:
                 # a question typed into the same box must not become a file name.
-                candidate = Path(text).expanduser()
+                candidate = expand_user(text)
                 if not candidate.is_absolute():
                     candidate = self.session.base_dir / candidate
                 if candidate.is_file():

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
+from flowbuilder.paths import expand_user
 from flowbuilder.registry import register_node
 from nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 
@@ -144,7 +145,7 @@ class CrossEncoderReranker(RerankerNode):
     def fingerprint(cls, config: Any, base_dir: Path | None, run_input: str | None, inputs: Any) -> str | None:
         if not isinstance(config, CrossEncoderConfig) or not config.model_dir:
             return None
-        folder = Path(config.model_dir).expanduser()
+        folder = expand_user(config.model_dir)
         if not folder.is_absolute() and base_dir is not None:
             folder = base_dir / folder
         try:

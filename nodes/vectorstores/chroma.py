@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Document
+from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.registry import register_node
@@ -265,6 +266,15 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
         assert isinstance(config, ChromaConfig)
         problem = collection_name_problem(config.collection)
         return [(None, problem)] if problem else []
+
+    @classmethod
+    def destinations(cls, config: BaseModel) -> list[Destination]:
+        assert isinstance(config, ChromaConfig)
+        host = config.server_host.strip()
+        if not host:
+            return []
+        # a bare host name (what chroma.HttpClient takes); anything with a scheme or path will not parse
+        return [Destination("server_host", f"http://{host}:{config.server_port}", "chroma", local=True)]
 
     @classmethod
     def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
