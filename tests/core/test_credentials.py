@@ -89,7 +89,7 @@ def test_a_key_goes_only_to_its_provider(tmp_path, url, allowed) -> None:
     assert (problem is None) is allowed
     if not allowed:
         assert "--allow-endpoint openai/default=" in problem or "not a valid URL" in problem
-        with pytest.raises(CredentialError, match="not openai's service|not a valid URL"):
+        with pytest.raises(CredentialError, match=r"not openai.s service|not a valid URL"):
             r.resolve_for("llm", SLOT, None, _Endpoint(url))
 
 
