@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -55,6 +56,8 @@ class EditorState:
         self._merge_key: object = None
         self.clipboard: str | None = None
         self.dirty = False
+        self.folder: Callable[[], Path | None] = lambda: None
+        """The flow file's folder (set by the session): relative paths and command approvals depend on it."""
 
     # ------------------------------------------------------------------ history
     def load(self, flow: Flow) -> None:
@@ -345,7 +348,7 @@ class EditorState:
 
     # ------------------------------------------------------------------ checks
     def issues(self, resolver: CredentialResolver | None = None) -> list[ValidationIssue]:
-        return analyze(self.flow, self.registry, resolver).issues
+        return analyze(self.flow, self.registry, resolver, base_dir=self.folder()).issues
 
     def issues_by_node(self, resolver: CredentialResolver | None = None) -> dict[str, list[ValidationIssue]]:
         grouped: dict[str, list[ValidationIssue]] = defaultdict(list)

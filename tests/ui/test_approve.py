@@ -4,6 +4,7 @@ issue says what is at stake in plain words, the button asks once, and the issue 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,7 +75,7 @@ async def test_approve_a_program_a_flow_would_start(user: User, builder: Callabl
         id="tools", type="tool.mcp", config={"transport": "stdio", "command": "touch", "args": [str(marker)]}
     )
     page = await open_builder(user, builder, flow_path=one_node_flow(tmp_path, node))
-    command = f"touch {marker}"
+    command = f"{shutil.which('touch')} {marker} (in {tmp_path})"  # the resolved program and the folder
     await user.should_see(f"Would start the program `{command}` on this computer")
     await user.should_not_see("--allow-command")
     assert "untrusted-command" in [i.code for i in page.state.issues(page.session.resolver)]
