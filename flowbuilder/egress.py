@@ -8,7 +8,8 @@ Chroma or Qdrant server: things people run on their own machine). :func:`egress_
 - the provider's own service (over https) needs nothing;
 - this machine (a loopback address, or a ``localhost`` name that resolves to loopback only) needs nothing
   for a local-by-nature provider, or when no key goes with the request; a cloud provider's key goes to
-  loopback only once approved (another user's server on this machine would receive it);
+  loopback only once approved (another user's server on this machine would receive it), and so does
+  ``tool.mcp`` over HTTP (the flow picks the URL: ``http://127.0.0.1:PORT/admin/delete?all=1``);
 - anything else needs the user's approval (``--allow-endpoint PROVIDER[/ACCOUNT]=URL``, the credentials
   file's ``approved_endpoints`` or the builder's Approve button), with or without a key: a flow that
   embeds documents at ``attacker.example`` sends the documents there.
@@ -95,6 +96,9 @@ class Destination:
     """Whose service it is meant to be (``openai``, ``ollama``, ``mcp``); also the approval's key."""
     local: bool = False
     """Local by nature (Ollama, a Chroma or Qdrant server): this machine needs no approval."""
+    always_ask: bool = False
+    """The flow picks the server outright (an MCP server: any program's HTTP API could sit there), so even
+    this machine needs approval."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,7 @@ def egress_problem(
         return None
     origin = endpoint.origin
     here = is_loopback(endpoint.host)
-    if here and (destination.local or not key_sent):
+    if here and (destination.local or not (key_sent or destination.always_ask)):
         return None
     if approvals is not None and approvals.endpoint_approved(destination.provider, account, origin):
         return None

@@ -268,7 +268,7 @@ class McpToolNode(Node[McpToolConfig]):
         assert isinstance(config, McpToolConfig)
         if config.transport != "http" or not config.url.strip():
             return []
-        return [Destination("url", config.url, "mcp")]
+        return [Destination("url", config.url, "mcp", always_ask=True)]
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
