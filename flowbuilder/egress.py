@@ -187,7 +187,7 @@ def node_problems(
     try:
         destinations = cls.destinations(config)
     except (ValueError, TypeError, OverflowError) as exc:
-        return [EgressProblem("invalid-endpoint", f"its server address is unusable: {excerpt(exc, 120)}", "")]
+        return [EgressProblem("invalid-endpoint", f"{excerpt(exc, 160)}; its server address is unusable", "")]
     if not destinations:
         return []
     problems = []

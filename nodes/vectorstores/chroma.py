@@ -273,7 +273,11 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
         host = config.server_host.strip()
         if not host:
             return []
-        # a bare host name (what chroma.HttpClient takes); anything with a scheme or path will not parse
+        bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        if any(ch in bare for ch in "/@?#[]") or (":" in bare and not host.startswith("[")):
+            raise ValueError(
+                f"'server_host' takes a host name such as 127.0.0.1 (the port is 'server_port'), not {host[:80]!r}"
+            )
         return [Destination("server_host", f"http://{host}:{config.server_port}", "chroma", local=True)]
 
     @classmethod
