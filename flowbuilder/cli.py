@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Everything it prints goes through :class:`SafeStream`: a flow's text cannot
     steer the terminal (escape sequences and carriage returns are shown escaped)."""
     stdout, stderr = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(stdout), SafeStream(stderr)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = SafeStream(stdout), SafeStream(stderr)
     try:
         return _main(argv)
     finally:

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
@@ -106,8 +107,9 @@ class EgressProblem:
     code: str
     """``invalid-endpoint``, ``unsafe-credential`` (a key would go there) or ``untrusted-endpoint``."""
     message: str
-    field: str
-    detail: dict[str, str] = field(default_factory=dict)
+    where: str
+    """The config field that names the destination."""
+    detail: dict[str, str] = dataclass_field(default_factory=dict)
     """What an approval covers (provider, account, origin), so a UI can offer one."""
 
 

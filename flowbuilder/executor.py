@@ -284,11 +284,11 @@ class Executor:
             refusal = self.resolver.command_problem(command) if command else None
             if refusal:
                 raise CredentialError(f"Node '{node_id}': {refusal}.")
-            refs = node.spec.credentials
-            for egress in node_problems(node_id, node.cls, node.config, refs, self.resolver):
+            bound = node.spec.credentials
+            for egress in node_problems(node_id, node.cls, node.config, bound, self.resolver):
                 raise EndpointError(f"Node '{node_id}': {egress.message}.")
             for slot in node.cls.credential_slots:
-                value = self.resolver.resolve_for(node_id, slot, refs.get(slot.name), node.config)
+                value = self.resolver.resolve_for(node_id, slot, bound.get(slot.name), node.config)
                 if value:
                     secrets[slot.name] = value
         except CredentialError as exc:  # an unapproved endpoint or program: nothing is sent or started
