@@ -27,6 +27,7 @@ from flowbuilder.egress import node_problems
 from flowbuilder.errors import (
     CredentialError,
     EndpointError,
+    FlowbuilderError,
     FlowValidationError,
     NodeExecutionError,
     RunCancelledError,
@@ -265,7 +266,10 @@ class Executor:
         for names in upstream.values():
             names.sort()
         refs = {slot: ref.model_dump() for slot, ref in sorted(node.spec.credentials.items())}
-        fingerprint = node.cls.fingerprint(node.config, base_dir, run_input, values)
+        try:
+            fingerprint = node.cls.fingerprint(node.config, base_dir, run_input, values)
+        except (FlowbuilderError, OSError, ValueError):  # the node's own run says what is wrong with its file
+            fingerprint, use_cache = f"unreadable {time.time_ns()}", False
         key = node_key(type_name, node.config.model_dump(mode="json"), refs, [run_input, fingerprint], upstream)
         keys[node_id] = key
         if use_cache and node.cls.cacheable:

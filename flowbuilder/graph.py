@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from flowbuilder.credentials import CredentialResolver, CredentialStore, normalize_command, reference_problem
 from flowbuilder.egress import node_problems
-from flowbuilder.errors import FlowValidationError, UnknownNodeTypeError, ValidationIssue
+from flowbuilder.errors import FlowbuilderError, FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
@@ -96,7 +96,10 @@ def _collection_address(spec: NodeSpec, registry: NodeRegistry, base_dir: Path |
         config = cls.Config.model_validate(spec.config)
     except ValidationError:
         return None
-    address = address_of(config, base_dir)
+    try:
+        address = address_of(config, base_dir)
+    except FlowbuilderError:  # an unusable folder: the node's run says so
+        return None
     return str(address) if address is not None else None
 
 

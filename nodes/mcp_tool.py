@@ -83,7 +83,7 @@ def resolve_command(config: McpToolConfig, base_dir: Path | None) -> tuple[str, 
     base = (base_dir or Path.cwd()).absolute()
     try:
         folder = resolve_path(config.cwd, base).absolute() if config.cwd else base
-    except (OSError, RuntimeError, ValueError):
+    except (NodeError, OSError, RuntimeError, ValueError):  # an unusable folder: the start fails, clearly
         folder = base / config.cwd
     command = config.command.strip()
     if os.sep in command or (os.altsep and os.altsep in command):

@@ -151,6 +151,8 @@ def persist_lock(path: Path) -> Iterator[None]:
     store take turns; without it, both create Chroma's tables at once and one fails ("table already exists")."""
     from filelock import FileLock, Timeout
 
+    if path.exists() and not path.is_dir():
+        raise NodeError(f"{path} is a file; the persist directory must be a folder (or empty for the default)")
     path.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(path / LOCK_NAME), timeout=_LOCK_TIMEOUT_S)
     try:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.flow import Flow, NodeSpec
+from flowbuilder.errors import FlowbuilderError
+from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.adapters import to_float, to_int
 from flowbuilder.formats.convert import convert_data, export_flow
 from flowbuilder.formats.limits import strict_dumps
@@ -124,3 +125,40 @@ def test_every_node_type_is_in_the_campaign() -> None:
 
     names = default_registry().names()
     assert {type_name for _, type_name, _ in cases(len(names))} == set(names)
+
+
+UNUSABLE_PATHS = ["a" * 300, "x\x00y", "🙂" * 100, "rows.csv/inner"]
+
+
+@pytest.mark.parametrize("value", UNUSABLE_PATHS)
+@pytest.mark.parametrize(("node_type", "field"), [*PATH_FIELDS, ("input.file", "path")])
+def test_an_unusable_path_is_one_line(tmp_path: Path, node_type: str, field: str, value: str) -> None:
+    """Names too long for the file system, NUL bytes, a file where a folder belongs: the node fails with
+    a clear line (the fuzzer found bare OSError/ValueError in run, some escaping the executor)."""
+    prepare(tmp_path)
+    flow = Flow(name="x", nodes=[NodeSpec(id="n", type=node_type, config={field: value})])
+    analyze(flow, base_dir=tmp_path)
+    from flowbuilder.executor import Executor
+
+    try:
+        run = Executor(data_dir=tmp_path / "data").run(flow, to="n", base_dir=tmp_path, inputs={"n": value})
+    except FlowbuilderError:
+        return
+    error = run.results["n"].error or ""
+    assert "OSError" not in error and "ValueError" not in error and "FileExistsError" not in error, error
+
+
+def test_a_persist_directory_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    prepare(tmp_path)
+    flow = Flow(
+        name="x",
+        nodes=[
+            NodeSpec(id="emb", type="embedder.wordllama"),
+            NodeSpec(id="n", type="vectorstore.chroma", config={"persist_directory": "rows.csv"}),
+        ],
+        edges=[Edge(source="emb", source_port="embedder", target="n", target_port="embedder")],
+    )
+    from flowbuilder.executor import Executor
+
+    run = Executor(data_dir=tmp_path / "data").run(flow, to="n", base_dir=tmp_path, use_cache=False)
+    assert "is a file; the persist directory must be a folder" in (run.results["n"].error or "")
