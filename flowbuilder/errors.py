@@ -16,6 +16,7 @@ and never a traceback for these.
     ├── FlowFileError                  (missing / malformed / wrong-format / wrong-version file)
     │   └── UnsupportedFormatError
     ├── CredentialError
+    │   └── EndpointError              (a malformed URL, or a destination not approved)
     ├── NodeError                      (raised by a node's run: bad input, bad data)
     │   └── ProviderError              (a remote provider refused or was unreachable)
     ├── NodeExecutionError             (a NodeError or any exception, wrapped with the node id)

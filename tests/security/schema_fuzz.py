@@ -37,6 +37,9 @@ from typing import Any, ClassVar
 
 from flowbuilder.errors import FlowbuilderError
 
+sys.path.insert(0, str(Path(__file__).parent))
+import fuzz_harness
+
 STEP_SECONDS = 10.0
 TARGET = "target"
 CLOSED_PORT = 9  # "discard": nothing listens on it here; a request fails at once
@@ -148,21 +151,14 @@ class Outcome:
 
 
 @dataclass
-class Campaign:
-    counts: Counter[str] = field(default_factory=Counter)
-    failures: list[tuple[str, Outcome, str]] = field(default_factory=list)
+class Campaign(fuzz_harness.Campaign):
     per_step: Counter[str] = field(default_factory=Counter)
-    seconds: float = 0.0
+    KINDS: ClassVar[tuple[str, ...]] = ("clean", "traceback", "node-crash", "hang", "egress")
+    UNIT: ClassVar[str] = "cases"
 
     def table(self) -> str:
-        total = sum(self.counts.values())
-        rows = [f"{'outcome':<11} {'cases':>7}", f"{'-' * 11} {'-' * 7}"]
-        for kind in ("clean", "traceback", "node-crash", "hang", "egress"):
-            rows.append(f"{kind:<11} {self.counts.get(kind, 0):>7}")
-        rows.append(f"{'total':<11} {total:>7}   ({self.seconds:.1f} s)")
         reached = ", ".join(f"{name} {n}" for name, n in self.per_step.most_common())
-        rows.append(f"target node in run: {reached}")
-        return "\n".join(rows)
+        return super().table() + f"\ntarget node in run: {reached}"
 
 
 # --- generating configs ----------------------------------------------------------------------------
