@@ -472,8 +472,8 @@ class LangflowImporter:
             return None
         line = None
         if config.get("transport") == "stdio":  # validate prints the line to approve, with program and folder
-            env = [f"{key}={value}" for key, value in sorted(config.get("env", {}).items())]
-            line = quote_argv([*env, config["command"], *config["args"]])
+            assignments = [f"{key}={value}" for key, value in sorted(config.get("env", {}).items())]
+            line = quote_argv([*assignments, config["command"], *config["args"]])
         if line:
             self.report.warnings.append(
                 f"{node_id}: MCP server {name!r} starts the program `{line}` on your machine; it never runs until "
