@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from flowbuilder import __version__
 from flowbuilder.errors import FlowbuilderError, FlowFileError, FlowValidationError
 from flowbuilder.secrets import install_log_filter, redact
+from flowbuilder.terminal import SafeStream, excerpt
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -43,6 +44,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Everything it prints goes through :class:`SafeStream`: a flow's text cannot
+    steer the terminal (escape sequences and carriage returns are shown escaped)."""
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(stdout), SafeStream(stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -67,6 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # a bug or the machine's limits, not the user's input: one line (run with -v for the traceback)
+        if args.verbose:
+            raise
+        detail = excerpt(redact(str(exc)), 300)
+        print(f"error: {type(exc).__name__}: {detail} (run with -v for the traceback)", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,9 +15,10 @@ account name is never looked up in the environment (a shared flow could otherwis
 ``AWS_SECRET_ACCESS_KEY``). Reading another variable is a binding the user makes (``SLOT=env:VAR``).
 
 A secret is sent only where its provider lives: a node whose configured endpoint (``base_url``, ``host``
-...) is neither the provider's own service nor this machine gets its key only when the user approved
-that endpoint for that account (``--allow-endpoint PROVIDER[/ACCOUNT]=URL`` or the credentials file's
-``"approved_endpoints"``); :func:`endpoint_problem` says why not.
+...) is not the provider's own service gets its key only when the user approved that endpoint for that
+account (``--allow-endpoint PROVIDER[/ACCOUNT]=URL`` or the credentials file's ``"approved_endpoints"``);
+this machine counts as the provider's only for local-by-nature providers (Ollama, Chroma, Qdrant).
+:mod:`flowbuilder.egress` applies the same rule to every request a node sends, with or without a key.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from platformdirs import user_config_dir
 from pydantic import BaseModel, ConfigDict
@@ -39,6 +40,7 @@ from flowbuilder.errors import CredentialError, FlowbuilderError
 from flowbuilder.netguard import is_loopback
 from flowbuilder.pathguard import DEFAULT_WORKSPACE, FileRoots, approved_folders
 from flowbuilder.secrets import register_secret
+from flowbuilder.terminal import excerpt
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +63,12 @@ PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
     "cohere": ("api.cohere.com", "api.cohere.ai"),
     "ollama": ("ollama.com",),
     "chroma": ("trychroma.com",),
+    "qdrant": ("cloud.qdrant.io",),
 }
-"""Where each provider's own service lives (a host or a parent domain); loopback is always allowed."""
+"""Where each provider's own service lives (a host or a parent domain), reached over https."""
+
+LOCAL_PROVIDERS = frozenset({"ollama", "chroma", "qdrant"})
+"""Providers people run on their own machine: loopback is their service too, key or not."""
 
 ENDPOINT_FIELDS = ("base_url", "host", "server_host", "url", "endpoint", "api_base")
 """Config fields that name where a node sends its requests (and so its key)."""
@@ -224,11 +230,11 @@ def parse_cred_option(option: str) -> tuple[str, str]:
 
 
 def endpoint_origin(url: str) -> str:
-    """``scheme://host[:port]`` of ``url`` (lower case), the unit an approval covers."""
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    host = (parts.hostname or "").lower()
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme.lower()}://{host}{port}"
+    """``scheme://host[:port]`` of ``url`` (lower case), the unit an approval covers; a malformed URL raises
+    :class:`~flowbuilder.errors.EndpointError` (one line)."""
+    from flowbuilder.egress import parse_endpoint
+
+    return parse_endpoint(url).origin
 
 
 def configured_endpoint(config: Any) -> str | None:
@@ -241,16 +247,22 @@ def configured_endpoint(config: Any) -> str | None:
 
 
 def is_provider_endpoint(provider: str, url: str) -> bool:
-    """Whether ``url`` is ``provider``'s own service or this machine."""
-    host = (urlsplit(url if "://" in url else f"http://{url}").hostname or "").lower()
-    if is_loopback(host):
+    """Whether ``url`` is ``provider``'s own service (or this machine, for a local-by-nature provider)."""
+    from flowbuilder.egress import is_own_service, parse_endpoint
+
+    try:
+        endpoint = parse_endpoint(url)
+    except CredentialError:
+        return False
+    if provider in LOCAL_PROVIDERS and is_loopback(endpoint.host):
         return True
-    return any(host == known or host.endswith("." + known) for known in PROVIDER_HOSTS.get(provider, ()))
+    return is_own_service(PROVIDER_HOSTS.get(provider, ()), endpoint)
 
 
 def normalize_command(command: str) -> str:
-    """One spelling of a command line (whitespace folded), the unit an approval covers."""
-    return " ".join(command.split())
+    """The unit an approval covers: the command line as validate prints it (quoted argv, absolute folder).
+    Only the ends are trimmed: inside quotes, spaces are part of an argument."""
+    return command.strip()
 
 
 def provider_env_var(provider: str) -> str:
@@ -300,6 +312,19 @@ class CredentialResolver:
     def approve(self, key: str, url: str) -> None:
         """Approve ``url`` for ``key`` (``provider`` or ``provider/account``) for this session."""
         self.approved.add((key, endpoint_origin(url)))
+
+    def endpoint_approved(self, provider: str, account: str, origin: str) -> bool:
+        """Whether the user approved ``origin`` for ``provider`` (any account) or ``provider/account``."""
+        if (provider, origin) in self.approved or (account, origin) in self.approved:
+            return True
+        try:
+            stored = self.store.approved_endpoints()
+        except CredentialError:
+            return False
+        from flowbuilder.egress import try_origin
+
+        listed = [*stored.get(account, []), *stored.get(provider, [])]
+        return origin in {try_origin(url) or url for url in listed}
 
     def approve_command(self, command: str) -> None:
         """Let flows start ``command`` (this exact command line) for this session."""
@@ -377,20 +402,22 @@ class CredentialResolver:
 
     def endpoint_problem(self, slot: CredentialSlot, ref: CredentialRef | None, config: Any) -> str | None:
         """Why the key must not go where ``config`` points, or None when it may."""
-        endpoint = configured_endpoint(config)
-        if endpoint is None or is_provider_endpoint(slot.provider, endpoint):
-            return None
-        origin = endpoint_origin(endpoint)
-        account = f"{slot.provider}/{ref.name if ref else 'default'}"
-        if (slot.provider, origin) in self.approved or (account, origin) in self.approved:
-            return None
-        if origin in self.store.approved_endpoints().get(account, []):
-            return None
-        return (
-            f"its {slot.provider} key would be sent to {origin}, which is not {slot.provider}'s service; "
-            f"approve it only if you trust that server (flowbuilder run --allow-endpoint {account}={origin}, "
-            "or the issue's Approve button in the builder), or clear the node's endpoint field"
-        )
+        from flowbuilder.egress import Destination, egress_problem
+
+        for field in ENDPOINT_FIELDS:
+            url = getattr(config, field, None)
+            if not isinstance(url, str) or not url.strip():
+                continue
+            destination = Destination(field, url, slot.provider, slot.provider in LOCAL_PROVIDERS)
+            problem = egress_problem(
+                destination,
+                own_hosts=PROVIDER_HOSTS.get(slot.provider, ()),
+                key_sent=True,
+                account=f"{slot.provider}/{ref.name if ref else 'default'}",
+                approvals=self,
+            )
+            return problem.message if problem else None
+        return None
 
     def command_problem(self, command: str) -> str | None:
         """Why a flow may not start ``command`` on this machine, or None when the user approved it."""
@@ -398,8 +425,8 @@ class CredentialResolver:
         if line in self.commands or line in {normalize_command(c) for c in self.store.approved_commands()}:
             return None
         return (
-            f"it would start the program `{line[:200]}` on this machine, and a flow file cannot start programs "
-            f"by itself; if you trust it, approve it: flowbuilder run --allow-command '{line[:200]}' "
+            f"it would start the program `{excerpt(line, 300)}` on this machine, and a flow file cannot start "
+            f"programs by itself; if you trust it, approve it: flowbuilder run --allow-command {shlex.quote(line)} "
             f'(or list it under "{COMMANDS_KEY}" in {self.store.path})'
         )
 

@@ -16,6 +16,7 @@ and never a traceback for these.
     ├── FlowFileError                  (missing / malformed / wrong-format / wrong-version file)
     │   └── UnsupportedFormatError
     ├── CredentialError
+    │   └── EndpointError              (a malformed URL, or a destination not approved)
     ├── NodeError                      (raised by a node's run: bad input, bad data)
     │   ├── ProviderError              (a remote provider refused or was unreachable)
     │   └── UntrustedPathError         (a path outside the folders a flow may read)
@@ -149,3 +150,7 @@ class RunCancelledError(FlowbuilderError):
 
 class ServeError(FlowbuilderError):
     """Serving a flow is refused or impossible: a non-loopback bind without a token, nothing to serve."""
+
+
+class EndpointError(CredentialError):
+    """A URL in a flow or an option that cannot be used (malformed), or a destination not approved."""

@@ -23,8 +23,10 @@ from typing import Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
 from flowbuilder.credentials import CredentialResolver
+from flowbuilder.egress import node_problems
 from flowbuilder.errors import (
     CredentialError,
+    EndpointError,
     FlowbuilderError,
     FlowValidationError,
     NodeExecutionError,
@@ -275,7 +277,10 @@ class Executor:
         for names in upstream.values():
             names.sort()
         refs = {slot: ref.model_dump() for slot, ref in sorted(node.spec.credentials.items())}
-        fingerprint = node.cls.fingerprint(node.config, base_dir, run_input, values)
+        try:
+            fingerprint = node.cls.fingerprint(node.config, base_dir, run_input, values)
+        except (FlowbuilderError, OSError, ValueError):  # the node's own run says what is wrong with its file
+            fingerprint, use_cache = f"unreadable {time.time_ns()}", False
         key = node_key(type_name, node.config.model_dump(mode="json"), refs, [run_input, fingerprint], upstream)
         keys[node_id] = key
         if use_cache and node.cls.cacheable:
@@ -290,12 +295,15 @@ class Executor:
 
         secrets: dict[str, str] = {}
         try:
-            command = node.cls.command_line(node.config)
+            command = node.cls.command_line(node.config, base_dir)
             refusal = self.resolver.command_problem(command) if command else None
             if refusal:
                 raise CredentialError(f"Node '{node_id}': {refusal}.")
+            bound = node.spec.credentials
+            for egress in node_problems(node_id, node.cls, node.config, bound, self.resolver):
+                raise EndpointError(f"Node '{node_id}': {egress.message}.")
             for slot in node.cls.credential_slots:
-                value = self.resolver.resolve_for(node_id, slot, node.spec.credentials.get(slot.name), node.config)
+                value = self.resolver.resolve_for(node_id, slot, bound.get(slot.name), node.config)
                 if value:
                     secrets[slot.name] = value
         except CredentialError as exc:  # an unapproved endpoint or program: nothing is sent or started

@@ -15,14 +15,8 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, ValidationError
 
-from flowbuilder.credentials import (
-    CredentialResolver,
-    CredentialStore,
-    configured_endpoint,
-    endpoint_origin,
-    normalize_command,
-    reference_problem,
-)
+from flowbuilder.credentials import CredentialResolver, CredentialStore, normalize_command, reference_problem
+from flowbuilder.egress import node_problems
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.pathguard import FileRoots
@@ -36,6 +30,11 @@ WRITER_PORT = "documents"
 
 _NO_FILE = CredentialStore(Path("/nonexistent/flowbuilder-no-credentials.json"))
 """Without a resolver nothing is approved: no credentials file is consulted."""
+
+
+def command_line_of(node: ResolvedNode, base_dir: Path | None) -> str | None:
+    """The command line the node would start (what an approval must match), or None."""
+    return node.cls.command_line(node.config, base_dir)
 
 
 def _ports_text(ports: tuple[Port, ...]) -> str:
@@ -100,7 +99,7 @@ def _collection_address(spec: NodeSpec, registry: NodeRegistry, base_dir: Path |
         return None
     try:
         address = address_of(config, base_dir)
-    except FlowbuilderError:  # e.g. '~nosuchuser/db': the node's own check reports it
+    except FlowbuilderError:  # an unusable folder or '~nosuchuser/db': the node's own check reports it
         return None
     return str(address) if address is not None else None
 
@@ -334,26 +333,20 @@ def analyze(
                     )
                 )
         issues.extend(path_issues(node_id, node.cls, node.config, roots))
-        command = node.cls.command_line(node.config)
+        command = command_line_of(node, base_dir)
         if command:
             refusal = (resolver or CredentialResolver(store=_NO_FILE)).command_problem(command)
             if refusal:
                 detail = {"command": normalize_command(command)}
                 issues.append(ValidationIssue("untrusted-command", refusal, node_id, detail=detail))
         for slot in node.cls.credential_slots:
-            ref = node.spec.credentials.get(slot.name)
-            problem = reference_problem(slot, ref)
-            endpoint: dict[str, str] = {}
-            if problem is None and resolver is not None and (slot.required or resolver.resolve(node_id, slot, ref)):
-                problem = resolver.endpoint_problem(slot, ref, node.config)
-                url = configured_endpoint(node.config)
-                if problem and url:
-                    # what an approval covers, so a UI can offer one without parsing the message
-                    endpoint = {"provider": slot.provider, "account": ref.name if ref else "default"}
-                    endpoint["origin"] = endpoint_origin(url)
+            problem = reference_problem(slot, node.spec.credentials.get(slot.name))
             if problem:
                 message = f"credential slot '{slot.name}': {problem}"
-                issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name, detail=endpoint))
+                issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name))
+        # where the node sends requests, key or not; the detail is what an approval covers (for a UI)
+        for egress in node_problems(node_id, node.cls, node.config, node.spec.credentials, resolver):
+            issues.append(ValidationIssue(egress.code, egress.message, node_id, detail=egress.detail))
         if resolver is not None:
             for slot in node.cls.credential_slots:
                 ref = node.spec.credentials.get(slot.name)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import socket
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
@@ -41,12 +42,28 @@ def _bare(host: str) -> str:
 
 
 def is_loopback(host: str) -> bool:
-    """True for names and addresses that only this machine can reach (localhost, 127.0.0.0/8, ::1)."""
+    """True for addresses only this machine can reach (127.0.0.0/8, ::1) and for ``localhost`` names that
+    resolve to loopback addresses only. A ``*.localhost`` name is not trusted by its spelling: where DNS
+    (not this machine) answers for it, it may lead anywhere."""
     name = _bare(host)
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
+    except ValueError:
+        pass
+    if name == "localhost" or name.endswith(".localhost"):
+        return resolves_to_loopback(name)
+    return False
+
+
+def resolves_to_loopback(name: str) -> bool:
+    """Whether every address ``name`` resolves to is a loopback address (False when it does not resolve)."""
+    try:
+        infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError, ValueError):
+        return False
+    addresses = {str(info[4][0]).split("%", 1)[0] for info in infos}
+    try:
+        return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
     except ValueError:
         return False
 
@@ -194,4 +211,12 @@ def _headers(scope: Scope) -> dict[str, str]:
     return result
 
 
-__all__ = ["LOOPBACK_NAMES", "NetGuard", "allowed_host_names", "check_bind", "is_loopback", "split_host_header"]
+__all__ = [
+    "LOOPBACK_NAMES",
+    "NetGuard",
+    "allowed_host_names",
+    "check_bind",
+    "is_loopback",
+    "resolves_to_loopback",
+    "split_host_header",
+]

@@ -31,7 +31,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from flowbuilder.credentials import CredentialSlot
+from flowbuilder.credentials import ENDPOINT_FIELDS, LOCAL_PROVIDERS, CredentialSlot
+from flowbuilder.egress import Destination
 from flowbuilder.errors import CredentialError, RunCancelledError
 from flowbuilder.pathguard import FileRoots, PathKind
 from flowbuilder.ports import Port
@@ -200,9 +201,10 @@ class Node(Generic[ConfigT]):
         return None
 
     @classmethod
-    def command_line(cls, config: BaseModel) -> str | None:
+    def command_line(cls, config: BaseModel, base_dir: Path | None = None) -> str | None:
         """The program this node would start on the user's machine (``tool.mcp`` over stdio), or None.
-        A flow file names it, so it runs only once the user approved that exact command line."""
+        A flow file names it, so it runs only once the user approved that exact command line (which
+        names the resolved program and the absolute folder it runs in)."""
         return None
 
     @classmethod
@@ -210,6 +212,18 @@ class Node(Generic[ConfigT]):
         """``(field, path, kind)`` for every non-empty config field that names something on disk to read, so
         that ``validate`` judges it before a run (:mod:`flowbuilder.pathguard`); ``run`` checks again."""
         return []
+
+    @classmethod
+    def destinations(cls, config: BaseModel) -> list[Destination]:
+        """The servers this node sends requests to, as its config names them (checked by
+        :mod:`flowbuilder.egress` before anything is sent). By default: the config's endpoint fields
+        (``base_url``, ``host``, ``url`` ...), for the provider of the node's credential slot."""
+        provider = cls.credential_slots[0].provider if cls.credential_slots else cls.type_name.split(".")[-1]
+        return [
+            Destination(name, value, provider, provider in LOCAL_PROVIDERS)
+            for name in ENDPOINT_FIELDS
+            if isinstance(value := getattr(config, name, None), str) and value.strip()
+        ]
 
     @classmethod
     def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:

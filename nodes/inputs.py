@@ -12,6 +12,7 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.pathguard import PathKind
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
+from flowbuilder.terminal import excerpt
 
 
 class FileInputConfig(BaseModel):
@@ -40,7 +41,11 @@ class FileInput(Node[FileInputConfig]):
         if not chosen:
             raise NodeError(f"no file given: run with --input {ctx.node_id}=PATH or set the node's path")
         path = ctx.resolve_path(chosen)
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL byte
+            raise NodeError(f"{excerpt(path, 120)}: not a usable file name ({exc.__class__.__name__})") from None
+        if not found:
             raise NodeError(f"{path}: no such file; give an existing file with --input {ctx.node_id}=PATH")
         return {"path": str(path)}
 

@@ -20,11 +20,13 @@ from typing import Any, Literal, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
+from flowbuilder.terminal import excerpt, quote_argv
 
 T = TypeVar("T")
 _TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
@@ -67,6 +69,27 @@ class McpToolConfig(BaseModel):
         json_schema_extra={"advanced": True},
     )
     timeout: float = Field(60.0, gt=0, description="Seconds to wait for the server per call.")
+
+
+def resolve_command(config: McpToolConfig, base_dir: Path | None) -> tuple[str, Path]:
+    """``(program, folder)`` a stdio server starts as: the folder made absolute (``cwd`` against the flow's
+    folder; empty = the flow's folder) and the command resolved to the absolute program it names (a path
+    against that folder, a bare name through PATH; a name not found is left as it is)."""
+    import os
+    import shutil
+
+    from flowbuilder.paths import resolve_path
+
+    base = (base_dir or Path.cwd()).absolute()
+    try:
+        folder = resolve_path(config.cwd, base).absolute() if config.cwd else base
+    except (NodeError, OSError, RuntimeError, ValueError):  # an unusable folder: the start fails, clearly
+        folder = base / config.cwd
+    command = config.command.strip()
+    if os.sep in command or (os.altsep and os.altsep in command):
+        return os.path.abspath(folder / os.path.expanduser(command)), folder
+    found = shutil.which(command)
+    return (os.path.abspath(found) if found else command), folder
 
 
 def run_async(make: Callable[[], Awaitable[T]]) -> T:
@@ -138,10 +161,8 @@ class McpConnection:
             env = {**get_default_environment(), **c.env}
             if self._token and c.token_env:
                 env[c.token_env] = self._token
-            cwd = Path(c.cwd) if c.cwd else None
-            if cwd is not None and not cwd.is_absolute() and self.base_dir is not None:
-                cwd = self.base_dir / cwd
-            params = StdioServerParameters(command=c.command, args=list(c.args), env=env, cwd=cwd)
+            program, cwd = resolve_command(c, self.base_dir)  # exactly what the approval names
+            params = StdioServerParameters(command=program, args=list(c.args), env=env, cwd=cwd)
             async with stdio_client(params, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 yield session
@@ -172,7 +193,8 @@ class McpConnection:
             cause = _root_cause(exc)
             raise ProviderError(
                 "MCP",
-                f"cannot talk to the MCP server {self.label!r}: {type(cause).__name__}: {redact(str(cause))[:300]}. "
+                f"cannot talk to the MCP server {excerpt(self.label, 120)!r}: {type(cause).__name__}: "
+                f"{excerpt(redact(str(cause)), 200)}. "
                 "Check the command/URL and that the server is running.",
             ) from None
 
@@ -231,14 +253,22 @@ class McpToolNode(Node[McpToolConfig]):
     cacheable = False  # the server's tool list can change between runs
 
     @classmethod
-    def command_line(cls, config: BaseModel) -> str | None:
+    def command_line(cls, config: BaseModel, base_dir: Path | None = None) -> str | None:
         assert isinstance(config, McpToolConfig)
         if config.transport != "stdio" or not config.command.strip():
             return None
-        # The environment and folder change what a program does, so an approval covers them too.
+        # The environment, the program the name resolves to and the folder change what runs, so an
+        # approval covers them all: `bash run.sh` approved in one folder is not `bash run.sh` in another.
+        program, folder = resolve_command(config, base_dir)
         env = [f"{key}={value}" for key, value in sorted(config.env.items())]
-        line = " ".join([*env, config.command, *config.args])
-        return f"{line} (in {config.cwd})" if config.cwd else line
+        return f"{quote_argv([*env, program, *config.args])} (in {folder})"
+
+    @classmethod
+    def destinations(cls, config: BaseModel) -> list[Destination]:
+        assert isinstance(config, McpToolConfig)
+        if config.transport != "http" or not config.url.strip():
+            return []
+        return [Destination("url", config.url, "mcp", always_ask=True)]
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config

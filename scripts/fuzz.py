@@ -1,9 +1,11 @@
-"""Fuzz every reader of flow files and print the counts.
+"""Fuzz every reader of flow files, and every node type's Config fields, and print the counts.
 
-    python scripts/fuzz.py [--count 10000] [--seed 0] [--show 5]
+    python scripts/fuzz.py [--count 10000] [--seed 0] [--show 5]              # mutated flow files
+    python scripts/fuzz.py --schema [--count 10000] [--seed 0] [--show 5]     # field values per node type
 
-Exit 1 when any traceback, hang or leak was found. The harness lives in tests/security/fuzz_harness.py
-(the test suite runs a short campaign of the same code).
+Exit 1 when any traceback, node crash, hang, leak or egress was found. The harnesses live in
+tests/security/fuzz_harness.py and tests/security/schema_fuzz.py (the test suite runs short campaigns of
+the same code).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "security"))
 
-from fuzz_harness import campaign
+import fuzz_harness
+import schema_fuzz
 
 
 def main() -> int:
@@ -24,10 +27,14 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=5, help="how many failures to print in full")
+    parser.add_argument(
+        "--schema", action="store_true", help="fuzz node Config fields (validate, run, export, builder)"
+    )
     args = parser.parse_args()
-    logging.disable(logging.CRITICAL)
+    logging.disable(logging.WARNING)  # the schema campaign listens to the executor's debug records itself
     with tempfile.TemporaryDirectory() as tmp:
-        result = campaign(args.count, Path(tmp), args.seed)
+        harness = schema_fuzz if args.schema else fuzz_harness
+        result = harness.campaign(args.count, Path(tmp), args.seed)
     print(result.table())
     by_step = {}
     for _, outcome, _ in result.failures:
@@ -35,8 +42,9 @@ def main() -> int:
         by_step[(outcome.kind, outcome.step, outcome.detail.split("\n")[0][:120])] += 1
     for (kind, step, detail), n in sorted(by_step.items(), key=lambda kv: -kv[1]):
         print(f"{n:>6}  {kind:<9} {step:<15} {detail}")
-    for label, outcome, _ in result.failures[: args.show]:
-        print(f"\n--- {label}: {outcome.kind} in {outcome.step}\n{outcome.detail}")
+    for label, outcome, case in result.failures[: args.show]:
+        shown = case if args.schema else ""
+        print(f"\n--- {label}: {outcome.kind} in {outcome.step} {shown}\n{outcome.detail}")
     return 1 if result.failures else 0
 
 

@@ -15,6 +15,7 @@ from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES
 from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import RunEvent
+from flowbuilder.terminal import write_control
 
 EPILOG = """\
 Only the ingestion and retrieval part of each flow runs: the flow runs up to its vector store node(s),
@@ -100,7 +101,8 @@ class _Progress:
             done, total = event.data.get("done", 0), event.data.get("total", 0)
             stores = str(self._types.get(event.node_id or "", "")).startswith("vectorstore.")
             what = event.data.get("message") or ("embedding" if stores else "working")
-            sys.stderr.write(f"\r  [{label}] {event.node_id}: {what} {done}/{total}   ")
+            write_control(sys.stderr, "\r")
+            sys.stderr.write(f"  [{label}] {event.node_id}: {what} {done}/{total}   ")
             self._open = True
         elif event.kind in ("node_started", "node_cached", "node_failed"):
             self._close()

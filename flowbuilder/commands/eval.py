@@ -31,6 +31,7 @@ from flowbuilder.evaluation.answers import (
 from flowbuilder.evaluation.questions import Question, load_questions
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow
+from flowbuilder.terminal import write_control
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ def handle(args: argparse.Namespace) -> int:
 
     def progress(done: int, total: int, result: AnswerResult) -> None:
         if not args.quiet:
-            sys.stderr.write(f"\r  question {done}/{total}: {result.question.id} {result.verdict}        ")
+            write_control(sys.stderr, "\r")
+            sys.stderr.write(f"  question {done}/{total}: {result.question.id} {result.verdict}        ")
             if done == total:
                 sys.stderr.write("\n")
             sys.stderr.flush()

@@ -14,6 +14,7 @@ from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, score_meaning, to_jsonable
+from flowbuilder.terminal import write_control
 
 
 def register(subparsers: Any) -> None:
@@ -50,7 +51,8 @@ class _Progress:
         if event.kind == "progress":
             done, total = event.data.get("done", 0), event.data.get("total", 0)
             message = event.data.get("message") or "working"
-            sys.stderr.write(f"\r  {event.node_id}: {message} {done}/{total}   ")
+            write_control(sys.stderr, "\r")
+            sys.stderr.write(f"  {event.node_id}: {message} {done}/{total}   ")
             self._open_line = True
         elif event.kind == "token":
             sys.stderr.write(str(event.data.get("text", "")))

@@ -12,6 +12,7 @@ never copied into the tables; ``tests/formats/test_adapter_tables.py`` checks ev
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -287,17 +288,20 @@ def get_path(source: Mapping[str, Any], path: str) -> tuple[bool, Any]:
 
 
 def to_int(value: Any) -> int | None:
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return None
+    """``value`` as an int; None when it is no finite number (``"inf"``, ``"nan"``, ``1e999``, ``"x"``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    number = to_float(value)
+    return int(number) if number is not None else None
 
 
 def to_float(value: Any) -> float | None:
+    """``value`` as a finite float, else None (a file's ``"inf"`` or ``NaN`` is no setting)."""
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if math.isfinite(number) else None
 
 
 def positive_int(value: Any) -> int | None:

@@ -77,7 +77,7 @@ def convert_data(
         flow = importer.run()
     except FlowbuilderError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as exc:
         # A structure no real export has (a list where an object belongs...): one line, no traceback.
         raise FlowFileError(origin, f"malformed {kind} export ({type(exc).__name__}: {exc})") from None
     if local:
@@ -158,7 +158,7 @@ def export_flow(flow: Flow, to: str, *, lossy: bool = True) -> tuple[dict[str, A
         data, warnings = exporters[to](clean)
     except FlowbuilderError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as exc:
         # Data no Flowbuilder build writes (hand-edited meta, a mangled kept original): one line, no traceback.
         raise FlowFileError(flow.name or "<flow>", f"cannot be exported to {to}: malformed data ({exc!r})") from None
     lost = [w for w in warnings if "left out" in w]

@@ -25,7 +25,6 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
 from flowbuilder.formats.adapters import (
     Adapter,
     credential_slot,
-    node_class,
     read_params,
     to_float,
 )
@@ -33,6 +32,7 @@ from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, REPL
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import is_secret_field, is_secret_value, secret_reason
+from flowbuilder.terminal import quote_argv
 
 # Fields that only steer LangFlow's UI or server and mean nothing to a Flowbuilder run.
 _SILENT_FIELDS = {
@@ -470,12 +470,15 @@ class LangflowImporter:
                 config["token_env"] = secret[0]
         if not config:
             return None
-        cls = node_class("tool.mcp")
-        line = cls.command_line(cls.Config(**config)) if cls is not None else None
-        if line:  # the exact text the approval must match
+        line = None
+        if config.get("transport") == "stdio":  # validate prints the line to approve, with program and folder
+            assignments = [f"{key}={value}" for key, value in sorted(config.get("env", {}).items())]
+            line = quote_argv([*assignments, config["command"], *config["args"]])
+        if line:
             self.report.warnings.append(
                 f"{node_id}: MCP server {name!r} starts the program `{line}` on your machine; it never runs until "
-                "you approve that exact command (flowbuilder validate prints it; then pass --allow-command)"
+                "you approve it (flowbuilder validate prints the exact line with program and folder; then pass "
+                "--allow-command)"
             )
         self.report.warnings.append(
             f"{node_id}: all tools of MCP server {name!r} are given to the agent (LangFlow's per-tool choices "

@@ -80,11 +80,12 @@ def _seconds(ms: Any) -> float | None:
 
 
 def _ms(seconds: Any) -> int | None:
-    return int(float(seconds) * 1000) if seconds else None
+    value = to_float(seconds)
+    return to_int(value * 1000) if value else None  # 1e308 s is no number of milliseconds: left out
 
 
 def _max_tokens(value: Any) -> int:
-    return int(value) if value else -1  # n8n's "no limit"
+    return to_int(value) or -1  # n8n's "no limit"
 
 
 def _chat_params(model_default: str, resource: bool = False) -> tuple[Param, ...]:

@@ -10,7 +10,6 @@ The whole app sits behind :class:`flowbuilder.netguard.NetGuard` (Host/Origin ch
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 
@@ -19,7 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from flowbuilder.bodylimit import BodyLimit
-from flowbuilder.errors import FlowbuilderError, ServeError
+from flowbuilder.errors import FlowbuilderError, FlowFileError, ServeError
+from flowbuilder.formats.limits import parse_untrusted_json
 from flowbuilder.netguard import NetGuard, check_bind
 from flowbuilder.secrets import mask_secrets, mask_secrets_obj
 from flowbuilder.serving.mcp_server import build_mcp_server
@@ -59,10 +59,12 @@ def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str 
 
     @server.custom_route("/ask", methods=["POST"])
     async def ask(request: Request) -> Response:
+        raw = (await request.body() or b"{}").decode("utf-8", errors="replace")
         try:
-            body = json.loads(await request.body() or b"{}")
-        except ValueError:
-            return _error(400, 'the body must be JSON: {"question": "..."}')
+            # the flow files' reader and its limits: depth, sizes, NaN (a 200k-deep body is refused, not a 500)
+            body = parse_untrusted_json(raw, "the request body")
+        except FlowFileError as exc:
+            return _error(400, f'{exc}; send JSON like {{"question": "..."}}')
         question = body.get("question") if isinstance(body, dict) else None
         if not isinstance(question, str):
             return _error(400, 'the body must be JSON: {"question": "..."}')

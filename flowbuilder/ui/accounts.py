@@ -109,6 +109,11 @@ def issue_text(session: EditorSession, issue: ValidationIssue) -> str:
         if account is not None:
             return f"No {provider_name(account.provider)} key bound (account “{account.name}”)."
     endpoint = endpoint_approval(issue)
+    if endpoint is not None and issue.code == "untrusted-endpoint":
+        return (
+            f"Would send this node's requests (and the text in them) to {endpoint[2]}, a server the flow file "
+            "chose. Approve it only if you trust that server, or change the node's server address."
+        )
     if endpoint is not None:
         provider, name, origin = endpoint
         return (
@@ -132,10 +137,14 @@ def issue_text(session: EditorSession, issue: ValidationIssue) -> str:
     return issue.message
 
 
+ENDPOINT_CODES = ("unsafe-credential", "untrusted-endpoint")
+"""Issues an approval of a server lifts: a key, or a keyless node's requests, going to a server the flow chose."""
+
+
 def endpoint_approval(issue: ValidationIssue) -> tuple[str, str, str] | None:
     """``(provider, account, origin)`` when the issue is a key that would go to a non-provider server."""
     detail = issue.detail
-    if issue.code == "unsafe-credential" and {"provider", "account", "origin"} <= detail.keys():
+    if issue.code in ENDPOINT_CODES and {"provider", "account", "origin"} <= detail.keys():
         return detail["provider"], detail["account"], detail["origin"]
     return None
 
@@ -160,7 +169,10 @@ def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: 
         return
     with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-approve-dialog"):
         ui.label("Approve?").classes("text-h6")
-        if endpoint is not None:
+        if endpoint is not None and issue.code == "untrusted-endpoint":
+            question = f"Let this flow send requests to {endpoint[2]}?"
+            risk = f"Whoever runs {endpoint[2]} sees what the node sends (documents, questions) and answers it."
+        elif endpoint is not None:
             provider, name, origin = endpoint
             question = f"Let this flow send your {provider_name(provider)} key (account “{name}”) to {origin}?"
             risk = f"Whoever runs {origin} can read and use that key."

@@ -43,6 +43,9 @@ class EditorSession:
     # (provider, credential name) -> key typed in the UI; bound to every node slot using that account
     account_keys: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        self.state.folder = lambda: self.base_dir
+
     @classmethod
     def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
         state = EditorState(flow, config.registry)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,8 @@ class EditorState:
         self._merge_key: object = None
         self.clipboard: str | None = None
         self.dirty = False
+        self.folder: Callable[[], Path | None] = lambda: None
+        """The flow file's folder (set by the session): relative paths and command approvals depend on it."""
 
     # ------------------------------------------------------------------ history
     def load(self, flow: Flow) -> None:
@@ -347,7 +349,8 @@ class EditorState:
     # ------------------------------------------------------------------ checks
     def issues(self, resolver: CredentialResolver | None = None, base_dir: Path | None = None) -> list[ValidationIssue]:
         """Every issue; ``base_dir`` is the flow's folder (which files it may read; its relative paths)."""
-        return analyze(self.flow, self.registry, resolver, base_dir=base_dir).issues
+        folder = base_dir if base_dir is not None else self.folder()
+        return analyze(self.flow, self.registry, resolver, base_dir=folder).issues
 
     def issues_by_node(
         self, resolver: CredentialResolver | None = None, base_dir: Path | None = None

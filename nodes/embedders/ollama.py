@@ -16,7 +16,9 @@ from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
+from flowbuilder.terminal import excerpt
 from nodes.embedders.remote import RemoteEmbedder
+from nodes.ollama_client import API_KEY_SLOT, make_client
 
 PROVIDER = "ollama"
 KNOWN_DIMENSIONS = {
@@ -46,6 +48,7 @@ class OllamaEmbedder(RemoteEmbedder):
         batch_size: int = 32,
         timeout: float = 60,
         cache_dir: Path | None = None,
+        api_key: str | None = None,
     ) -> None:
         super().__init__(
             model=model,
@@ -58,11 +61,10 @@ class OllamaEmbedder(RemoteEmbedder):
         )
         self.document_prefix = document_prefix
         self.query_prefix = query_prefix
+        self._api_key = api_key
 
     def _make_client(self) -> Any:
-        import ollama
-
-        return ollama.Client(host=self.base_url, timeout=self.timeout)
+        return make_client(self.base_url, self.timeout, self._api_key)
 
     def _request(self, texts: list[str]) -> list[list[float]]:
         response = self._get_client().embed(model=self.model, input=texts)
@@ -97,7 +99,7 @@ class OllamaEmbedder(RemoteEmbedder):
                 return ProviderError(
                     PROVIDER, f"{where} is rate limiting (429): wait and run again, or lower batch_size."
                 )
-            return ProviderError(PROVIDER, f"{where} answered {status}: {exc.error}")
+            return ProviderError(PROVIDER, f"{where} answered {status}: {excerpt(exc.error, 200)}")
         if isinstance(exc, httpx.TimeoutException | TimeoutError):
             return self._timeout_error()
         if isinstance(exc, ConnectionError | httpx.TransportError):
@@ -105,7 +107,7 @@ class OllamaEmbedder(RemoteEmbedder):
                 PROVIDER,
                 f"Ollama is not reachable at {where}: start it with `ollama serve`, or use the local embedder.",
             )
-        return ProviderError(PROVIDER, f"embedding at {where} failed: {type(exc).__name__}: {exc}")
+        return ProviderError(PROVIDER, f"embedding at {where} failed: {type(exc).__name__}: {excerpt(exc, 200)}")
 
 
 class OllamaEmbedderConfig(BaseModel):
@@ -130,6 +132,7 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig]):
     category = "Embedders"
     Config = OllamaEmbedderConfig
     outputs = (Port("embedder", PortType.EMBEDDER),)
+    credential_slots = (API_KEY_SLOT,)
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         c = self.config
@@ -141,6 +144,7 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig]):
             batch_size=c.batch_size,
             timeout=c.timeout,
             cache_dir=ctx.data_dir if c.cache else None,
+            api_key=ctx.secret("api_key") if ctx.has_secret("api_key") else None,
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

@@ -12,6 +12,7 @@ from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
+from flowbuilder.terminal import excerpt
 from nodes.embedders.remote import RemoteEmbedder
 
 PROVIDER = "openai"
@@ -102,7 +103,7 @@ def _safe_message(exc: Any, secret: str) -> str:
     body = getattr(exc, "body", None)
     message = body.get("message") if isinstance(body, dict) else None
     text = str(message or getattr(exc, "message", "") or type(exc).__name__)
-    return text.replace(secret, "***") if secret else text
+    return excerpt(text.replace(secret, "***") if secret else text, 200)
 
 
 class OpenAIEmbedderConfig(BaseModel):

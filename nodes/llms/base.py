@@ -24,6 +24,7 @@ from flowbuilder.errors import FlowbuilderError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.services import ChatModel, Tool
+from flowbuilder.terminal import excerpt
 
 TokenCallback = Callable[[str], None]
 
@@ -132,10 +133,10 @@ def to_ollama_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
 
 
 def scrub(text: str, secret: str | None) -> str:
-    """A provider's error text without the key (some echo part of it back)."""
+    """A provider's error text without the key (some echo part of it back): a short, escaped excerpt."""
     if secret:
         text = text.replace(secret, "***")
-    return text[:300]
+    return excerpt(text, 200)
 
 
 class BaseChatModel:

@@ -7,7 +7,6 @@ from typing import Any
 
 from pydantic import Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
@@ -21,6 +20,7 @@ from nodes.llms.base import (
     scrub,
     to_ollama_messages,
 )
+from nodes.ollama_client import API_KEY_SLOT, make_client
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 PROVIDER = "Ollama"
@@ -51,10 +51,7 @@ class OllamaChatModel(BaseChatModel):
         self._call_count = 0
 
     def _make_client(self) -> Any:
-        import ollama
-
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
-        return ollama.Client(host=self.host, timeout=self.timeout, headers=headers)
+        return make_client(self.host, self.timeout, self._api_key)
 
     def _request(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]]) -> dict[str, Any]:
         self.last_request = to_ollama_messages(messages)
@@ -164,9 +161,7 @@ class OllamaChat(ChatModelNode):
 
     type_name = "llm.ollama"
     Config = OllamaChatConfig
-    credential_slots = (
-        CredentialSlot("api_key", "ollama", required=False, description="Only for Ollama servers behind a key."),
-    )
+    credential_slots = (API_KEY_SLOT,)
 
     def build_model(self, ctx: RunContext) -> OllamaChatModel:
         config = self.config

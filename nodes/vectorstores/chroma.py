@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Document
+from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.pathguard import PathKind
@@ -151,6 +152,8 @@ def persist_lock(path: Path) -> Iterator[None]:
     store take turns; without it, both create Chroma's tables at once and one fails ("table already exists")."""
     from filelock import FileLock, Timeout
 
+    if path.exists() and not path.is_dir():
+        raise NodeError(f"{path} is a file; the persist directory must be a folder (or empty for the default)")
     path.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(path / LOCK_NAME), timeout=_LOCK_TIMEOUT_S)
     try:
@@ -275,6 +278,19 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
             if config.server_host or not config.persist_directory.strip()
             else [("persist_directory", config.persist_directory, "store")]
         )
+
+    @classmethod
+    def destinations(cls, config: BaseModel) -> list[Destination]:
+        assert isinstance(config, ChromaConfig)
+        host = config.server_host.strip()
+        if not host:
+            return []
+        bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        if any(ch in bare for ch in "/@?#[]") or (":" in bare and not host.startswith("[")):
+            raise ValueError(
+                f"'server_host' takes a host name such as 127.0.0.1 (the port is 'server_port'), not {host[:80]!r}"
+            )
+        return [Destination("server_host", f"http://{host}:{config.server_port}", "chroma", local=True)]
 
     @classmethod
     def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:

@@ -71,22 +71,43 @@ class _Endpoint:
     [
         ("", True),
         ("https://api.openai.com/v1", True),
-        ("http://127.0.0.1:9999/v1", True),
-        ("http://localhost:8000", True),
-        ("http://[::1]:8000", True),
+        # a cloud key goes to this machine only once approved: another user's server may listen there
+        ("http://127.0.0.1:9999/v1", False),
+        ("http://localhost:8000", False),
+        ("http://[::1]:8000", False),
+        ("http://api.openai.com/v1", False),  # not over https: the key would travel in clear
         ("https://evil.example/v1", False),
         ("https://api.openai.com.evil.example/v1", False),
         ("http://10.0.0.5:8000", False),
+        ("http://x:99999", False),
+        ("http://[::1", False),
     ],
 )
-def test_a_key_goes_only_to_its_provider_or_this_machine(tmp_path, url, allowed) -> None:
+def test_a_key_goes_only_to_its_provider(tmp_path, url, allowed) -> None:
     r = resolver(tmp_path, environ={"OPENAI_API_KEY": "sk-env-value-123456789012"})
     problem = r.endpoint_problem(SLOT, None, _Endpoint(url))
     assert (problem is None) is allowed
     if not allowed:
-        assert "--allow-endpoint openai/default=" in problem
-        with pytest.raises(CredentialError, match="not openai's service"):
+        assert "--allow-endpoint openai/default=" in problem or "not a valid URL" in problem
+        with pytest.raises(CredentialError, match=r"not openai.s service|not a valid URL"):
             r.resolve_for("llm", SLOT, None, _Endpoint(url))
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://127.0.0.1:11434", True),
+        ("http://localhost:11434", True),
+        ("http://[::1]:11434", True),
+        ("http://sneaky.localhost:11434", False),  # not resolved to loopback by this machine
+        ("http://attacker.example:11434", False),
+        ("https://ollama.com", True),
+    ],
+)
+def test_an_ollama_key_goes_to_this_machine_or_ollama_com(tmp_path, url, allowed) -> None:
+    r = resolver(tmp_path, environ={"OLLAMA_API_KEY": "ollama-env-key-1234567890"})
+    problem = r.endpoint_problem(CredentialSlot("api_key", "ollama", required=False), None, _Endpoint(url))
+    assert (problem is None) is allowed
 
 
 def test_an_approved_endpoint_gets_the_key(tmp_path) -> None:

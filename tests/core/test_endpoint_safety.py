@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -59,19 +60,53 @@ def mcp_flow(tmp_path: Path, **config: object) -> Path:
     return path
 
 
+def approval_line(out: str) -> str:
+    """The exact command line validate asks the user to approve."""
+    return out.split("it would start the program `", 1)[1].split("` on this machine", 1)[0]
+
+
 def test_a_flow_cannot_start_a_program_until_the_user_approves_it(tmp_path: Path, capsys) -> None:
     marker = tmp_path / "pwned"
     path = mcp_flow(tmp_path, command="touch", args=[str(marker)])
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "untrusted-command" in out and f"touch {marker}" in out
+    touch = shutil.which("touch")
+    assert "untrusted-command" in out and f"{touch} {marker} (in {tmp_path})" in out
     assert main(["run", str(path)]) == 1
     assert not marker.exists()  # refused before anything was started
-    command = f"touch {marker}"
-    assert main(["validate", str(path), "--allow-command", command]) == 0
+    assert main(["validate", str(path), "--allow-command", f"touch {marker}"]) == 1  # the bare line is not it
+    capsys.readouterr()
+    assert main(["validate", str(path), "--allow-command", approval_line(out)]) == 0
 
 
 def test_an_approval_covers_the_environment_too(tmp_path: Path, capsys) -> None:
     path = mcp_flow(tmp_path, command="npx", args=["server"], env={"LD_PRELOAD": "/tmp/evil.so"})
     assert main(["validate", str(path), "--allow-command", "npx server"]) == 1
-    assert "LD_PRELOAD=/tmp/evil.so npx server" in capsys.readouterr().out
+    assert "LD_PRELOAD=/tmp/evil.so " in capsys.readouterr().out
+
+
+def test_an_approval_binds_the_folder_and_the_program(tmp_path: Path, capsys) -> None:
+    """`bash run.sh (in .)` approved next to one flow does not run another run.sh next to another flow."""
+    trusted, other = tmp_path / "trusted", tmp_path / "other"
+    for folder in (trusted, other):
+        folder.mkdir()
+        (folder / "run.sh").write_text("touch pwned\n")
+    first = mcp_flow(trusted, command="bash", args=["run.sh"], cwd=".")
+    assert main(["validate", str(first)]) == 1
+    line = approval_line(capsys.readouterr().out)
+    assert line == f"{shutil.which('bash')} run.sh (in {trusted})"
+    assert main(["validate", str(first), "--allow-command", line]) == 0
+    second = mcp_flow(other, command="bash", args=["run.sh"], cwd=".")
+    assert main(["run", str(second), "--allow-command", line]) == 1
+    assert "untrusted-command" in capsys.readouterr().err
+    assert not (other / "pwned").exists()
+    # a program given by path is bound to the file it names, not to its spelling
+    local = mcp_flow(other, command="./run.sh")
+    assert main(["validate", str(local), "--allow-command", "./run.sh"]) == 1
+    assert f"`{other / 'run.sh'} (in {other})`" in capsys.readouterr().out
+
+
+def test_argv_is_shown_quoted(tmp_path: Path, capsys) -> None:
+    path = mcp_flow(tmp_path, command="bash", args=["-c", "touch /tmp/x"])
+    assert main(["validate", str(path)]) == 1
+    assert f"`{shutil.which('bash')} -c 'touch /tmp/x' (in {tmp_path})`" in capsys.readouterr().out

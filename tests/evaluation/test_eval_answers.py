@@ -22,9 +22,15 @@ from tests.fakes.llm_server import FakeLLMServer, Reply, running_server
 KEY = "sk-eval-SECRET-123456"
 
 
+_FAKE_URL: list[str] = []
+"""The running fake's address: a cloud key goes to this machine only once approved, as a user would."""
+
+
 @pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
-    yield from running_server(embedding_dim=8)
+    for fake in running_server(embedding_dim=8):
+        _FAKE_URL[:] = [fake.url]
+        yield fake
 
 
 @pytest.fixture
@@ -33,7 +39,7 @@ def corpus(tmp_path: Path, server: FakeLLMServer) -> tuple[Path, Path]:
 
 
 def _eval(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["eval", *args, "--cred", f"openai={KEY}", "--quiet"])
+    code = main(["eval", *args, "--cred", f"openai={KEY}", "--allow-endpoint", f"openai={_FAKE_URL[0]}", "--quiet"])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -103,3 +103,12 @@ class LoopbackServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+
+CLOUD_PROVIDERS = ("openai", "groq", "mistral", "cohere", "pinecone", "qdrant", "mcp")
+
+
+def approvals(*urls: str) -> list[tuple[str, str]]:
+    """What a user passes as ``--allow-endpoint`` to send keys to a fake on this machine (every provider):
+    a cloud provider's key goes to loopback only once approved."""
+    return [(provider, url) for url in urls for provider in CLOUD_PROVIDERS]

@@ -13,6 +13,7 @@ from flowbuilder.credentials import CredentialRef, CredentialResolver, Credentia
 from flowbuilder.examples import AGENT_FLOW, example_flow, flows_dir
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
+from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, running_server
 
 KEY = "sk-agentflow-0123456789abcdefghij"
@@ -31,7 +32,12 @@ def test_agent_flow_calls_the_retriever_tool_and_answers(server: FakeLLMServer, 
     model.credentials = {"api_key": CredentialRef(provider="openai", name="OPENAI_API_KEY")}
     server.reply_tool_call("search_test_cases", {"query": "email with consecutive dots"})
     server.reply("INVALID-011 covers consecutive dots in the email.")
-    resolver = CredentialResolver(explicit={"api_key": KEY}, store=CredentialStore(tmp_path / "c.json"), environ={})
+    resolver = CredentialResolver(
+        explicit={"api_key": KEY},
+        store=CredentialStore(tmp_path / "c.json"),
+        environ={},
+        approved=approvals(server.url),
+    )
     events: list[RunEvent] = []
 
     run = Executor(resolver=resolver).run(

@@ -82,7 +82,8 @@ def test_n8n_local_swaps_stores_for_chroma_with_the_same_collection_and_validate
     assert flow.node("default-data-loader").disabled
     assert "extract-from-file.records->policies-store.documents" in edges
     codes = sorted((i.code, i.node_id) for i in analyze(flow, resolver=resolver).issues)
-    assert codes == [("unsupported-node", "post-to-slack")]  # an API call has no offline equivalent
+    # an API call has no offline equivalent; the MCP server the file names (even on this machine) needs approval
+    assert codes == [("unsupported-node", "post-to-slack"), ("untrusted-endpoint", "mcp-client")]
 
 
 def test_n8n_question_and_answer_chain_becomes_prompt_retriever_and_model() -> None:

@@ -22,6 +22,7 @@ from nodes.agent import AgentConfig, ToolAgent, WindowMemory, WindowMemoryConfig
 from nodes.llms.groq import GroqChat, GroqChatConfig
 from nodes.llms.ollama import OllamaChat, OllamaChatConfig
 from nodes.llms.openai import OpenAIChat, OpenAIChatConfig
+from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, Reply, ToolCall, free_port, running_server
 
 KEY = "sk-agent-test"
@@ -231,7 +232,9 @@ def test_agent_flow_in_the_executor_remembers_across_runs(server: FakeLLMServer,
             Edge(source="agent", source_port="answer", target="out", target_port="message"),
         ],
     )
-    resolver = CredentialResolver({"api_key": KEY}, store=CredentialStore(tmp_path / "c.json"), environ={})
+    resolver = CredentialResolver(
+        {"api_key": KEY}, store=CredentialStore(tmp_path / "c.json"), environ={}, approved=approvals(server.url)
+    )
     executor = Executor(registry=registry, resolver=resolver, data_dir=tmp_path)
 
     server.reply_tool_call("search_documents", {"query": "signup"})

@@ -140,7 +140,9 @@ def help_flow(tmp_path: Path, when_unreachable: str) -> tuple[Any, Path]:
 
 def test_unreachable_llm_answers_extractively_with_a_warning(tmp_path: Path) -> None:
     flow, _ = help_flow(tmp_path, "extractive")
-    run = Executor(data_dir=tmp_path).run(flow, inputs="How many backup codes do I get with 2FA?", base_dir=tmp_path)
+    run = Executor(data_dir=tmp_path / "fbdata").run(
+        flow, inputs="How many backup codes do I get with 2FA?", base_dir=tmp_path
+    )
 
     llm = run.results["llm"]
     assert llm.status == "warning" and "answered extractively" in llm.warning and "Ollama" in llm.warning
@@ -151,14 +153,16 @@ def test_unreachable_llm_answers_extractively_with_a_warning(tmp_path: Path) -> 
 
 def test_unreachable_llm_fails_by_default(tmp_path: Path) -> None:
     flow, _ = help_flow(tmp_path, "error")
-    run = Executor(data_dir=tmp_path).run(flow, inputs="How many backup codes do I get with 2FA?", base_dir=tmp_path)
+    run = Executor(data_dir=tmp_path / "fbdata").run(
+        flow, inputs="How many backup codes do I get with 2FA?", base_dir=tmp_path
+    )
     assert run.results["llm"].status == "failed" and "answer" not in run.results["answer"].outputs
 
 
 def test_eval_scores_extractive_answers_offline(tmp_path: Path) -> None:
     flow, questions = help_flow(tmp_path, "extractive")
     evaluation = evaluate_answers(
-        flow, load_questions(questions), base_dir=tmp_path, executor=Executor(data_dir=tmp_path)
+        flow, load_questions(questions), base_dir=tmp_path, executor=Executor(data_dir=tmp_path / "fbdata")
     )
 
     metrics = evaluation.metrics

@@ -24,6 +24,7 @@ from nodes.llms.base import ChatModelNode, LLMConfig
 from nodes.llms.groq import GroqChat, GroqChatConfig, groq_base_url
 from nodes.llms.ollama import OllamaChat, OllamaChatConfig
 from nodes.llms.openai import OpenAIChat, OpenAIChatConfig
+from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
 
 KEY = "sk-test-SECRET-0123456789"
@@ -185,7 +186,9 @@ def test_executor_run_streams_tokens_and_keeps_the_key_out_of_events(server: Fak
             Edge(source="llm", source_port="answer", target="out", target_port="message"),
         ],
     )
-    resolver = CredentialResolver({"api_key": KEY}, store=CredentialStore(tmp_path / "creds.json"), environ={})
+    resolver = CredentialResolver(
+        {"api_key": KEY}, store=CredentialStore(tmp_path / "creds.json"), environ={}, approved=approvals(server.url)
+    )
     events: list[RunEvent] = []
     run = Executor(resolver=resolver, data_dir=tmp_path).run(flow, inputs="Forgot password?", on_event=events.append)
 
@@ -336,7 +339,9 @@ def test_cancelling_while_streaming_stops_the_node(server: FakeLLMServer, tmp_pa
         ],
         edges=[Edge(source="in", source_port="message", target="llm", target_port="prompt")],
     )
-    resolver = CredentialResolver({"api_key": KEY}, store=CredentialStore(tmp_path / "creds.json"), environ={})
+    resolver = CredentialResolver(
+        {"api_key": KEY}, store=CredentialStore(tmp_path / "creds.json"), environ={}, approved=approvals(server.url)
+    )
     cancel = threading.Event()
     tokens: list[str] = []
 

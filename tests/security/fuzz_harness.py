@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from flowbuilder.errors import FlowbuilderError
 
@@ -45,15 +45,17 @@ class Outcome:
 @dataclass
 class Campaign:
     counts: Counter[str] = field(default_factory=Counter)
-    failures: list[tuple[str, Outcome, str]] = field(default_factory=list)
+    failures: list[tuple[str, Any, str]] = field(default_factory=list)
     seconds: float = 0.0
+    KINDS: ClassVar[tuple[str, ...]] = ("clean", "traceback", "hang", "leak")
+    UNIT: ClassVar[str] = "files"
 
     def table(self) -> str:
         total = sum(self.counts.values())
-        rows = [f"{'outcome':<10} {'files':>7}", f"{'-' * 10} {'-' * 7}"]
-        for kind in ("clean", "traceback", "hang", "leak"):
-            rows.append(f"{kind:<10} {self.counts.get(kind, 0):>7}")
-        rows.append(f"{'total':<10} {total:>7}   ({self.seconds:.1f} s)")
+        rows = [f"{'outcome':<11} {self.UNIT:>7}", f"{'-' * 11} {'-' * 7}"]
+        for kind in self.KINDS:
+            rows.append(f"{kind:<11} {self.counts.get(kind, 0):>7}")
+        rows.append(f"{'total':<11} {total:>7}   ({self.seconds:.1f} s)")
         return "\n".join(rows)
 
 

@@ -15,6 +15,7 @@ from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
 from nodes.mcp_tool import McpToolConfig, McpToolNode
+from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
 from tests.serve.conftest import QUESTION, Served, subprocess_env
 
@@ -95,7 +96,10 @@ def test_agent_calls_a_served_flow_through_tool_mcp(served: Served, llm: FakeLLM
     llm.reply_tool_call("search", {"query": QUESTION, "k": 3})
     llm.reply("INVALID-011 covers consecutive dots.")
     resolver = CredentialResolver(
-        explicit={"api_key": KEY, "mcp.token": served.token}, store=CredentialStore(tmp_path / "c.json"), environ={}
+        explicit={"api_key": KEY, "mcp.token": served.token},
+        store=CredentialStore(tmp_path / "c.json"),
+        environ={},
+        approved=approvals(llm.url, served.url),
     )
     events: list[RunEvent] = []
     run = Executor(resolver=resolver).run(flow, inputs=QUESTION, on_event=events.append)

@@ -9,7 +9,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from flowbuilder.errors import ServeError
-from flowbuilder.netguard import NetGuard, check_bind, is_loopback, split_host_header
+from flowbuilder.netguard import NetGuard, check_bind, is_loopback, resolves_to_loopback, split_host_header
 
 
 def _client(**guard: object) -> TestClient:
@@ -21,9 +21,14 @@ def _client(**guard: object) -> TestClient:
     return TestClient(app, base_url="http://127.0.0.1:8000")
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2", "app.localhost"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"])
 def test_loopback_names(host: str) -> None:
     assert is_loopback(host)
+
+
+def test_a_localhost_subdomain_counts_only_when_it_resolves_to_loopback() -> None:
+    # by its spelling alone it could be resolved by DNS to another machine
+    assert is_loopback("app.localhost") == resolves_to_loopback("app.localhost")
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5", "example.com", "::", ""])

@@ -4,6 +4,7 @@ issue says what is at stake in plain words, the button asks once, and the issue 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,7 +75,7 @@ async def test_approve_a_program_a_flow_would_start(user: User, builder: Callabl
         id="tools", type="tool.mcp", config={"transport": "stdio", "command": "touch", "args": [str(marker)]}
     )
     page = await open_builder(user, builder, flow_path=one_node_flow(tmp_path, node))
-    command = f"touch {marker}"
+    command = f"{shutil.which('touch')} {marker} (in {tmp_path})"  # the resolved program and the folder
     await user.should_see(f"Would start the program `{command}` on this computer")
     await user.should_not_see("--allow-command")
     assert "untrusted-command" in [i.code for i in page.state.issues(page.session.resolver)]
@@ -86,3 +87,20 @@ async def test_approve_a_program_a_flow_would_start(user: User, builder: Callabl
     assert "untrusted-command" not in [i.code for i in page.state.issues(page.session.resolver)]
     await user.should_not_see("Would start the program")
     assert not marker.exists()  # approving starts nothing; only a run would
+
+
+async def test_approve_a_server_a_keyless_node_would_call(
+    user: User, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    node = NodeSpec(id="emb", type="embedder.ollama", config={"base_url": "http://gpu-box.example:11434"})
+    page = await open_builder(user, builder, flow_path=one_node_flow(tmp_path, node))
+    wording = "Would send this node's requests (and the text in them) to http://gpu-box.example:11434"
+    await user.should_see(wording)
+    assert [i.code for i in page.state.issues(page.session.resolver)] == ["untrusted-endpoint"]
+    user.find(marker="overview-approve").click()
+    await user.should_see("Let this flow send requests to http://gpu-box.example:11434?")
+    user.find(marker="approve-confirm").click()
+    await user.should_see("Approved for this session.")
+    assert page.session.resolver.approved == {("ollama/default", "http://gpu-box.example:11434")}
+    assert page.state.issues(page.session.resolver) == []
+    await user.should_not_see(wording)

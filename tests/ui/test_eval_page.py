@@ -17,6 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 
 from flowbuilder.cli import main
+from flowbuilder.credentials import CredentialStore
 from flowbuilder.errors import FlowFileError
 from flowbuilder.ui.eval_page import chunk_marks, metric_rows, question_rows, rank_text, read_eval_json, result_hits
 from tests.evaluation.answer_flow import EXPECTED, script, write_corpus
@@ -137,7 +138,7 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     flow, questions = write_corpus(tmp_path / "help", server.openai_base_url, "evalpage-help")
     script(server)
     args = ["eval", str(flow), "--questions", str(questions), "--judge", "llm", "--json", "--quiet"]
-    code = main([*args, "--cred", f"openai={KEY}"])
+    code = main([*args, "--cred", f"openai={KEY}", "--allow-endpoint", f"openai={server.url}"])
     saved = tmp_path / "eval.json"
     saved.write_text(capsys.readouterr().out, encoding="utf-8")
     assert code == 0
@@ -206,6 +207,9 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
 ) -> None:
     monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the page's runs use the standard credential lookup
+    # and the credentials file's approvals: a cloud key goes to the fake on this machine once approved
+    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "credentials.json"))
+    CredentialStore().approve_endpoint("openai", "default", server.url)
     write_corpus(tmp_path / "workspace", server.openai_base_url, "evalpage-run")  # the page lists the workspace
     script(server)
     builder()
