@@ -112,6 +112,8 @@ class FlowGraph:
     issues: list[ValidationIssue] = field(default_factory=list)
     warnings: list[ValidationIssue] = field(default_factory=list)
     """Problems that do not block a run (an unconnected placeholder is skipped with a warning)."""
+    notes: list[str] = field(default_factory=list)
+    """Facts about the flow worth saying that are no problem (alternative inputs)."""
     implicit: list[ImplicitDependency] = field(default_factory=list)
     """Writer -> reader dependencies the order honours (those that would close a cycle are left out)."""
 
@@ -262,18 +264,17 @@ def analyze(
 
     # A placeholder blocks only when something is wired to it (it is on a path that runs); one left with
     # no connections is skipped with a warning, and a run that does not need it never sees it (scope).
+    # A placeholder that feeds nothing (a Code node at the end of a side branch) is off every path to an
+    # output: runs skip it too, and what feeds it still runs.
     wired = {end for edge in flow.edges for end in (edge.source, edge.target)}
+    feeds = {edge.source for edge in flow.edges}
     for node_id, found in placeholder_issues.items():
-        if node_id in wired:
+        if node_id in feeds:
             issues.extend(found)
         else:
+            why = "it feeds no other node" if node_id in wired else "it has no connections"
             result.warnings.extend(
-                ValidationIssue(
-                    "unsupported-node",
-                    f"{i.message}; it has no connections, so runs skip it",
-                    node_id,
-                    i.port,
-                )
+                ValidationIssue("unsupported-node", f"{i.message}; {why}, so runs skip it", node_id, i.port)
                 for i in found
             )
 
@@ -318,15 +319,12 @@ def analyze(
                     )
                 )
             if len(edges) > 1 and not port.multiple:
+                # Alternatives (a form and a Drive trigger into one loader): a run takes the first that
+                # delivers; said once, not refused.
                 sources = ", ".join(f"{e.source}.{e.source_port}" for e in edges)
-                issues.append(
-                    ValidationIssue(
-                        "too-many-connections",
-                        f"input '{port.name}' takes one connection but has {len(edges)} ({sources}); "
-                        "remove all but one",
-                        node_id,
-                        port.name,
-                    )
+                result.notes.append(
+                    f"node '{node_id}', input '{port.name}': {len(edges)} alternatives ({sources}); "
+                    "a run takes the first one that delivers a value"
                 )
         command = node.cls.command_line(node.config)
         if command:

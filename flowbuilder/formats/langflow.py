@@ -71,6 +71,9 @@ _SILENT_FIELDS = {
 _INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "input_data", "data"}
 # Providers of secret fields on components without a mapping (mapped ones use their node's slot).
 _PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereEmbeddings": "cohere", "CohereModel": "cohere"}
+# The model provider a LangFlow Agent names -> our chat model node (others: llm.openai, reported).
+_AGENT_PROVIDERS = {"openai": "llm.openai", "groq": "llm.groq", "ollama": "llm.ollama", "mistral": "llm.mistral",
+                    "mistralai": "llm.mistral"}
 
 
 def decode_handle(handle: Any) -> dict[str, Any] | None:
@@ -131,6 +134,8 @@ class LangflowImporter:
         self.types: dict[str, str] = {}
         self.mappings: dict[str, _Mapping] = {}
         self.labels: dict[str, str] = {}
+        self.agent_models: dict[str, tuple[str, str, str]] = {}
+        """Agents whose model is built in: LangFlow node id -> (provider, model name, key variable)."""
 
     def run(self) -> Flow:
         nodes, edges = self.graph.get("nodes"), self.graph.get("edges")
@@ -146,6 +151,7 @@ class LangflowImporter:
             self._import_node(node, links)
         for link in links:
             self._connect(link)
+        self._agent_parts()
         viewport = self.graph.get("viewport")
         if isinstance(viewport, dict):
             self.flow.layout.viewport = Viewport(
@@ -439,6 +445,61 @@ class LangflowImporter:
         used.update(link.field for link in inc)
         used.update(re.findall(r"\{([^{}]+)\}", template))
         return _Mapping("prompt.template", {"template": template}, {}, self._ports(adapter)[1], any_input=True)
+
+    def _hook_agent(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
+        mapping = self._generic(adapter, t, used)
+        used.update({"api_key", "openai_api_key"})
+        if adapter.inputs.get("model") not in {link.field for link in inc}:
+            # LangFlow's Agent calls its own model: provider and model name are fields of the agent
+            provider = str(_obj(t.get("agent_llm")).get("value") or "OpenAI")
+            model: Any = _obj(t.get("model_name")).get("value") or _obj(t.get("model")).get("value")
+            if isinstance(model, list) and model and isinstance(model[0], dict):
+                provider = str(model[0].get("provider") or provider)
+                model = model[0].get("name")
+            key = _obj(t.get("api_key"))
+            variable = str(key.get("value") or "") if key.get("load_from_db") else ""
+            self.agent_models[node_id] = (provider, str(model) if isinstance(model, str) and model else "", variable)
+        return mapping
+
+    def _agent_parts(self) -> None:
+        """What a LangFlow agent has built in and ours takes as inputs: its model, and (pre-1.0) the chat
+        input the playground gave it. Each becomes a node wired into the agent, with a report line."""
+        for node_id, (provider, model, variable) in self.agent_models.items():
+            agent = self.node_ids[node_id]
+            type_name = _AGENT_PROVIDERS.get(provider.lower(), "llm.openai")
+            config = {"model": model} if model else {}
+            spec = NodeSpec(id=self.ids.take(f"{agent}-model"), type=type_name, name=f"{provider} model", config=config)
+            slot = credential_slot(type_name)
+            if slot is not None:
+                spec.credentials[slot.name] = CredentialRef(provider=slot.provider, name=variable or "default")
+                self.report.credentials.append(
+                    CredentialFound(spec.id, slot.name, slot.provider, variable or "default", bound=False)
+                )
+            self._add_part(spec, agent, "model", "model")
+            shown = f"{provider} {model or '(its default model)'}"
+            self.report.warnings.append(
+                f"{node_id}: the agent's own model ({shown}) is node '{spec.id}' ({type_name}) wired into it"
+            )
+        for node_id, mapping in self.mappings.items():
+            agent = self.node_ids[node_id]
+            if mapping.type_name != "agent.tools" or any(
+                e.target == agent and e.target_port == "message" for e in self.flow.edges
+            ):
+                continue
+            spec = NodeSpec(id=self.ids.take(f"{agent}-input"), type="chat.input", name="Chat Input")
+            self._add_part(spec, agent, "message", "message")
+            self.report.warnings.append(
+                f"{node_id}: the agent answered LangFlow's playground chat: its message comes from chat input "
+                f"'{spec.id}' (added)"
+            )
+
+    def _add_part(self, spec: NodeSpec, target: str, out_port: str, in_port: str) -> None:
+        self.flow.nodes.append(spec)
+        pos = self.flow.layout.positions.get(target, Position())
+        self.flow.layout.positions[spec.id] = Position(x=pos.x - 320, y=pos.y + 200)
+        self.flow.edges.append(Edge(source=spec.id, source_port=out_port, target=target, target_port=in_port))
 
     def _hook_mcp(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]

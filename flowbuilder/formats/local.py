@@ -6,6 +6,7 @@ placeholder was wired by the foreign handle or connection-type names), so nothin
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec
@@ -30,6 +31,9 @@ PLACEHOLDER_LLMS = (LC + "lmChatOpenRouter", LC + "lmChatGoogleGemini", LC + "lm
 _LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream")
 _STORE_KEEP = ("k", "min_score", "where")
 TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
+# A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
+_ROLE_OUTPUTS = {"ai_tool": "retriever.tool", "ai_retriever": "retriever.vector", "component_as_tool": "retriever.tool"}
+_CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
 def apply_local(flow: Flow, report: ImportReport) -> None:
@@ -51,6 +55,13 @@ def apply_local(flow: Flow, report: ImportReport) -> None:
             config = {"collection": _placeholder_collection(spec, foreign)}
         else:
             continue
+        if new_type == "vectorstore.chroma" and not _CHROMA_NAME.match(config["collection"]):
+            fixed = chroma_collection(config["collection"])
+            report.warnings.append(
+                f"{spec.id}: collection {config['collection']!r} is not a valid Chroma name; "
+                f"--local uses {fixed!r}"
+            )
+            config["collection"] = fixed
         mode = _n8n_mode(spec) if original == PLACEHOLDER else ""
         spec.type, spec.config, spec.credentials = new_type, config, {}
         if original == PLACEHOLDER:
@@ -64,6 +75,39 @@ def apply_local(flow: Flow, report: ImportReport) -> None:
         report.local_swaps.append(ParamIssue(spec.id, "", detail))
         for outcome in report.nodes:
             outcome.targets = [(i, spec.type if i == spec.id else t) for i, t in outcome.targets]
+    _fill_embedders(flow, report)
+
+
+def chroma_collection(name: str) -> str:
+    """The nearest valid Chroma collection name (3+ characters, letters, digits, '.', '_', '-')."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:500] or "flowbuilder"
+    return cleaned if len(cleaned) >= 3 else f"{cleaned}_kb"
+
+
+def _fill_embedders(flow: Flow, report: ImportReport) -> None:
+    """A swapped store with no embedder wired (AstraDB's server-side "vectorize", a LangFlow knowledge
+    base's own model) gets the offline embedder: the one such a store used, or one added for all."""
+    bare = [
+        spec for spec in flow.nodes
+        if spec.type == "vectorstore.chroma"
+        and not any(e.target == spec.id and e.target_port == "embedder" for e in flow.edges)
+        and any(spec.id in (e.source, e.target) for e in flow.edges)
+    ]  # fmt: skip
+    if not bare:
+        return
+    embedder = next((n for n in flow.nodes if n.id == "local-embedder"), None)
+    if embedder is None:
+        embedder = NodeSpec(id="local-embedder", type="embedder.local", name="Local embedder (added)")
+        while flow.find_node(embedder.id) is not None:
+            embedder.id += "-1"
+        flow.nodes.append(embedder)
+        pos = flow.position(bare[0].id)
+        flow.layout.positions[embedder.id] = type(pos)(x=pos.x - 320, y=pos.y + 240)
+    for spec in bare:
+        _add(flow, Edge(source=embedder.id, source_port="embedder", target=spec.id, target_port="embedder"))
+        report.local_swaps.append(
+            ParamIssue(spec.id, "embedder", f"no embedder was wired (the store embedded on its server): {embedder.id}")
+        )
 
 
 def _placeholder_collection(spec: NodeSpec, foreign: str) -> str:
@@ -106,8 +150,8 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
                 report.connections_dropped.append(f"{edge.key}: {spec.type} has no input for {edge.target_port!r}")
         elif edge.source == spec.id and edge.source_port not in outs:
             port = adapter.our_output(edge.source_port) if adapter else None
-            if port is None and spec.type == "vectorstore.chroma" and edge.source_port in ("ai_tool", "ai_retriever"):
-                role = _role_node(flow, spec, "retriever.tool" if edge.source_port == "ai_tool" else "retriever.vector")
+            if port is None and spec.type == "vectorstore.chroma" and edge.source_port in _ROLE_OUTPUTS:
+                role = _role_node(flow, spec, _ROLE_OUTPUTS[edge.source_port])
                 edge.source = role.id
                 edge.source_port = "tool" if role.type == "retriever.tool" else "retriever"
                 continue
