@@ -29,6 +29,10 @@ from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
 
 PLACEHOLDER_TYPE = "placeholder.unsupported"
+# Foreign code nodes: never run; off the path to an output (feeding nothing), a run goes around them.
+CODE_TYPES = frozenset(
+    {"n8n-nodes-base.code", "n8n-nodes-base.function", "n8n-nodes-base.functionItem", "@n8n/n8n-nodes-langchain.code"}
+)
 WRITER_PORT = "documents"
 """A store node with a connection into this port writes its collection; one without it only reads."""
 
@@ -264,12 +268,13 @@ def analyze(
 
     # A placeholder blocks only when something is wired to it (it is on a path that runs); one left with
     # no connections is skipped with a warning, and a run that does not need it never sees it (scope).
-    # A placeholder that feeds nothing (a Code node at the end of a side branch) is off every path to an
-    # output: runs skip it too, and what feeds it still runs.
+    # A code placeholder that feeds nothing (a Code node at the end of a side branch) is off every path to
+    # an output: runs skip it too, and what feeds it still runs.
     wired = {end for edge in flow.edges for end in (edge.source, edge.target)}
     feeds = {edge.source for edge in flow.edges}
     for node_id, found in placeholder_issues.items():
-        if node_id in feeds:
+        code = str(result.nodes[node_id].spec.config.get("original_type", "")) in CODE_TYPES
+        if node_id in feeds or (node_id in wired and not code):
             issues.extend(found)
         else:
             why = "it feeds no other node" if node_id in wired else "it has no connections"

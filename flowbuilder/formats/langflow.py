@@ -283,6 +283,10 @@ class LangflowImporter:
                 self.report.credentials.append(CredentialFound(node["id"], slot_field, ref.provider, ref.name, None))
         else:
             self._report_unused(node["id"], template, mapping)
+            adapter = LANGFLOW_TABLE.importer(lf_type)
+            if adapter is not None and adapter.note:
+                self.report.warnings.append(f"{node['id']}: {adapter.note}")
+                outcome.note = adapter.note
         spec = NodeSpec(id=spec_id, type=mapping.type_name, name=label, config=mapping.config)
         spec.disabled = bool(node["data"].get("disabled", False))
         slot = credential_slot(spec.type)
@@ -308,7 +312,10 @@ class LangflowImporter:
             if not isinstance(spec, dict) or name == "code":
                 continue
             value = spec.get("value")
-            if spec.get("password") and isinstance(value, str) and value.strip():
+            # Pre-1.0 exports flag plain fields (a model name) as passwords: trust the flag only on a
+            # secret-named field or a key-shaped value.
+            flagged = spec.get("password") and (is_secret_field(name) or is_secret_value(name, str(value)))
+            if flagged and isinstance(value, str) and value.strip():
                 if spec.get("load_from_db"):
                     adapter = LANGFLOW_TABLE.importer(lf_type)
                     slot = credential_slot(adapter.ours) if adapter else None
