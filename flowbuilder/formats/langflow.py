@@ -29,7 +29,7 @@ from flowbuilder.formats.adapters import (
     read_params,
     to_float,
 )
-from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, REPLACEMENTS
+from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, PROVIDER_NODES, REPLACEMENTS
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_key_shaped, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import is_secret_field, is_secret_value
@@ -214,7 +214,8 @@ class LangflowImporter:
         if out_port is None and link.output == self.types.get(link.source):
             # Pre-1.0 handles name the component type, not the output: a single-output node is unambiguous.
             ports = set(source.outputs.values())
-            out_port = ports.pop() if len(ports) == 1 else None
+            # a pre-1.0 component hands on itself: a store its connection, a chat model its model
+            out_port = ports.pop() if len(ports) == 1 else next((p for p in ("store", "model") if p in ports), None)
         mapping = self.mappings[link.target]
         in_port = link.field if mapping.any_input else mapping.inputs.get(link.field)
         if out_port is None or in_port is None:
@@ -461,13 +462,32 @@ class LangflowImporter:
         if adapter.inputs.get("model") not in {link.field for link in inc}:
             # LangFlow's Agent calls its own model: provider and model name are fields of the agent
             provider = str(_obj(t.get("agent_llm")).get("value") or "OpenAI")
-            model: Any = _obj(t.get("model_name")).get("value") or _obj(t.get("model")).get("value")
-            if isinstance(model, list) and model and isinstance(model[0], dict):
-                provider = str(model[0].get("provider") or provider)
-                model = model[0].get("name")
+            model: Any = _obj(t.get("model_name")).get("value")
+            chosen = _model_choice(t)
+            if chosen:
+                provider = str(chosen.get("provider") or chosen.get("icon") or provider)
+                model = chosen.get("name")
             key = _obj(t.get("api_key"))
             variable = str(key.get("value") or "") if key.get("load_from_db") else ""
             self.agent_models[node_id] = (provider, str(model) if isinstance(model, str) and model else "", variable)
+        return mapping
+
+    def _hook_provider(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping | None:
+        """A provider-neutral model component: our node for the chosen model's provider (None: unknown)."""
+        chosen = _model_choice(t)
+        kind = adapter.ours.split(".", 1)[0]
+        provider = str(chosen.get("provider") or chosen.get("category") or chosen.get("icon") or "OpenAI")
+        type_name = PROVIDER_NODES[kind].get(provider.lower())
+        if type_name is None:
+            return None
+        mapping = self._generic(adapter, t, used)
+        mapping.type_name = type_name
+        if chosen.get("name"):
+            mapping.config["model"] = str(chosen["name"])
+        if kind == "embedder":
+            mapping.config = {k: v for k, v in mapping.config.items() if k == "model"}
         return mapping
 
     def _agent_parts(self) -> None:
@@ -580,6 +600,12 @@ class LangflowImporter:
         ports = {link.field: link.field for link in inc}
         outs = {link.output: link.output for link in out}
         return _Mapping(meta["type"], dict(meta.get("config") or {}), ports, outs, set(t))
+
+
+def _model_choice(template: dict[str, Any]) -> dict[str, Any]:
+    """The model picked in a 1.5+ model field (a list of model descriptions), or {}."""
+    value = _obj(template.get("model")).get("value")
+    return value[0] if isinstance(value, list) and value and isinstance(value[0], dict) else {}
 
 
 def _node_problem(node: Any) -> str | None:

@@ -287,6 +287,20 @@ LANGFLOW_TABLE = Table(
                 out_aliases={"ChatOpenAI": "model", "BaseChatModel": "model", "BaseLanguageModel": "model"},
                 ignore=("model_kwargs", "n", "streaming", "verbose", "cache", "callbacks", "tags", "metadata"),
                 extra={"secret": "openai_api_key"}),
+        # LangFlow 1.5+'s provider-neutral model components: the "provider" hook picks our node by the
+        # provider of the chosen model.
+        Adapter("llm.openai", "LanguageModelComponent", display="Language Model", hook="provider", export=False,
+                inputs={"prompt": "input_value", "system": "system_message"},
+                outputs={"answer": "text_output", "model": "model_output"},
+                params=(Param("temperature", "temperature", to_ours=to_float),
+                        Param("system_message", "system_message", to_ours=nonempty_str)),
+                ignore=("model", "stream", "base_url_ibm_watsonx", "project_id", "api_key", "provider",
+                        "model_name", "ollama_base_url")),
+        Adapter("embedder.openai", "EmbeddingModel", display="Embedding Model", hook="provider", export=False,
+                outputs={"embedder": "embeddings"},
+                ignore=("model", "base_url_ibm_watsonx", "chunk_size", "dimensions", "input_text", "max_retries",
+                        "show_progress_bar", "truncate_input_tokens", "request_timeout", "api_key", "provider",
+                        "model_name", "api_base", "project_id", "model_kwargs", "ollama_base_url")),
         # Structured Output asks its model for JSON fields; with no model offline, the text goes on as it
         # came (the report says the schema was not applied).
         Adapter("util.passthrough", "StructuredOutput", display="Structured Output", export=False,
@@ -336,6 +350,13 @@ REPLACEMENTS = {
     "Directory": "loader.file (one per file)",
     "StructuredOutput": "no structured-output node yet",
     "MCPTools": "tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
+}
+# The provider a provider-neutral model component names -> our node, by the kind of model.
+PROVIDER_NODES = {
+    "llm": {"openai": "llm.openai", "groq": "llm.groq", "ollama": "llm.ollama", "mistral": "llm.mistral",
+            "mistralai": "llm.mistral"},
+    "embedder": {"openai": "embedder.openai", "ollama": "embedder.ollama", "mistral": "embedder.mistral",
+                 "mistralai": "embedder.mistral"},
 }
 # Components whose output is search hits (a Parser after one stringifies hits, it does not label rows).
 HIT_SOURCES = VECTOR_STORES | {"CohereRerank"}

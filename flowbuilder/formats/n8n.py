@@ -44,6 +44,7 @@ from flowbuilder.formats.n8n_table import (
     MCP_SERVER_VERSIONS,
     N8N_TABLE,
     REPLACEMENTS,
+    SWAP_COLLECTION,
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
@@ -653,6 +654,11 @@ class N8nImporter:
                 if role in mapped.ids and "store" in mapped.ids:
                     self._edge(mapped.ids["store"], "store", mapped.ids[role], "store")
 
+    def _runs(self, name: str) -> bool:
+        """Whether a node runs here: mapped, or a store ``--local`` swaps for Chroma."""
+        mapped = self.mapped.get(name)
+        return mapped is not None and (mapped.adapter is not None or mapped.n8n_type in SWAP_COLLECTION)
+
     def _fold_loops(self, links: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
         """Cut every loop's closing ``main`` link. A Split In Batches loop whose body our nodes run in one
         pass (they batch internally) is folded into a straight path; any other loop is reported with the
@@ -668,7 +674,7 @@ class N8nImporter:
             back = cycle[cycle.index(head) - 1]
             cut.add((back, head))
             body = [n for n in cycle if n != head]
-            runnable = all(n in self.routes or (n in self.mapped and self.mapped[n].adapter) for n in body)
+            runnable = all(n in self.routes or self._runs(n) for n in body)
             names = ", ".join(repr(n) for n in body)
             if self.routes.get(head) == LOOP and runnable:
                 self.report.warnings.append(
