@@ -72,8 +72,13 @@ _INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "inpu
 # Providers of secret fields on components without a mapping (mapped ones use their node's slot).
 _PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereEmbeddings": "cohere", "CohereModel": "cohere"}
 # The model provider a LangFlow Agent names -> our chat model node (others: llm.openai, reported).
-_AGENT_PROVIDERS = {"openai": "llm.openai", "groq": "llm.groq", "ollama": "llm.ollama", "mistral": "llm.mistral",
-                    "mistralai": "llm.mistral"}
+_AGENT_PROVIDERS = {
+    "openai": "llm.openai",
+    "groq": "llm.groq",
+    "ollama": "llm.ollama",
+    "mistral": "llm.mistral",
+    "mistralai": "llm.mistral",
+}
 
 
 def decode_handle(handle: Any) -> dict[str, Any] | None:

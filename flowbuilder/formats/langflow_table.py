@@ -353,10 +353,19 @@ REPLACEMENTS = {
 }
 # The provider a provider-neutral model component names -> our node, by the kind of model.
 PROVIDER_NODES = {
-    "llm": {"openai": "llm.openai", "groq": "llm.groq", "ollama": "llm.ollama", "mistral": "llm.mistral",
-            "mistralai": "llm.mistral"},
-    "embedder": {"openai": "embedder.openai", "ollama": "embedder.ollama", "mistral": "embedder.mistral",
-                 "mistralai": "embedder.mistral"},
+    "llm": {
+        "openai": "llm.openai",
+        "groq": "llm.groq",
+        "ollama": "llm.ollama",
+        "mistral": "llm.mistral",
+        "mistralai": "llm.mistral",
+    },
+    "embedder": {
+        "openai": "embedder.openai",
+        "ollama": "embedder.ollama",
+        "mistral": "embedder.mistral",
+        "mistralai": "embedder.mistral",
+    },
 }
 # Components whose output is search hits (a Parser after one stringifies hits, it does not label rows).
 HIT_SOURCES = VECTOR_STORES | {"CohereRerank"}

@@ -58,8 +58,7 @@ def apply_local(flow: Flow, report: ImportReport) -> None:
         if new_type == "vectorstore.chroma" and not _CHROMA_NAME.match(config["collection"]):
             fixed = chroma_collection(config["collection"])
             report.warnings.append(
-                f"{spec.id}: collection {config['collection']!r} is not a valid Chroma name; "
-                f"--local uses {fixed!r}"
+                f"{spec.id}: collection {config['collection']!r} is not a valid Chroma name; --local uses {fixed!r}"
             )
             config["collection"] = fixed
         mode = _n8n_mode(spec) if original == PLACEHOLDER else ""

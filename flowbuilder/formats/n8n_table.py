@@ -99,15 +99,17 @@ def _chat_params(model_default: str, resource: bool = False) -> tuple[Param, ...
 
 # n8n's routing and item-shaping nodes: kind, typeVersions, what the reroute point stands for.
 ROUTES: tuple[tuple[str, tuple[float, ...], str], ...] = (
-    ("set", (1, 2, 3, 3.1, 3.2, 3.3, 3.4),
-     "Edit Fields: static values fill the expressions that read them; expression values are not evaluated "
-     "(listed below) and the item goes on unchanged"),
+    (
+        "set",
+        (1, 2, 3, 3.1, 3.2, 3.3, 3.4),
+        "Edit Fields: static values fill the expressions that read them; expression values are not evaluated "
+        "(listed below) and the item goes on unchanged",
+    ),
     ("if", (1, 2, 2.1, 2.2), "If: the condition is not evaluated; both branches receive the item"),
     ("switch", (1, 2, 3, 3.1, 3.2, 3.3), "Switch: the rules are not evaluated; every output receives the item"),
     ("filter", (1, 2, 2.1, 2.2), "Filter: the condition is not evaluated; every item goes on"),
     ("splitOut", (1,), "Split Out: Flowbuilder nodes take whole lists, so the list goes on as one"),
-    ("splitInBatches", (1, 2, 3), "Split In Batches: Flowbuilder nodes batch internally, so all items go "
-     "through once"),
+    ("splitInBatches", (1, 2, 3), "Split In Batches: Flowbuilder nodes batch internally, so all items go through once"),
     ("noOp", (1,), "No Operation: a reroute point"),
     ("merge", (1, 2, 2.1, 3, 3.1, 3.2), "Merge: inputs are not combined; the first one given goes on"),
     ("limit", (1,), "Limit: every item goes on (no limit applied)"),
