@@ -65,6 +65,7 @@ def measure(path: Path, csv_path: Path) -> Row:
     from flowbuilder.errors import FlowbuilderError
     from flowbuilder.executor import Executor
     from flowbuilder.formats.convert import convert_data, export_flow, import_file
+    from flowbuilder.formats.mapping import PLACEHOLDER
     from flowbuilder.graph import analyze
     from flowbuilder.outputs import is_hits
 
@@ -88,6 +89,10 @@ def measure(path: Path, csv_path: Path) -> Row:
     if graph.issues:
         row.why = f"{len(graph.issues)} issue(s): {graph.issues[0]}"[:120]
     retrievers = [n.id for n in local.nodes if n.id in graph.nodes and "hits" in graph.nodes[n.id].outputs]
+    searches = [n for n in local.nodes if n.type.startswith(("vectorstore.", "retriever.")) or n.type == PLACEHOLDER]
+    if not searches:
+        row.retrieves = "n/a"  # nothing in the flow retrieves (a document Q&A that reads the whole file)
+        return row
     inputs: dict[str, str] = {"*": QUESTION}
     for node in local.nodes:
         if node.id in graph.nodes and graph.nodes[node.id].cls.run_input == "file":
@@ -155,10 +160,12 @@ def main() -> None:
             flush=True,
         )
     count = {k: sum(1 for r in rows if getattr(r, k) == "yes") for k in ("imported", "local", "valid", "retrieves")}
+    none = sum(1 for r in rows if r.retrieves == "n/a")
     trips = sum(1 for r in rows if r.round_trip == "yes")
     print(
         f"\n{len(rows)} files: imported {count['imported']}, imported --local {count['local']}, "
-        f"validate {count['valid']}, retrieve on first offline run {count['retrieves']}, round trip {trips} "
+        f"validate {count['valid']}, retrieve on first offline run {count['retrieves']} "
+        f"(of {len(rows) - none} that retrieve; {none} have no retrieval), round trip {trips} "
         f"({time.perf_counter() - started:.0f} s, CSV rows {args.rows or 'all'})"
     )
     sys.stdout.flush()

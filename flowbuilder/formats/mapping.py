@@ -45,7 +45,7 @@ def find_key_shaped(value: Any, path: str = "") -> Iterable[tuple[str, str]]:
 def _find_secrets(value: Any, path: str, under_secret: bool) -> Iterable[tuple[str, str]]:
     field = path.rsplit(".", 1)[-1].split("[", 1)[0]
     if isinstance(value, str):
-        if value == field:  # a name mapped to itself ({"api_key": "api_key"}), not a secret
+        if value == field or field == "id":  # a name mapped to itself ({"api_key": "api_key"}); a node id
             return
         if is_secret_value(field, value) or (under_secret and value.strip() and not value.startswith("=")):
             yield path, value
