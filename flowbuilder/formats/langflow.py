@@ -477,6 +477,19 @@ class LangflowImporter:
             self.agent_models[node_id] = (provider, str(model) if isinstance(model, str) and model else "", variable)
         return mapping
 
+    def _hook_directory(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
+        folder = str(_obj(t.get("path")).get("value") or "")
+        name = _basename(folder) if folder else ""
+        recursive = str(_obj(t.get("recursive")).get("value")).lower() == "true"
+        self.report.warnings.append(
+            f"{node_id}: a folder loader: path set to {name!r} (the exporter's {folder!r} is not read); put the "
+            "folder next to the flow or set the loader's path"
+            + ("; subfolders are not read (recursive was on)" if recursive else "")
+        )
+        return _Mapping("loader.file", {"path": name, "mode": "records"}, *self._ports(adapter))
+
     def _hook_provider(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
     ) -> _Mapping | None:

@@ -287,6 +287,12 @@ LANGFLOW_TABLE = Table(
                 out_aliases={"ChatOpenAI": "model", "BaseChatModel": "model", "BaseLanguageModel": "model"},
                 ignore=("model_kwargs", "n", "streaming", "verbose", "cache", "callbacks", "tags", "metadata"),
                 extra={"secret": "openai_api_key"}),
+        # A folder of files: loader.file reads every supported file directly in a folder (under the roots a
+        # run allows); the "directory" hook keeps the folder's name, not the exporter's absolute path.
+        Adapter("loader.file", "Directory", display="Directory", hook="directory", export=False,
+                outputs={"records": "dataframe"}, out_aliases={"data": "records", "as_dataframe": "records"},
+                ignore=("path", "types", "depth", "max_concurrency", "load_hidden", "recursive", "silent_errors",
+                        "use_multithreading")),
         # LangFlow 1.5+'s provider-neutral model components: the "provider" hook picks our node by the
         # provider of the chosen model.
         Adapter("llm.openai", "LanguageModelComponent", display="Language Model", hook="provider", export=False,
@@ -347,7 +353,6 @@ REPLACEMENTS = {
     "PGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
     "CohereEmbeddings": "embedder.local (--local)",
     "CohereModel": "llm.ollama (--local)",
-    "Directory": "loader.file (one per file)",
     "StructuredOutput": "no structured-output node yet",
     "MCPTools": "tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
 }

@@ -360,6 +360,13 @@ class N8nImporter:
                 )
         path = self.mcp_servers[name].get("path")
         where = f" (n8n path {path!r}; ours is /mcp)" if isinstance(path, str) and path else ""
+        # kept with the flow's serving settings, so an export writes the trigger back
+        mcp = self.flow.meta.setdefault("mcp", {})
+        mcp["n8n_trigger"] = {
+            "name": name,
+            "path": path if isinstance(path, str) else "",
+            "tools": [self.mapped[t].ids.get("tool", self.mapped[t].main) for t in tools],
+        }
         self.outcomes[name].note = (
             "MCP Server Trigger: served by `flowbuilder serve FLOW` (HTTP /mcp)" + where + ", `flowbuilder mcp "
             "FLOW` (stdio) or the builder's Serve tab; "

@@ -14,10 +14,10 @@ from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note
 from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, write_params
-from flowbuilder.formats.mapping import PLACEHOLDER
+from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n import STICKY
 from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
-from flowbuilder.formats.n8n_table import N8N_TABLE, PROVIDER_CREDENTIALS
+from flowbuilder.formats.n8n_table import MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
 _ROLE_TYPES = ("retriever.tool", "retriever.vector")
@@ -109,6 +109,7 @@ class N8nExporter:
             self._export_chain(chain)
         for edge in self._edges():
             self._export_edge(edge)
+        self._export_serving()
         return {
             "name": self.flow.name,
             "nodes": self.nodes,
@@ -119,6 +120,39 @@ class N8nExporter:
             "meta": {"generatedBy": "flowbuilder"},
             "tags": [],
         }
+
+    def _export_serving(self) -> None:
+        """A served flow (its ``meta["mcp"]`` settings) as n8n's MCP Server Trigger, fed by every search tool."""
+        mcp = self.flow.meta.get("mcp")
+        if not isinstance(mcp, dict):
+            return
+        trigger = mcp.get("n8n_trigger") if isinstance(mcp.get("n8n_trigger"), dict) else {}
+        tools = [t for t in trigger.get("tools", []) if isinstance(t, str)] or [
+            n.id for n in self.flow.nodes if n.type == "retriever.tool"
+        ]
+        names = [self.names[t] for t in tools if t in self.names]
+        if not names:
+            self.warnings.append("serving: no search tool was exported, so no MCP Server Trigger is written")
+            return
+        path = str(trigger.get("path") or "") or slugify(self.flow.name, "flowbuilder")
+        name = self._name(str(trigger.get("name") or "MCP Server Trigger"))
+        xs = [n["position"][0] for n in self.nodes] or [0]
+        self.nodes.append(
+            {
+                "parameters": {"path": path},
+                "type": MCP_SERVER_TRIGGER,
+                "typeVersion": MCP_SERVER_VERSIONS[-1],
+                "position": [max(xs) + 300, 0],
+                "id": str(uuid.uuid5(_UUID_NS, f"{self.flow.name}/mcp-server-trigger")),
+                "name": name,
+                "webhookId": str(uuid.uuid5(_UUID_NS, f"webhook/{self.flow.name}/mcp")),
+            }
+        )
+        for tool in names:
+            self._link(tool, "ai_tool", name)
+        self.warnings.append(
+            f"serving: written as n8n's MCP Server Trigger {name!r} (path {path!r}) with {len(names)} tool(s)"
+        )
 
     def _export_note(self, note: Note) -> None:
         pos = self.flow.position(note.id)
