@@ -12,6 +12,7 @@ from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge
 from flowbuilder.formats.code_summary import summarize_code
 from flowbuilder.formats.convert import convert_data, export_flow, import_file, structure_problems
+from flowbuilder.formats.mapping import find_key_shaped
 from flowbuilder.graph import analyze
 from flowbuilder.outputs import is_hits
 
@@ -188,3 +189,42 @@ def test_pre10_vector_store_agent_maps_the_store_info_to_a_search_tool(tmp_path:
     assert "ChatOpenAI-c1.model->VectorStoreAgent-a1.model" in edges
     assert report.unsupported_count == 0
     assert analyze(flow, resolver=no_credentials(tmp_path)).issues == []
+
+
+def test_langflow_directory_becomes_a_folder_loader_with_the_folder_name_only() -> None:
+    template = {"path": {"value": "/Users/someone/Documents/testcases"}, "recursive": {"value": True}}
+    node = {"id": "Directory-d1", "data": {"type": "Directory", "node": {"template": template}}}
+    flow, report = convert_data({"name": "x", "data": {"nodes": [node], "edges": []}}, "langflow", "<dir>")
+    assert flow.node("Directory-d1").type == "loader.file"
+    assert flow.node("Directory-d1").config == {"path": "testcases", "mode": "records"}
+    assert any("subfolders are not read" in w and "/Users/someone" in w for w in report.warnings)
+
+
+def test_served_n8n_flow_writes_its_mcp_server_trigger_back() -> None:
+    flow, _ = import_file(FIXTURES / "n8n" / "mcp_server_trigger.json")
+    assert flow.meta["mcp"]["n8n_trigger"]["path"] == "handbook-mcp"
+    data, warnings = export_flow(flow, "n8n")
+    trigger = [n for n in data["nodes"] if n["type"] == "@n8n/n8n-nodes-langchain.mcpTrigger"]
+    assert len(trigger) == 1 and trigger[0]["parameters"] == {"path": "handbook-mcp"}
+    links = [link for out in data["connections"].values() for group in out.get("ai_tool", []) for link in group]
+    into = [link for link in links if link["node"] == trigger[0]["name"]]
+    assert len(into) == 2
+    assert any(w.startswith("serving: written as n8n's MCP Server Trigger") for w in warnings)
+
+
+def test_n8n_file_trigger_becomes_the_langflow_file_upload_not_a_lost_connection() -> None:
+    flow, _ = import_file(CONTROL)
+    data, warnings = export_flow(flow, "langflow", lossy=False)  # nothing left out: no refusal
+    types = [n["data"]["type"] for n in data["data"]["nodes"]]
+    assert "File" in types
+    names = {n["data"]["node"]["display_name"] for n in data["data"]["nodes"]}
+    assert not {"On form submission", "Google Drive Trigger"} & names  # folded into the File upload
+    assert not any("left out" in w and ".path->" in w for w in warnings)
+    assert any("is the upload of File node(s)" in w for w in warnings)
+
+
+def test_a_field_named_after_a_secret_that_holds_its_own_name_is_not_a_secret() -> None:
+    mapping = {"model": [{"metadata": {"param_mapping": {"api_key": "api_key", "model": "model_name"}}}]}
+    assert list(find_key_shaped(mapping)) == []
+    assert list(find_key_shaped({"id": "AstraVectorStoreComponent-0WT85"})) == []
+    assert [v for _, v in find_key_shaped({"api_key": "sk-FAKEplaintext0123456789abcdefABCDEF"})]
