@@ -477,6 +477,25 @@ class LangflowImporter:
             self.agent_models[node_id] = (provider, str(model) if isinstance(model, str) and model else "", variable)
         return mapping
 
+    def _hook_url(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
+        """A web page loader: the page becomes a local file the loader reads (a flow never fetches)."""
+        value = _obj(t.get("urls")).get("value") or _obj(t.get("web_path")).get("value") or []
+        urls = [str(u) for u in (value if isinstance(value, list) else [value]) if str(u).strip()]
+        name = ""
+        if urls:
+            tail = urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+            stem, dot, ext = tail.rpartition(".")
+            known = dot and f".{ext.lower()}" in (".pdf", ".csv", ".json", ".txt", ".md")
+            name = tail if known else f"{(stem if dot else tail) or 'page'}.txt"
+            shown = ", ".join(urls[:3]) + (f" and {len(urls) - 3} more" if len(urls) > 3 else "")
+            self.report.warnings.append(
+                f"{node_id}: fetched {shown}: save the page's text next to the flow as {name!r} "
+                "(Flowbuilder reads local files; a flow never reaches a host by itself)"
+            )
+        return _Mapping("loader.file", {"path": name, "mode": "whole"}, *self._ports(adapter))
+
     def _hook_directory(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
     ) -> _Mapping:

@@ -293,6 +293,18 @@ LANGFLOW_TABLE = Table(
                 outputs={"records": "dataframe"}, out_aliases={"data": "records", "as_dataframe": "records"},
                 ignore=("path", "types", "depth", "max_concurrency", "load_hidden", "recursive", "silent_errors",
                         "use_multithreading")),
+        # Web pages: Flowbuilder reads local files only (no fetch from a flow file), so the "url" hook
+        # names the page to download next to the flow; the loader reads it (HTML as text).
+        Adapter("loader.file", "URL", also=("WebBaseLoader",), display="URL", hook="url", export=False,
+                outputs={"records": "data"}, out_aliases={"text": "records", "dataframe": "records",
+                                                          "Document": "records", "page_results": "records"},
+                ignore=("urls", "web_path", "format", "max_depth", "prevent_outside", "use_async", "timeout",
+                        "headers", "filter_text_html", "continue_on_failure", "check_response_status",
+                        "autoset_encoding")),
+        Adapter("util.passthrough", "HtmlLinkExtractor", display="HTML Link Extractor", export=False,
+                inputs={"value": "data_input"}, outputs={"value": "data"},
+                ignore=("kind", "drop_fragments"),
+                note="HTML Link Extractor: links between pages are not followed; the documents go on unchanged"),
         # LangFlow 1.5+'s provider-neutral model components: the "provider" hook picks our node by the
         # provider of the chosen model.
         Adapter("llm.openai", "LanguageModelComponent", display="Language Model", hook="provider", export=False,
@@ -346,9 +358,6 @@ REPLACEMENTS = {
     "Knowledge": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
     "KnowledgeBase": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
     "KnowledgeRetrieval": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
-    "URL": "loader.file (download the pages and load the files)",
-    "WebBaseLoader": "loader.file (download the page and load the file)",
-    "HtmlLinkExtractor": "nothing: links between pages are not followed",
     "SupabaseVectorStore": "vectorstore.chroma (--local swaps it in with the same collection name)",
     "PGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
     "CohereEmbeddings": "embedder.local (--local)",
