@@ -9,6 +9,8 @@ a reranker after a load-mode retriever becomes ``useReranker`` + ``ai_reranker``
 from __future__ import annotations
 
 import copy
+import json
+import re
 import uuid
 from typing import Any
 
@@ -35,6 +37,9 @@ class N8nExporter:
         self.insert_node: dict[str, str] = {}
         self.role_nodes: set[str] = set()
         self.chain_edges: set[str] = set()
+        self.labelled: set[str] = set()
+        """Connections of row labellers folded into the data loader (see _fold_labellers)."""
+        self.bridged: list[Edge] = []
         self.rerank_after: dict[str, str] = {}
         """Reranker id -> the n8n store node (load mode) it reranks inside."""
         """Edges a Q&A chain stands for (see n8n_chain.py)."""
@@ -77,7 +82,41 @@ class N8nExporter:
         return name
 
     def _edges(self) -> list[Edge]:
-        return [e for e in self.flow.edges if e.key not in self.chain_edges]
+        return [e for e in self.flow.edges if e.key not in self.chain_edges and e.key not in self.labelled] + (
+            self.bridged
+        )
+
+    def _fold_labellers(self) -> set[str]:
+        """A row labeller between a file loader and a splitter has no n8n node: n8n's data loader reads a
+        CSV row as "column: value" lines. Its connections are bridged, and the report gives the Edit Fields
+        expression (JSON-mode loader) that writes the template's exact text."""
+        folded: set[str] = set()
+        for spec in self.flow.nodes:
+            into = [e for e in self.flow.edges if e.target == spec.id]
+            out = [e for e in self.flow.edges if e.source == spec.id]
+            if spec.type != "labeller.row" or not into or not out:
+                continue
+            if not all(self.flow.node(e.source).type == "loader.file" for e in into):
+                continue
+            folded.add(spec.id)
+            self.labelled |= {e.key for e in into + out}
+            self.bridged += [
+                Edge(source=a.source, source_port=a.source_port, target=b.target, target_port=b.target_port)
+                for a in into
+                for b in out
+            ]
+            template = str(spec.config.get("template") or "")
+            expression = (
+                "=" + re.sub(r"\{([^{}]+)\}", lambda m: "{{ $json[" + json.dumps(m.group(1)) + "] }}", template)
+                if template
+                else "={{ Object.entries($json).map(([k, v]) => k + ': ' + v).join('\\n') }}"
+            )
+            self.warnings.append(
+                f"{spec.id}: row labeller exported as n8n's data loader, which writes each CSV row as "
+                "'column: value' lines (every column); for the template's exact text, add Edit Fields "
+                f"with text = {expression} and set the loader to JSON mode reading {{{{ $json.text }}}}"
+            )
+        return folded
 
     def _incoming(self, node_id: str, port: str | None = None) -> list[Edge]:
         return [e for e in self._edges() if e.target == node_id and (port is None or e.target_port == port)]
@@ -97,6 +136,7 @@ class N8nExporter:
         chains = find_chains(self.flow)
         folded = {n.id for chain in chains for n in (chain.prompt, *chain.folded)}
         self.chain_edges = {key for chain in chains for key in chain.edges}
+        folded |= self._fold_labellers()
         for note in self.flow.notes:
             self._export_note(note)
         for spec in self.flow.nodes:

@@ -228,3 +228,19 @@ def test_a_field_named_after_a_secret_that_holds_its_own_name_is_not_a_secret() 
     assert list(find_key_shaped(mapping)) == []
     assert list(find_key_shaped({"id": "AstraVectorStoreComponent-0WT85"})) == []
     assert [v for _, v in find_key_shaped({"api_key": "sk-FAKEplaintext0123456789abcdefABCDEF"})]
+
+
+def test_row_labeller_exports_to_n8n_as_the_data_loader_with_the_exact_template_reported() -> None:
+    flow, _ = import_file(Path(__file__).parent / "corpus" / "langflow__AI_3X_Naive_RAG_Imporve_Chunk.json")
+    assert any(n.type == "labeller.row" for n in flow.nodes)
+    data, warnings = export_flow(flow, "n8n", lossy=False)  # nothing is left out any more
+    line = next(w for w in warnings if "row labeller exported as n8n's data loader" in w)
+    assert 'Scenario TID: {{ $json["Scenario TID"] }}' in line and "JSON mode" in line
+    types = {n["name"]: n["type"] for n in data["nodes"]}
+    splitter_links = [
+        (source, link["node"])
+        for source, out in data["connections"].items()
+        for group in out.get("ai_textSplitter", [])
+        for link in group
+    ]
+    assert splitter_links and all(types[target].endswith("documentDefaultDataLoader") for _, target in splitter_links)
