@@ -13,7 +13,7 @@ Without files it measures every export in ``tests/formats/corpus_public`` (publi
    returned hits. A flow whose only retrieval is an agent's tool is run whole (the agent fallback of the
    local-model work shows its hits, where it is built);
 5. exports the imported flow back to its own format and re-imports it: "round trip" when every node and
-   connection survives.
+   connection survives; "other": the export to the other format succeeds without ``--lossy``.
 
 The CSV is cut to its first ``--rows`` rows (default 60) so the table finishes on a loaded 2-core machine;
 ``--rows 0`` uses it whole. Nothing here needs a key or the network.
@@ -44,6 +44,7 @@ class Row:
     valid: str = "-"
     retrieves: str = "-"
     round_trip: str = "-"
+    cross: str = "-"
     why: str = ""
 
 
@@ -77,6 +78,12 @@ def measure(path: Path, csv_path: Path) -> Row:
         row.imported, row.why = "NO", str(exc)[:90]
         return row
     row.round_trip = _round_trip(flow, path, export_flow, convert_data)
+    other = "langflow" if path.name.startswith("n8n") else "n8n"
+    try:
+        export_flow(flow, other, lossy=False)
+        row.cross = "yes"
+    except FlowbuilderError:
+        row.cross = "NO"
     try:
         local, _ = import_file(path, local=True)
         row.local = "yes"
@@ -150,22 +157,24 @@ def main() -> None:
     csv_path = sample_csv(args.csv, args.rows, work)
     started = time.perf_counter()
     rows: list[Row] = []
-    print(f"{'file':<52} {'import':>6} {'local':>6} {'valid':>6} {'hits':>5} {'round trip':>10}  why not")
+    print(f"{'file':<52} {'import':>6} {'local':>6} {'valid':>6} {'hits':>5} {'round trip':>10} {'other':>5}  why not")
     for path in files:
         row = measure(path, csv_path)
         rows.append(row)
         print(
             f"{row.name[:52]:<52} {row.imported:>6} {row.local:>6} {row.valid:>6} {row.retrieves:>5} "
-            f"{row.round_trip[:10]:>10}  {row.why}",
+            f"{row.round_trip[:10]:>10} {row.cross:>5}  {row.why}",
             flush=True,
         )
     count = {k: sum(1 for r in rows if getattr(r, k) == "yes") for k in ("imported", "local", "valid", "retrieves")}
     none = sum(1 for r in rows if r.retrieves == "n/a")
     trips = sum(1 for r in rows if r.round_trip == "yes")
+    cross = sum(1 for r in rows if r.cross == "yes")
     print(
         f"\n{len(rows)} files: imported {count['imported']}, imported --local {count['local']}, "
         f"validate {count['valid']}, retrieve on first offline run {count['retrieves']} "
-        f"(of {len(rows) - none} that retrieve; {none} have no retrieval), round trip {trips} "
+        f"(of {len(rows) - none} that retrieve; {none} have no retrieval), round trip {trips}, "
+        f"export to the other format without --lossy {cross} "
         f"({time.perf_counter() - started:.0f} s, CSV rows {args.rows or 'all'})"
     )
     sys.stdout.flush()
