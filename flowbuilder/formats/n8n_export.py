@@ -166,7 +166,8 @@ class N8nExporter:
         mcp = self.flow.meta.get("mcp")
         if not isinstance(mcp, dict):
             return
-        trigger = mcp.get("n8n_trigger") if isinstance(mcp.get("n8n_trigger"), dict) else {}
+        found = mcp.get("n8n_trigger")
+        trigger: dict[str, Any] = found if isinstance(found, dict) else {}
         tools = [t for t in trigger.get("tools", []) if isinstance(t, str)] or [
             n.id for n in self.flow.nodes if n.type == "retriever.tool"
         ]
