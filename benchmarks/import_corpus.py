@@ -10,7 +10,8 @@ Without files it measures every export in ``tests/formats/corpus_public`` (publi
 3. validates the ``--local`` flow (as ``flowbuilder validate``, credentials included);
 4. runs it offline, for the first time, to each node that retrieves (a fresh data folder, no cache), with
    the sample CSV as every file input and a question as every chat input; "retrieves" means some node
-   returned hits. A flow whose only retrieval is an agent's tool is run whole (the agent fallback of the
+   returned hits. Each file gets its own empty data folder, so no flow sees what another one stored.
+   A flow whose only retrieval is an agent's tool is run whole (the agent fallback of the
    local-model work shows its hits, where it is built);
 5. exports the imported flow back to its own format and re-imports it: "round trip" when every node and
    connection survives; "other": the export to the other format succeeds without ``--lossy``.
@@ -61,7 +62,7 @@ def sample_csv(source: Path, rows: int, folder: Path) -> Path:
     return target
 
 
-def measure(path: Path, csv_path: Path) -> Row:
+def measure(path: Path, csv_path: Path, data_dir: Path) -> Row:
     from flowbuilder.credentials import CredentialResolver
     from flowbuilder.errors import FlowbuilderError
     from flowbuilder.executor import Executor
@@ -104,7 +105,7 @@ def measure(path: Path, csv_path: Path) -> Row:
     for node in local.nodes:
         if node.id in graph.nodes and graph.nodes[node.id].cls.run_input == "file":
             inputs[node.id] = str(csv_path)
-    executor = Executor(resolver=resolver)
+    executor = Executor(resolver=resolver, data_dir=data_dir)  # a first run: its own empty stores
     found = False
     errors: list[str] = []
     targets: list[str | None] = list(retrievers) or [None]
@@ -158,8 +159,8 @@ def main() -> None:
     started = time.perf_counter()
     rows: list[Row] = []
     print(f"{'file':<52} {'import':>6} {'local':>6} {'valid':>6} {'hits':>5} {'round trip':>10} {'other':>5}  why not")
-    for path in files:
-        row = measure(path, csv_path)
+    for index, path in enumerate(files):
+        row = measure(path, csv_path, work / f"data-{index}")
         rows.append(row)
         print(
             f"{row.name[:52]:<52} {row.imported:>6} {row.local:>6} {row.valid:>6} {row.retrieves:>5} "
