@@ -37,6 +37,7 @@ _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
 def apply_local(flow: Flow, report: ImportReport) -> None:
+    swapped: list[str] = []
     for spec in list(flow.nodes):
         original = spec.type
         foreign = str(spec.config.get("original_type", "")) if original == PLACEHOLDER else ""
@@ -72,9 +73,51 @@ def apply_local(flow: Flow, report: ImportReport) -> None:
         elif spec.type == "llm.ollama":
             detail += " (default model llama3.2 on a local Ollama server)"
         report.local_swaps.append(ParamIssue(spec.id, "", detail))
+        swapped.append(spec.id)
         for outcome in report.nodes:
             outcome.targets = [(i, spec.type if i == spec.id else t) for i, t in outcome.targets]
     _fill_embedders(flow, report)
+    _fill_ingest(flow, report, swapped)
+
+
+def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
+    """A swapped store that only answers queries was filled elsewhere (another flow, the provider's console):
+    its local collection starts empty. A file -> loader -> splitter branch is added so the first run, given a
+    file, fills it and shows hits; without a file the branch says so and the store warns it is empty."""
+    written = {
+        str(n.config.get("collection"))
+        for n in flow.nodes
+        if n.type == "vectorstore.chroma" and any(e.target == n.id and e.target_port == "documents" for e in flow.edges)
+    }
+    for node_id in swapped:
+        spec = flow.node(node_id)
+        if spec.type != "vectorstore.chroma" or str(spec.config.get("collection")) in written:
+            continue
+        if not any(e.target == spec.id and e.target_port == "query" for e in flow.edges):
+            continue
+        written.add(str(spec.config.get("collection")))
+        pos = flow.position(spec.id)
+        parts = (("file", "input.file", "File to index"), ("loader", "loader.file", "Load file"),
+                 ("splitter", "splitter.recursive", "Split"))  # fmt: skip
+        ids: list[str] = []
+        for offset, (suffix, type_name, label) in enumerate(parts):
+            new_id = f"{spec.id}-{suffix}"
+            while flow.find_node(new_id) is not None:
+                new_id += "-1"
+            flow.nodes.append(NodeSpec(id=new_id, type=type_name, name=f"{label} (added)"))
+            flow.layout.positions[new_id] = type(pos)(x=pos.x - 960 + 320 * offset, y=pos.y + 320)
+            ids.append(new_id)
+        _add(flow, Edge(source=ids[0], source_port="path", target=ids[1], target_port="path"))
+        _add(flow, Edge(source=ids[1], source_port="records", target=ids[2], target_port="documents"))
+        _add(flow, Edge(source=ids[2], source_port="chunks", target=spec.id, target_port="documents"))
+        report.local_swaps.append(
+            ParamIssue(
+                spec.id,
+                "documents",
+                f"nothing in the flow fills collection {spec.config.get('collection')!r} (the source filled it "
+                f"elsewhere): added {ids[0]} -> {ids[1]} -> {ids[2]}; run with --input {ids[0]}=PATH to fill it",
+            )
+        )
 
 
 def chroma_collection(name: str) -> str:
@@ -105,7 +148,7 @@ def _fill_embedders(flow: Flow, report: ImportReport) -> None:
     for spec in bare:
         _add(flow, Edge(source=embedder.id, source_port="embedder", target=spec.id, target_port="embedder"))
         report.local_swaps.append(
-            ParamIssue(spec.id, "embedder", f"no embedder was wired (the store embedded on its server): {embedder.id}")
+            ParamIssue(spec.id, "embedder", f"no embedder was wired (the source store embedded by itself): {embedder.id}")
         )
 
 

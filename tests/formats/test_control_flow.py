@@ -244,3 +244,19 @@ def test_row_labeller_exports_to_n8n_as_the_data_loader_with_the_exact_template_
         for link in group
     ]
     assert splitter_links and all(types[target].endswith("documentDefaultDataLoader") for _, target in splitter_links)
+
+
+def test_a_store_filled_elsewhere_gets_an_ingest_branch_so_the_first_offline_run_has_hits(tmp_path: Path) -> None:
+    resolver = no_credentials(tmp_path)
+    flow, report = import_file(AGENTS, local=True, resolver=resolver)
+    added = ["KnowledgeBase-b1-file", "KnowledgeBase-b1-loader", "KnowledgeBase-b1-splitter"]
+    assert [flow.node(n).type for n in added] == ["input.file", "loader.file", "splitter.recursive"]
+    assert "KnowledgeBase-b1-splitter.chunks->KnowledgeBase-b1.documents" in {e.key for e in flow.edges}
+    assert any(
+        i.node == "KnowledgeBase-b1" and "the source filled it elsewhere" in i.detail for i in report.local_swaps
+    )
+    assert flow.find_node("AstraDB-a1-file") is None  # that store is written by the flow itself
+    executor = Executor(resolver=resolver, data_dir=tmp_path / "data")
+    inputs = {"KnowledgeBase-b1-file": str(small_csv(tmp_path))}
+    run = executor.run(flow, inputs=inputs, to="KnowledgeBase-b1", use_cache=False, base_dir=tmp_path)
+    assert is_hits(run.results["KnowledgeBase-b1"].outputs.get("hits")), run.results["KnowledgeBase-b1"].error
