@@ -93,7 +93,10 @@ def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
         spec = flow.node(node_id)
         if spec.type != "vectorstore.chroma" or str(spec.config.get("collection")) in written:
             continue
-        if not any(e.target == spec.id and e.target_port == "query" for e in flow.edges):
+        searched = any(e.target == spec.id and e.target_port == "query" for e in flow.edges) or any(
+            e.source == spec.id and e.source_port == "store" for e in flow.edges
+        )  # asked directly, or through a retriever or an agent's search tool
+        if not searched:
             continue
         written.add(str(spec.config.get("collection")))
         pos = flow.position(spec.id)
@@ -148,7 +151,9 @@ def _fill_embedders(flow: Flow, report: ImportReport) -> None:
     for spec in bare:
         _add(flow, Edge(source=embedder.id, source_port="embedder", target=spec.id, target_port="embedder"))
         report.local_swaps.append(
-            ParamIssue(spec.id, "embedder", f"no embedder was wired (the source store embedded by itself): {embedder.id}")
+            ParamIssue(
+                spec.id, "embedder", f"no embedder was wired (the source store embedded by itself): {embedder.id}"
+            )
         )
 
 
