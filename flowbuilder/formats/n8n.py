@@ -184,6 +184,8 @@ class N8nImporter:
         """Data loaders whose store gets its records from upstream nodes instead."""
         self.static: dict[str, dict[str, Any]] = {}
         """Edit Fields nodes whose values are all literals: node name -> {field: value}."""
+        self.webhooks: dict[str, Any] = {"entry": {}, "answer": []}
+        """Webhook entries (chat.input id -> path, method) and Respond to Webhook answers (chat.output ids)."""
         self.routes: dict[str, str] = {}
         """Routing nodes (If, Switch, Split In Batches...) absorbed: node name -> n8n type."""
         self.partial: dict[str, dict[str, Any]] = {}
@@ -239,6 +241,8 @@ class N8nImporter:
             self._import_node(node)
         self._import_connections()
         self.flow.meta["source"] = {"format": "n8n", "name": self.data.get("name"), "id": self.data.get("id")}
+        if self.webhooks["entry"] or self.webhooks["answer"]:
+            self.flow.meta["source"]["webhooks"] = self.webhooks
         self.report.flow_name = self.flow.name
         return self.flow
 
@@ -516,7 +520,19 @@ class N8nImporter:
         note = adapter.note.format(what=f"webhook/{shown}")
         self.outcomes[node["name"]].note = note
         self.report.warnings.append(f"{node['name']!r}: {note}")
-        return [("main", self._new_spec(node, adapter.ours, {}))]
+        spec = self._new_spec(node, adapter.ours, {})
+        # kept so an n8n export writes the webhook (and its Respond to Webhook) back, not a chat trigger
+        method = str(params.get("httpMethod") or "GET")
+        self.webhooks["entry"][spec.id] = {"path": shown if shown != "<path>" else "", "httpMethod": method}
+        return [("main", spec)]
+
+    def _hook_respond(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        used.update(params)
+        self.outcomes[node["name"]].note = adapter.note
+        self.report.warnings.append(f"{node['name']!r}: {adapter.note}")
+        spec = self._new_spec(node, adapter.ours, {})
+        self.webhooks["answer"].append(spec.id)
+        return [("main", spec)]
 
     def _hook_chain(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         self.chains[node["name"]] = {}

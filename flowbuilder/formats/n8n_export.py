@@ -19,7 +19,7 @@ from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, wri
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n import STICKY
 from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
-from flowbuilder.formats.n8n_table import MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
+from flowbuilder.formats.n8n_table import BASE, MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
 _ROLE_TYPES = ("retriever.tool", "retriever.vector")
@@ -225,6 +225,21 @@ class N8nExporter:
     def _export_node(self, spec: NodeSpec) -> None:
         if spec.type == PLACEHOLDER:
             self._export_placeholder(spec)
+            return
+        webhooks = (self.flow.meta.get("source") or {}).get("webhooks") or {}
+        if spec.type == "chat.input" and spec.id in (webhooks.get("entry") or {}):
+            entry = webhooks["entry"][spec.id]
+            hook: dict[str, Any] = {
+                "httpMethod": entry.get("httpMethod") or "POST",
+                "path": entry.get("path") or spec.id,
+                "responseMode": "responseNode",
+                "options": {},
+            }
+            self.names[spec.id] = self._node(spec, BASE + "webhook", 2, hook)
+            return
+        if spec.type == "chat.output" and spec.id in (webhooks.get("answer") or []):
+            answer: dict[str, Any] = {"respondWith": "firstIncomingItem", "options": {}}
+            self.names[spec.id] = self._node(spec, BASE + "respondToWebhook", 1.1, answer)
             return
         adapter = N8N_TABLE.exporter(spec.type)
         if adapter is None:

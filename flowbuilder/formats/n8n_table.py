@@ -149,8 +149,8 @@ N8N_TABLE = Table(
                 hook="webhook", note="a webhook: `flowbuilder serve` takes the message at /ask (it was POST "
                 "/{what}); `run --input TEXT` gives it here"),
         Adapter("chat.output", BASE + "respondToWebhook", (1, 1.1, 1.2, 1.3, 1.4, 1.5), inputs={"message": "main"},
-                outputs={"message": "main"}, export=False, ignore=("respondWith", "responseBody", "options",
-                                                                    "enableResponseOutput", "responseCode"),
+                outputs={"message": "main"}, export=False, hook="respond",
+                ignore=("respondWith", "responseBody", "options", "enableResponseOutput", "responseCode"),
                 note="Respond to Webhook: the answer `flowbuilder serve` returns at /ask"),
         # -- routing: reroute points (util.passthrough) whose logic is never evaluated; the "route" hook
         # reports what each one decided in n8n and that every item goes on.

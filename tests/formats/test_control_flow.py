@@ -260,3 +260,15 @@ def test_a_store_filled_elsewhere_gets_an_ingest_branch_so_the_first_offline_run
     inputs = {"KnowledgeBase-b1-file": str(small_csv(tmp_path))}
     run = executor.run(flow, inputs=inputs, to="KnowledgeBase-b1", use_cache=False, base_dir=tmp_path)
     assert is_hits(run.results["KnowledgeBase-b1"].outputs.get("hits")), run.results["KnowledgeBase-b1"].error
+
+
+def test_webhook_and_respond_to_webhook_are_written_back_to_n8n() -> None:
+    flow, _ = import_file(CONTROL)
+    data, _ = export_flow(flow, "n8n")
+    types = {n["name"]: (n["type"], n["parameters"]) for n in data["nodes"]}
+    assert types["Webhook"][0] == "n8n-nodes-base.webhook" and types["Webhook"][1]["path"] == "ask-handbook"
+    assert types["Respond to Webhook"][0] == "n8n-nodes-base.respondToWebhook"
+    again, _ = convert_data(data, "n8n", "<again>")
+    assert {"webhook.message->ai-agent.message", "ai-agent.answer->respond-to-webhook.message"} <= {
+        e.key for e in again.edges
+    }
