@@ -289,7 +289,7 @@ def get_path(source: Mapping[str, Any], path: str) -> tuple[bool, Any]:
 def to_int(value: Any) -> int | None:
     try:
         return int(float(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: "Infinity" in a stranger's file
         return None
 
 
