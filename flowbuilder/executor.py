@@ -32,7 +32,7 @@ from flowbuilder.errors import (
     NodeExecutionError,
     RunCancelledError,
 )
-from flowbuilder.flow import Flow
+from flowbuilder.flow import Edge, Flow
 from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys
 from flowbuilder.node import RunContext
 from flowbuilder.pathguard import FileRoots
@@ -66,8 +66,8 @@ class NodeResult:
     node_id: str
     type_name: str
     status: str
-    """``ok``, ``cached``, ``warning`` (succeeded, but see ``warning``), ``failed``, ``skipped``, ``disabled``
-    or ``cancelled``."""
+    """``ok``, ``cached``, ``warning`` (succeeded, but see ``warning``), ``failed``, ``skipped``, ``disabled``,
+    ``unused`` (an alternative input the run did not take) or ``cancelled``."""
     outputs: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
     duration: float = 0.0
@@ -96,7 +96,7 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return not self.cancelled and all(
-            r.status in ("ok", "cached", "warning", "disabled") for r in self.results.values()
+            r.status in ("ok", "cached", "warning", "disabled", "unused") for r in self.results.values()
         )
 
     def failed(self) -> list[NodeResult]:
@@ -188,10 +188,16 @@ class Executor:
         keys: dict[str, str] = {}
         cancelled = False
         skipped_with_warning = {w.node_id: w.message for w in graph.warnings if w.node_id}
+        unused = _unused_alternatives(graph, run_inputs)
         for node_id in order:
             if cancelled or cancel.is_set():
                 cancelled = True
                 results[node_id] = NodeResult(node_id, _type_of(graph, node_id), "cancelled")
+                continue
+            if node_id in unused:
+                summary = f"not used: an alternative to '{unused[node_id]}', which the run gave its input"
+                emit("node_skipped", node_id, {"reason": summary})
+                results[node_id] = NodeResult(node_id, _type_of(graph, node_id), "unused", summary=summary)
                 continue
             if node_id in skipped_with_warning:
                 warning = skipped_with_warning[node_id]
@@ -244,9 +250,12 @@ class Executor:
         values: dict[str, Any] = {}
         upstream: dict[str, list[str]] = {}
         missing: dict[str, str] = {}
-        for edge in graph.incoming(node_id):
+        incoming = graph.incoming(node_id)
+        for edge in incoming:
             source = results.get(edge.source)
             port = node.inputs[edge.target_port]
+            if not port.multiple and _delivered_elsewhere(edge, incoming, results, values):
+                continue  # one of several alternatives into this input: the first that delivers wins
             upstream.setdefault(port.name, []).append(f"{keys.get(edge.source, 'none')}:{edge.source_port}")
             if source is None or not source.succeeded or source.outputs.get(edge.source_port) is None:
                 if port.required:
@@ -366,6 +375,45 @@ def _chosen_files(values: Iterable[str], base_dir: Path | None) -> list[Path]:
         except FlowbuilderError:
             continue
     return found
+
+
+def _delivered_elsewhere(
+    edge: Edge, incoming: list[Edge], results: dict[str, NodeResult], values: dict[str, Any]
+) -> bool:
+    """Whether another connection into the same single input already delivered, or will: the first
+    alternative that delivers a value is the one taken."""
+    if edge.target_port in values:
+        return True
+    rivals = [e for e in incoming if e.target_port == edge.target_port and e is not edge]
+    if not rivals:
+        return False
+    mine = results.get(edge.source)
+    if mine is not None and mine.succeeded and mine.outputs.get(edge.source_port) is not None:
+        return False
+    return any(
+        (r := results.get(e.source)) is not None and r.succeeded and r.outputs.get(e.source_port) is not None
+        for e in rivals
+    )
+
+
+def _unused_alternatives(graph: FlowGraph, run_inputs: Mapping[str, str]) -> dict[str, str]:
+    """Triggers among alternatives into one input that the run gave nothing: trigger -> the one used.
+    The run input fills the first alternative given one (or the first of them)."""
+    unused: dict[str, str] = {}
+    for node_id, node in graph.nodes.items():
+        for port in node.inputs.values():
+            if port.multiple:
+                continue
+            sources = [e.source for e in graph.incoming(node_id) if e.target_port == port.name]
+            triggers = [
+                s for s in dict.fromkeys(sources)
+                if graph.nodes[s].cls.run_input is not None and not graph.incoming(s)
+            ]  # fmt: skip
+            if len(triggers) < 2 or len(triggers) != len(set(sources)):
+                continue
+            chosen = next((t for t in triggers if t in run_inputs), triggers[0])
+            unused.update({t: chosen for t in triggers if t != chosen})
+    return unused
 
 
 def _type_of(graph: FlowGraph, node_id: str) -> str:

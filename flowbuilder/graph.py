@@ -24,6 +24,10 @@ from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
 
 PLACEHOLDER_TYPE = "placeholder.unsupported"
+# Foreign code nodes: never run; off the path to an output (feeding nothing), a run goes around them.
+CODE_TYPES = frozenset(
+    {"n8n-nodes-base.code", "n8n-nodes-base.function", "n8n-nodes-base.functionItem", "@n8n/n8n-nodes-langchain.code"}
+)
 WRITER_PORT = "documents"
 """A store node with a connection into this port writes its collection; one without it only reads."""
 
@@ -115,6 +119,8 @@ class FlowGraph:
     issues: list[ValidationIssue] = field(default_factory=list)
     warnings: list[ValidationIssue] = field(default_factory=list)
     """Problems that do not block a run (an unconnected placeholder is skipped with a warning)."""
+    notes: list[str] = field(default_factory=list)
+    """Facts about the flow worth saying that are no problem (alternative inputs)."""
     implicit: list[ImplicitDependency] = field(default_factory=list)
     """Writer -> reader dependencies the order honours (those that would close a cycle are left out)."""
 
@@ -265,18 +271,18 @@ def analyze(
 
     # A placeholder blocks only when something is wired to it (it is on a path that runs); one left with
     # no connections is skipped with a warning, and a run that does not need it never sees it (scope).
+    # A code placeholder that feeds nothing (a Code node at the end of a side branch) is off every path to
+    # an output: runs skip it too, and what feeds it still runs.
     wired = {end for edge in flow.edges for end in (edge.source, edge.target)}
+    feeds = {edge.source for edge in flow.edges}
     for node_id, found in placeholder_issues.items():
-        if node_id in wired:
+        code = str(result.nodes[node_id].spec.config.get("original_type", "")) in CODE_TYPES
+        if node_id in feeds or (node_id in wired and not code):
             issues.extend(found)
         else:
+            why = "it feeds no other node" if node_id in wired else "it has no connections"
             result.warnings.extend(
-                ValidationIssue(
-                    "unsupported-node",
-                    f"{i.message}; it has no connections, so runs skip it",
-                    node_id,
-                    i.port,
-                )
+                ValidationIssue("unsupported-node", f"{i.message}; {why}, so runs skip it", node_id, i.port)
                 for i in found
             )
 
@@ -322,15 +328,12 @@ def analyze(
                     )
                 )
             if len(edges) > 1 and not port.multiple:
+                # Alternatives (a form and a Drive trigger into one loader): a run takes the first that
+                # delivers; said once, not refused.
                 sources = ", ".join(f"{e.source}.{e.source_port}" for e in edges)
-                issues.append(
-                    ValidationIssue(
-                        "too-many-connections",
-                        f"input '{port.name}' takes one connection but has {len(edges)} ({sources}); "
-                        "remove all but one",
-                        node_id,
-                        port.name,
-                    )
+                result.notes.append(
+                    f"node '{node_id}', input '{port.name}': {len(edges)} alternatives ({sources}); "
+                    "a run takes the first one that delivers a value"
                 )
         issues.extend(path_issues(node_id, node.cls, node.config, roots))
         command = command_line_of(node, base_dir)

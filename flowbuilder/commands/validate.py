@@ -49,6 +49,7 @@ def handle(args: argparse.Namespace) -> int:
             {"code": i.code, "node": i.node_id, "port": i.port, "message": i.message, "severity": "warning"}
             for i in graph.warnings
         ]
+        rows += [{"code": "alternatives", "message": note, "severity": "info"} for note in graph.notes]
         rows += [
             {
                 "code": "implicit-dependency",
@@ -72,6 +73,8 @@ def handle(args: argparse.Namespace) -> int:
             print(f"{args.flow}: valid ({len(flow.nodes)} nodes, {len(flow.edges)} connections)")
         for warning in graph.warnings:
             print(f"  warning: {warning}")
+        for note in graph.notes:
+            print(f"  note: {note}")
         for dep in graph.implicit:
             print(f"  runs first: '{dep.writer}' before '{dep.reader}' ({dep.reason})")
     return 1 if issues else 0

@@ -31,6 +31,7 @@ from flowbuilder.formats.native import (
     save_flow,
     write_text_atomic,
 )
+from flowbuilder.formats.repair import convert_implicitly
 from flowbuilder.formats.report import ImportReport
 from flowbuilder.secrets import secret_reason
 
@@ -82,6 +83,7 @@ def convert_data(
         raise FlowFileError(origin, f"malformed {kind} export ({type(exc).__name__}: {exc})") from None
     if local:
         apply_local(flow, report)
+    convert_implicitly(flow, report)
     try:
         flow = Flow.model_validate(flow.model_dump())
     except ValueError as exc:

@@ -28,7 +28,7 @@ from flowbuilder.formats.adapters import (
     read_params,
     to_float,
 )
-from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, REPLACEMENTS
+from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, PROVIDER_NODES, REPLACEMENTS
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import is_secret_field, is_secret_value, secret_reason
@@ -71,6 +71,14 @@ _SILENT_FIELDS = {
 _INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "input_data", "data"}
 # Providers of secret fields on components without a mapping (mapped ones use their node's slot).
 _PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereEmbeddings": "cohere", "CohereModel": "cohere"}
+# The model provider a LangFlow Agent names -> our chat model node (others: llm.openai, reported).
+_AGENT_PROVIDERS = {
+    "openai": "llm.openai",
+    "groq": "llm.groq",
+    "ollama": "llm.ollama",
+    "mistral": "llm.mistral",
+    "mistralai": "llm.mistral",
+}
 
 
 def decode_handle(handle: Any) -> dict[str, Any] | None:
@@ -131,6 +139,8 @@ class LangflowImporter:
         self.types: dict[str, str] = {}
         self.mappings: dict[str, _Mapping] = {}
         self.labels: dict[str, str] = {}
+        self.agent_models: dict[str, tuple[str, str, str]] = {}
+        """Agents whose model is built in: LangFlow node id -> (provider, model name, key variable)."""
 
     def run(self) -> Flow:
         nodes, edges = self.graph.get("nodes"), self.graph.get("edges")
@@ -146,6 +156,7 @@ class LangflowImporter:
             self._import_node(node, links)
         for link in links:
             self._connect(link)
+        self._agent_parts()
         viewport = self.graph.get("viewport")
         if isinstance(viewport, dict):
             self.flow.layout.viewport = Viewport(
@@ -208,7 +219,8 @@ class LangflowImporter:
         if out_port is None and link.output == self.types.get(link.source):
             # Pre-1.0 handles name the component type, not the output: a single-output node is unambiguous.
             ports = set(source.outputs.values())
-            out_port = ports.pop() if len(ports) == 1 else None
+            # a pre-1.0 component hands on itself: a store its connection, a chat model its model
+            out_port = ports.pop() if len(ports) == 1 else next((p for p in ("store", "model") if p in ports), None)
         mapping = self.mappings[link.target]
         in_port = link.field if mapping.any_input else mapping.inputs.get(link.field)
         if out_port is None or in_port is None:
@@ -277,6 +289,10 @@ class LangflowImporter:
                 self.report.credentials.append(CredentialFound(node["id"], slot_field, ref.provider, ref.name, None))
         else:
             self._report_unused(node["id"], template, mapping)
+            adapter = LANGFLOW_TABLE.importer(lf_type)
+            if adapter is not None and adapter.note:
+                self.report.warnings.append(f"{node['id']}: {adapter.note}")
+                outcome.note = adapter.note
         spec = NodeSpec(id=spec_id, type=mapping.type_name, name=label, config=mapping.config)
         spec.disabled = bool(node["data"].get("disabled", False))
         slot = credential_slot(spec.type)
@@ -302,7 +318,10 @@ class LangflowImporter:
             if not isinstance(spec, dict) or name == "code":
                 continue
             value = spec.get("value")
-            if spec.get("password") and isinstance(value, str) and value.strip():
+            # Pre-1.0 exports flag plain fields (a model name) as passwords: trust the flag only on a
+            # secret-named field or a key-shaped value.
+            flagged = spec.get("password") and (is_secret_field(name) or is_secret_value(name, str(value)))
+            if flagged and isinstance(value, str) and value.strip():
                 if spec.get("load_from_db"):
                     adapter = LANGFLOW_TABLE.importer(lf_type)
                     slot = credential_slot(adapter.ours) if adapter else None
@@ -440,6 +459,112 @@ class LangflowImporter:
         used.update(re.findall(r"\{([^{}]+)\}", template))
         return _Mapping("prompt.template", {"template": template}, {}, self._ports(adapter)[1], any_input=True)
 
+    def _hook_agent(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
+        mapping = self._generic(adapter, t, used)
+        used.update({"api_key", "openai_api_key"})
+        if adapter.inputs.get("model") not in {link.field for link in inc}:
+            # LangFlow's Agent calls its own model: provider and model name are fields of the agent
+            provider = str(_obj(t.get("agent_llm")).get("value") or "OpenAI")
+            model: Any = _obj(t.get("model_name")).get("value")
+            chosen = _model_choice(t)
+            if chosen:
+                provider = str(chosen.get("provider") or chosen.get("icon") or provider)
+                model = chosen.get("name")
+            key = _obj(t.get("api_key"))
+            variable = str(key.get("value") or "") if key.get("load_from_db") else ""
+            self.agent_models[node_id] = (provider, str(model) if isinstance(model, str) and model else "", variable)
+        return mapping
+
+    def _hook_url(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
+        """A web page loader: the page becomes a local file the loader reads (a flow never fetches)."""
+        value = _obj(t.get("urls")).get("value") or _obj(t.get("web_path")).get("value") or []
+        urls = [str(u) for u in (value if isinstance(value, list) else [value]) if str(u).strip()]
+        name = ""
+        if urls:
+            tail = urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+            stem, dot, ext = tail.rpartition(".")
+            known = dot and f".{ext.lower()}" in (".pdf", ".csv", ".json", ".txt", ".md")
+            name = tail if known else f"{(stem if dot else tail) or 'page'}.txt"
+            shown = ", ".join(urls[:3]) + (f" and {len(urls) - 3} more" if len(urls) > 3 else "")
+            self.report.warnings.append(
+                f"{node_id}: fetched {shown}: save the page's text next to the flow as {name!r} "
+                "(Flowbuilder reads local files; a flow never reaches a host by itself)"
+            )
+        return _Mapping("loader.file", {"path": name, "mode": "whole"}, *self._ports(adapter))
+
+    def _hook_directory(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping:
+        folder = str(_obj(t.get("path")).get("value") or "")
+        name = _basename(folder) if folder else ""
+        recursive = str(_obj(t.get("recursive")).get("value")).lower() == "true"
+        self.report.warnings.append(
+            f"{node_id}: a folder loader: path set to {name!r} (the exporter's {folder!r} is not read); put the "
+            "folder next to the flow or set the loader's path"
+            + ("; subfolders are not read (recursive was on)" if recursive else "")
+        )
+        return _Mapping("loader.file", {"path": name, "mode": "records"}, *self._ports(adapter))
+
+    def _hook_provider(
+        self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
+    ) -> _Mapping | None:
+        """A provider-neutral model component: our node for the chosen model's provider (None: unknown)."""
+        chosen = _model_choice(t)
+        kind = adapter.ours.split(".", 1)[0]
+        provider = str(chosen.get("provider") or chosen.get("category") or chosen.get("icon") or "OpenAI")
+        type_name = PROVIDER_NODES[kind].get(provider.lower())
+        if type_name is None:
+            return None
+        mapping = self._generic(adapter, t, used)
+        mapping.type_name = type_name
+        if chosen.get("name"):
+            mapping.config["model"] = str(chosen["name"])
+        if kind == "embedder":
+            mapping.config = {k: v for k, v in mapping.config.items() if k == "model"}
+        return mapping
+
+    def _agent_parts(self) -> None:
+        """What a LangFlow agent has built in and ours takes as inputs: its model, and (pre-1.0) the chat
+        input the playground gave it. Each becomes a node wired into the agent, with a report line."""
+        for node_id, (provider, model, variable) in self.agent_models.items():
+            agent = self.node_ids[node_id]
+            type_name = _AGENT_PROVIDERS.get(provider.lower(), "llm.openai")
+            config = {"model": model} if model else {}
+            spec = NodeSpec(id=self.ids.take(f"{agent}-model"), type=type_name, name=f"{provider} model", config=config)
+            slot = credential_slot(type_name)
+            if slot is not None:
+                spec.credentials[slot.name] = CredentialRef(provider=slot.provider, name=variable or "default")
+                self.report.credentials.append(
+                    CredentialFound(spec.id, slot.name, slot.provider, variable or "default", bound=False)
+                )
+            self._add_part(spec, agent, "model", "model")
+            shown = f"{provider} {model or '(its default model)'}"
+            self.report.warnings.append(
+                f"{node_id}: the agent's own model ({shown}) is node '{spec.id}' ({type_name}) wired into it"
+            )
+        for node_id, mapping in self.mappings.items():
+            agent = self.node_ids[node_id]
+            if mapping.type_name != "agent.tools" or any(
+                e.target == agent and e.target_port == "message" for e in self.flow.edges
+            ):
+                continue
+            spec = NodeSpec(id=self.ids.take(f"{agent}-input"), type="chat.input", name="Chat Input")
+            self._add_part(spec, agent, "message", "message")
+            self.report.warnings.append(
+                f"{node_id}: the agent answered LangFlow's playground chat: its message comes from chat input "
+                f"'{spec.id}' (added)"
+            )
+
+    def _add_part(self, spec: NodeSpec, target: str, out_port: str, in_port: str) -> None:
+        self.flow.nodes.append(spec)
+        pos = self.flow.layout.positions.get(target, Position())
+        self.flow.layout.positions[spec.id] = Position(x=pos.x - 320, y=pos.y + 200)
+        self.flow.edges.append(Edge(source=spec.id, source_port=out_port, target=target, target_port=in_port))
+
     def _hook_mcp(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
     ) -> _Mapping | None:
@@ -515,6 +640,12 @@ class LangflowImporter:
         ports = {link.field: link.field for link in inc}
         outs = {link.output: link.output for link in out}
         return _Mapping(meta["type"], dict(meta.get("config") or {}), ports, outs, set(t))
+
+
+def _model_choice(template: dict[str, Any]) -> dict[str, Any]:
+    """The model picked in a 1.5+ model field (a list of model descriptions), or {}."""
+    value = _obj(template.get("model")).get("value")
+    return value[0] if isinstance(value, list) and value and isinstance(value[0], dict) else {}
 
 
 def _node_problem(node: Any) -> str | None:

@@ -210,9 +210,11 @@ class LangflowExporter:
         return candidate
 
     def run(self) -> dict[str, Any]:
-        nodes = [self._node(spec) for spec in self.flow.nodes]
+        uploads = self._uploads()
+        nodes = [self._node(spec) for spec in self.flow.nodes if spec.id not in uploads]
         nodes += [self._note(note) for note in self.flow.notes]
-        edges = [edge for edge in (self._edge(e) for e in self.flow.edges) if edge is not None]
+        kept = [e for e in self.flow.edges if e.source not in uploads]
+        edges = [edge for edge in (self._edge(e) for e in kept) if edge is not None]
         viewport = self.flow.layout.viewport
         return {
             "data": {
@@ -227,6 +229,20 @@ class LangflowExporter:
             "name": self.flow.name,
             "tags": [],
         }
+
+    def _uploads(self) -> set[str]:
+        """File inputs (an n8n trigger's file) that only feed file loaders: in LangFlow the File node's own
+        upload is the run's file, so the input and its ``path`` connections fold into those File nodes."""
+        folded: set[str] = set()
+        for spec in self.flow.nodes:
+            out = [e for e in self.flow.edges if e.source == spec.id]
+            if spec.type != "input.file" or not out:
+                continue
+            if all(e.target_port == "path" and self.flow.node(e.target).type == "loader.file" for e in out):
+                folded.add(spec.id)
+                names = ", ".join(sorted(e.target for e in out))
+                self.warnings.append(f"{spec.id}: the file it gives is the upload of File node(s) {names}")
+        return folded
 
     def _note(self, note: Note) -> dict[str, Any]:
         pos = self.flow.position(note.id)

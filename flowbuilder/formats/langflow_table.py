@@ -9,6 +9,7 @@ Adding a mapping = one entry here + one fixture in ``tests/formats/fixtures/lang
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flowbuilder.formats.adapters import (
@@ -59,6 +60,11 @@ def _api_base(value: Any) -> str | None:
     return None if url in ("", "https://api.groq.com", "https://api.openai.com/v1") else url
 
 
+def _tool_name(value: Any) -> str | None:
+    name = re.sub(r"[^a-zA-Z0-9_-]+", "_", str(value or "")).strip("_")[:64]
+    return name or None
+
+
 def _out(name: str, display: str, types: tuple[str, ...], method: str, selected: bool = True) -> dict[str, Any]:
     return {"name": name, "display": display, "types": types, "method": method, "selected": selected}
 
@@ -92,11 +98,13 @@ _LLM_PORTS: dict[str, Any] = {
 _STORE_PORTS: dict[str, Any] = {
     "inputs": {"documents": "ingest_data", "embedder": "embedding", "query": "search_query"},
     "outputs": {"hits": "search_results", "store": "vectorstoreconnection"},
-    "in_aliases": {"embedding_model": "embedder", "documents": "documents"},
+    "in_aliases": {"embedding_model": "embedder", "documents": "documents", "search_input": "query"},
     "out_aliases": {
         "dataframe": "hits",
         "search_results_dataframe": "hits",
         "base_retriever": "store",
+        "retrieve_data": "hits",
+        "vector_store": "store",
     },
 }
 _STORE_EXTRA = {
@@ -248,6 +256,84 @@ LANGFLOW_TABLE = Table(
                 outputs={"tool": "component_as_tool"},
                 ignore=("mcp_server", "tool", "tool_placeholder", "tools_metadata", "tool_mode"),
                 extra={"outputs": (_out("component_as_tool", "Toolset", ("Tool",), "to_toolkit"),)}),
+        # LangFlow's Agent carries its own model (provider + model name): the "agent" hook makes it an
+        # llm node wired into the agent's model port, as LangFlow would have called it.
+        Adapter("agent.tools", "Agent", display="Agent", hook="agent", export=False,
+                inputs={"message": "input_value", "tools": "tools", "memory": "memory", "model": "agent_llm"},
+                outputs={"answer": "response"}, out_aliases={"structured_response": "answer"},
+                params=(Param("system_message", "system_prompt", to_ours=nonempty_str),
+                        Param("max_steps", "max_iterations", to_ours=lambda v: min(max(to_int(v) or 5, 1), 50))),
+                ignore=("add_calculator_tool", "handle_parsing_errors", "n_messages", "stream", "verbose",
+                        "format_instructions", "output_schema", "base_url_ibm_watsonx", "agent_description",
+                        "model_name", "agent_llm", "model", "temperature", "max_tokens", "json_mode", "seed",
+                        "openai_api_base", "timeout", "max_retries", "project_id", "output_parser", "sender",
+                        "sender_name", "session_id", "should_store_message", "context_id")),
+        # Pre-1.0 agents over a described store: the store's "info" is the search tool the agent gets.
+        Adapter("agent.tools", "VectorStoreAgent", display="VectorStoreAgent", hook="agent", export=False,
+                inputs={"model": "llm", "tools": "vectorstoreinfo", "message": "input_value"},
+                outputs={"answer": "AgentExecutor"}, out_aliases={"AgentExecutor": "answer"},
+                ignore=("handle_parsing_errors", "verbose", "max_iterations")),
+        Adapter("retriever.tool", "VectorStoreInfo", display="VectorStoreInfo", export=False,
+                inputs={"store": "vectorstore"}, outputs={"tool": "VectorStoreInfo"},
+                params=(Param("name", "vectorstore_name", to_ours=_tool_name),
+                        Param("description", "vectorstore_description", to_ours=nonempty_str))),
+        # The legacy (pre-1.0) chat model: its one output is the model an agent or chain takes.
+        Adapter("llm.openai", "ChatOpenAI", display="ChatOpenAI", export=False,
+                params=(Param("model", "model_name", to_ours=nonempty_str),
+                        Param("temperature", "temperature", to_ours=to_float),
+                        Param("max_tokens", "max_tokens", to_ours=positive_int),
+                        Param("base_url", "openai_api_base", to_ours=_api_base)),
+                outputs={"model": "model_output"},
+                out_aliases={"ChatOpenAI": "model", "BaseChatModel": "model", "BaseLanguageModel": "model"},
+                ignore=("model_kwargs", "n", "streaming", "verbose", "cache", "callbacks", "tags", "metadata"),
+                extra={"secret": "openai_api_key"}),
+        # A folder of files: loader.file reads every supported file directly in a folder (under the roots a
+        # run allows); the "directory" hook keeps the folder's name, not the exporter's absolute path.
+        Adapter("loader.file", "Directory", display="Directory", hook="directory", export=False,
+                outputs={"records": "dataframe"}, out_aliases={"data": "records", "as_dataframe": "records"},
+                ignore=("path", "types", "depth", "max_concurrency", "load_hidden", "recursive", "silent_errors",
+                        "use_multithreading")),
+        # Web pages: Flowbuilder reads local files only (no fetch from a flow file), so the "url" hook
+        # names the page to download next to the flow; the loader reads it (HTML as text).
+        Adapter("loader.file", "URL", also=("WebBaseLoader",), display="URL", hook="url", export=False,
+                outputs={"records": "data"}, out_aliases={"text": "records", "dataframe": "records",
+                                                          "Document": "records", "page_results": "records"},
+                ignore=("urls", "web_path", "format", "max_depth", "prevent_outside", "use_async", "timeout",
+                        "headers", "filter_text_html", "continue_on_failure", "check_response_status",
+                        "autoset_encoding")),
+        Adapter("util.passthrough", "HtmlLinkExtractor", display="HTML Link Extractor", export=False,
+                inputs={"value": "data_input"}, outputs={"value": "data"},
+                ignore=("kind", "drop_fragments"),
+                note="HTML Link Extractor: links between pages are not followed; the documents go on unchanged"),
+        # LangFlow 1.5+'s provider-neutral model components: the "provider" hook picks our node by the
+        # provider of the chosen model.
+        Adapter("llm.openai", "LanguageModelComponent", display="Language Model", hook="provider", export=False,
+                inputs={"prompt": "input_value", "system": "system_message"},
+                outputs={"answer": "text_output", "model": "model_output"},
+                params=(Param("temperature", "temperature", to_ours=to_float),
+                        Param("system_message", "system_message", to_ours=nonempty_str)),
+                ignore=("model", "stream", "base_url_ibm_watsonx", "project_id", "api_key", "provider",
+                        "model_name", "ollama_base_url")),
+        Adapter("embedder.openai", "EmbeddingModel", display="Embedding Model", hook="provider", export=False,
+                outputs={"embedder": "embeddings"},
+                ignore=("model", "base_url_ibm_watsonx", "chunk_size", "dimensions", "input_text", "max_retries",
+                        "show_progress_bar", "truncate_input_tokens", "request_timeout", "api_key", "provider",
+                        "model_name", "api_base", "project_id", "model_kwargs", "ollama_base_url")),
+        # Structured Output asks its model for JSON fields; with no model offline, the text goes on as it
+        # came (the report says the schema was not applied).
+        Adapter("util.passthrough", "StructuredOutput", display="Structured Output", export=False,
+                inputs={"value": "input_value"}, outputs={"value": "structured_output"},
+                out_aliases={"structured_output_dataframe": "value", "dataframe_output": "value"},
+                ignore=("llm", "output_schema", "system_prompt", "multiple", "schema_name"),
+                note="Structured Output: the fields of its schema are not extracted (no structured-output "
+                "node yet); the input text goes on unchanged"),
+        Adapter("chat.input", "TextInput", display="Text Input", outputs={"message": "text"}, export=False,
+                params=(Param("text", "input_value", to_ours=nonempty_str),)),
+        Adapter("splitter.recursive", "LanguageRecursiveTextSplitter", export=False,
+                params=(_int_param("chunk_size", "chunk_size", 1000), _int_param("chunk_overlap", "chunk_overlap",
+                                                                                 200)),
+                inputs={"documents": "data_input"}, outputs={"chunks": "data"}, ignore=("code_language",),
+                note="a language-aware splitter: split here with the recursive splitter's default separators"),
         Adapter("chat.input", "ChatInput", display="Chat Input", outputs={"message": "message"},
                 params=(Param("text", "input_value", to_ours=nonempty_str, widget="MultilineInput"),),
                 extra={"outputs": (_out("message", "Chat Message", MESSAGE, "message_response"),)}),
@@ -260,25 +346,51 @@ LANGFLOW_TABLE = Table(
 # fmt: on
 
 VECTOR_STORES = {
-    "Chroma", "AstraDB", "Pinecone", "Qdrant", "FAISS", "Weaviate", "PGVector", "Milvus", "Redis",
+    "Chroma", "AstraDB", "AstraVectorStoreComponent", "AstraDBGraph", "Knowledge", "KnowledgeBase",
+    "KnowledgeRetrieval", "Pinecone", "Qdrant", "FAISS", "Weaviate", "PGVector", "Milvus", "Redis",
     "MongoDBAtlasVector", "SupabaseVectorStore",
 }  # fmt: skip
 # Components we will not run here: kept as placeholders that name what replaces them.
 REPLACEMENTS = {
     "AstraDB": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    "AstraVectorStoreComponent": "vectorstore.chroma (--local swaps it in with the same collection name)",
+    "AstraDBGraph": "vectorstore.chroma (--local swaps it in with the same collection name; no graph traversal)",
+    "Knowledge": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
+    "KnowledgeBase": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
+    "KnowledgeRetrieval": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
     "SupabaseVectorStore": "vectorstore.chroma (--local swaps it in with the same collection name)",
     "PGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
     "CohereEmbeddings": "embedder.local (--local)",
     "CohereModel": "llm.ollama (--local)",
-    "Directory": "loader.file (one per file)",
     "StructuredOutput": "no structured-output node yet",
     "MCPTools": "tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
+}
+# The provider a provider-neutral model component names -> our node, by the kind of model.
+PROVIDER_NODES = {
+    "llm": {
+        "openai": "llm.openai",
+        "groq": "llm.groq",
+        "ollama": "llm.ollama",
+        "mistral": "llm.mistral",
+        "mistralai": "llm.mistral",
+    },
+    "embedder": {
+        "openai": "embedder.openai",
+        "ollama": "embedder.ollama",
+        "mistral": "embedder.mistral",
+        "mistralai": "embedder.mistral",
+    },
 }
 # Components whose output is search hits (a Parser after one stringifies hits, it does not label rows).
 HIT_SOURCES = VECTOR_STORES | {"CohereRerank"}
 # The collection-name field of each store --local swaps for Chroma.
 SWAP_COLLECTION = {
     "AstraDB": "collection_name",
+    "AstraVectorStoreComponent": "collection_name",
+    "AstraDBGraph": "collection_name",
+    "Knowledge": "knowledge_base",
+    "KnowledgeBase": "knowledge_base",
+    "KnowledgeRetrieval": "knowledge_base",
     "SupabaseVectorStore": "table_name",
     "PGVector": "collection_name",
 }

@@ -6,6 +6,7 @@ placeholder was wired by the foreign handle or connection-type names), so nothin
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec
@@ -30,6 +31,9 @@ PLACEHOLDER_LLMS = (LC + "lmChatOpenRouter", LC + "lmChatGoogleGemini", LC + "lm
 _LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable")
 _STORE_KEEP = ("k", "min_score", "where")
 TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
+# A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
+_ROLE_OUTPUTS = {"ai_tool": "retriever.tool", "ai_retriever": "retriever.vector", "component_as_tool": "retriever.tool"}
+_CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
 def apply_local(flow: Flow, report: ImportReport) -> None:
@@ -53,6 +57,7 @@ def _answer_without_model(flow: Flow, report: ImportReport) -> None:
 
 
 def _swap_remote(flow: Flow, report: ImportReport) -> None:
+    swapped: list[str] = []
     for spec in list(flow.nodes):
         original = spec.type
         foreign = str(spec.config.get("original_type", "")) if original == PLACEHOLDER else ""
@@ -71,6 +76,12 @@ def _swap_remote(flow: Flow, report: ImportReport) -> None:
             config = {"collection": _placeholder_collection(spec, foreign)}
         else:
             continue
+        if new_type == "vectorstore.chroma" and not _CHROMA_NAME.match(config["collection"]):
+            fixed = chroma_collection(config["collection"])
+            report.warnings.append(
+                f"{spec.id}: collection {config['collection']!r} is not a valid Chroma name; --local uses {fixed!r}"
+            )
+            config["collection"] = fixed
         mode = _n8n_mode(spec) if original == PLACEHOLDER else ""
         spec.type, spec.config, spec.credentials = new_type, config, {}
         if original == PLACEHOLDER:
@@ -82,8 +93,88 @@ def _swap_remote(flow: Flow, report: ImportReport) -> None:
         elif spec.type == "llm.ollama":
             detail += " (default model llama3.2 on a local Ollama server)"
         report.local_swaps.append(ParamIssue(spec.id, "", detail))
+        swapped.append(spec.id)
         for outcome in report.nodes:
             outcome.targets = [(i, spec.type if i == spec.id else t) for i, t in outcome.targets]
+    _fill_embedders(flow, report)
+    _fill_ingest(flow, report, swapped)
+
+
+def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
+    """A swapped store that only answers queries was filled elsewhere (another flow, the provider's console):
+    its local collection starts empty. A file -> loader -> splitter branch is added so the first run, given a
+    file, fills it and shows hits; without a file the branch says so and the store warns it is empty."""
+    written = {
+        str(n.config.get("collection"))
+        for n in flow.nodes
+        if n.type == "vectorstore.chroma" and any(e.target == n.id and e.target_port == "documents" for e in flow.edges)
+    }
+    for node_id in swapped:
+        spec = flow.node(node_id)
+        if spec.type != "vectorstore.chroma" or str(spec.config.get("collection")) in written:
+            continue
+        searched = any(e.target == spec.id and e.target_port == "query" for e in flow.edges) or any(
+            e.source == spec.id and e.source_port == "store" for e in flow.edges
+        )  # asked directly, or through a retriever or an agent's search tool
+        if not searched:
+            continue
+        written.add(str(spec.config.get("collection")))
+        pos = flow.position(spec.id)
+        parts = (("file", "input.file", "File to index"), ("loader", "loader.file", "Load file"),
+                 ("splitter", "splitter.recursive", "Split"))  # fmt: skip
+        ids: list[str] = []
+        for offset, (suffix, type_name, label) in enumerate(parts):
+            new_id = f"{spec.id}-{suffix}"
+            while flow.find_node(new_id) is not None:
+                new_id += "-1"
+            flow.nodes.append(NodeSpec(id=new_id, type=type_name, name=f"{label} (added)"))
+            flow.layout.positions[new_id] = type(pos)(x=pos.x - 960 + 320 * offset, y=pos.y + 320)
+            ids.append(new_id)
+        _add(flow, Edge(source=ids[0], source_port="path", target=ids[1], target_port="path"))
+        _add(flow, Edge(source=ids[1], source_port="records", target=ids[2], target_port="documents"))
+        _add(flow, Edge(source=ids[2], source_port="chunks", target=spec.id, target_port="documents"))
+        report.local_swaps.append(
+            ParamIssue(
+                spec.id,
+                "documents",
+                f"nothing in the flow fills collection {spec.config.get('collection')!r} (the source filled it "
+                f"elsewhere): added {ids[0]} -> {ids[1]} -> {ids[2]}; run with --input {ids[0]}=PATH to fill it",
+            )
+        )
+
+
+def chroma_collection(name: str) -> str:
+    """The nearest valid Chroma collection name (3+ characters, letters, digits, '.', '_', '-')."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:500] or "flowbuilder"
+    return cleaned if len(cleaned) >= 3 else f"{cleaned}_kb"
+
+
+def _fill_embedders(flow: Flow, report: ImportReport) -> None:
+    """A swapped store with no embedder wired (AstraDB's server-side "vectorize", a LangFlow knowledge
+    base's own model) gets the offline embedder: the one such a store used, or one added for all."""
+    bare = [
+        spec for spec in flow.nodes
+        if spec.type == "vectorstore.chroma"
+        and not any(e.target == spec.id and e.target_port == "embedder" for e in flow.edges)
+        and any(spec.id in (e.source, e.target) for e in flow.edges)
+    ]  # fmt: skip
+    if not bare:
+        return
+    embedder = next((n for n in flow.nodes if n.id == "local-embedder"), None)
+    if embedder is None:
+        embedder = NodeSpec(id="local-embedder", type="embedder.local", name="Local embedder (added)")
+        while flow.find_node(embedder.id) is not None:
+            embedder.id += "-1"
+        flow.nodes.append(embedder)
+        pos = flow.position(bare[0].id)
+        flow.layout.positions[embedder.id] = type(pos)(x=pos.x - 320, y=pos.y + 240)
+    for spec in bare:
+        _add(flow, Edge(source=embedder.id, source_port="embedder", target=spec.id, target_port="embedder"))
+        report.local_swaps.append(
+            ParamIssue(
+                spec.id, "embedder", f"no embedder was wired (the source store embedded by itself): {embedder.id}"
+            )
+        )
 
 
 def _placeholder_collection(spec: NodeSpec, foreign: str) -> str:
@@ -126,8 +217,8 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
                 report.connections_dropped.append(f"{edge.key}: {spec.type} has no input for {edge.target_port!r}")
         elif edge.source == spec.id and edge.source_port not in outs:
             port = adapter.our_output(edge.source_port) if adapter else None
-            if port is None and spec.type == "vectorstore.chroma" and edge.source_port in ("ai_tool", "ai_retriever"):
-                role = _role_node(flow, spec, "retriever.tool" if edge.source_port == "ai_tool" else "retriever.vector")
+            if port is None and spec.type == "vectorstore.chroma" and edge.source_port in _ROLE_OUTPUTS:
+                role = _role_node(flow, spec, _ROLE_OUTPUTS[edge.source_port])
                 edge.source = role.id
                 edge.source_port = "tool" if role.type == "retriever.tool" else "retriever"
                 continue

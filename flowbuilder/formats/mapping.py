@@ -51,6 +51,8 @@ def find_secrets(value: Any, path: str = "") -> Iterable[tuple[str, str, str]]:
 def _find_secrets(value: Any, path: str, under_secret: bool) -> Iterable[tuple[str, str, str]]:
     field = path.rsplit(".", 1)[-1].split("[", 1)[0]
     if isinstance(value, str):
+        if value == field or field == "id":  # a name mapped to itself ({"api_key": "api_key"}); a node id
+            return
         reason = secret_reason(field, value)
         if reason is None and under_secret and value.strip() and not value.startswith("="):
             reason = "a literal value under a secret-named field or inline credential data"

@@ -20,10 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import networkx as nx
+
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, node_class, read_params
+from flowbuilder.formats.code_summary import summarize_code
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
@@ -41,10 +44,13 @@ from flowbuilder.formats.n8n_table import (
     MCP_SERVER_VERSIONS,
     N8N_TABLE,
     REPLACEMENTS,
+    SWAP_COLLECTION,
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
 STICKY = BASE + "stickyNote"
+CODE_NODES = (BASE + "code", BASE + "function", BASE + "functionItem", LC + "code", LC + "toolCode")
+LOOP = BASE + "splitInBatches"
 EDIT_FIELDS = BASE + "set"
 _DOC_EXTENSIONS = (".pdf", ".csv", ".txt", ".md", ".json", ".html", ".htm", ".docx", ".xlsx")
 
@@ -97,8 +103,9 @@ def _lookup(params: dict[str, Any], resolve: Callable[[str], Any] | None = None)
     return lookup
 
 
-def _static_fields(node: dict[str, Any]) -> dict[str, Any] | None:
-    """The fields an Edit Fields node sets when every value is a literal; None otherwise."""
+def _static_fields(node: dict[str, Any], partial: bool = False) -> dict[str, Any] | None:
+    """The fields an Edit Fields node sets when every value is a literal; None otherwise. With
+    ``partial``, the literal fields of one that also sets expressions."""
     if node.get("type") != EDIT_FIELDS:
         return None
     params = node.get("parameters") or {}
@@ -111,6 +118,8 @@ def _static_fields(node: dict[str, Any]) -> dict[str, Any] | None:
             return None
         value = entry.get("value")
         if is_expression(value) or is_expression(entry["name"]):
+            if partial:
+                continue
             return None
         fields[entry["name"]] = value[1:] if isinstance(value, str) and value.startswith("=") else value
     return fields or None
@@ -124,6 +133,19 @@ def _through_edit_fields(links: list[tuple[str, str, str, str]], absorbed: set[s
         links = [link for link in links if name not in (link[0], link[2])]
         links += [(a[0], a[1], b[2], b[3]) for a in into for b in out_of]
     return links
+
+
+def _cycles(graph: nx.DiGraph) -> list[list[str]]:
+    """Independent loops, each once: the simple cycles of each strongly connected part, cut one by one."""
+    graph = graph.copy()
+    found: list[list[str]] = []
+    while True:
+        try:
+            cycle = [a for a, _ in nx.find_cycle(graph)]
+        except nx.NetworkXNoCycle:
+            return found
+        found.append(cycle)
+        graph.remove_edge(cycle[-1], cycle[0])
 
 
 @dataclass
@@ -162,6 +184,12 @@ class N8nImporter:
         """Data loaders whose store gets its records from upstream nodes instead."""
         self.static: dict[str, dict[str, Any]] = {}
         """Edit Fields nodes whose values are all literals: node name -> {field: value}."""
+        self.webhooks: dict[str, Any] = {"entry": {}, "answer": []}
+        """Webhook entries (chat.input id -> path, method) and Respond to Webhook answers (chat.output ids)."""
+        self.routes: dict[str, str] = {}
+        """Routing nodes (If, Switch, Split In Batches...) absorbed: node name -> n8n type."""
+        self.partial: dict[str, dict[str, Any]] = {}
+        """Edit Fields nodes with some expression values: node name -> their literal fields."""
         self.mcp_servers: dict[str, dict[str, Any]] = {}
         """MCP Server Triggers: node name -> its parameters (the trigger becomes serving, not a node)."""
 
@@ -183,8 +211,9 @@ class N8nImporter:
         match = _FIELD_REF.match(expression.strip())
         if match is None:
             return None
-        sources = [match["node"]] if match["node"] else list(self.static)
-        values = [self.static[n][match["field"]] for n in sources if match["field"] in self.static.get(n, {})]
+        known = {**self.partial, **self.static}
+        sources = [match["node"]] if match["node"] else list(known)
+        values = [known[n][match["field"]] for n in sources if match["field"] in known.get(n, {})]
         return values[0] if len(values) == 1 else None  # unknown, or ambiguous between two Edit Fields
 
     # -- nodes -----------------------------------------------------------------------------------
@@ -207,10 +236,13 @@ class N8nImporter:
             if not isinstance(node.get("parameters", {}), dict):
                 raise FlowFileError(self.origin, f'n8n node {node["name"]!r}: "parameters" is not an object')
         self.static = {n["name"]: v for n in nodes if (v := _static_fields(n)) is not None}
+        self.partial = {n["name"]: v for n in nodes if n["name"] not in self.static and (v := _static_fields(n, True))}
         for node in nodes:
             self._import_node(node)
         self._import_connections()
         self.flow.meta["source"] = {"format": "n8n", "name": self.data.get("name"), "id": self.data.get("id")}
+        if self.webhooks["entry"] or self.webhooks["answer"]:
+            self.flow.meta["source"]["webhooks"] = self.webhooks
         self.report.flow_name = self.flow.name
         return self.flow
 
@@ -274,6 +306,8 @@ class N8nImporter:
                 )
             hook = getattr(self, f"_hook_{adapter.hook}") if adapter.hook else self._generic
             specs = hook(node, params, adapter, used)
+            if name in self.routes:
+                return
         if not specs:
             specs = [("main", self._placeholder(node))]
         else:
@@ -330,6 +364,13 @@ class N8nImporter:
                 )
         path = self.mcp_servers[name].get("path")
         where = f" (n8n path {path!r}; ours is /mcp)" if isinstance(path, str) and path else ""
+        # kept with the flow's serving settings, so an export writes the trigger back
+        mcp = self.flow.meta.setdefault("mcp", {})
+        mcp["n8n_trigger"] = {
+            "name": name,
+            "path": path if isinstance(path, str) else "",
+            "tools": [self.mapped[t].ids.get("tool", self.mapped[t].main) for t in tools],
+        }
         self.outcomes[name].note = (
             "MCP Server Trigger: served by `flowbuilder serve FLOW` (HTTP /mcp)" + where + ", `flowbuilder mcp "
             "FLOW` (stdio) or the builder's Serve tab; "
@@ -377,6 +418,12 @@ class N8nImporter:
                 self.report.credentials.append(CredentialFound(node["name"], "", provider, str(ref.get("name") or "")))
         outcome = self.outcomes.get(node["name"])
         replacement = REPLACEMENTS.get(node["type"])
+        if node["type"] in CODE_NODES and not why:
+            params = node.get("parameters") or {}
+            source = next((params[k] for k in ("jsCode", "pythonCode", "code", "functionCode") if k in params), "")
+            language = "Python" if params.get("language") == "python" or "pythonCode" in params else ""
+            why = f"code, never run here ({summarize_code(source, language)}); replace it with nodes that do this"
+            self.report.warnings.append(f"{node['name']!r}: {why}")
         if outcome is not None and not outcome.note:
             outcome.note = why or (f"replace with {replacement}" if replacement else "no Flowbuilder equivalent")
         return NodeSpec(
@@ -451,6 +498,40 @@ class N8nImporter:
         self.report.warnings.append(
             f"{node['name']!r}: fetched {url}: download it next to the flow as {path!r} (Flowbuilder reads local files)"
         )
+        return [("main", spec)]
+
+    def _hook_route(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        """A routing or item-shaping node: absorbed like a static Edit Fields node (its connections pass
+        straight through); its logic (expressions) is never evaluated, and the report says so."""
+        name = node["name"]
+        note = "absorbed: " + adapter.note
+        static = self.partial.get(name)
+        if static:
+            note += "; static: " + ", ".join(f"{k}={v!r}" for k, v in static.items())
+        self.outcomes[name].note = note
+        self.report.warnings.append(f"{name!r}: {note}")
+        self.routes[name] = node["type"]
+        return []
+
+    def _hook_webhook(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        used.update(params)
+        path = params.get("path")
+        shown = path if isinstance(path, str) and path and not is_expression(path) else "<path>"
+        note = adapter.note.format(what=f"webhook/{shown}")
+        self.outcomes[node["name"]].note = note
+        self.report.warnings.append(f"{node['name']!r}: {note}")
+        spec = self._new_spec(node, adapter.ours, {})
+        # kept so an n8n export writes the webhook (and its Respond to Webhook) back, not a chat trigger
+        method = str(params.get("httpMethod") or "GET")
+        self.webhooks["entry"][spec.id] = {"path": shown if shown != "<path>" else "", "httpMethod": method}
+        return [("main", spec)]
+
+    def _hook_respond(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        used.update(params)
+        self.outcomes[node["name"]].note = adapter.note
+        self.report.warnings.append(f"{node['name']!r}: {adapter.note}")
+        spec = self._new_spec(node, adapter.ours, {})
+        self.webhooks["answer"].append(spec.id)
         return [("main", spec)]
 
     def _hook_chain(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
@@ -551,7 +632,8 @@ class N8nImporter:
                                 self.origin, f"a {conn_type} connection of {source!r} has no target node"
                             )
                         links.append((source, str(conn_type), link["node"], str(link.get("type") or conn_type)))
-        links = _through_edit_fields(links, set(self.static))
+        links = self._fold_loops(_through_edit_fields(links, set(self.static)))
+        links = _through_edit_fields(links, set(self.routes))
         splitter_of: dict[str, str] = {}
         loaders_of: dict[str, list[str]] = {}
         for source, conn_type, target, _ in links:
@@ -594,6 +676,42 @@ class N8nImporter:
             for role in ("tool", "retriever"):
                 if role in mapped.ids and "store" in mapped.ids:
                     self._edge(mapped.ids["store"], "store", mapped.ids[role], "store")
+
+    def _runs(self, name: str) -> bool:
+        """Whether a node runs here: mapped, or a store ``--local`` swaps for Chroma."""
+        mapped = self.mapped.get(name)
+        return mapped is not None and (mapped.adapter is not None or mapped.n8n_type in SWAP_COLLECTION)
+
+    def _fold_loops(self, links: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+        """Cut every loop's closing ``main`` link. A Split In Batches loop whose body our nodes run in one
+        pass (they batch internally) is folded into a straight path; any other loop is reported with the
+        nodes on it, and the rest of the flow imports and runs."""
+        graph = nx.DiGraph()
+        graph.add_edges_from((a, b) for a, kind, b, _ in links if kind == "main")
+        cut: set[tuple[str, str]] = set()
+        for cycle in _cycles(graph):
+            head = next((n for n in cycle if self.routes.get(n) == LOOP), None)
+            if head is None:  # no Split In Batches: cut where the loop returns to its earliest node
+                order = {name: i for i, name in enumerate([*self.mapped, *self.routes])}
+                head = min(cycle, key=lambda n: order.get(n, len(order)))
+            back = cycle[cycle.index(head) - 1]
+            cut.add((back, head))
+            body = [n for n in cycle if n != head]
+            runnable = all(n in self.routes or self._runs(n) for n in body)
+            names = ", ".join(repr(n) for n in body)
+            if self.routes.get(head) == LOOP and runnable:
+                self.report.warnings.append(
+                    f"{head!r}: loop folded into one pass over all items: its body ({names}) batches internally; "
+                    f"the link {back!r} -> {head!r} that closed the loop is left out"
+                )
+            else:
+                why = "its body has nodes Flowbuilder does not run" if self.routes.get(head) == LOOP else "a cycle"
+                self.report.warnings.append(
+                    f"{head!r}: a loop through {names} ({why}) runs once here: the link {back!r} -> {head!r} "
+                    "that closed it is left out; the rest of the flow imports and runs"
+                )
+            self.report.connections_dropped.append(f"{back!r} -main-> {head!r}: closed a loop (see the warning)")
+        return [link for link in links if not (link[1] == "main" and (link[0], link[2]) in cut)]
 
     def _edge(self, source: str, source_port: str, target: str, target_port: str) -> None:
         for end, port, key in ((source, source_port, "output_names"), (target, target_port, "input_names")):

@@ -9,15 +9,17 @@ a reranker after a load-mode retriever becomes ``useReranker`` + ``ai_reranker``
 from __future__ import annotations
 
 import copy
+import json
+import re
 import uuid
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note
 from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, write_params
-from flowbuilder.formats.mapping import PLACEHOLDER
+from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n import STICKY
 from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
-from flowbuilder.formats.n8n_table import N8N_TABLE, PROVIDER_CREDENTIALS
+from flowbuilder.formats.n8n_table import BASE, MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
 _ROLE_TYPES = ("retriever.tool", "retriever.vector")
@@ -35,6 +37,9 @@ class N8nExporter:
         self.insert_node: dict[str, str] = {}
         self.role_nodes: set[str] = set()
         self.chain_edges: set[str] = set()
+        self.labelled: set[str] = set()
+        """Connections of row labellers folded into the data loader (see _fold_labellers)."""
+        self.bridged: list[Edge] = []
         self.rerank_after: dict[str, str] = {}
         """Reranker id -> the n8n store node (load mode) it reranks inside."""
         """Edges a Q&A chain stands for (see n8n_chain.py)."""
@@ -77,7 +82,41 @@ class N8nExporter:
         return name
 
     def _edges(self) -> list[Edge]:
-        return [e for e in self.flow.edges if e.key not in self.chain_edges]
+        return [e for e in self.flow.edges if e.key not in self.chain_edges and e.key not in self.labelled] + (
+            self.bridged
+        )
+
+    def _fold_labellers(self) -> set[str]:
+        """A row labeller between a file loader and a splitter has no n8n node: n8n's data loader reads a
+        CSV row as "column: value" lines. Its connections are bridged, and the report gives the Edit Fields
+        expression (JSON-mode loader) that writes the template's exact text."""
+        folded: set[str] = set()
+        for spec in self.flow.nodes:
+            into = [e for e in self.flow.edges if e.target == spec.id]
+            out = [e for e in self.flow.edges if e.source == spec.id]
+            if spec.type != "labeller.row" or not into or not out:
+                continue
+            if not all(self.flow.node(e.source).type == "loader.file" for e in into):
+                continue
+            folded.add(spec.id)
+            self.labelled |= {e.key for e in into + out}
+            self.bridged += [
+                Edge(source=a.source, source_port=a.source_port, target=b.target, target_port=b.target_port)
+                for a in into
+                for b in out
+            ]
+            template = str(spec.config.get("template") or "")
+            expression = (
+                "=" + re.sub(r"\{([^{}]+)\}", lambda m: "{{ $json[" + json.dumps(m.group(1)) + "] }}", template)
+                if template
+                else "={{ Object.entries($json).map(([k, v]) => k + ': ' + v).join('\\n') }}"
+            )
+            self.warnings.append(
+                f"{spec.id}: row labeller exported as n8n's data loader, which writes each CSV row as "
+                "'column: value' lines (every column); for the template's exact text, add Edit Fields "
+                f"with text = {expression} and set the loader to JSON mode reading {{{{ $json.text }}}}"
+            )
+        return folded
 
     def _incoming(self, node_id: str, port: str | None = None) -> list[Edge]:
         return [e for e in self._edges() if e.target == node_id and (port is None or e.target_port == port)]
@@ -97,6 +136,7 @@ class N8nExporter:
         chains = find_chains(self.flow)
         folded = {n.id for chain in chains for n in (chain.prompt, *chain.folded)}
         self.chain_edges = {key for chain in chains for key in chain.edges}
+        folded |= self._fold_labellers()
         for note in self.flow.notes:
             self._export_note(note)
         for spec in self.flow.nodes:
@@ -109,6 +149,7 @@ class N8nExporter:
             self._export_chain(chain)
         for edge in self._edges():
             self._export_edge(edge)
+        self._export_serving()
         return {
             "name": self.flow.name,
             "nodes": self.nodes,
@@ -119,6 +160,40 @@ class N8nExporter:
             "meta": {"generatedBy": "flowbuilder"},
             "tags": [],
         }
+
+    def _export_serving(self) -> None:
+        """A served flow (its ``meta["mcp"]`` settings) as n8n's MCP Server Trigger, fed by every search tool."""
+        mcp = self.flow.meta.get("mcp")
+        if not isinstance(mcp, dict):
+            return
+        found = mcp.get("n8n_trigger")
+        trigger: dict[str, Any] = found if isinstance(found, dict) else {}
+        tools = [t for t in trigger.get("tools", []) if isinstance(t, str)] or [
+            n.id for n in self.flow.nodes if n.type == "retriever.tool"
+        ]
+        names = [self.names[t] for t in tools if t in self.names]
+        if not names:
+            self.warnings.append("serving: no search tool was exported, so no MCP Server Trigger is written")
+            return
+        path = str(trigger.get("path") or "") or slugify(self.flow.name, "flowbuilder")
+        name = self._name(str(trigger.get("name") or "MCP Server Trigger"))
+        xs = [n["position"][0] for n in self.nodes] or [0]
+        self.nodes.append(
+            {
+                "parameters": {"path": path},
+                "type": MCP_SERVER_TRIGGER,
+                "typeVersion": MCP_SERVER_VERSIONS[-1],
+                "position": [max(xs) + 300, 0],
+                "id": str(uuid.uuid5(_UUID_NS, f"{self.flow.name}/mcp-server-trigger")),
+                "name": name,
+                "webhookId": str(uuid.uuid5(_UUID_NS, f"webhook/{self.flow.name}/mcp")),
+            }
+        )
+        for tool in names:
+            self._link(tool, "ai_tool", name)
+        self.warnings.append(
+            f"serving: written as n8n's MCP Server Trigger {name!r} (path {path!r}) with {len(names)} tool(s)"
+        )
 
     def _export_note(self, note: Note) -> None:
         pos = self.flow.position(note.id)
@@ -150,6 +225,21 @@ class N8nExporter:
     def _export_node(self, spec: NodeSpec) -> None:
         if spec.type == PLACEHOLDER:
             self._export_placeholder(spec)
+            return
+        webhooks = (self.flow.meta.get("source") or {}).get("webhooks") or {}
+        if spec.type == "chat.input" and spec.id in (webhooks.get("entry") or {}):
+            entry = webhooks["entry"][spec.id]
+            hook: dict[str, Any] = {
+                "httpMethod": entry.get("httpMethod") or "POST",
+                "path": entry.get("path") or spec.id,
+                "responseMode": "responseNode",
+                "options": {},
+            }
+            self.names[spec.id] = self._node(spec, BASE + "webhook", 2, hook)
+            return
+        if spec.type == "chat.output" and spec.id in (webhooks.get("answer") or []):
+            answer: dict[str, Any] = {"respondWith": "firstIncomingItem", "options": {}}
+            self.names[spec.id] = self._node(spec, BASE + "respondToWebhook", 1.1, answer)
             return
         adapter = N8N_TABLE.exporter(spec.type)
         if adapter is None:

@@ -98,6 +98,25 @@ def _chat_params(model_default: str, resource: bool = False) -> tuple[Param, ...
     )
 
 
+# n8n's routing and item-shaping nodes: kind, typeVersions, what the reroute point stands for.
+ROUTES: tuple[tuple[str, tuple[float, ...], str], ...] = (
+    (
+        "set",
+        (1, 2, 3, 3.1, 3.2, 3.3, 3.4),
+        "Edit Fields: static values fill the expressions that read them; expression values are not evaluated "
+        "(listed below) and the item goes on unchanged",
+    ),
+    ("if", (1, 2, 2.1, 2.2), "If: the condition is not evaluated; both branches receive the item"),
+    ("switch", (1, 2, 3, 3.1, 3.2, 3.3), "Switch: the rules are not evaluated; every output receives the item"),
+    ("filter", (1, 2, 2.1, 2.2), "Filter: the condition is not evaluated; every item goes on"),
+    ("splitOut", (1,), "Split Out: Flowbuilder nodes take whole lists, so the list goes on as one"),
+    ("splitInBatches", (1, 2, 3), "Split In Batches: Flowbuilder nodes batch internally, so all items go through once"),
+    ("noOp", (1,), "No Operation: a reroute point"),
+    ("merge", (1, 2, 2.1, 3, 3.1, 3.2), "Merge: inputs are not combined; the first one given goes on"),
+    ("limit", (1,), "Limit: every item goes on (no limit applied)"),
+    ("aggregate", (1,), "Aggregate: the items go on as one list"),
+)
+
 _SPLITTER = {"chunks": "ai_textSplitter"}
 _STORE_IN = {"embedder": "ai_embedding", "documents": "ai_document", "query": "main"}
 _STORE_OUT = {"store": "ai_vectorStore", "hits": "main"}
@@ -125,6 +144,20 @@ N8N_TABLE = Table(
                 hook="cloud_file", note="watched the local path {what}: give the file with --input {id}=PATH"),
         Adapter("input.file", BASE + "readWriteFile", (1,), outputs={"path": "main"}, export=False,
                 hook="cloud_file", note="read the file {what}: give it with --input {id}=PATH"),
+        # An HTTP call as the entry of a served flow: the webhook is `flowbuilder serve`'s /ask, its
+        # answer is Respond to Webhook's (the "webhook" hook names the path in the report).
+        Adapter("chat.input", BASE + "webhook", (1, 1.1, 2, 2.1), outputs={"message": "main"}, export=False,
+                hook="webhook", note="a webhook: `flowbuilder serve` takes the message at /ask (it was POST "
+                "/{what}); `run --input TEXT` gives it here"),
+        Adapter("chat.output", BASE + "respondToWebhook", (1, 1.1, 1.2, 1.3, 1.4, 1.5), inputs={"message": "main"},
+                outputs={"message": "main"}, export=False, hook="respond",
+                ignore=("respondWith", "responseBody", "options", "enableResponseOutput", "responseCode"),
+                note="Respond to Webhook: the answer `flowbuilder serve` returns at /ask"),
+        # -- routing: reroute points (util.passthrough) whose logic is never evaluated; the "route" hook
+        # reports what each one decided in n8n and that every item goes on.
+        *[Adapter("util.passthrough", BASE + kind, versions, inputs={"value": "main"}, outputs={"value": "main"},
+                  export=False, hook="route", note=what)
+          for kind, versions, what in ROUTES],
         # -- loading and splitting -------------------------------------------------------------------
         Adapter("loader.file", LC + "documentDefaultDataLoader", (1, 1.1), inputs={"path": "main"},
                 outputs={"records": "ai_document"}, hook="loader",

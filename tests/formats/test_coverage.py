@@ -151,7 +151,12 @@ def test_langflow_pre10_edges_between_mapped_nodes_are_kept() -> None:
     edges = {e.key for e in flow.edges}
     assert "RecursiveCharacterTextSplitter-k2.chunks->Chroma-k4.documents" in edges
     assert "OpenAIEmbeddings-k3.embedder->Chroma-k4.embedder" in edges
-    assert "WebBaseLoader-k1.WebBaseLoader->RecursiveCharacterTextSplitter-k2.documents" in edges
+    # the web page loader reads the saved page (a flow never fetches); the report says which page
+    assert "WebBaseLoader-k1.records->RecursiveCharacterTextSplitter-k2.documents" in edges
+    assert flow.node("WebBaseLoader-k1").type == "loader.file"
+    assert any(
+        "fetched https://example.com/faq: save the page's text" in w and "'faq.txt'" in w for w in report.warnings
+    )
     assert flow.node("RecursiveCharacterTextSplitter-k2").config["separators"] == ["\n\n", "\n"]
     assert report.connections_dropped == []
 

@@ -412,8 +412,13 @@ def test_cred_option_binds_a_slot(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_langflow_pre10_pipe_handles() -> None:
     flow, report = import_file(FIXTURES / "langflow_pre10.json")
-    assert edge_set(flow) == {"ChatOpenAI-z0sH5.ChatOpenAI->VectorStoreAgent-FOmxY.llm"}
-    assert report.unsupported_count == 2
+    # the legacy chat model feeds the agent's model port; the playground chat becomes a chat input
+    assert edge_set(flow) == {
+        "ChatOpenAI-z0sH5.model->VectorStoreAgent-FOmxY.model",
+        "VectorStoreAgent-FOmxY-input.message->VectorStoreAgent-FOmxY.message",
+    }
+    assert report.unsupported_count == 0
+    assert flow.node("ChatOpenAI-z0sH5").config == {"model": "gpt-3.5-turbo"}  # a password-flagged plain field
     assert flow.position("VectorStoreAgent-FOmxY") == Position(x=500, y=20)
 
 

@@ -62,7 +62,7 @@ class Campaign:
 def seed_files() -> list[Path]:
     paths = sorted((ROOT / "flows").rglob("*.json"))
     for folder in ("fixtures", "corpus"):  # the formats tests' files: real exports and hand-made oddities
-        paths += sorted((ROOT / "tests" / "formats" / folder).glob("*.json"))
+        paths += sorted((ROOT / "tests" / "formats" / folder).rglob("*.json"))
     return paths
 
 

@@ -1,0 +1,47 @@
+"""What the source tool did without a node, made explicit after an import.
+
+LangFlow and n8n convert values where a connection needs it: a store's hits wired into a chat output
+become text, a parser's rows become one message. Flowbuilder's ports are typed, so the importer puts
+the conversion in as a node of its own (``parser.stringify``) and the report says where.
+"""
+
+from __future__ import annotations
+
+from flowbuilder.flow import Edge, Flow, NodeSpec, Position
+from flowbuilder.formats.report import ImportReport
+from flowbuilder.ports import PortType, compatible
+from flowbuilder.registry import NodeRegistry, default_registry
+
+# Values a source tool turns into text implicitly, and the text-like ports that take them.
+_TO_TEXT_FROM = {PortType.HITS, PortType.RECORDS, PortType.CHUNKS}
+_TEXT_PORTS = {PortType.TEXT, PortType.MESSAGE, PortType.PROMPT, PortType.ANSWER}
+
+
+def convert_implicitly(flow: Flow, report: ImportReport, registry: NodeRegistry | None = None) -> None:
+    """Insert a ``parser.stringify`` on each connection whose source tool turned items into text."""
+    registry = registry or default_registry()
+    for edge in list(flow.edges):
+        source, target = flow.find_node(edge.source), flow.find_node(edge.target)
+        if source is None or target is None or source.type not in registry or target.type not in registry:
+            continue
+        outs = {p.name: p.type for p in registry.get(source.type).outputs}
+        ins = {p.name: p.type for p in registry.get(target.type).inputs}
+        out_type, in_type = outs.get(edge.source_port), ins.get(edge.target_port)
+        if out_type is None or in_type is None or compatible(out_type, in_type):
+            continue
+        if out_type not in _TO_TEXT_FROM or in_type not in _TEXT_PORTS:
+            continue
+        node_id = f"{source.id}-as-text"
+        while flow.find_node(node_id) is not None:
+            node_id += "-1"
+        parser = NodeSpec(id=node_id, type="parser.stringify", name=f"{source.name or source.id} as text")
+        flow.nodes.append(parser)
+        a, b = flow.position(source.id), flow.position(target.id)
+        flow.layout.positions[node_id] = Position(x=(a.x + b.x) / 2, y=(a.y + b.y) / 2 + 80)
+        flow.edges.remove(edge)
+        flow.edges.append(Edge(source=source.id, source_port=edge.source_port, target=node_id, target_port="items"))
+        flow.edges.append(Edge(source=node_id, source_port="text", target=target.id, target_port=edge.target_port))
+        report.warnings.append(
+            f"{target.id}: takes {in_type.value} but {source.id}.{edge.source_port} gives {out_type.value}; "
+            f"the source tool turned them into text: parser '{node_id}' (added) does it here"
+        )
