@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from flowbuilder.services import ProgressCallback
+from nodes.embedders.batching import QueryBatcher
 
 CACHE_FILE_NAME = "embeddings.sqlite"
 _SQLITE_MAX_PARAMS = 500  # stay well below SQLite's host-parameter limit per statement
@@ -80,6 +81,7 @@ class EmbeddingCache:
 
 _CACHES: dict[Path, EmbeddingCache] = {}
 _CACHES_LOCK = threading.Lock()
+_BATCHER_LOCK = threading.Lock()
 
 
 def open_cache(data_dir: Path) -> EmbeddingCache:
@@ -125,7 +127,16 @@ class CachingEmbedder:
         return matrix.tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self._embed_prepared([self.query_prefix + text], None)[0].tolist()
+        # Concurrent searches (a server) send their questions together: one model call for all of them.
+        return self._queries.embed(self.query_prefix + text).tolist()
+
+    @property
+    def _queries(self) -> QueryBatcher:
+        batcher = self.__dict__.get("_query_batcher")
+        if batcher is None:
+            with _BATCHER_LOCK:
+                batcher = self.__dict__.setdefault("_query_batcher", QueryBatcher(lambda t: self._embed_prepared(t, None)))
+        return batcher
 
     def count_tokens(self, text: str) -> int | None:
         return None
