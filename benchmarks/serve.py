@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import httpx
+from bench_common import free_port, loadavg, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-serve-token"
@@ -41,21 +42,6 @@ TOPICS = (
     "account lockout policy",
     "heatmap report loading",
 )
-
-
-def loadavg() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().strip()
-    except OSError:
-        return "n/a"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Questions:
@@ -128,7 +114,7 @@ async def clients(
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def bench(base: str, rounds: int, batch: int) -> None:
@@ -194,14 +180,12 @@ def main() -> int:
                 if time.monotonic() > deadline:
                     sys.exit("the server did not get ready in 15 minutes")
                 time.sleep(0.5)
-            print(f"server ready (ingest of 500 rows included) in {time.perf_counter() - started:.1f} s; tree {args.tree}")
+            print(
+                f"server ready (ingest of 500 rows included) in {time.perf_counter() - started:.1f} s; tree {args.tree}"
+            )
             asyncio.run(bench(base, args.rounds, args.batch))
         finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop(process)
     print(f"\nload after: {loadavg()}")
     return 0
 

@@ -358,9 +358,7 @@ class FlowService:
         labellers, splitters, embedders, stores. They run once, exclusively; searches reuse their results."""
         scope = set(self.graph.nodes) if to is None else {to} | self.graph.ancestors(to)
         return frozenset(
-            n
-            for n in scope
-            if n in self.graph.nodes and n not in self._asked and not self.graph.nodes[n].spec.disabled
+            n for n in scope if n in self.graph.nodes and n not in self._asked and not self.graph.nodes[n].spec.disabled
         )
 
     def _fingerprints(self, nodes: frozenset[str]) -> dict[str, str | None]:
