@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.background import BackgroundIngest
 from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialSlot
 from flowbuilder.executor import Executor, NodeResult
 from flowbuilder.flow import Flow
@@ -40,6 +41,8 @@ class EditorSession:
     selected: str | None = None
     # (provider, credential name) -> key typed in the UI; bound to every node slot using that account
     account_keys: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    background: BackgroundIngest | None = None
+    """The ingest started when the flow opened (:mod:`flowbuilder.background`), while it is going."""
 
     @classmethod
     def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
