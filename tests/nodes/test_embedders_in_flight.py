@@ -35,9 +35,9 @@ def openai(server: FakeLLMServer, **kwargs: object) -> OpenAIEmbedder:
     return OpenAIEmbedder(api_key=KEY, base_url=server.openai_base_url, batch_size=4, **kwargs)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("in_flight", [1, 8])
-def test_batches_go_out_together_and_come_back_in_order(server: FakeLLMServer, in_flight: int) -> None:
-    server.delay("embeddings", 0.05)
+@pytest.mark.parametrize(("in_flight", "latency"), [(1, 0.05), (8, 0.5)])
+def test_batches_go_out_together_and_come_back_in_order(server: FakeLLMServer, in_flight: int, latency: float) -> None:
+    server.delay("embeddings", latency)  # long enough that 8 requests overlap even on a loaded machine
     vectors = openai(server, max_in_flight=in_flight).embed_documents(TEXTS)
     assert len(server.requests_to("embeddings")) == 12
     assert server.max_in_flight == in_flight  # 12 batches of 4: 8 at once when allowed, never more
@@ -46,7 +46,7 @@ def test_batches_go_out_together_and_come_back_in_order(server: FakeLLMServer, i
 
 
 def test_ollama_sends_batches_in_flight_too(server: FakeLLMServer) -> None:
-    server.delay("/api/embed", 0.05)
+    server.delay("/api/embed", 0.5)
     embedder = OllamaEmbedder(model="nomic-embed-text", base_url=server.ollama_host, batch_size=4, max_in_flight=3)
     embedder.embed_documents(TEXTS[:24])
     assert server.max_in_flight == 3
