@@ -233,3 +233,24 @@ def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
     screen.selenium.execute_script("window.scrollTo(0, 0)")
     SHOTS.mkdir(parents=True, exist_ok=True)
     screen.selenium.save_screenshot(str(SHOTS / "compare_page_three.png"))
+
+
+@pytest.mark.slow
+def test_compare_page_screening_embedder_says_what_it_costs(
+    screen: Screen,
+    builder: Callable[..., None],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
+    small_flows.write_small_corpus(tmp_path / "workspace")
+    builder()
+    screen.open("/compare?a=improved.json&b=labelled.json&q=questions.jsonl&k=3&emb=screening&run=1")
+    wait_css(screen, "[data-testid=screening-cost]")
+    screen.should_contain("Done.")
+    cost = screen.find_by_css("[data-testid=screening-cost]").text
+    assert "WordLlama" in cost and "confirm the winner" in cost and "MRR" in cost
+    board = screen.find_by_css("[data-testid=leaderboard]").text
+    assert board.count("[screening: wordllama]") == 2  # both flows ran with the screening embedder
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screen.selenium.get_screenshot_as_file(str(SHOTS / "compare-screening.png"))
