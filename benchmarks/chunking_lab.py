@@ -22,10 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from flowbuilder.evaluation.compare import Comparison, FlowComparer, FlowSource
+from flowbuilder.evaluation.compare import Comparison, FlowComparer, FlowSource, screening_source
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import Executor
-from flowbuilder.formats.native import load_flow
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOWS = ROOT / "flows" / "chunking"
@@ -35,18 +34,9 @@ TARGET_SECONDS = 10.0
 
 
 def sources(embedder: str) -> list[FlowSource]:
-    out = []
-    for name in STRATEGIES:
-        path = FLOWS / f"{name}.json"
-        if embedder == "local":
-            out.append(FlowSource(path, name=name))
-            continue
-        flow = load_flow(path)
-        for node in flow.nodes:
-            if node.type.startswith("embedder."):
-                node.type, node.config, node.name = "embedder.wordllama", {}, "WordLlama (screening-grade)"
-        out.append(FlowSource(path, flow, f"{name} [screening: wordllama]", "embedder=wordllama"))
-    return out
+    if embedder == "local":
+        return [FlowSource(FLOWS / f"{name}.json", name=name) for name in STRATEGIES]
+    return [screening_source(FLOWS / f"{name}.json", name) for name in STRATEGIES]
 
 
 def run(data_dir: Path, embedder: str, k: int, relevance: str) -> tuple[Comparison, float]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,7 @@ class ResultCache:
         self.directory = directory
         self.max_entries = max_entries
         self._memory: dict[str, CachedResult] = {}
+        self._lock = threading.Lock()  # a server runs searches on many threads at once
 
     def get(self, key: str) -> CachedResult | None:
         hit = self._memory.get(key)
@@ -101,9 +103,10 @@ class ResultCache:
 
     def put(self, key: str, result: CachedResult) -> None:
         if self.max_entries > 0:
-            while len(self._memory) >= self.max_entries:
-                self._memory.pop(next(iter(self._memory)))
-            self._memory[key] = result
+            with self._lock:
+                while len(self._memory) >= self.max_entries:
+                    self._memory.pop(next(iter(self._memory)))
+                self._memory[key] = result
         if self.directory is None:
             return
         try:
@@ -115,7 +118,7 @@ class ResultCache:
         except _Unencodable:
             return  # services are rebuilt on the next run, which is cheap
         self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = self.directory / f".{key}.tmp"
+        tmp = self.directory / f".{key}.{threading.get_ident()}.tmp"
         tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
         tmp.replace(self.directory / f"{key}.json")
 

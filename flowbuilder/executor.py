@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -151,10 +151,13 @@ class Executor:
         session_id: str = "default",
         use_cache: bool = True,
         base_dir: Path | None = None,
+        reuse: Mapping[str, NodeResult] | None = None,
     ) -> RunResult:
         """Validate ``flow`` and run it (or only ``to`` and its ancestors).
 
         :param inputs: text for chat inputs (a string), or ``{node_id: value}`` with ``"*"`` for all.
+        :param reuse: succeeded results taken as they are instead of running their nodes (a server's ingest,
+            done once under an exclusive lock, reused by every concurrent search); shown as ``cached``.
         :raises FlowValidationError: before anything runs, listing every issue in the run's scope.
         """
         run_inputs: dict[str, str] = {GENERIC_INPUT: inputs} if isinstance(inputs, str) else dict(inputs or {})
@@ -205,6 +208,12 @@ class Executor:
                 results[node_id] = NodeResult(
                     node_id, _type_of(graph, node_id), "warning", summary="skipped", warning=warning
                 )
+                continue
+            given = reuse.get(node_id) if reuse else None
+            if given is not None and given.succeeded:
+                emit("node_cached", node_id, {"summary": given.summary, "warning": given.warning})
+                keys[node_id] = given.key
+                results[node_id] = replace(given, status="warning" if given.warning else "cached", duration=0.0)
                 continue
             result = self._run_node(
                 graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files

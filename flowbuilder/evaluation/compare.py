@@ -126,6 +126,21 @@ class FlowSource:
     """What a variant changed, e.g. ``splitter.chunk_size=300`` (empty for a flow as saved)."""
 
 
+SCREENING_EMBEDDER = "embedder.wordllama"
+
+
+def screening_source(path: Path, name: str = "") -> FlowSource:
+    """The flow at ``path`` with every embedder swapped for the screening-grade WordLlama (static word
+    vectors: a chunking sweep embeds in seconds; rank settings with it, then confirm with the real embedder)."""
+    from flowbuilder.formats.native import load_flow
+
+    flow = load_flow(path)
+    for node in flow.nodes:
+        if node.type.startswith("embedder."):
+            node.type, node.config, node.name = SCREENING_EMBEDDER, {}, "WordLlama (screening-grade)"
+    return FlowSource(path, flow, f"{name or flow.name} [screening: wordllama]", "embedder=wordllama")
+
+
 @dataclass
 class FlowEvaluation:
     label: str

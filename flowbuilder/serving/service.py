@@ -2,9 +2,11 @@
 any transport.
 
 A :class:`FlowService` runs the flow through the normal :class:`~flowbuilder.executor.Executor`, so the
-first call ingests exactly as ``flowbuilder run`` does and later calls reuse the executor's result cache
-(loader, splitter and store nodes come back cached; only the retrieval stage runs per query). All runs
-are serialised by one lock: the executor and the stores are not meant for concurrent writers.
+first call ingests exactly as ``flowbuilder run`` does. The nodes that do not depend on the question
+(loader, labeller, splitter, embedder, store) run under an exclusive lock, and their results are then
+reused by every later call: searches and questions run concurrently under a shared lock, and only the
+question's nodes (retriever, reranker, prompt, model) run per call. When a loaded file changes (checked
+at most once a second), the next call ingests again, alone, so a store keeps mirroring its source.
 
 Tool names and descriptions come from the flow and its nodes, and can be edited in the flow's
 ``meta["mcp"]`` mapping (saved with the flow; node configs are untouched so every saved flow still loads)::
@@ -19,6 +21,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +39,10 @@ from flowbuilder.graph import FlowGraph, analyze
 from flowbuilder.node import RunContext
 from flowbuilder.ports import PortType
 from flowbuilder.secrets import mask_secrets, mask_secrets_obj, redact, redact_obj
+from flowbuilder.serving.rwlock import ReadWriteLock
 
+REFRESH_SECONDS = 1.0
+"""How often a search checks that the ingested files did not change (a stat per file)."""
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_K = 100
 
@@ -193,15 +199,24 @@ class FlowService:
             self.base_dir = base_dir or self.path.resolve().parent
         self.executor = executor or Executor(resolver=resolver, data_dir=data_dir)
         self.progress: Callable[[RunEvent], None] = _StderrProgress(log or sys.stderr)
-        self._lock = threading.Lock()
+        self._rw = ReadWriteLock()
         self._latest: dict[str, NodeResult] = {}
         """The latest successful result of every node any run produced (chunks come from here)."""
+        self._snapshot: dict[str, NodeResult] = {}
+        """The results of the ingest (question-independent) nodes, reused by every concurrent search."""
+        self._prints: dict[str, str | None] = {}
+        self._ingested_scopes: set[frozenset[str]] = set()
+        self._checked_at = 0.0
+        self.refresh_seconds = REFRESH_SECONDS
+        self._sessions: dict[str, threading.Lock] = {}
+        self._sessions_guard = threading.Lock()
         self.graph: FlowGraph = analyze(
             self.flow, self.executor.registry, self.executor.resolver, base_dir=self.base_dir
         )
         untrusted = [str(issue) for issue in self.graph.issues if issue.code == "untrusted-path"]
         if untrusted and not inspect_only:  # nothing is served from a file the user did not allow
             raise ServeError(f"{self.path}: refused to serve:\n  - " + "\n  - ".join(untrusted))
+        self._asked = self._downstream_of_input() | self._text_inputs()
         self.searches = self._find_searches()
         self.answer_node = self._find_answer_node()
         self.prompts = self._find_prompts()
@@ -345,21 +360,108 @@ class FlowService:
         return found
 
     # ------------------------------------------------------------------ running
+    def _ingest_scope(self, to: str | None) -> frozenset[str]:
+        """The nodes of a run (to ``to``, or the whole flow) that do not depend on the question: loaders,
+        labellers, splitters, embedders, stores. They run once, exclusively; searches reuse their results."""
+        scope = set(self.graph.nodes) if to is None else {to} | self.graph.ancestors(to)
+        return frozenset(
+            n for n in scope if n in self.graph.nodes and n not in self._asked and not self.graph.nodes[n].spec.disabled
+        )
+
+    def _fingerprints(self, nodes: frozenset[str]) -> dict[str, str | None]:
+        """What each ingested node's result depends on outside the flow (a loader's file size and mtime)."""
+        prints: dict[str, str | None] = {}
+        for nid in sorted(nodes):
+            node = self.graph.nodes[nid]
+            values: dict[str, Any] = {}
+            for edge in self.graph.incoming(nid):
+                source = self._snapshot.get(edge.source)
+                port = node.inputs.get(edge.target_port)
+                if source is None or port is None:
+                    continue
+                value = source.outputs.get(edge.source_port)
+                if port.multiple:
+                    values.setdefault(port.name, []).append(value)
+                else:
+                    values[port.name] = value
+            try:
+                prints[nid] = node.cls.fingerprint(node.config, self.base_dir, None, values)
+            except Exception:  # a fingerprint that cannot be taken means: ingest again to find out
+                prints[nid] = f"unreadable {time.monotonic()}"
+        return prints
+
+    def _ingested(self, scope: frozenset[str]) -> bool:
+        """True when ``scope`` was ingested and its sources have not changed since (checked at most once per
+        ``refresh_seconds``: a stat per loaded file)."""
+        if scope not in self._ingested_scopes:
+            return False
+        now = time.monotonic()
+        if now - self._checked_at < self.refresh_seconds:
+            return True
+        self._checked_at = now
+        current = self._fingerprints(frozenset(self._prints))
+        if current != self._prints:
+            self._ingested_scopes.clear()
+            return False
+        return True
+
     def _run(self, flow: Flow, *, inputs: dict[str, str], to: str | None, session_id: str) -> RunResult:
         # No contextlib.redirect_stdout here: it swaps sys.stdout for every thread, including the
         # transport's writer. On stdio the SDK instead points fd 1 at stderr while it serves and writes the
         # protocol to a private duplicate, so whatever a node prints (Python or native code) lands on stderr.
-        with self._lock:
-            run = self.executor.run(
+        scope = self._ingest_scope(to)
+        with self._rw.reading():
+            if self._ingested(scope):
+                # Concurrent: only the question's nodes run (retriever, reranker, prompt, model); the stores
+                # are only read, and the embedder batches the questions that arrive together.
+                run = self._execute(flow, inputs, to, session_id, reuse=self._snapshot)
+                self._latest.update({nid: r for nid, r in run.results.items() if r.succeeded})
+                return run
+        with self._rw.writing():  # ingest (or re-ingest after a source changed): alone
+            run = self._execute(flow, inputs, to, session_id, reuse=None)
+            self._latest.update({nid: r for nid, r in run.results.items() if r.succeeded})
+            done = {nid: run.results[nid] for nid in scope if nid in run.results}
+            if len(done) == len(scope) and all(r.succeeded for r in done.values()):
+                self._snapshot.update(done)
+                self._prints.update(self._fingerprints(scope))
+                self._ingested_scopes.add(scope)
+                self._checked_at = time.monotonic()
+            return run
+
+    def _execute(
+        self, flow: Flow, inputs: dict[str, str], to: str | None, session_id: str, reuse: dict[str, NodeResult] | None
+    ) -> RunResult:
+        if session_id.startswith("serve-"):  # searches and ingests share no chat memory
+            return self.executor.run(
                 flow,
                 inputs=inputs,
                 to=to,
                 on_event=self.progress,
                 session_id=session_id,
                 base_dir=self.base_dir,
+                reuse=reuse,
             )
-            self._latest.update({nid: r for nid, r in run.results.items() if r.succeeded})
-            return run
+        with self._session_lock(session_id):  # one caller's chat memory is not written twice at once
+            return self.executor.run(
+                flow,
+                inputs=inputs,
+                to=to,
+                on_event=self.progress,
+                session_id=session_id,
+                base_dir=self.base_dir,
+                reuse=reuse,
+            )
+
+    def _session_lock(self, session_id: str) -> threading.Lock:
+        with self._sessions_guard:
+            return self._sessions.setdefault(session_id, threading.Lock())
+
+    def refresh(self) -> None:
+        """Forget the ingested snapshot: the next call ingests again (exclusively)."""
+        with self._rw.writing():
+            self._ingested_scopes.clear()
+            self._snapshot.clear()
+            self._prints.clear()
 
     def endpoint(self, name: str | None) -> SearchEndpoint:
         if not self.searches:
@@ -400,7 +502,7 @@ class FlowService:
         for value in outputs.values():
             store = getattr(value, "store", None)
             if isinstance(store, VectorStore):
-                with self._lock:
+                with self._rw.reading():
                     return store.search(query, k)
         raise ServeError("the retrieval tool gives no searchable store; connect a vector store to it.")
 

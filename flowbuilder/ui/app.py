@@ -13,6 +13,7 @@ from typing import Any
 
 from nicegui import ui
 
+from flowbuilder.background import BackgroundIngest
 from flowbuilder.errors import FlowbuilderError, InvalidConnectionError, ValidationIssue
 from flowbuilder.examples import example_flow
 from flowbuilder.flow import Flow
@@ -177,6 +178,8 @@ class BuilderPage:
         self._events()
         self.refresh(fit=False)
         self.show_output(None)
+        ui.timer(0.5, self._background_status)
+        self.start_background()
 
     # ---------------------------------------------------------------- layout
     def _header(self) -> None:
@@ -242,6 +245,14 @@ class BuilderPage:
             ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props(
                 "unelevated dense color=negative"
             ).tooltip("Cancel the run").classes("fb-cancel")
+            with ui.row().classes("items-center no-wrap gap-0 fb-background") as self.background_box:
+                self.background_label = ui.label("").classes("text-caption text-white q-ml-sm")
+                ui.button(icon="close", on_click=self.cancel_background).props(
+                    "flat dense round size=sm color=white"
+                ).tooltip("Stop embedding in the background (what is done stays in the embedding cache)").mark(
+                    "background-cancel"
+                )
+            self.background_box.set_visibility(False)
             ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm")
             ui.link("Evaluate", "/eval").classes("text-white q-ml-sm").tooltip(
                 "Evaluate a flow's answers on a question set"
@@ -489,7 +500,45 @@ class BuilderPage:
         if self.selected:
             self.show_output(self.selected)
 
+    # ---------------------------------------------------------------- background ingest
+    def start_background(self) -> None:
+        """Embed a local flow's documents now, so the first question does not wait for the ingest."""
+        previous = self.session.background
+        if previous is not None:
+            previous.cancel()
+        apply_account_keys(self.session)
+        job = BackgroundIngest(
+            self.session.executor,
+            self.state.flow,
+            base_dir=self.session.base_dir,
+            on_event=self.runner._events.append,
+            session_id=self.session.session_id,
+        )
+        self.session.background = job if job.start() else None
+
+    def cancel_background(self) -> None:
+        if self.session.background is not None:
+            self.session.background.cancel()
+            ui.notify("Background embedding stopped; a run continues from the embedding cache.")
+
+    def _background_status(self) -> None:
+        job = self.session.background
+        if job is None:
+            return
+        if job.running:
+            counts = f" {job.done}/{job.total}" if job.total else ""
+            self.background_label.text = f"Embedding in the background{counts}"
+            self.background_box.set_visibility(True)
+            return
+        self.background_box.set_visibility(False)
+        self.session.background = None
+        if job.error:
+            self.runner.log.push(redact(f"Background ingest stopped: {job.error}"))
+        elif job.results and not any(r.cancelled for r in job.results):
+            self.runner.log.push(f"Background ingest done in {job.seconds:.1f} s: ask away.")
+
     def after_load(self) -> None:
+        self.start_background()
         self.selected = None
         self.ran = {}
         self.canvas.status = {}

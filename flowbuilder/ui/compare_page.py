@@ -14,7 +14,8 @@ The relevance mode (lenient or strict, next to k) decides which chunks count as 
 after a comparison re-judges the same hits at once (nothing is searched or embedded again).
 
 Query parameters preselect the inputs by file name:
-``/compare?flows=naive.json,rows.json&q=dev.jsonl&k=5&rel=strict&run=1`` (``a=``/``b=`` pick two flows).
+``/compare?flows=naive.json,rows.json&q=dev.jsonl&k=5&rel=strict&run=1`` (``a=``/``b=`` pick two flows;
+``emb=screening`` swaps every embedder for the screening-grade WordLlama and shows what that costs).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from flowbuilder.evaluation.compare import (
     flow_labels,
     read_flow,
     rejudge,
+    screening_source,
 )
 from flowbuilder.evaluation.metrics import (
     RELEVANCE_HELP,
@@ -70,6 +72,18 @@ DEFAULT_RELEVANCE: Relevance = "strict"
 """Strict by default: a chunk holding half a record does not count, which is what the course's flows differ in."""
 DEFAULT_FLOWS = (NAIVE_FLOW, IMPROVED_FLOW, ROW_LABELLED_FLOW)
 DEFAULT_QUESTIONS = "vwo500_dev.jsonl"
+EMBEDDERS = {"flows": "as in the flows", "screening": "WordLlama (screening: fast, coarser)"}
+SCREENING_COST = (
+    "Screening-grade embedder: every flow's embedder was swapped for WordLlama (static word vectors), so a "
+    "sweep embeds in seconds instead of minutes. Use it to rank chunking settings, then confirm the winner "
+    "with the flow's own embedder: the absolute figures are lower. {cost}"
+)
+SCREENING_MEASURED = (
+    "Measured on data/docs (57 questions, strict, k = 5; benchmarks/chunking_lab.py): MRR per strategy 0.56-0.76 "
+    "with WordLlama against 0.55-0.86 with MiniLM (mean 0.69 against 0.74); both put fixed-300 last, but the top "
+    "pick differs (WordLlama: markdown; MiniLM: parent-child, WordLlama's second), so confirm the top two or three. "
+    "The cold sweep took 159 s against 416 s (loaded machine)."
+)
 MISS_SHORT = {"cut": "cut", "below_k": "below k", "past_token_limit": "past token limit", "no_chunk": "no chunk"}
 CHUNK_COLOURS = ("#dbeafe", "#fef3c7", "#dcfce7")
 """Alternating chunk backgrounds (blue, amber, green): neighbours always differ."""
@@ -556,6 +570,14 @@ class ComparePage:
                 .classes("w-28")
                 .tooltip("; ".join(f"{mode}: {text}" for mode, text in RELEVANCE_HELP.items()))
             )
+            self.embedder = (
+                ui.select(
+                    EMBEDDERS, value="screening" if query.get("emb") == "screening" else "flows", label="embedder"
+                )
+                .props("data-testid=embedder")
+                .classes("w-56")
+                .tooltip(SCREENING_COST.format(cost=SCREENING_MEASURED))
+            )
             self.limit = ui.number("rows shown", value=DEFAULT_ROWS, min=1, max=500, step=1).classes("w-28")
             self.button = ui.button("Compare", icon="compare_arrows", on_click=self.start).props("data-testid=compare")
         self.lines = ui.column().classes("w-full gap-0").props("data-testid=flow-lines")
@@ -635,7 +657,8 @@ class ComparePage:
         relevance = relevance_mode(self.relevance.value)
         try:
             questions = load_questions(str(self.questions.value))
-            self.comparison = await run.io_bound(self._compare, paths, questions, k, relevance, self.cancel)
+            screening = self.embedder.value == "screening"
+            self.comparison = await run.io_bound(self._compare, paths, questions, k, relevance, self.cancel, screening)
         except ComparisonCancelled:
             self.progress_label.set_text("Cancelled.")
             return
@@ -655,11 +678,18 @@ class ComparePage:
         self.show()
 
     def _compare(
-        self, paths: list[str], questions: Any, k: int, relevance: Relevance, cancel: threading.Event
+        self,
+        paths: list[str],
+        questions: Any,
+        k: int,
+        relevance: Relevance,
+        cancel: threading.Event,
+        screening: bool = False,
     ) -> Comparison:
+        sources = [screening_source(Path(p)) if screening else FlowSource(Path(p)) for p in paths]
         with _COMPARER_LOCK:
             return _COMPARER.compare_many(
-                [FlowSource(Path(p)) for p in paths],
+                sources,
                 questions,
                 k,
                 on_progress=lambda label, event: self.events.append((label, event)),
@@ -683,6 +713,10 @@ class ComparePage:
         self.results.clear()
         with self.results:
             m = comparison.a.metrics
+            if comparison.a.name.endswith("[screening: wordllama]"):
+                ui.label(SCREENING_COST.format(cost=SCREENING_MEASURED)).classes(
+                    "text-body2 q-pa-sm bg-amber-1 rounded-borders w-full"
+                ).props("data-testid=screening-cost")
             ui.label(
                 f"Leaderboard by MRR (k = {k}, {comparison.relevance} relevance; {m.questions} questions with an "
                 f"answer, {m.unanswerable} without)"
@@ -889,9 +923,10 @@ def register(config: AppConfig) -> None:
     _COMPARER.executor.resolver = page_resolver(config)
 
     def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
-                     rel: str | None = None, run: str | None = None, flows: str | None = None) -> None:  # fmt: skip
+                     rel: str | None = None, run: str | None = None, flows: str | None = None,
+                     emb: str | None = None) -> None:  # fmt: skip
         ui.add_css(_CSS)
-        given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows}
+        given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows, "emb": emb}
         ComparePage({key: value for key, value in given.items() if value}, config.workspace)
 
     ui.page("/compare", title="Flowbuilder · Compare")(compare_page)

@@ -19,6 +19,7 @@ from nicegui import run, ui
 
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, NodeError, ValidationIssue
 from flowbuilder.executor import GENERIC_INPUT, RunEvent, RunResult
+from flowbuilder.flow import Flow
 from flowbuilder.pathguard import expand_user
 from flowbuilder.secrets import redact
 from flowbuilder.ui.accounts import apply_account_keys
@@ -161,6 +162,7 @@ class RunController:
         started = time.perf_counter()
         result: RunResult | None = None
         try:
+            await self._after_background(flow)
             result = await run.io_bound(
                 self.session.executor.run,
                 flow,
@@ -196,7 +198,21 @@ class RunController:
             listener(result)
         return result
 
+    async def _after_background(self, flow: Flow) -> None:
+        """One ingest at a time: the run waits for the background ingest of the same flow (then finds the
+        store filled) or stops one made stale by an edit (what it embedded stays in the cache)."""
+        job = self.session.background
+        if job is None or not job.running:
+            return
+        if job.covers(flow):
+            self.log.push(f"Waiting for the background ingest ({job.done}/{job.total} embedded)…")
+        else:
+            job.cancel()
+        await run.io_bound(job.wait)
+
     def cancel(self) -> None:
+        if self.session.background is not None:
+            self.session.background.cancel()
         if self.cancel_event is not None:
             self.cancel_event.set()
             ui.notify("Cancelling…")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.background import BackgroundIngest
 from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialSlot
 from flowbuilder.executor import Executor, NodeResult
 from flowbuilder.flow import Flow
@@ -42,6 +43,8 @@ class EditorSession:
     selected: str | None = None
     # (provider, credential name) -> key typed in the UI; bound to every node slot using that account
     account_keys: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    background: BackgroundIngest | None = None
+    """The ingest started when the flow opened (:mod:`flowbuilder.background`), while it is going."""
 
     def __post_init__(self) -> None:
         self.state.folder = lambda: self.base_dir

@@ -11,12 +11,13 @@ import hashlib
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from flowbuilder.services import ProgressCallback
+from nodes.embedders.batching import QueryBatcher
 
 CACHE_FILE_NAME = "embeddings.sqlite"
 _SQLITE_MAX_PARAMS = 500  # stay well below SQLite's host-parameter limit per statement
@@ -80,6 +81,7 @@ class EmbeddingCache:
 
 _CACHES: dict[Path, EmbeddingCache] = {}
 _CACHES_LOCK = threading.Lock()
+_BATCHER_LOCK = threading.Lock()
 
 
 def open_cache(data_dir: Path) -> EmbeddingCache:
@@ -125,7 +127,18 @@ class CachingEmbedder:
         return matrix.tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self._embed_prepared([self.query_prefix + text], None)[0].tolist()
+        # Concurrent searches (a server) send their questions together: one model call for all of them.
+        return self._queries.embed(self.query_prefix + text).tolist()
+
+    @property
+    def _queries(self) -> QueryBatcher:
+        batcher = self.__dict__.get("_query_batcher")
+        if batcher is None:
+            with _BATCHER_LOCK:
+                batcher = self.__dict__.setdefault(
+                    "_query_batcher", QueryBatcher(lambda t: self._embed_prepared(t, None))
+                )
+        return batcher
 
     def count_tokens(self, text: str) -> int | None:
         return None
@@ -152,23 +165,35 @@ class CachingEmbedder:
             progress(done, total)
         order = self._batch_order(list(missing.values()))
         miss_digests = list(missing)
-        for start in range(0, len(order), self.batch_size):
-            batch_idx = order[start : start + self.batch_size]
-            batch_texts = [missing[miss_digests[i]] for i in batch_idx]
-            vectors = np.asarray(self._embed_batch(batch_texts), dtype=np.float32)
+        batches = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+
+        def deliver(number: int, vectors: Sequence[Sequence[float]] | np.ndarray) -> None:
+            # Runs in the caller's thread, batch by batch as they come back: each goes into the cache at
+            # once, so a failure later (or a killed process) resumes from everything delivered so far.
+            nonlocal done
+            batch_idx = batches[number]
+            matrix = np.asarray(vectors, dtype=np.float32)
             self.model_batches += 1
-            self.model_texts += len(batch_texts)
-            fresh = [(miss_digests[i], vectors[j]) for j, i in enumerate(batch_idx)]
+            self.model_texts += len(batch_idx)
+            fresh = [(miss_digests[i], matrix[j]) for j, i in enumerate(batch_idx)]
             known.update(fresh)
             if self.cache is not None:
                 self.cache.put_many(self.model_id, fresh)
             done += sum(multiplicity[digest] for digest, _ in fresh)
             if progress is not None:
                 progress(min(done, total), total)
+
+        self._embed_batches([[missing[miss_digests[i]] for i in batch] for batch in batches], deliver)
         matrix = np.stack([known[d] for d in digests]).astype(np.float32, copy=False)
         if self._dimension is None:
             self._dimension = int(matrix.shape[1])
         return matrix
+
+    def _embed_batches(self, batches: list[list[str]], deliver: Callable[[int, np.ndarray], None]) -> None:
+        """Embed every batch and hand each result to ``deliver(number, vectors)``; one after another here,
+        several in flight for a server (:class:`nodes.embedders.remote.RemoteEmbedder`)."""
+        for number, texts in enumerate(batches):
+            deliver(number, np.asarray(self._embed_batch(texts), dtype=np.float32))
 
     def _batch_order(self, texts: list[str]) -> list[int]:
         """The order in which misses are sent; the local model sorts by length to pad less."""

@@ -37,6 +37,8 @@ class OpenAIEmbedder(RemoteEmbedder):
         batch_size: int = 256,
         timeout: float = 60,
         cache_dir: Path | None = None,
+        max_in_flight: int = 4,
+        max_retries: int = 5,
     ) -> None:
         super().__init__(
             model=model,
@@ -47,6 +49,8 @@ class OpenAIEmbedder(RemoteEmbedder):
             batch_size=batch_size,
             timeout=timeout,
             cache_dir=cache_dir,
+            max_in_flight=max_in_flight,
+            max_retries=max_retries,
         )
         self.dimensions = dimensions
         self._api_key = api_key
@@ -54,7 +58,8 @@ class OpenAIEmbedder(RemoteEmbedder):
     def _make_client(self) -> Any:
         import openai
 
-        return openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout)
+        # max_retries=0: RemoteEmbedder retries 429 and 5xx itself, honouring Retry-After across the requests in flight.
+        return openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
 
     def _request(self, texts: list[str]) -> list[list[float]]:
         kwargs: dict[str, Any] = {"model": self.model, "input": texts}
@@ -117,6 +122,12 @@ class OpenAIEmbedderConfig(BaseModel):
         True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
     )
     timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
+    max_in_flight: int = Field(
+        4, ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them)."
+    )
+    max_retries: int = Field(
+        5, ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says)."
+    )
 
 
 @register_node
@@ -139,6 +150,8 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig]):
             batch_size=c.batch_size,
             timeout=c.timeout,
             cache_dir=ctx.data_dir if c.cache else None,
+            max_in_flight=c.max_in_flight,
+            max_retries=c.max_retries,
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

@@ -33,6 +33,8 @@ class MistralEmbedder(RemoteEmbedder):
         batch_size: int = 64,
         timeout: float = 60,
         cache_dir: Path | None = None,
+        max_in_flight: int = 4,
+        max_retries: int = 5,
     ) -> None:
         super().__init__(
             model=model,
@@ -42,6 +44,8 @@ class MistralEmbedder(RemoteEmbedder):
             batch_size=batch_size,
             timeout=timeout,
             cache_dir=cache_dir,
+            max_in_flight=max_in_flight,
+            max_retries=max_retries,
         )
         self._api_key = api_key
 
@@ -69,6 +73,12 @@ class MistralEmbedderConfig(BaseModel):
         True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
     )
     timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
+    max_in_flight: int = Field(
+        4, ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them)."
+    )
+    max_retries: int = Field(
+        5, ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says)."
+    )
 
 
 @register_node
@@ -90,6 +100,8 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig]):
             batch_size=c.batch_size,
             timeout=c.timeout,
             cache_dir=ctx.data_dir if c.cache else None,
+            max_in_flight=c.max_in_flight,
+            max_retries=c.max_retries,
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
@@ -324,22 +325,31 @@ class EmbeddingStore:
     def _embed_and_write(
         self, new: list[tuple[str, Document]], batch_size: int | None, progress: Progress | None
     ) -> list[float] | None:
+        """Embed and write ``new`` batch by batch, pipelined: batch n is written on a writer thread while
+        batch n+1 is embedded (the embedder releases the GIL), so the store's write time hides behind the
+        embedding. At most one batch waits to be written, so memory stays one batch deep."""
         total = len(new)
         sample: list[float] | None = None
         size = self._batch_size(batch_size or self.default_batch_size)
-        for start in range(0, total, size):
-            part = new[start : start + size]
+        with ThreadPoolExecutor(1, thread_name_prefix="store-write") as writer:
+            pending: Future[None] | None = None
+            for start in range(0, total, size):
+                part = new[start : start + size]
 
-            def step(done: int, _total: int, offset: int = start) -> None:
-                if progress is not None:
-                    progress(offset + done, total)
+                def step(done: int, _total: int, offset: int = start) -> None:
+                    if progress is not None:
+                        progress(offset + done, total)
 
-            vectors = embed_array(self.embedder, [doc.text for _, doc in part], step)
-            if sample is None and len(vectors):
-                sample = vectors[0].tolist()
-            self._write(part, vectors)
-            if progress is not None:
-                progress(start + len(part), total)
+                vectors = embed_array(self.embedder, [doc.text for _, doc in part], step)
+                if sample is None and len(vectors):
+                    sample = vectors[0].tolist()
+                if pending is not None:
+                    pending.result()  # the previous batch is in the store (or its error is raised here)
+                pending = writer.submit(self._write, part, vectors)
+            if pending is not None:
+                pending.result()
+            if progress is not None and total:
+                progress(total, total)
         return sample
 
     def search(

@@ -95,6 +95,8 @@ class _Failure:
     status: int
     times: int | None
     message: str
+    retry_after: str | None = None
+    after: int = 0
 
 
 @dataclass
@@ -172,6 +174,13 @@ class FakeLLMServer(LoopbackServer):
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._call_counter = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        """The most requests this server was answering at the same moment (concurrency seen)."""
+        self.failed_at: list[float] = []
+        """``time.monotonic()`` of every failure answered (to check a client waited as told)."""
+        self.answered_at: list[float] = []
+        self.received_at: list[float] = []
 
     # ----- lifecycle
     def handler_class(self) -> type[JSONHandler]:
@@ -207,13 +216,31 @@ class FakeLLMServer(LoopbackServer):
         with self._lock:
             self._replies.append(Reply(content=content, tool_calls=list(calls)))
 
-    def fail(self, route: str, status: int, *, times: int | None = None, message: str = "") -> None:
+    def fail(
+        self,
+        route: str,
+        status: int,
+        *,
+        times: int | None = None,
+        message: str = "",
+        retry_after: str | None = None,
+        after: int = 0,
+    ) -> None:
         """Answer ``status`` on ``route`` (a path, a group name such as ``"chat"`` or ``"*"``);
-        ``times`` failures and then normal answers, or forever when None."""
+        ``times`` failures and then normal answers, or forever when None. ``retry_after`` is sent as the
+        ``Retry-After`` header (alone; by default a 429 carries a 10 ms ``retry-after-ms``); the first
+        ``after`` requests on the route are answered normally."""
         default = {401: "Invalid API Key", 404: "Not found", 429: "Rate limit reached", 500: "Internal server error"}
         with self._lock:
             self._failures.append(
-                _Failure(self._routes(route), status, times, message or default.get(status, f"HTTP {status}"))
+                _Failure(
+                    self._routes(route),
+                    status,
+                    times,
+                    message or default.get(status, f"HTTP {status}"),
+                    retry_after,
+                    after,
+                )
             )
 
     def cut_stream(self, after_events: int) -> None:
@@ -255,6 +282,9 @@ class FakeLLMServer(LoopbackServer):
         with self._lock:
             for failure in self._failures:
                 if "*" in failure.routes or path in failure.routes:
+                    if failure.after > 0:
+                        failure.after -= 1
+                        continue
                     if failure.times is None:
                         return failure
                     if failure.times > 0:
@@ -308,14 +338,26 @@ class _Handler(JSONHandler):
         path = self.path.split("?", 1)[0]
         body = self._read_json()
         self.fake._record(RecordedRequest(method, path, self._lower_case_headers(), body))
+        with self.fake._lock:
+            self.fake.received_at.append(time.monotonic())
+            self.fake.in_flight += 1
+            self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
         try:
-            seconds = self.fake._take_delay(path)
-            if seconds:
-                self.fake._wait(seconds)
-            failure = self.fake._take_failure(path)
+            # counted as in flight while it is worked on (the delay), not while the answer is written:
+            # a client that sends one request at a time must be seen doing so
+            try:
+                seconds = self.fake._take_delay(path)
+                if seconds:
+                    self.fake._wait(seconds)
+                failure = self.fake._take_failure(path)
+            finally:
+                with self.fake._lock:
+                    self.fake.in_flight -= 1
             if failure is not None:
-                self._send_error(path, failure.status, failure.message)
+                self.fake.failed_at.append(time.monotonic())
+                self._send_error(path, failure.status, failure.message, failure.retry_after)
                 return
+            self.fake.answered_at.append(time.monotonic())
             self._route(method, path, body if isinstance(body, dict) else {})
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test)
@@ -337,9 +379,11 @@ class _Handler(JSONHandler):
             return
         handler(body)
 
-    def _send_error(self, path: str, status: int, message: str) -> None:
+    def _send_error(self, path: str, status: int, message: str, retry_after: str | None = None) -> None:
         # Retry hints small enough that SDK retries take milliseconds, not seconds.
         headers = {"retry-after-ms": "10", "retry-after": "0"} if status == 429 else {}
+        if retry_after is not None:
+            headers = {"retry-after": retry_after}
         if path.startswith("/api/"):
             self._send_json(status, {"error": message}, headers)
             return

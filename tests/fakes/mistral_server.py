@@ -105,8 +105,10 @@ class _MistralHandler(_Handler):
             {"id": f"embd-{len(self.fake.requests)}", "object": "list", "data": data, "model": model, "usage": usage},
         )
 
-    def _send_error(self, path: str, status: int, message: str) -> None:
+    def _send_error(self, path: str, status: int, message: str, retry_after: str | None = None) -> None:
         headers = {"retry-after-ms": "10", "retry-after": "0"} if status == 429 else {}
+        if retry_after is not None:
+            headers = {"retry-after": retry_after}
         kind = {404: "invalid_model", 429: "rate_limited"}.get(status, "api_error")
         error = {"object": "error", "message": message, "type": kind, "param": None, "code": "1"}
         self._send_json(status, error, headers)

@@ -69,6 +69,16 @@ def test_boundary_rows_grey_exactly_the_text_past_the_token_limit(
     assert len(rows) == 30 and not any(row.unread or "fb-unread" in row.html for row in rows)
 
 
+def open_compare(
+    screen: Screen, builder: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
+    """The /compare page over the small corpus written into the builder's workspace (the page lists it)."""
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
+    small_flows.write_small_corpus(tmp_path / "workspace")
+    builder()
+    screen.open(f"/compare?{query}")
+
+
 def wait_css(screen: Screen, selector: str, timeout: float = 180.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -86,10 +96,13 @@ def test_compare_page_draws_boundaries_stats_and_hits(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
-    small_flows.write_small_corpus(tmp_path / "workspace")  # the builder's workspace: the page lists it
-    builder()
-    screen.open("/compare?a=improved.json&b=labelled.json&q=questions.jsonl&k=3&rel=lenient&run=1")
+    open_compare(
+        screen,
+        builder,
+        tmp_path,
+        monkeypatch,
+        "a=improved.json&b=labelled.json&q=questions.jsonl&k=3&rel=lenient&run=1",
+    )
     screen.should_contain("Flows (the first is the baseline)")
     wait_css(screen, "[data-testid=compare-progress]")
     wait_css(screen, "[data-testid=stats]")
@@ -181,11 +194,14 @@ def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
-    small_flows.write_small_corpus(tmp_path / "workspace")
-    builder()
     # Cancel a cold comparison: the ETA shows while it runs, and Cancel stops it.
-    screen.open("/compare?flows=naive.json,labelled.json,improved.json&q=questions.jsonl&k=3&run=1")
+    open_compare(
+        screen,
+        builder,
+        tmp_path,
+        monkeypatch,
+        "flows=naive.json,labelled.json,improved.json&q=questions.jsonl&k=3&run=1",
+    )
     for label, name in (("a", "Naive small"), ("b", "Labelled small"), ("c", "Improved small")):
         line = screen.find_by_css(f"[data-testid=flow-line-{label}]").text
         assert line.startswith(f"{label.upper()}") and name in line and "→" in line  # what the flow does
@@ -233,3 +249,27 @@ def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
     screen.selenium.execute_script("window.scrollTo(0, 0)")
     SHOTS.mkdir(parents=True, exist_ok=True)
     screen.selenium.save_screenshot(str(SHOTS / "compare_page_three.png"))
+
+
+@pytest.mark.slow
+def test_compare_page_screening_embedder_says_what_it_costs(
+    screen: Screen,
+    builder: Callable[..., None],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    open_compare(
+        screen,
+        builder,
+        tmp_path,
+        monkeypatch,
+        "a=improved.json&b=labelled.json&q=questions.jsonl&k=3&emb=screening&run=1",
+    )
+    wait_css(screen, "[data-testid=screening-cost]")
+    screen.should_contain("Done.")
+    cost = screen.find_by_css("[data-testid=screening-cost]").text
+    assert "WordLlama" in cost and "confirm the winner" in cost and "MRR" in cost
+    board = screen.find_by_css("[data-testid=leaderboard]").text
+    assert board.count("[screening: wordllama]") == 2  # both flows ran with the screening embedder
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screen.selenium.get_screenshot_as_file(str(SHOTS / "compare-screening.png"))

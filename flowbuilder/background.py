@@ -1,0 +1,157 @@
+"""Ingest ahead of the first question: the builder embeds a flow's documents in the background as soon as the
+flow is open, so the first question finds the store filled instead of starting the ingest.
+
+Only flows whose whole ingest is local start by themselves (file loaders, labellers, splitters, the bundled
+embedders, an embedded Chroma or Qdrant): nothing is sent anywhere and no key is needed. The run goes
+through the session's executor (its result cache then serves the first question) with the usual events,
+each tagged ``job: "background-ingest"``, so the page (badges, run log, an activity bar) shows its
+progress; it is cancellable, and a cancelled or killed ingest resumes from the embedding cache.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import networkx as nx
+
+from flowbuilder.errors import FlowbuilderError
+from flowbuilder.executor import Executor, RunEvent, RunResult
+from flowbuilder.flow import Flow
+from flowbuilder.graph import FlowGraph, analyze
+from flowbuilder.ports import PortType
+
+JOB = "background-ingest"
+LOCAL_PREFIXES = ("loader.", "labeller.", "splitter.", "input.")
+LOCAL_TYPES = frozenset({"embedder.local", "embedder.wordllama", "vectorstore.chroma", "vectorstore.qdrant"})
+REMOTE_FIELDS = ("server_host", "url", "base_url")
+
+
+def ingest_targets(flow: Flow, graph: FlowGraph) -> list[str]:
+    """The store nodes a background ingest would fill: fed with documents, not depending on a question, and
+    with an ingest that runs entirely on this machine. Empty when the flow has none (or any is not local)."""
+    asked: set[str] = set()
+    for nid, node in graph.nodes.items():
+        if node.cls.run_input == "text":  # a chat input: what depends on it waits for the question
+            asked |= {nid} | set(nx.descendants(graph.graph, nid))
+    targets = []
+    for nid, node in sorted(graph.nodes.items()):
+        if node.spec.disabled or nid in asked:
+            continue
+        writes = any(
+            e.target == nid
+            and node.inputs.get(e.target_port) is not None
+            and node.inputs[e.target_port].type in (PortType.CHUNKS, PortType.RECORDS)
+            for e in flow.edges
+        )
+        if writes and any(p.type is PortType.VECTOR_STORE for p in node.outputs.values()):
+            targets.append(nid)
+    for target in targets:
+        for nid in {target} | graph.ancestors(target):
+            ancestor = graph.nodes.get(nid)
+            if ancestor is None or not _local(ancestor.spec.type, ancestor.config):
+                return []
+    return targets
+
+
+def _local(type_name: str, config: object) -> bool:
+    if not (type_name.startswith(LOCAL_PREFIXES) or type_name in LOCAL_TYPES):
+        return False
+    return not any(str(getattr(config, name, "") or "").strip() for name in REMOTE_FIELDS)
+
+
+class BackgroundIngest:
+    """One background ingest of one flow (``start`` once; ``cancel`` and ``wait`` from any thread)."""
+
+    def __init__(
+        self,
+        executor: Executor,
+        flow: Flow,
+        *,
+        base_dir: Path | None = None,
+        on_event: Callable[[RunEvent], None] | None = None,
+        session_id: str = "background",
+    ) -> None:
+        self.executor = executor
+        self.flow = flow.model_copy(deep=True)
+        self.base_dir = base_dir
+        self.on_event = on_event
+        self.session_id = session_id
+        self.cancel_event = threading.Event()
+        self.results: list[RunResult] = []
+        self.error: str | None = None
+        self.done = 0
+        self.total = 0
+        self.seconds = 0.0
+        self._thread: threading.Thread | None = None
+        try:
+            graph = analyze(self.flow, executor.registry, executor.resolver, base_dir=base_dir)
+            self.targets = ingest_targets(self.flow, graph)
+        except FlowbuilderError:
+            self.targets = []
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def finished(self) -> bool:
+        return self._thread is not None and not self._thread.is_alive()
+
+    def start(self) -> bool:
+        """Start on a daemon thread; False when the flow has no local ingest to do."""
+        if not self.targets or self._thread is not None:
+            return False
+        self._thread = threading.Thread(target=self._run, name="flowbuilder-background-ingest", daemon=True)
+        self._thread.start()
+        return True
+
+    def covers(self, flow: Flow) -> bool:
+        """True when ``flow`` still has the nodes and edges this ingest runs (an edit since makes it stale)."""
+        return [n.model_dump() for n in flow.nodes] == [n.model_dump() for n in self.flow.nodes] and [
+            e.model_dump() for e in flow.edges
+        ] == [e.model_dump() for e in self.flow.edges]
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the ingest ends (True) or ``timeout`` passes (False)."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _event(self, event: RunEvent) -> None:
+        event.data["job"] = JOB
+        if event.kind == "progress":
+            self.done = int(event.data.get("done", 0) or 0)
+            self.total = int(event.data.get("total", 0) or 0)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _run(self) -> None:
+        started = time.perf_counter()
+        try:
+            for target in self.targets:
+                if self.cancel_event.is_set():
+                    break
+                result = self.executor.run(
+                    self.flow,
+                    to=target,
+                    on_event=self._event,
+                    cancel_event=self.cancel_event,
+                    session_id=self.session_id,
+                    base_dir=self.base_dir,
+                )
+                self.results.append(result)
+                failed = result.failed()
+                if failed:
+                    self.error = str(failed[0].error)
+                    break
+        except FlowbuilderError as exc:  # an invalid flow: the user's own run will show the issues
+            self.error = str(exc)
+        finally:
+            self.seconds = time.perf_counter() - started

@@ -1,0 +1,130 @@
+"""Searches run concurrently over one exclusive ingest; a changed source file is ingested again, alone."""
+
+from __future__ import annotations
+
+import csv
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from flowbuilder.executor import RunEvent
+from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.serving.rwlock import ReadWriteLock
+from flowbuilder.serving.service import FlowService
+from tests.serve.conftest import ROOT
+
+SOURCE = ROOT / "data" / "VWO_500_Test_Cases.csv"
+
+
+def small_csv(path: Path, rows: int) -> Path:
+    with SOURCE.open(encoding="utf-8-sig", newline="") as src, path.open("w", encoding="utf-8", newline="") as out:
+        reader = csv.reader(src)
+        writer = csv.writer(out)
+        for i, row in enumerate(reader):
+            if i > rows:
+                break
+            writer.writerow(row)
+    return path
+
+
+def search_flow(csv_path: Path, collection: str) -> Flow:
+    return Flow(
+        name="concurrent search",
+        nodes=[
+            NodeSpec(id="load", type="loader.file", config={"path": str(csv_path), "mode": "records"}),
+            NodeSpec(id="label", type="labeller.row"),
+            NodeSpec(id="split", type="splitter.record"),
+            NodeSpec(id="embed", type="embedder.local"),
+            NodeSpec(id="store", type="vectorstore.chroma", config={"collection": collection}),
+            NodeSpec(id="question", type="chat.input"),
+            NodeSpec(id="retriever", type="retriever.vector", config={"k": 3}),
+        ],
+        edges=[
+            Edge(source="load", source_port="records", target="label", target_port="records"),
+            Edge(source="label", source_port="records", target="split", target_port="documents"),
+            Edge(source="split", source_port="chunks", target="store", target_port="documents"),
+            Edge(source="embed", source_port="embedder", target="store", target_port="embedder"),
+            Edge(source="store", source_port="store", target="retriever", target_port="store"),
+            Edge(source="question", source_port="message", target="retriever", target_port="query"),
+        ],
+    )
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, event: RunEvent) -> None:
+        if event.kind == "node_started" and event.node_id:
+            with self.lock:
+                self.started.append(event.node_id)
+
+
+def test_concurrent_searches_share_one_ingest_and_batch_their_questions(tmp_path: Path) -> None:
+    service = FlowService(search_flow(small_csv(tmp_path / "rows.csv", 20), "concurrent"), base_dir=tmp_path)
+    recorder = Recorder()
+    service.progress = recorder
+    service.search("warm-up", 1)  # ingests (exclusively)
+    assert recorder.started.count("store") == 1
+    questions = [f"How is login case {i} with two dots in the email handled?" for i in range(40)]
+    with ThreadPoolExecutor(40) as pool:
+        results = list(pool.map(lambda q: service.search(q, 3), questions))
+    assert all(len(r.hits) == 3 for r in results)  # none failed, each got its own answer
+    assert [r.query for r in results] == questions
+    assert recorder.started.count("store") == 1  # the searches read the ingested store, never re-synced it
+    assert recorder.started.count("retriever") == 41
+    store = service._snapshot["store"].outputs["store"]
+    batcher = store.embedder._queries
+    assert batcher.calls < 41 and batcher.largest > 1  # questions that came together were embedded together
+
+
+def test_a_changed_source_is_ingested_again_before_the_next_search(tmp_path: Path) -> None:
+    path = small_csv(tmp_path / "rows.csv", 5)
+    service = FlowService(search_flow(path, "refresh"), base_dir=tmp_path)
+    service.refresh_seconds = 0.0
+    recorder = Recorder()
+    service.progress = recorder
+    service.search("login", 1)
+    service.search("login page", 1)
+    assert recorder.started.count("store") == 1
+    time.sleep(0.01)
+    small_csv(path, 8)  # the file grows: the store must mirror it
+    result = service.search("email field", 1)
+    assert recorder.started.count("store") == 2 and result.hits
+    assert service._snapshot["store"].outputs["store"].count() == 8
+
+
+def test_a_writer_waits_for_readers_and_blocks_new_ones() -> None:
+    lock = ReadWriteLock()
+    log: list[str] = []
+    reading = threading.Event()
+    release = threading.Event()
+
+    def reader(name: str, hold: threading.Event | None) -> None:
+        with lock.reading():
+            log.append(f"{name} in")
+            reading.set()
+            if hold is not None:
+                hold.wait(5)
+            log.append(f"{name} out")
+
+    def writer() -> None:
+        with lock.writing():
+            log.append("writer")
+
+    first = threading.Thread(target=reader, args=("r1", release))
+    first.start()
+    reading.wait(5)
+    w = threading.Thread(target=writer)
+    w.start()
+    time.sleep(0.1)
+    late = threading.Thread(target=reader, args=("r2", None))
+    late.start()
+    time.sleep(0.1)
+    assert log == ["r1 in"]  # the writer waits for r1; r2 waits behind the writer
+    release.set()
+    for thread in (first, w, late):
+        thread.join(5)
+    assert log == ["r1 in", "r1 out", "writer", "r2 in", "r2 out"]

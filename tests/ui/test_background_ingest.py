@@ -1,0 +1,68 @@
+"""The builder embeds a local flow's rows in the background as soon as it opens: progress in the header and
+on the node badges (the executor's events), cancellable, and the first question finds the store filled."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from nicegui.testing import Screen, User
+
+from flowbuilder.formats.native import save_flow
+from tests.serve.test_concurrent_search import search_flow, small_csv
+
+from .test_browser import css, shot, wait_until
+from .test_browser import open_builder as open_browser
+from .test_user_journeys import open_builder, wait_for
+
+
+def local_flow(tmp_path: Path, rows: int) -> Path:
+    flow = search_flow(small_csv(tmp_path / "rows.csv", rows), f"ui-background-{rows}")
+    path = tmp_path / "flow.json"
+    save_flow(flow, path)
+    return path
+
+
+async def test_opening_a_local_flow_embeds_it_and_the_first_question_does_not(
+    user: User, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    page = await open_builder(user, builder, flow_path=local_flow(tmp_path, 30))
+    job = page.session.background
+    assert job is not None and job.targets == ["store"]
+    await wait_for(lambda: job.total > 0, timeout=60)
+    await user.should_see("Embedding in the background")  # the header says so while it runs
+    await wait_for(lambda: job.finished, timeout=300)
+    assert job.error is None and job.done == job.total == 30
+    await wait_for(lambda: page.session.background is None, timeout=5)
+    await user.should_see("Background ingest done")
+    assert page.canvas.status["store"]["status"] == "ok"  # the store's badge came from the same events
+
+    page.run_input.value = "two dots in the email"
+    await page.run(None)
+    result = page.runner.last
+    assert result is not None and result.ok
+    assert "+0 added" in result.results["store"].summary and "30 kept" in result.results["store"].summary
+
+
+async def test_the_background_ingest_can_be_cancelled(user: User, builder: Callable[..., None], tmp_path: Path) -> None:
+    page = await open_builder(user, builder, flow_path=local_flow(tmp_path, 200))
+    job = page.session.background
+    assert job is not None
+    await wait_for(lambda: job.done > 0 and page.background_box.visible, timeout=120)
+    user.find(marker="background-cancel").click()
+    await wait_for(lambda: job.finished, timeout=60)
+    assert job.results and job.results[-1].cancelled
+    assert job.results[-1].results["store"].status == "cancelled"
+
+
+@pytest.mark.browser
+def test_background_ingest_in_chromium(screen: Screen, builder: Callable[..., None], tmp_path: Path) -> None:
+    """Look at it: the header while the rows are embedded in the background, then once they are."""
+    open_browser(screen, builder, flow_path=local_flow(tmp_path, 200))
+    label = wait_until(lambda: [e for e in css(screen, ".fb-background") if e.is_displayed()], timeout=60)
+    assert label and "Embedding in the background" in label[0].text  # type: ignore[index]
+    wait_until(lambda: "/200" in css(screen, ".fb-background")[0].text, timeout=60)
+    shot(screen, "background-ingest-running")
+    wait_until(lambda: not css(screen, ".fb-background")[0].is_displayed(), timeout=300)
+    shot(screen, "background-ingest-done")
