@@ -164,6 +164,8 @@ class FlowEvaluation:
     """Settings compare changed for its deeper search, each saying why (printed with the flow)."""
     chars: int = DEFAULT_CONTEXT_CHARS
     """The context budget hit@chars is judged at."""
+    sends: int | None = None
+    """How many hits the flow's final retrieval node returns as saved (what its prompt gets); None: unknown."""
 
     @property
     def prompt_chars(self) -> float:
@@ -526,6 +528,19 @@ def describe_flow(flow: Flow, variant: str = "") -> str:
     return " → ".join(order) if order else "an empty flow"
 
 
+def returned_hits(flow: Flow, target: str | None, registry: NodeRegistry) -> int | None:
+    """How many hits the final retrieval node returns as saved (its ``keep`` or ``k``); None when unknown."""
+    if target is None or target in store_node_ids(flow, registry):
+        return None
+    spec = flow.node(target)
+    fields = getattr(registry.get(spec.type).Config, "model_fields", {})
+    size_field = next((name for name in SIZE_FIELDS if name in fields), None)
+    if size_field is None:
+        return None
+    value = spec.config.get(size_field, fields[size_field].default)
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
 def deepen(flow: Flow, target: str | None, deep: int, registry: NodeRegistry, where: str) -> tuple[Flow, list[str]]:
     """``flow`` with its final retrieval node returning ``deep`` hits, and what was adjusted to allow it.
 
@@ -809,6 +824,7 @@ class FlowComparer:
             variant=variant,
             adjusted=adjusted,
             chars=budget,
+            sends=returned_hits(flow, target, self.registry),
         )
         return judge_evaluation(evaluation, questions, k, relevance)
 
@@ -971,7 +987,10 @@ def judge_evaluation(
     legs: list[dict[str, int]] = []
     for question, hits in zip(questions, evaluation.deep_hits, strict=True):
         top = [hit.model_copy(update={"rank": rank}) for rank, hit in enumerate(hits[:k], start=1)]
-        outcome = judge_hits(question, top, k, relevance=relevance, whole_records=whole, chars=evaluation.chars)
+        sent = hits[: evaluation.sends] if evaluation.sends else None
+        outcome = judge_hits(
+            question, top, k, relevance=relevance, whole_records=whole, chars=evaluation.chars, context=sent
+        )
         outcomes.append(outcome)
         first = outcome.first_rank
         legs.append(leg_ranks(outcome.hits[first - 1]) if first else {})

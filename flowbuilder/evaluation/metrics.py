@@ -206,11 +206,13 @@ def judge_hits(
     relevance: Relevance = "lenient",
     whole_records: WholeRecords | None = None,
     chars: int = DEFAULT_CONTEXT_CHARS,
+    context: Sequence[Hit] | None = None,
 ) -> QuestionOutcome:
     """Judge the top ``k`` of ``hits`` (taken in the order given) in the ``relevance`` mode.
 
     ``whole_records`` tells strict mode which records a chunk holds whole (lenient ignores it); ``chars``
-    is the context budget hit@chars is judged at.
+    is the context budget hit@chars is judged at, over ``context`` (the hits the flow's prompt gets, when
+    the flow returns a different number than ``k``; default: the top ``k``).
     """
     top = list(hits)[:k]
     supplied = [gold_found(hit.document, question, relevance, whole_records) for hit in top]
@@ -235,7 +237,12 @@ def judge_hits(
         if relevance == "strict" and whole_records is not None
         else None
     )
-    chars_hit = within_budget(question, top, supplied, chars, relevance)
+    if context is None:
+        chars_hit = within_budget(question, top, supplied, chars, relevance)
+    else:
+        sent = list(context)
+        found = [gold_found(hit.document, question, relevance, whole_records) for hit in sent]
+        chars_hit = within_budget(question, sent, found, chars, relevance)
     return QuestionOutcome(
         question, top, relevant, first_rank, recall, ndcg, gold_ranks, relevance, whole, chars_hit, chars
     )

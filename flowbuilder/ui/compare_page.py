@@ -314,11 +314,11 @@ def flow_colour(index: int) -> str:
 
 def metrics_chart(comparison: Comparison) -> dict[str, Any]:
     k = comparison.k
-    labels = ["hit@1", f"hit@{k}", "MRR", f"recall@{k}", f"nDCG@{k}"]
+    labels = ["hit@1", f"hit@{k}", f"hit@{comparison.chars}ch", "MRR", f"recall@{k}", f"nDCG@{k}"]
 
     def values(ev: FlowEvaluation) -> list[float]:
         m = ev.metrics
-        return [round(v, 3) for v in (m.hit_at_1, m.hit_at_k, m.mrr, m.recall_at_k, m.ndcg_at_k)]
+        return [round(v, 3) for v in (m.hit_at_1, m.hit_at_k, m.hit_at_chars, m.mrr, m.recall_at_k, m.ndcg_at_k)]
 
     names = [f"{ev.label}: {ev.name}" for ev in comparison.flows]
     return {
@@ -353,6 +353,7 @@ def leaderboard_table_rows(comparison: Comparison) -> list[dict[str, Any]]:
                 "flow": f"{ev.label}: {ev.name}",
                 "hit1": f"{m.hit_at_1:.3f}",
                 "hitk": f"{m.hit_at_k:.3f}",
+                "hitc": f"{m.hit_at_chars:.3f}",
                 "mrr": f"{m.mrr:.3f}",
                 "recall": f"{m.recall_at_k:.3f}",
                 "chars": f"{ev.prompt_chars:.0f}",
@@ -368,6 +369,10 @@ def leaderboard_table_rows(comparison: Comparison) -> list[dict[str, Any]]:
     return rows
 
 
+SORTABLE = ("hit1", "hitk", "hitc", "mrr", "recall", "chars", "chunks")
+"""Leaderboard columns a click sorts by (hit@chars compares the flows at an equal prompt budget)."""
+
+
 def short_verdict(pair: PairComparison) -> str:
     if not pair.significant:
         return "no detectable difference"
@@ -381,7 +386,12 @@ def _signed(value: float) -> str:
 def interval_html(comparison: Comparison) -> str:
     """Per pair and metric: the 95% interval of ``other - baseline`` as a bar around zero, the difference
     as a dot. Green: the other flow is better; red: worse; grey: the interval crosses zero (noise)."""
-    metric_names = {"hit@1": "hit@1", "hit@k": f"hit@{comparison.k}", "mrr": "MRR"}
+    metric_names = {
+        "hit@1": "hit@1",
+        "hit@k": f"hit@{comparison.k}",
+        "hit@chars": f"hit@{comparison.chars}ch",
+        "mrr": "MRR",
+    }
     scale = max([0.1, *(max(abs(d.low), abs(d.high)) for p in comparison.pairs for d in p.differences.values())])
 
     def x(value: float) -> float:
@@ -687,11 +697,13 @@ class ComparePage:
         with self.results:
             m = comparison.a.metrics
             ui.label(
-                f"Leaderboard by MRR (k = {k}, {comparison.relevance} relevance; {m.questions} questions with an "
-                f"answer, {m.unanswerable} without)"
+                f"Leaderboard by MRR (k = {k}, {comparison.relevance} relevance, hit@chars at {comparison.chars} "
+                f"characters of the prompt's context; {m.questions} questions with an answer, {m.unanswerable} "
+                "without; click a column to sort)"
             ).classes("text-subtitle1")
             columns = [
-                ("place", "#"), ("flow", "flow"), ("hit1", "hit@1"), ("hitk", f"hit@{k}"), ("mrr", "MRR"),
+                ("place", "#"), ("flow", "flow"), ("hit1", "hit@1"), ("hitk", f"hit@{k}"),
+                ("hitc", f"hit@{comparison.chars}ch"), ("mrr", "MRR"),
                 ("recall", f"recall@{k}"), ("chars", "top-3 chars"), ("chunks", "chunks"),
                 ("split", "split facts"), ("ingest", "ingest s"), ("misses", "why missed"),
                 ("versus", "vs baseline"),
@@ -703,6 +715,7 @@ class ComparePage:
                         "label": lab,
                         "field": n,
                         "align": "left" if n in ("flow", "misses", "versus") else "right",
+                        "sortable": n in SORTABLE,
                     }
                     for n, lab in columns
                 ],
