@@ -36,7 +36,7 @@ QUESTIONS = {
          "fact": "verify layout of step drop-off"},
     ],
     "docs": [
-        {"id": "s1", "question": "Which Python version does the command-line tool need?", "gold": ["getting-started.md"],
+        {"id": "s1", "question": "Which Python version does the CLI need?", "gold": ["getting-started.md"],
          "fact": "Python 3.10 or newer"},
         {"id": "s2", "question": "What if my machine has no web browser to log in?", "gold": ["getting-started.md"],
          "fact": "pass `--device`"},

@@ -12,7 +12,8 @@ from flowbuilder.data import Document
 from flowbuilder.evaluation.questions import Question, load_questions
 from nodes.loaders import parse_csv
 
-from .test_userworded_questions import CSV, QUESTIONS as TUNED, _shingles
+from .test_userworded_questions import CSV, _shingles
+from .test_userworded_questions import QUESTIONS as TUNED
 
 PARAPHRASED = Path(__file__).resolve().parents[2] / "data" / "questions" / "vwo500_paraphrased.jsonl"
 
