@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import threading
 from pathlib import Path
@@ -19,8 +18,7 @@ from flowbuilder.commands.compare import (
 )
 from flowbuilder.evaluation.metrics import Metrics, default_relevance
 from flowbuilder.evaluation.questions import load_questions
-from flowbuilder.evaluation.tune import TUNE_METRICS, TuneResult, tune, winner_flow
-from flowbuilder.flow import Flow
+from flowbuilder.evaluation.tune import TUNE_METRICS, TuneResult, save_winner, tune
 
 EPILOG = """\
 The questions with an answer are shuffled (--seed) and split: --split of them tune, the rest are held
@@ -125,20 +123,6 @@ def handle(args: argparse.Namespace) -> int:
         if written is not None:
             print(f"\nwrote the winner to {written}")
     return 0
-
-
-def save_winner(result: TuneResult, saved: Flow, source: Path, target: Path, questions_name: str) -> None:
-    """The winner as a flow file at ``target``; relative file paths are rebased so they still point at the data."""
-    from flowbuilder.formats.native import save_flow
-
-    flow = winner_flow(result, saved, questions_name)
-    old_dir, new_dir = source.resolve().parent, target.resolve().parent
-    if old_dir != new_dir:
-        for node in flow.nodes:
-            value = node.config.get("path")
-            if isinstance(value, str) and value and not os.path.isabs(value):
-                node.config["path"] = os.path.relpath(old_dir / value, new_dir)
-    save_flow(flow, target)
 
 
 def _cells(m: Metrics) -> list[str]:

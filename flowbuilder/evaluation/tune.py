@@ -17,6 +17,7 @@ and every variant keeps its own collection.
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 from collections.abc import Sequence
@@ -41,6 +42,7 @@ from flowbuilder.evaluation.questions import Question
 from flowbuilder.evaluation.significance import PairedTest, detected, mcnemar, verdict
 from flowbuilder.evaluation.variants import build_variants
 from flowbuilder.flow import Flow
+from flowbuilder.formats.native import save_flow
 
 TUNE_METRICS = ("mrr", "hit@k", "hit@chars")
 
@@ -289,3 +291,15 @@ def winner_flow(result: TuneResult, saved: Flow, questions_name: str) -> Flow:
     )
     flow.description = f"{saved.description.strip()} {measured}".strip()
     return flow
+
+
+def save_winner(result: TuneResult, saved: Flow, source: Path, target: Path, questions_name: str) -> None:
+    """The winner as a flow file at ``target``; relative file paths are rebased so they still point at the data."""
+    flow = winner_flow(result, saved, questions_name)
+    old_dir, new_dir = source.resolve().parent, target.resolve().parent
+    if old_dir != new_dir:
+        for node in flow.nodes:
+            value = node.config.get("path")
+            if isinstance(value, str) and value and not os.path.isabs(value):
+                node.config["path"] = os.path.relpath(old_dir / value, new_dir)
+    save_flow(flow, target)

@@ -61,6 +61,7 @@ from flowbuilder.examples import IMPROVED_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, d
 from flowbuilder.executor import RunEvent
 from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
+from flowbuilder.ui.tune_panel import TunePanel
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
@@ -583,8 +584,9 @@ class ComparePage:
             )
         self.progress_box.set_visibility(False)
         self.results = ui.column().classes("w-full")
+        TunePanel(flows, questions, _COMPARER, _COMPARER_LOCK, query)
         ui.timer(0.1, self.drain)
-        if query.get("run"):
+        if query.get("run") and not query.get("tune"):  # with tune=FLOW, run=1 starts the Tune panel instead
             ui.timer(0.2, self.start, once=True)
 
     def selected(self) -> list[str]:
@@ -901,9 +903,10 @@ def pick_exact(options: dict[str, str], name: str) -> str | None:
 
 
 def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
-                 rel: str | None = None, run: str | None = None, flows: str | None = None) -> None:  # fmt: skip
+                 rel: str | None = None, run: str | None = None, flows: str | None = None,
+                 tune: str | None = None, vary: str | None = None) -> None:  # fmt: skip
     ui.add_css(_CSS)
-    given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows}
+    given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows, "tune": tune, "vary": vary}
     ComparePage({key: value for key, value in given.items() if value})
 
 
