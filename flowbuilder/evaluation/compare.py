@@ -528,17 +528,24 @@ def describe_flow(flow: Flow, variant: str = "") -> str:
     return " → ".join(order) if order else "an empty flow"
 
 
-def returned_hits(flow: Flow, target: str | None, registry: NodeRegistry) -> int | None:
-    """How many hits the final retrieval node returns as saved (its ``keep`` or ``k``); None when unknown."""
+def _size(flow: Flow, target: str | None, registry: NodeRegistry) -> tuple[str, int, dict[str, Any]] | None:
+    """``(field, value as saved, the node's config fields)`` for the field that says how many hits the final
+    retrieval node returns: "keep" where a node has it (fusion's "k" is the RRF constant), else "k"."""
     if target is None or target in store_node_ids(flow, registry):
         return None
     spec = flow.node(target)
-    fields = getattr(registry.get(spec.type).Config, "model_fields", {})
+    fields: dict[str, Any] = getattr(registry.get(spec.type).Config, "model_fields", {})
     size_field = next((name for name in SIZE_FIELDS if name in fields), None)
     if size_field is None:
         return None
-    value = spec.config.get(size_field, fields[size_field].default)
-    return int(value) if isinstance(value, int) and value > 0 else None
+    value = spec.config.get(size_field) or fields[size_field].default or 0
+    return size_field, int(value) if isinstance(value, int) else 0, fields
+
+
+def returned_hits(flow: Flow, target: str | None, registry: NodeRegistry) -> int | None:
+    """How many hits the final retrieval node returns as saved (its ``keep`` or ``k``); None when unknown."""
+    size = _size(flow, target, registry)
+    return size[1] if size is not None and size[1] > 0 else None
 
 
 def deepen(flow: Flow, target: str | None, deep: int, registry: NodeRegistry, where: str) -> tuple[Flow, list[str]]:
@@ -551,25 +558,21 @@ def deepen(flow: Flow, target: str | None, deep: int, registry: NodeRegistry, wh
     """
     deep_flow = flow.model_copy(deep=True)
     adjusted: list[str] = []
-    if target is not None and target not in store_node_ids(flow, registry):
+    size = _size(flow, target, registry)
+    if target is not None and size is not None and size[1] != 0:  # 0 means "all" for keep
+        size_field, current, fields = size
         spec = deep_flow.node(target)
-        fields = getattr(registry.get(spec.type).Config, "model_fields", {})
-        # How many hits the node returns: "keep" where a node has it (fusion's "k" is the RRF constant).
-        size_field = next((name for name in SIZE_FIELDS if name in fields), None)
-        if size_field is not None:
-            current = int(spec.config.get(size_field) or fields[size_field].default or 0)
-            if current != 0:  # 0 means "all" for keep
-                wanted = max(deep, current)
-                if "candidates" in fields:
-                    candidates = int(spec.config.get("candidates") or fields["candidates"].default or 0)
-                    if candidates and wanted > candidates:
-                        wanted = max(current, candidates)
-                        adjusted.append(
-                            f"node '{target}': the deeper search keeps {wanted} hits, not {deep}, because the node "
-                            f"scores only its first {candidates} candidates; the top k is what the flow returns, "
-                            f"and a miss below rank {wanted} shows as not found"
-                        )
-                spec.config[size_field] = wanted
+        wanted = max(deep, current)
+        if "candidates" in fields:
+            candidates = int(spec.config.get("candidates") or fields["candidates"].default or 0)
+            if candidates and wanted > candidates:
+                wanted = max(current, candidates)
+                adjusted.append(
+                    f"node '{target}': the deeper search keeps {wanted} hits, not {deep}, because the node "
+                    f"scores only its first {candidates} candidates; the top k is what the flow returns, "
+                    f"and a miss below rank {wanted} shows as not found"
+                )
+        spec.config[size_field] = wanted
     for spec in deep_flow.nodes:
         if spec.disabled or spec.type not in registry:
             continue
