@@ -84,9 +84,15 @@ def test_copy(flow_path: Path, folder: Path) -> tuple[Path, Path]:
 test_copy.__test__ = False  # type: ignore[attr-defined]
 
 
+@pytest.fixture(scope="module")
+def own_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir of this module's own: the compare tests' shared one must stay fresh for their embed counts."""
+    return tmp_path_factory.mktemp("fbdata-own")
+
+
 @pytest.fixture(autouse=True)
-def _data_dir(monkeypatch: pytest.MonkeyPatch, compare_data_dir: Path) -> None:
-    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(compare_data_dir))
+def _data_dir(monkeypatch: pytest.MonkeyPatch, own_data_dir: Path) -> None:
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(own_data_dir))
 
 
 def test_every_shipped_flow_is_covered() -> None:

@@ -25,9 +25,15 @@ QUESTIONS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def own_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir of this module's own: the compare tests' shared one must stay fresh for their embed counts."""
+    return tmp_path_factory.mktemp("fbdata-own")
+
+
 @pytest.fixture(autouse=True)
-def _data_dir(monkeypatch: pytest.MonkeyPatch, compare_data_dir: Path) -> None:
-    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(compare_data_dir))
+def _data_dir(monkeypatch: pytest.MonkeyPatch, own_data_dir: Path) -> None:
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(own_data_dir))
 
 
 def write_questions(folder: Path) -> Path:
