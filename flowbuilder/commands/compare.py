@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.commands._common import add_allow_path_option
 from flowbuilder.context import DEFAULT_CONTEXT_CHARS
 from flowbuilder.evaluation.compare import (
     DEEP_K,
@@ -97,6 +98,7 @@ def register(subparsers: Any) -> None:
         help="exit 1 unless every candidate is significantly better than the baseline (MRR interval above 0)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_allow_path_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -179,10 +181,13 @@ def handle(args: argparse.Namespace) -> int:
     relevance = args.relevance or default_relevance(questions)
     progress = _Progress(enabled=not args.quiet)
     outcome: dict[str, Any] = {}
+    comparer = FlowComparer()
+    for folder in args.allow_path:
+        comparer.executor.resolver.approve_path(folder)
 
     def work() -> None:
         try:
-            outcome["comparison"] = FlowComparer().compare_many(
+            outcome["comparison"] = comparer.compare_many(
                 sources,
                 questions,
                 args.k,

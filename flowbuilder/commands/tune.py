@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.commands._common import add_allow_path_option
 from flowbuilder.commands.compare import (
     _Progress,
     add_chars_option,
@@ -16,6 +17,7 @@ from flowbuilder.commands.compare import (
     check_chars,
     relevance_line,
 )
+from flowbuilder.evaluation.compare import FlowComparer
 from flowbuilder.evaluation.metrics import Metrics, default_relevance
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.evaluation.tune import TUNE_METRICS, TuneResult, save_winner, tune
@@ -61,6 +63,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-o", "--output", metavar="WINNER.json", help="write the winner as a new flow file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_allow_path_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -83,6 +86,9 @@ def handle(args: argparse.Namespace) -> int:
     relevance = args.relevance or default_relevance(questions)
     progress = _Progress(enabled=not args.quiet)
     outcome: dict[str, Any] = {}
+    comparer = FlowComparer()
+    for folder in args.allow_path:
+        comparer.executor.resolver.approve_path(folder)
 
     def work() -> None:
         try:
@@ -96,6 +102,7 @@ def handle(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 relevance=relevance,
                 chars=args.chars,
+                comparer=comparer,
                 on_progress=progress,
             )
         except VariantError as exc:
