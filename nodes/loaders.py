@@ -47,6 +47,12 @@ class FileLoaderConfig(BaseModel):
     encoding: str = Field("auto", description="Text encoding; auto tries UTF-8 (BOM stripped), then cp1252.")
     id_column: str = Field("", description="Column whose value becomes record_id (default: the first column).")
     delimiter: str = Field(",", description="CSV field delimiter (.tsv files use a tab unless changed).")
+    pdf_text: Literal["layout", "plain"] = Field(
+        "layout",
+        description="PDF text: layout keeps lines whole, folds ligatures, joins words hyphenated at line ends "
+        "and drops running headers, footers and page numbers; plain is pypdf's raw extraction (often one word "
+        "per line).",
+    )
 
 
 @register_node
@@ -159,7 +165,7 @@ def load_file(path: Path, config: FileLoaderConfig) -> list[Document]:
             f"then the working directory). Supported: {', '.join(SUPPORTED_EXTENSIONS)}"
         )
     if suffix == ".pdf":
-        pages = _pdf_pages(path)
+        pages = _pdf_pages(path, config.pdf_text)
         if config.mode == "whole":
             return [_whole(path.name, [(f"{path.name}#page{i}", text) for i, text in enumerate(pages, 1)], "\n\n")]
         return [
@@ -214,15 +220,19 @@ def read_text(path: Path, encoding: str = "auto") -> str:
     raise NodeError(f"{path.name}: the file is not valid {encoding} text; set the loader's encoding (or auto).")
 
 
-def _pdf_pages(path: Path) -> list[str]:
+def _pdf_pages(path: Path, mode: str = "layout") -> list[str]:
     from pypdf import PdfReader
     from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    from nodes.pdf_text import extract_pages
 
     try:
         reader = PdfReader(str(path))
         if reader.is_encrypted and not reader.decrypt(""):
             raise NodeError(f"{path.name}: the PDF is encrypted with a password; save an unencrypted copy and load it.")
-        return [page.extract_text() or "" for page in reader.pages]
+        if mode == "plain":
+            return [page.extract_text() or "" for page in reader.pages]
+        return extract_pages(reader)
     except NodeError:
         raise
     except FileNotDecryptedError as exc:

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.context import cut_context, render_hits
 from flowbuilder.data import ChatMessage, Document, Hit
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
@@ -36,6 +37,13 @@ class PromptTemplateConfig(BaseModel):
         DEFAULT_TEMPLATE,
         description="The prompt; each {name} becomes an input port. Write {{ and }} for literal braces.",
         json_schema_extra={"multiline": True},
+    )
+    context_chars: int = Field(
+        0,
+        ge=0,
+        le=1_000_000,
+        description="Context budget: retrieved hits are cut after this many characters (0: no cut). "
+        "compare and eval measure hit@chars at this budget.",
     )
 
 
@@ -89,25 +97,8 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
-def render_hits(hits: list[Hit]) -> str:
-    """``[1] (source: file.csv, record LOGIN-012, score 0.71)`` then the passage, per hit."""
-    blocks = []
-    for number, hit in enumerate(hits, start=1):
-        blocks.append(f"[{number}] ({hit_label(hit)})\n{hit.document.text}")
-    return "\n\n".join(blocks)
-
-
-def hit_label(hit: Hit) -> str:
-    meta = hit.document.metadata
-    parts = [f"source: {meta.get('source') or 'unknown'}"]
-    if meta.get("record_id") is not None:
-        parts.append(f"record {meta['record_id']}")
-    elif meta.get("record_ids"):
-        parts.append("records " + ", ".join(str(r) for r in meta["record_ids"]))
-    elif meta.get("page") is not None:
-        parts.append(f"page {meta['page']}")
-    parts.append(f"score {hit.score:.2f}")
-    return ", ".join(parts)
+def _is_hits(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(item, Hit) for item in value)
 
 
 @register_node
@@ -130,7 +121,13 @@ class PromptTemplate(Node[PromptTemplateConfig]):
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         config = self.config
         assert isinstance(config, PromptTemplateConfig)
-        prompt = render_template(config.template, inputs)
+        values = inputs
+        if config.context_chars:
+            values = {
+                name: cut_context(render_hits(value), config.context_chars) if _is_hits(value) else value
+                for name, value in inputs.items()
+            }
+        prompt = render_template(config.template, values)
         ctx.details["prompt"] = prompt
         ctx.details["variables"] = template_variables(config.template)
         return {"prompt": prompt}

@@ -10,12 +10,22 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.commands._common import add_allow_path_option
-from flowbuilder.evaluation.compare import DEEP_K, Comparison, FlowComparer, FlowEvaluation, FlowSource
-from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES
+from flowbuilder.context import DEFAULT_CONTEXT_CHARS
+from flowbuilder.evaluation.compare import (
+    DEEP_K,
+    SORT_METRICS,
+    Comparison,
+    FlowComparer,
+    FlowEvaluation,
+    FlowSource,
+)
+from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES, Relevance, default_relevance
 from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import RunEvent
 from flowbuilder.terminal import write_control
+
+SORT_NAMES = {"mrr": "MRR", "hit@k": "hit@k", "hit@chars": "hit@chars"}
 
 EPILOG = """\
 Only the ingestion and retrieval part of each flow runs: the flow runs up to its vector store node(s),
@@ -24,9 +34,15 @@ whose query comes from the chat input; a store's own search when there is none).
 chat outputs are never run. Each flow's stores get a namespace of their own (the collection suffixed
 with a fingerprint of what feeds it), so flows that share a collection name cannot see each other's
 chunks. Relevance (--relevance):
-  lenient  a chunk is relevant if its metadata names a gold record or it contains the fact (default)
+  lenient  a chunk is relevant if its metadata names a gold record or it contains the fact
+           (the default for questions without facts)
   strict   a chunk is relevant if it contains the fact (no fact: the whole gold record), so a chunk
-           holding only part of a record that the chunking cut does not count
+           holding only part of a record that the chunking cut does not count (the default when the
+           questions carry facts)
+hit@chars N (--chars) judges every flow at an equal prompt budget: the fact (or the gold record) must
+lie within the first N characters of the context the prompt would get, the top k rendered as the
+prompt renders them (default N: the prompt's context_chars, else 2000). --sort hit@chars orders the
+leaderboard by it.
 Metrics are over questions that have an answer; questions with "gold": [] are listed but not scored.
 
 The first flow is the baseline. Every other flow gets a verdict against it: the paired difference in
@@ -59,12 +75,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("flows", metavar="FLOW", nargs="+", help="flow files (.json); the first is the baseline")
     parser.add_argument("--questions", required=True, metavar="Q.jsonl", help="question set (JSONL)")
     parser.add_argument("--k", type=int, default=5, help="number of chunks retrieved per question (default 5)")
+    add_relevance_option(parser)
+    add_chars_option(parser)
     parser.add_argument(
-        "--relevance",
-        choices=RELEVANCE_MODES,
-        default="lenient",
-        help="how a retrieved chunk is judged relevant (default lenient); "
-        + "; ".join(f"{mode}: {text}" for mode, text in RELEVANCE_HELP.items()),
+        "--sort",
+        choices=SORT_METRICS,
+        default="mrr",
+        help="order of the leaderboard (default mrr; hit@chars compares at an equal prompt budget)",
     )
     parser.add_argument(
         "--vary",
@@ -160,8 +177,10 @@ def handle(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None and not 0 <= value <= 1:
             raise UsageError(f"--{name.replace('_', '-')} must be between 0 and 1, got {value}.")
+    check_chars(args.chars)
     sources = flow_sources(args)
     questions = load_questions(args.questions)
+    relevance = args.relevance or default_relevance(questions)
     progress = _Progress(enabled=not args.quiet)
     outcome: dict[str, Any] = {}
     comparer = FlowComparer()
@@ -171,7 +190,13 @@ def handle(args: argparse.Namespace) -> int:
     def work() -> None:
         try:
             outcome["comparison"] = comparer.compare_many(
-                sources, questions, args.k, on_progress=progress, relevance=args.relevance
+                sources,
+                questions,
+                args.k,
+                on_progress=progress,
+                relevance=relevance,
+                chars=args.chars,
+                sort=args.sort,
             )
         except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
             outcome["error"] = exc
@@ -194,6 +219,41 @@ def handle(args: argparse.Namespace) -> int:
     for failure in failures:
         print(f"THRESHOLD FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def add_relevance_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--relevance",
+        choices=RELEVANCE_MODES,
+        default=None,
+        help="how a retrieved chunk is judged relevant (default: strict when the questions carry facts, else "
+        "lenient); " + "; ".join(f"{mode}: {text}" for mode, text in RELEVANCE_HELP.items()),
+    )
+
+
+def add_chars_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--chars",
+        type=int,
+        metavar="N",
+        help="context budget of hit@chars: the evidence must lie in the first N characters of the context the "
+        f"prompt gets (default: the prompt's context_chars, else {DEFAULT_CONTEXT_CHARS})",
+    )
+
+
+def check_chars(chars: int | None) -> None:
+    from flowbuilder.cli import UsageError
+
+    if chars is not None and chars < 1:
+        raise UsageError(f"--chars must be at least 1, got {chars}.")
+
+
+def relevance_line(relevance: Relevance) -> str:
+    """Which relevance a report used, what it means and how to change it."""
+    return (
+        f"relevance: {relevance} ({RELEVANCE_HELP[relevance]}; the default is strict when the questions carry "
+        "facts, lenient otherwise; see --relevance)"
+    )
 
 
 def _listing(folder: Path, pattern: str) -> str:
@@ -241,6 +301,7 @@ def stat_rows(ev: FlowEvaluation) -> list[tuple[str, str]]:
         ("embedded this run", _num(ev.embedded)),
         ("hit@1", f"{m.hit_at_1:.3f}"),
         (f"hit@{m.k}", f"{m.hit_at_k:.3f}"),
+        (f"hit@{m.chars}ch (equal budget)", f"{m.hit_at_chars:.3f}"),
         ("MRR", f"{m.mrr:.3f}"),
         (f"recall@{m.k}", f"{m.recall_at_k:.3f}"),
         (f"nDCG@{m.k}", f"{m.ndcg_at_k:.3f}"),
@@ -253,7 +314,8 @@ MISS_SHORT = {"cut": "cut", "below_k": "below k", "past_token_limit": "past limi
 def leaderboard_rows(comparison: Comparison) -> list[list[str]]:
     """Header, then one row per flow by MRR: the leaderboard the text report and the page show."""
     k = comparison.k
-    header = ["#", "flow", "hit@1", f"hit@{k}", "MRR", f"recall@{k}", "top-3 chars", "chunks", "split facts",
+    header = ["#", "flow", "hit@1", f"hit@{k}", f"hit@{comparison.chars}ch", "MRR", f"recall@{k}", "top-3 chars",
+              "chunks", "split facts",
               "ingest s", "misses (cut/below k/past limit/no chunk)", "vs baseline"]  # fmt: skip
     rows = [header]
     for place, ev in enumerate(comparison.leaderboard(), start=1):
@@ -267,6 +329,7 @@ def leaderboard_rows(comparison: Comparison) -> list[list[str]]:
                 f"{ev.label}: {ev.name}" + (" [DEGRADED]" if ev.degraded else ""),
                 f"{m.hit_at_1:.3f}",
                 f"{m.hit_at_k:.3f}",
+                f"{m.hit_at_chars:.3f}",
                 f"{m.mrr:.3f}",
                 f"{m.recall_at_k:.3f}",
                 f"{ev.prompt_chars:.0f}",
@@ -305,9 +368,14 @@ def print_report(comparison: Comparison) -> None:
         where = f" via {ev.retrieval_node} ({ev.retrieval_type})" if ev.retrieval_node else " via store search"
         print(f"{ev.label}: {ev.name}  ({ev.path}){where}")
         print(f"   {ev.description}")
-    print(f"{first.metrics.questions} questions with an answer, {first.metrics.unanswerable} without; k = {k}")
-    print(f"relevance: {comparison.relevance} ({RELEVANCE_HELP[comparison.relevance]}; see --relevance)\n")
-    print("Leaderboard (by MRR):")
+        for note in ev.adjusted:
+            print(f"   adjusted: {note}")
+    print(
+        f"{first.metrics.questions} questions with an answer, {first.metrics.unanswerable} without; k = {k}; "
+        f"hit@chars at {comparison.chars} characters of the prompt's context"
+    )
+    print(relevance_line(comparison.relevance) + "\n")
+    print(f"Leaderboard (by {SORT_NAMES.get(comparison.sort, comparison.sort)}):")
     for line in _table(leaderboard_rows(comparison)):
         print(line)
     print(f"\nAgainst the baseline {first.label} (paired over questions; 95% bootstrap CI, exact sign test):")
@@ -317,7 +385,8 @@ def print_report(comparison: Comparison) -> None:
         print(
             f"      hit@1 {_ci(d['hit@1'].diff, d['hit@1'].low, d['hit@1'].high)}; hit@{k} "
             f"{_ci(d['hit@k'].diff, d['hit@k'].low, d['hit@k'].high)}; McNemar on hit@{k}: "
-            f"{pair.hit_test.wins} gained, {pair.hit_test.losses} lost, p = {pair.hit_test.p_value:.2g}"
+            f"{pair.hit_test.wins} gained, {pair.hit_test.losses} lost, p = {pair.hit_test.p_value:.2g}; "
+            f"hit@{comparison.chars}ch {_ci(d['hit@chars'].diff, d['hit@chars'].low, d['hit@chars'].high)}"
         )
     print("\nWhy the misses happened (questions not found in the top k):")
     for ev in comparison.flows:

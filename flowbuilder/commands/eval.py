@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.commands._common import add_cred_option, resolver_for
+from flowbuilder.commands.compare import add_chars_option, add_relevance_option, check_chars, relevance_line
 from flowbuilder.errors import FlowFileError
 from flowbuilder.evaluation.answers import (
     AnswerResult,
@@ -79,6 +80,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("flow", help="a Flowbuilder flow file (.json) that answers a chat input")
     parser.add_argument("--questions", required=True, metavar="Q.jsonl", help="question set (JSONL)")
     parser.add_argument("--k", type=int, metavar="K", help="cut the retrieval metrics at K chunks (default: all)")
+    add_relevance_option(parser)
+    add_chars_option(parser)
     parser.add_argument("--judge", metavar="NODE", help="an llm.* node of the flow that grades each answer (0-1)")
     parser.add_argument("--answer", metavar="NODE", help="the node giving the answer (default: the chat output)")
     parser.add_argument("--hits", metavar="NODE", help="the node whose hits the prompt numbers (default: found)")
@@ -109,6 +112,7 @@ def handle(args: argparse.Namespace) -> int:
         value = getattr(args, threshold.option)
         if value is not None and not 0.0 <= value <= 1.0:
             raise UsageError(f"--{threshold.option.replace('_', '-')} must be between 0 and 1, got {value}")
+    check_chars(args.chars)
     flow_path = Path(args.flow)
     flow = load_flow(flow_path)
     questions = load_questions(args.questions)
@@ -133,6 +137,8 @@ def handle(args: argparse.Namespace) -> int:
         judge=args.judge,
         refusal_patterns=(*REFUSAL_PATTERNS, *args.refusal),
         on_question=progress,
+        relevance=args.relevance,
+        chars=args.chars,
     )
     for line in evaluation.warnings:  # on stderr whatever the output format: a fallback must never pass unseen
         print(f"DEGRADED: {line}", file=sys.stderr)
@@ -184,6 +190,8 @@ def _baseline(
             k=args.k,
             judge=args.judge if args.judge and flow.find_node(args.judge) else None,
             on_question=progress,
+            relevance=evaluation.relevance,
+            chars=evaluation.chars,
         )
         saved = baseline_from_evaluation(base)
     return compare_to_baseline(evaluation, saved)
@@ -221,9 +229,11 @@ def print_report(evaluation: Evaluation) -> None:
         print("  no numbered chunks found (give --hits NODE): retrieval and citations are not checked")
     if r.get("questions"):
         print(
-            f"Retrieval (k={r['k']}, {r['questions']} questions): hit@1 {r['hit@1']:.2f}  hit@k {r['hit@k']:.2f}  "
+            f"Retrieval (k={r['k']}, {evaluation.relevance} relevance, {r['questions']} questions): "
+            f"hit@1 {r['hit@1']:.2f}  hit@k {r['hit@k']:.2f}  hit@{evaluation.chars}ch {r['hit@chars']:.2f}  "
             f"MRR {r['mrr']:.3f}"
         )
+        print(f"  {relevance_line(evaluation.relevance)}")
     else:
         print("Retrieval: n/a (no answerable question, or no chunks found in the flow)")
     print(

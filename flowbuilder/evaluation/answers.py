@@ -32,9 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.context import DEFAULT_CONTEXT_CHARS, context_budget
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError
-from flowbuilder.evaluation.metrics import QuestionOutcome, aggregate, chunk_records, judge_hits
+from flowbuilder.evaluation.metrics import (
+    QuestionOutcome,
+    Relevance,
+    aggregate,
+    chunk_records,
+    default_relevance,
+    judge_hits,
+)
 from flowbuilder.evaluation.questions import Question
 from flowbuilder.executor import Executor, RunEvent, RunResult
 from flowbuilder.flow import Flow
@@ -517,6 +525,10 @@ class Evaluation:
     k: int
     results: list[AnswerResult]
     metrics: EvalMetrics
+    relevance: Relevance = "lenient"
+    """How the retrieved chunks were judged relevant."""
+    chars: int = DEFAULT_CONTEXT_CHARS
+    """The context budget hit@chars was judged at."""
 
     @property
     def warnings(self) -> list[str]:
@@ -540,6 +552,8 @@ class Evaluation:
         return {
             "flow": self.flow,
             "warnings": self.warnings,
+            "relevance": self.relevance,
+            "chars": self.chars,
             "roles": {
                 "answer": self.roles.answer,
                 "prompt": self.roles.prompt,
@@ -568,19 +582,27 @@ def evaluate_answers(
     refusal_patterns: Sequence[str] = REFUSAL_PATTERNS,
     on_question: ProgressHandler | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
+    relevance: Relevance | None = None,
+    chars: int | None = None,
 ) -> Evaluation:
     """Run ``flow`` once per question (each in its own session, so chat memory never leaks between
-    questions) and judge every answer; ``k`` cuts the retrieval metrics (default: all numbered chunks)."""
+    questions) and judge every answer; ``k`` cuts the retrieval metrics (default: all numbered chunks).
+
+    Retrieval is judged in ``relevance`` mode (default: strict when the questions carry facts) and
+    hit@chars at ``chars`` (default: the prompt's context budget, else 2,000 characters)."""
     executor = executor or Executor()
     roles = find_roles(flow, executor.registry, answer=answer, hits=hits, judge=judge)
+    mode = relevance or default_relevance(questions)
+    budget = chars or context_budget(flow) or DEFAULT_CONTEXT_CHARS
+    judging = (mode, budget)
     results: list[AnswerResult] = []
     for index, question in enumerate(questions, start=1):
-        result = _evaluate_one(flow, question, roles, executor, base_dir, k, refusal_patterns, on_event)
+        result = _evaluate_one(flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging)
         results.append(result)
         if on_question is not None:
             on_question(index, len(questions), result)
     cut = k or max((len(r.hits) for r in results), default=0) or 1
-    return Evaluation(flow.name, roles, cut, results, summarise(results, cut))
+    return Evaluation(flow.name, roles, cut, results, summarise(results, cut), mode, budget)
 
 
 def _evaluate_one(
@@ -592,6 +614,7 @@ def _evaluate_one(
     k: int | None,
     patterns: Sequence[str],
     on_event: Callable[[RunEvent], None] | None,
+    judging: tuple[Relevance, int] = ("lenient", DEFAULT_CONTEXT_CHARS),
 ) -> AnswerResult:
     started = time.perf_counter()
     # Validation and credential errors are raised here, before any node runs: they are the same for
@@ -606,7 +629,8 @@ def _evaluate_one(
     chunks = [h for h in hit_list if isinstance(h, Hit)] if isinstance(hit_list, list) else []
     retrieval = None
     if expects_answer(question) and isinstance(hit_list, list):
-        retrieval = judge_hits(question, chunks, k or max(len(chunks), 1))
+        relevance, chars = judging
+        retrieval = judge_hits(question, chunks, k or max(len(chunks), 1), relevance=relevance, chars=chars)
     retrieved_fact = any(contains_fact(h.document.text, question.fact) for h in chunks) if question.fact else None
     prompt = _output(run, roles.prompt, "prompt") if roles.prompt else None
     degraded = {f"{r.node_id} ({r.type_name})": r.warning for r in run.warnings()}

@@ -41,6 +41,7 @@ from typing import Any
 
 import networkx as nx
 
+from flowbuilder.context import DEFAULT_CONTEXT_CHARS, context_budget
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import FlowbuilderError, FlowFileError, RunCancelledError
 from flowbuilder.evaluation.chunk_stats import ChunkStats, WholeRecordIndex, column_names, compute_chunk_stats
@@ -178,6 +179,12 @@ class FlowEvaluation:
     facts_split: int = 0
     """Questions whose fact the inputs hold but no single chunk does."""
     variant: str = ""
+    adjusted: list[str] = field(default_factory=list)
+    """Settings compare changed for its deeper search, each saying why (printed with the flow)."""
+    chars: int = DEFAULT_CONTEXT_CHARS
+    """The context budget hit@chars is judged at."""
+    sends: int | None = None
+    """How many hits the flow's final retrieval node returns as saved (what its prompt gets); None: unknown."""
 
     @property
     def prompt_chars(self) -> float:
@@ -219,10 +226,12 @@ class FlowEvaluation:
             "ingest_seconds": round(self.ingest_seconds, 3),
             "search_seconds": round(self.search_seconds, 3),
             "prompt_chars_top3": round(self.prompt_chars, 1),
+            "chars": self.chars,
             "facts_split": self.facts_split,
             "misses": self.miss_counts(),
             "warnings": self.warnings,
             "degraded": self.degraded,
+            "adjusted": self.adjusted,
             "questions": questions,
         }
 
@@ -259,7 +268,17 @@ class QuestionComparison:
         }
 
 
-PAIR_METRICS = ("hit@1", "hit@k", "mrr")
+PAIR_METRICS = ("hit@1", "hit@k", "mrr", "hit@chars")
+SORT_METRICS = ("mrr", "hit@k", "hit@chars")
+"""What the leaderboard can be sorted by (``compare --sort``)."""
+
+
+def metric_value(metrics: Metrics, name: str) -> float:
+    """One of :data:`SORT_METRICS` (or hit@1, recall@k, ndcg@k) from ``metrics``."""
+    value = metrics.to_dict().get(name)
+    if not isinstance(value, int | float):
+        raise ComparisonError(f"unknown metric '{name}'; use one of: {', '.join(SORT_METRICS)}")
+    return float(value)
 
 
 @dataclass
@@ -300,12 +319,14 @@ class PairComparison:
 
 
 def question_scores(evaluation: FlowEvaluation, k: int) -> dict[str, list[float]]:
-    """Per answerable question: hit@1, hit@k and reciprocal rank (0 for a miss)."""
-    ranks = [o.first_rank for o in evaluation.outcomes if o.answerable]
+    """Per answerable question: hit@1, hit@k, reciprocal rank (0 for a miss) and hit@chars."""
+    answerable = [o for o in evaluation.outcomes if o.answerable]
+    ranks = [o.first_rank for o in answerable]
     return {
         "hit@1": [1.0 if r == 1 else 0.0 for r in ranks],
         "hit@k": [1.0 if r is not None and r <= k else 0.0 for r in ranks],
         "mrr": [1.0 / r if r else 0.0 for r in ranks],
+        "hit@chars": [1.0 if o.chars_hit else 0.0 for o in answerable],
     }
 
 
@@ -332,6 +353,13 @@ class Comparison:
     flows: list[FlowEvaluation]
     pairs: list[PairComparison]
     relevance: Relevance = "lenient"
+    sort: str = "mrr"
+    """The leaderboard's order: one of :data:`SORT_METRICS`."""
+
+    @property
+    def chars(self) -> int:
+        """The context budget hit@chars was judged at (the same for every flow)."""
+        return self.a.metrics.chars
 
     @property
     def a(self) -> FlowEvaluation:
@@ -359,15 +387,25 @@ class Comparison:
         return sum(1 for r in self.rows if r.winner == "tie")
 
     def leaderboard(self) -> list[FlowEvaluation]:
-        """The flows by MRR, then hit@1, best first (a stable sort: ties keep the command-line order)."""
-        return sorted(self.flows, key=lambda ev: (-ev.metrics.mrr, -ev.metrics.hit_at_1))
+        """The flows by the :attr:`sort` metric, then MRR, then hit@1, best first (a stable sort: ties keep
+        the command-line order)."""
+        return sorted(
+            self.flows,
+            key=lambda ev: (-metric_value(ev.metrics, self.sort), -ev.metrics.mrr, -ev.metrics.hit_at_1),
+        )
 
     def pair_for(self, evaluation: FlowEvaluation) -> PairComparison | None:
         return next((p for p in self.pairs if p.b is evaluation), None)
 
     def to_dict(self, with_hits: bool = True) -> dict[str, Any]:
         flows = [ev.to_dict(with_hits) for ev in self.flows]
-        data: dict[str, Any] = {"k": self.k, "relevance": self.relevance, "baseline": self.a.label}
+        data: dict[str, Any] = {
+            "k": self.k,
+            "relevance": self.relevance,
+            "chars": self.chars,
+            "sort": self.sort,
+            "baseline": self.a.label,
+        }
         if len(self.flows) == 2:
             data.update(a=flows[0], b=flows[1])
         data.update(
@@ -523,6 +561,67 @@ def describe_flow(flow: Flow, variant: str = "") -> str:
     return " → ".join(order) if order else "an empty flow"
 
 
+def _size(flow: Flow, target: str | None, registry: NodeRegistry) -> tuple[str, int, dict[str, Any]] | None:
+    """``(field, value as saved, the node's config fields)`` for the field that says how many hits the final
+    retrieval node returns: "keep" where a node has it (fusion's "k" is the RRF constant), else "k"."""
+    if target is None or target in store_node_ids(flow, registry):
+        return None
+    spec = flow.node(target)
+    fields: dict[str, Any] = getattr(registry.get(spec.type).Config, "model_fields", {})
+    size_field = next((name for name in SIZE_FIELDS if name in fields), None)
+    if size_field is None:
+        return None
+    value = spec.config.get(size_field) or fields[size_field].default or 0
+    return size_field, int(value) if isinstance(value, int) else 0, fields
+
+
+def returned_hits(flow: Flow, target: str | None, registry: NodeRegistry) -> int | None:
+    """How many hits the final retrieval node returns as saved (its ``keep`` or ``k``); None when unknown."""
+    size = _size(flow, target, registry)
+    return size[1] if size is not None and size[1] > 0 else None
+
+
+def deepen(flow: Flow, target: str | None, deep: int, registry: NodeRegistry, where: str) -> tuple[Flow, list[str]]:
+    """``flow`` with its final retrieval node returning ``deep`` hits, and what was adjusted to allow it.
+
+    The node's ``keep`` (or ``k``) is raised so a miss can say at which rank the evidence came. A reranker
+    scores only its first ``candidates`` hits, so its ``keep`` rises no further than ``candidates``: raising
+    ``candidates`` instead would rerank more hits than the flow does and judge a different top k. Every node's
+    settings are then checked, so a bad combination fails here, before any ingest, naming the node.
+    """
+    deep_flow = flow.model_copy(deep=True)
+    adjusted: list[str] = []
+    size = _size(flow, target, registry)
+    if target is not None and size is not None and size[1] != 0:  # 0 means "all" for keep
+        size_field, current, fields = size
+        spec = deep_flow.node(target)
+        wanted = max(deep, current)
+        if "candidates" in fields:
+            candidates = int(spec.config.get("candidates") or fields["candidates"].default or 0)
+            if candidates and wanted > candidates:
+                wanted = max(current, candidates)
+                adjusted.append(
+                    f"node '{target}': the deeper search keeps {wanted} hits, not {deep}, because the node "
+                    f"scores only its first {candidates} candidates; the top k is what the flow returns, "
+                    f"and a miss below rank {wanted} shows as not found"
+                )
+        spec.config[size_field] = wanted
+    for spec in deep_flow.nodes:
+        if spec.disabled or spec.type not in registry:
+            continue
+        node_class = registry.get(spec.type)
+        try:
+            config = node_class.Config.model_validate(spec.config)
+        except ValueError:
+            continue  # the executor reports an invalid config with its own message
+        problems = node_class.config_problems(config)
+        if problems:
+            raise ComparisonError(
+                f"{where}: node '{spec.id}' ({spec.type}): {problems[0][1]} (checked before ingesting anything)"
+            )
+    return deep_flow, adjusted
+
+
 class FlowComparer:
     """Evaluates flows on question sets; keeps one executor so a long-lived UI reuses its result cache."""
 
@@ -671,7 +770,10 @@ class FlowComparer:
         relevance: Relevance = "lenient",
         cancel_event: threading.Event | None = None,
         source: FlowSource | None = None,
+        chars: int | None = None,
     ) -> FlowEvaluation:
+        """Ingest one flow, search every question and judge the top ``k``; ``chars`` is the context budget
+        of hit@chars (default: the flow's prompt budget, else :data:`DEFAULT_CONTEXT_CHARS`)."""
         _check_mode(relevance)
         flow_path = Path(path)
         if not flow_path.is_file():
@@ -681,6 +783,7 @@ class FlowComparer:
         name = (source.name if source is not None and source.name else "") or original.name
         label = label or name
         base_dir = flow_path.resolve().parent
+        budget = chars or context_budget(original) or DEFAULT_CONTEXT_CHARS
 
         def relay(event: RunEvent) -> None:
             if on_progress is not None:
@@ -688,6 +791,10 @@ class FlowComparer:
 
         flow, namespaces = isolate(original, self.registry, base_dir)
         target = retrieval_node(flow, self.registry)
+        # Settings are checked (and the deeper search set up) before any ingest: a bad combination must
+        # not cost minutes of embedding before it fails.
+        deep = max(k, DEEP_K)
+        deep_flow, adjusted = deepen(flow, target, deep, self.registry, self._where(flow, flow_path))
         self._announce_skipped(flow, target, relay)
         ingestion = self.ingest(
             flow,
@@ -715,10 +822,11 @@ class FlowComparer:
             ingestion.inputs, ingestion.chunks, count_tokens=count_tokens, max_tokens=max_tokens, columns=columns
         )
         started = time.perf_counter()
-        deep = max(k, DEEP_K)
         probe = questions[0].question if questions else ""
         degraded: dict[str, list[str]] = {}
-        searcher = self._searcher(flow, target, ingestion, base_dir, deep, cancel_event, flow_path, probe, degraded)
+        searcher = self._searcher(
+            deep_flow, target, ingestion, base_dir, deep, cancel_event, flow_path, probe, degraded
+        )
         deep_hits: list[list[Hit]] = []
         for number, question in enumerate(questions, start=1):
             if cancel_event is not None and cancel_event.is_set():
@@ -756,6 +864,9 @@ class FlowComparer:
             deep_hits=deep_hits,
             variant=variant,
             degraded=degraded_lines,
+            adjusted=adjusted,
+            chars=budget,
+            sends=returned_hits(flow, target, self.registry),
         )
         return judge_evaluation(evaluation, questions, k, relevance)
 
@@ -800,18 +911,10 @@ class FlowComparer:
         spec = flow.node(target)
         outputs = _output_types(spec.type, self.registry)
         port = next(name for name, kind in outputs.items() if kind is PortType.HITS)
-        fields = getattr(self.registry.get(spec.type).Config, "model_fields", {})
-        deep_flow = flow.model_copy(deep=True)
-        # How many hits the node returns: "keep" where a node has it (fusion's "k" is the RRF constant).
-        size_field = next((name for name in SIZE_FIELDS if name in fields), None)
-        if size_field is not None:
-            current = int(spec.config.get(size_field) or fields[size_field].default or 0)
-            if current != 0:  # 0 means "all" for keep
-                deep_flow.node(target).config[size_field] = max(deep, current)
         where = self._where(flow, flow_path)
 
         def search(question: str) -> list[Hit]:
-            run = self._run(deep_flow, target, where, "searching", question, base_dir, None, cancel_event)
+            run = self._run(flow, target, where, "searching", question, base_dir, None, cancel_event)
             if degraded is not None:
                 for warned in run.warnings():
                     degraded.setdefault(f"{warned.node_id} ({warned.type_name})", []).append(warned.warning)
@@ -843,8 +946,13 @@ class FlowComparer:
         relevance: Relevance = "lenient",
         cancel_event: threading.Event | None = None,
         labels: Sequence[str] | None = None,
+        chars: int | None = None,
+        sort: str = "mrr",
     ) -> Comparison:
-        """Evaluate every source and pair the first (the baseline) with each other one."""
+        """Evaluate every source and pair the first (the baseline) with each other one.
+
+        hit@chars is judged at ``chars`` for every flow (default: the baseline's prompt budget, else
+        :data:`DEFAULT_CONTEXT_CHARS`), so the flows are measured at an equal budget."""
         if len(sources) < 2:
             raise ComparisonError(f"compare needs at least two flows, got {len(sources)}.")
         if k < 1:
@@ -857,6 +965,13 @@ class FlowComparer:
             raise ComparisonError(
                 "no question in the set has an answer (a gold record or a fact), so there is nothing to compare."
             )
+        if sort not in SORT_METRICS:
+            raise ComparisonError(f"unknown sort metric '{sort}'; use one of: {', '.join(SORT_METRICS)}")
+        if chars is not None and chars < 1:
+            raise ComparisonError(f"the context budget (chars) must be at least 1, got {chars}.")
+        if chars is None:
+            first = sources[0].flow if sources[0].flow is not None else read_flow(sources[0].path)
+            chars = context_budget(first) or DEFAULT_CONTEXT_CHARS
         names = list(labels) if labels is not None else flow_labels(len(sources))
         evaluations = [
             self.evaluate(
@@ -868,10 +983,11 @@ class FlowComparer:
                 relevance=relevance,
                 cancel_event=cancel_event,
                 source=source,
+                chars=chars,
             )
             for source, label in zip(sources, names, strict=True)
         ]
-        return build_comparison(evaluations, k, relevance)
+        return build_comparison(evaluations, k, relevance, sort)
 
     def compare(
         self,
@@ -890,10 +1006,12 @@ class FlowComparer:
         )
 
 
-def build_comparison(evaluations: Sequence[FlowEvaluation], k: int, relevance: Relevance) -> Comparison:
+def build_comparison(
+    evaluations: Sequence[FlowEvaluation], k: int, relevance: Relevance, sort: str = "mrr"
+) -> Comparison:
     flows = list(evaluations)
     pairs = [compare_pair(flows[0], other, k) for other in flows[1:]]
-    return Comparison(k, flows, pairs, relevance)
+    return Comparison(k, flows, pairs, relevance, sort)
 
 
 def judge_evaluation(
@@ -916,7 +1034,10 @@ def judge_evaluation(
     legs: list[dict[str, int]] = []
     for question, hits in zip(questions, evaluation.deep_hits, strict=True):
         top = [hit.model_copy(update={"rank": rank}) for rank, hit in enumerate(hits[:k], start=1)]
-        outcome = judge_hits(question, top, k, relevance=relevance, whole_records=whole)
+        sent = hits[: evaluation.sends] if evaluation.sends else None
+        outcome = judge_hits(
+            question, top, k, relevance=relevance, whole_records=whole, chars=evaluation.chars, context=sent
+        )
         outcomes.append(outcome)
         first = outcome.first_rank
         legs.append(leg_ranks(outcome.hits[first - 1]) if first else {})
@@ -952,7 +1073,7 @@ def rejudge(comparison: Comparison, relevance: Relevance) -> Comparison:
     if relevance == comparison.relevance:
         return comparison
     flows = [rejudge_evaluation(ev, relevance) for ev in comparison.flows]
-    return build_comparison(flows, comparison.k, relevance)
+    return build_comparison(flows, comparison.k, relevance, comparison.sort)
 
 
 def compare_outcomes(a: Sequence[QuestionOutcome], b: Sequence[QuestionOutcome]) -> list[QuestionComparison]:

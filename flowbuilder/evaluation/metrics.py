@@ -17,6 +17,9 @@ answerable questions only:
 * MRR: mean of 1/rank of the first relevant chunk (0 when none is in the top k);
 * recall@k: share of a question's gold records carried by the top k (a question with only a fact
   counts 1 when the fact is found; with exactly one gold record, finding its fact counts too);
+* hit@chars N: share of questions whose evidence lies within the first N characters of the context the
+  prompt would get (the top k rendered as the prompt renders hits, cut at N; see :func:`within_budget`),
+  so strategies are compared at an equal prompt budget, not by how much text they stuff in;
 * nDCG@k: binary gains, where a chunk gains only if it brings a gold item not seen at a better rank,
   so a record split over two chunks is not counted twice (the ideal puts every gold item first).
 """
@@ -31,6 +34,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from flowbuilder.context import DEFAULT_CONTEXT_CHARS, hit_blocks
 from flowbuilder.data import Document, Hit
 from flowbuilder.evaluation.questions import Question
 
@@ -46,6 +50,12 @@ RELEVANCE_HELP: dict[Relevance, str] = {
 
 WholeRecords = Callable[[Document], Collection[str]]
 """The record ids a retrieved chunk holds whole (empty when it cannot be traced)."""
+
+
+def default_relevance(questions: Iterable[Question]) -> Relevance:
+    """``strict`` when the set carries facts (a fact is the evidence; a chunk naming the record but cut
+    before the fact does not answer), ``lenient`` for a set of gold records only."""
+    return "strict" if any(q.fact for q in questions) else "lenient"
 
 
 def check_relevance(value: str) -> Relevance:
@@ -150,6 +160,9 @@ class QuestionOutcome:
     """The mode that judged ``relevant``."""
     whole: list[list[str]] | None = None
     """Per hit: the record ids it holds whole (strict mode with a lookup only)."""
+    chars_hit: bool = False
+    """hit@chars: the evidence lies within the first ``chars`` characters of the context the prompt gets."""
+    chars: int = DEFAULT_CONTEXT_CHARS
 
     @property
     def answerable(self) -> bool:
@@ -166,6 +179,8 @@ class QuestionOutcome:
             "ndcg": self.ndcg,
             "gold_ranks": self.gold_ranks,
             "relevance": self.relevance,
+            "hit@chars": self.chars_hit,
+            "chars": self.chars,
         }
         if with_hits:
             data["hits"] = []
@@ -190,10 +205,14 @@ def judge_hits(
     *,
     relevance: Relevance = "lenient",
     whole_records: WholeRecords | None = None,
+    chars: int = DEFAULT_CONTEXT_CHARS,
+    context: Sequence[Hit] | None = None,
 ) -> QuestionOutcome:
     """Judge the top ``k`` of ``hits`` (taken in the order given) in the ``relevance`` mode.
 
-    ``whole_records`` tells strict mode which records a chunk holds whole (lenient ignores it).
+    ``whole_records`` tells strict mode which records a chunk holds whole (lenient ignores it); ``chars``
+    is the context budget hit@chars is judged at, over ``context`` (the hits the flow's prompt gets, when
+    the flow returns a different number than ``k``; default: the top ``k``).
     """
     top = list(hits)[:k]
     supplied = [gold_found(hit.document, question, relevance, whole_records) for hit in top]
@@ -218,7 +237,36 @@ def judge_hits(
         if relevance == "strict" and whole_records is not None
         else None
     )
-    return QuestionOutcome(question, top, relevant, first_rank, recall, ndcg, gold_ranks, relevance, whole)
+    if context is None:
+        chars_hit = within_budget(question, top, supplied, chars, relevance)
+    else:
+        sent = list(context)
+        found = [gold_found(hit.document, question, relevance, whole_records) for hit in sent]
+        chars_hit = within_budget(question, sent, found, chars, relevance)
+    return QuestionOutcome(
+        question, top, relevant, first_rank, recall, ndcg, gold_ranks, relevance, whole, chars_hit, chars
+    )
+
+
+def within_budget(
+    question: Question, hits: Sequence[Hit], supplied: Sequence[set[str]], chars: int, relevance: Relevance
+) -> bool:
+    """hit@chars for one question: does a relevant hit's evidence lie within the first ``chars`` characters
+    of the hits as the prompt renders them (numbered, with their source line)?
+
+    A hit holding the fact counts when the fact itself is inside the budget. A hit relevant by its record
+    counts when it lies whole inside the budget (strict) or starts inside it (lenient)."""
+    fact = normalise(question.fact or "")
+    for (start, text_start, end), hit, items in zip(hit_blocks(hits), hits, supplied, strict=True):
+        if not items or start >= chars:
+            continue
+        if fact and fact in normalise(hit.document.text):
+            if fact in normalise(hit.document.text[: max(0, chars - text_start)]):
+                return True
+            continue
+        if end <= chars or (relevance == "lenient" and text_start < chars):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -233,6 +281,9 @@ class Metrics:
     mrr: float
     recall_at_k: float
     ndcg_at_k: float
+    hit_at_chars: float = 0.0
+    chars: int = DEFAULT_CONTEXT_CHARS
+    """The context budget hit@chars was judged at."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -244,6 +295,8 @@ class Metrics:
             "mrr": self.mrr,
             "recall@k": self.recall_at_k,
             "ndcg@k": self.ndcg_at_k,
+            "hit@chars": self.hit_at_chars,
+            "chars": self.chars,
         }
 
 
@@ -252,8 +305,9 @@ def aggregate(outcomes: Iterable[QuestionOutcome], k: int) -> Metrics:
     items = list(outcomes)
     scored = [o for o in items if o.answerable]
     n = len(scored)
+    chars = items[0].chars if items else DEFAULT_CONTEXT_CHARS
     if n == 0:
-        return Metrics(k, 0, len(items), 0.0, 0.0, 0.0, 0.0, 0.0)
+        return Metrics(k, 0, len(items), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, chars)
     return Metrics(
         k=k,
         questions=n,
@@ -263,6 +317,8 @@ def aggregate(outcomes: Iterable[QuestionOutcome], k: int) -> Metrics:
         mrr=sum(1.0 / o.first_rank for o in scored if o.first_rank) / n,
         recall_at_k=sum(o.recall for o in scored) / n,
         ndcg_at_k=sum(o.ndcg for o in scored) / n,
+        hit_at_chars=sum(1 for o in scored if o.chars_hit) / n,
+        chars=chars,
     )
 
 

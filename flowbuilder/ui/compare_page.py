@@ -65,6 +65,7 @@ from flowbuilder.executor import RunEvent
 from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
 from flowbuilder.ui.session import AppConfig
+from flowbuilder.ui.tune_panel import TunePanel
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
@@ -325,11 +326,11 @@ def flow_colour(index: int) -> str:
 
 def metrics_chart(comparison: Comparison) -> dict[str, Any]:
     k = comparison.k
-    labels = ["hit@1", f"hit@{k}", "MRR", f"recall@{k}", f"nDCG@{k}"]
+    labels = ["hit@1", f"hit@{k}", f"hit@{comparison.chars}ch", "MRR", f"recall@{k}", f"nDCG@{k}"]
 
     def values(ev: FlowEvaluation) -> list[float]:
         m = ev.metrics
-        return [round(v, 3) for v in (m.hit_at_1, m.hit_at_k, m.mrr, m.recall_at_k, m.ndcg_at_k)]
+        return [round(v, 3) for v in (m.hit_at_1, m.hit_at_k, m.hit_at_chars, m.mrr, m.recall_at_k, m.ndcg_at_k)]
 
     names = [f"{ev.label}: {ev.name}" for ev in comparison.flows]
     return {
@@ -364,6 +365,7 @@ def leaderboard_table_rows(comparison: Comparison) -> list[dict[str, Any]]:
                 "flow": f"{ev.label}: {ev.name}" + (" ⚠ degraded (see the warnings below)" if ev.degraded else ""),
                 "hit1": f"{m.hit_at_1:.3f}",
                 "hitk": f"{m.hit_at_k:.3f}",
+                "hitc": f"{m.hit_at_chars:.3f}",
                 "mrr": f"{m.mrr:.3f}",
                 "recall": f"{m.recall_at_k:.3f}",
                 "chars": f"{ev.prompt_chars:.0f}",
@@ -379,6 +381,10 @@ def leaderboard_table_rows(comparison: Comparison) -> list[dict[str, Any]]:
     return rows
 
 
+SORTABLE = ("hit1", "hitk", "hitc", "mrr", "recall", "chars", "chunks")
+"""Leaderboard columns a click sorts by (hit@chars compares the flows at an equal prompt budget)."""
+
+
 def short_verdict(pair: PairComparison) -> str:
     if not pair.significant:
         return "no detectable difference"
@@ -392,7 +398,12 @@ def _signed(value: float) -> str:
 def interval_html(comparison: Comparison) -> str:
     """Per pair and metric: the 95% interval of ``other - baseline`` as a bar around zero, the difference
     as a dot. Green: the other flow is better; red: worse; grey: the interval crosses zero (noise)."""
-    metric_names = {"hit@1": "hit@1", "hit@k": f"hit@{comparison.k}", "mrr": "MRR"}
+    metric_names = {
+        "hit@1": "hit@1",
+        "hit@k": f"hit@{comparison.k}",
+        "hit@chars": f"hit@{comparison.chars}ch",
+        "mrr": "MRR",
+    }
     scale = max([0.1, *(max(abs(d.low), abs(d.high)) for p in comparison.pairs for d in p.differences.values())])
 
     def x(value: float) -> float:
@@ -592,8 +603,9 @@ class ComparePage:
             )
         self.progress_box.set_visibility(False)
         self.results = ui.column().classes("w-full")
+        TunePanel(flows, questions, _COMPARER, _COMPARER_LOCK, query)
         ui.timer(0.1, self.drain)
-        if query.get("run"):
+        if query.get("run") and not query.get("tune"):  # with tune=FLOW, run=1 starts the Tune panel instead
             ui.timer(0.2, self.start, once=True)
 
     def selected(self) -> list[str]:
@@ -718,11 +730,13 @@ class ComparePage:
                     "text-body2 q-pa-sm bg-amber-1 rounded-borders w-full"
                 ).props("data-testid=screening-cost")
             ui.label(
-                f"Leaderboard by MRR (k = {k}, {comparison.relevance} relevance; {m.questions} questions with an "
-                f"answer, {m.unanswerable} without)"
+                f"Leaderboard by MRR (k = {k}, {comparison.relevance} relevance, hit@chars at {comparison.chars} "
+                f"characters of the prompt's context; {m.questions} questions with an answer, {m.unanswerable} "
+                "without; click a column to sort)"
             ).classes("text-subtitle1")
             columns = [
-                ("place", "#"), ("flow", "flow"), ("hit1", "hit@1"), ("hitk", f"hit@{k}"), ("mrr", "MRR"),
+                ("place", "#"), ("flow", "flow"), ("hit1", "hit@1"), ("hitk", f"hit@{k}"),
+                ("hitc", f"hit@{comparison.chars}ch"), ("mrr", "MRR"),
                 ("recall", f"recall@{k}"), ("chars", "top-3 chars"), ("chunks", "chunks"),
                 ("split", "split facts"), ("ingest", "ingest s"), ("misses", "why missed"),
                 ("versus", "vs baseline"),
@@ -734,6 +748,7 @@ class ComparePage:
                         "label": lab,
                         "field": n,
                         "align": "left" if n in ("flow", "misses", "versus") else "right",
+                        "sortable": n in SORTABLE,
                     }
                     for n, lab in columns
                 ],
@@ -924,9 +939,10 @@ def register(config: AppConfig) -> None:
 
     def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
                      rel: str | None = None, run: str | None = None, flows: str | None = None,
-                     emb: str | None = None) -> None:  # fmt: skip
+                     emb: str | None = None, tune: str | None = None, vary: str | None = None) -> None:  # fmt: skip
         ui.add_css(_CSS)
-        given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows, "emb": emb}
+        given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows, "emb": emb, "tune": tune,
+                 "vary": vary}  # fmt: skip
         ComparePage({key: value for key, value in given.items() if value}, config.workspace)
 
     ui.page("/compare", title="Flowbuilder · Compare")(compare_page)

@@ -83,6 +83,9 @@ def metric_rows(data: dict[str, Any]) -> list[dict[str, str]]:
     k = r.get("k", data.get("k"))
     measured = bool(r.get("questions"))
     over_retrieval = f"{r.get('questions', 0)} answerable question(s) with chunks"
+    if data.get("relevance"):
+        over_retrieval += f", {data['relevance']} relevance, k = {k}"
+    chars = r.get("chars", data.get("chars"))
     answered = m.get("answerable", 0) - sum(
         1 for q in data["results"] if q.get("answerable") and q["verdict"] == "error"
     )
@@ -92,6 +95,7 @@ def metric_rows(data: dict[str, Any]) -> list[dict[str, str]]:
     rows = [
         ("retrieval hit@1", _num(r.get("hit@1")) if measured else "n/a", over_retrieval),
         (f"retrieval hit@{k}", _num(r.get("hit@k")) if measured else "n/a", over_retrieval),
+        (f"retrieval hit@{chars}ch (context budget)", _num(r.get("hit@chars")) if measured else "n/a", over_retrieval),
         ("retrieval MRR", _num(r.get("mrr")) if measured else "n/a", over_retrieval),
         ("answer accuracy", _pct(m.get("accuracy")), f"{answered} answerable question(s) that ran"),
         ("fact in answer", _pct(m.get("fact_rate")), "answerable questions with a fact"),

@@ -23,6 +23,7 @@ KNOWN: dict[str, tuple[str, tuple[str, ...]]] = {
     "splitter.sentence": ("Sentence Splitter", ("Split Text", "chunk")),
     "splitter.semantic": ("Semantic Splitter", ("Split Text", "Semantic Chunker", "chunk")),
     "splitter.parent_child": ("Parent-Child Splitter", ("Split Text", "Parent Document", "chunk")),
+    "splitter.window": ("RAG Explorer Window Splitter", ("Split Text", "chunk", "window")),
     "embedder.local": ("Local Embeddings (MiniLM)", ("Embeddings", "embedding model", "HuggingFace Embeddings")),
     "embedder.ollama": ("Ollama Embeddings", ("Embeddings", "embedding model", "Embeddings Ollama")),
     "embedder.openai": ("OpenAI Embeddings", ("Embeddings", "embedding model", "Embeddings OpenAI")),

@@ -230,7 +230,7 @@ def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
         verdict = screen.find_by_css(f"[data-testid=verdict-{label}]").text
         assert verdict.startswith("no detectable difference on 3 questions")  # three questions are noise
         bars = screen.selenium.find_elements(By.CSS_SELECTOR, f"[data-testid=interval-{label}] .fb-ci-bar")
-        assert len(bars) == 3  # hit@1, hit@k, MRR
+        assert len(bars) == 4  # hit@1, hit@k, hit@chars, MRR
     for label in ("a", "b", "c"):
         assert len(screen.selenium.find_elements(By.CSS_SELECTOR, f"[data-testid=rows-{label}] .fb-rec")) == 30
     # Clicking a row (not its checkbox) opens that question's detail for every flow.

@@ -1,0 +1,50 @@
+"""The Tune panel on /compare in headless Chromium: a real sweep on the small corpus (30 CSV rows, MiniLM)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from nicegui.testing import Screen
+
+from tests.evaluation.small_flows import write_small_corpus
+from tests.evaluation.test_tune import QUESTIONS
+
+from .conftest import SHOTS
+
+
+@pytest.mark.slow
+def test_tune_panel_shows_both_splits_the_verdict_and_saves_the_winner(
+    screen: Screen, builder: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
+    workspace = write_small_corpus(tmp_path / "workspace")
+    lines = [json.dumps({"id": i, "question": q, "gold": [g], "fact": f}) for i, q, g, f in QUESTIONS]
+    (workspace / "tune.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    builder()
+    screen.open("/compare?tune=naive.json&q=tune.jsonl&vary=splitter.chunk_size=300,1000&run=1")
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        status = screen.find_by_css("[data-testid=tune-status]").text
+        if status.startswith(("Done", "Failed")):
+            break
+        time.sleep(1)
+    assert status == "Done.", status
+    tuning = screen.find_by_css("[data-testid=tune-tuning]").text
+    assert "untuned (as saved)" in tuning and "splitter.chunk_size=300" in tuning and "← winner" in tuning
+    assert "hit@2000ch" in tuning
+    held = screen.find_by_css("[data-testid=tune-held-out]").text
+    assert "winner: splitter.chunk_size=" in held
+    assert "MRR" in screen.find_by_css("[data-testid=tune-verdict]").text
+    conclusion = screen.find_by_css("[data-testid=tune-conclusion]").text
+    assert conclusion.startswith(("The saved settings", "No variant", "The gain", "The winner"))
+    screen.selenium.save_screenshot(str(SHOTS / "tune_panel.png"))
+    screen.click("Save winner")
+    saved = workspace / "naive_tuned.json"
+    deadline = time.monotonic() + 20
+    while not saved.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "Tuned with `flowbuilder tune`" in json.loads(saved.read_text())["description"]
