@@ -96,7 +96,10 @@ def test_agent_example_answers_offline_from_its_tool(tmp_path: Path) -> None:
     flow = load_flow(example_flow(AGENT_FLOW))
     flow.node("loader").config["path"] = str(small)
     flow.node("model").config["base_url"] = f"http://127.0.0.1:{free_port()}"
-    run = Executor(data_dir=tmp_path).run(flow, inputs="How is an email with two dots handled?", base_dir=flows_dir())
+    # the flow reads its rows from its own folder (tmp_path): a file elsewhere would need approval
+    run = Executor(data_dir=tmp_path / "fbdata").run(
+        flow, inputs="How is an email with two dots handled?", base_dir=tmp_path
+    )
 
     agent = run.results["agent"]
     assert agent.status == "warning" and "Ollama" in agent.warning

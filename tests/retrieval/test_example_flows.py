@@ -36,13 +36,14 @@ def test_advanced_flow_ships_its_data_and_picks_columns() -> None:
 
 
 def test_hybrid_flow_runs_offline_to_retrieval_with_stages(tmp_path: Path) -> None:
-    # the first 60 test cases keep the test quick; the wiring is the shipped flow's
+    # the first 60 test cases keep the test quick; the wiring is the shipped flow's, run from the folder that
+    # holds the slice (a file outside the flow's folder would need approval)
     lines = CSV.read_text(encoding="utf-8-sig").splitlines()
     (tmp_path / "cases.csv").write_text("\n".join(lines[:61]) + "\n", encoding="utf-8")
     flow = load_flow(HYBRID)
     flow.node("loader").config["path"] = str(tmp_path / "cases.csv")
     question = "Is the order in which the Tab key moves between sign-in fields checked?"
-    run = Executor(data_dir=tmp_path).run(flow, inputs=question, to="retriever", base_dir=flows_dir())
+    run = Executor(data_dir=tmp_path / "fbdata").run(flow, inputs=question, to="retriever", base_dir=tmp_path)
     assert run.ok, [r.error for r in run.failed()]
     hits = run.results["retriever"].outputs["hits"]
     assert len(hits) == 5
@@ -67,8 +68,8 @@ def test_advanced_flow_runs_offline_up_to_the_llm_steps(tmp_path: Path) -> None:
     flow.node("loader").config["path"] = str(tmp_path / "cases.csv")
     flow.node("llm").config["base_url"] = "http://127.0.0.1:9"  # nothing listens on the discard port
     try:
-        run = Executor(data_dir=tmp_path).run(
-            flow, inputs="How is data collection checked in SmartCode?", to="rerank", base_dir=flows_dir()
+        run = Executor(data_dir=tmp_path / "fbdata").run(
+            flow, inputs="How is data collection checked in SmartCode?", to="rerank", base_dir=tmp_path
         )
     finally:
         close_local_clients()
