@@ -109,7 +109,7 @@ def test_panels_collapse_remember_and_details_open_as_a_drawer(screen: Screen, b
     # selecting a card opens its details as a drawer; a click on the empty canvas closes it again
     css(screen, '.vue-flow__node[data-id="splitter"]')[0].click()
     wait_until(lambda: css(screen, ".fb-side")[0].is_displayed())
-    screen.should_contain("chunk_size")
+    wait_until(lambda: "splitter.recursive" in css(screen, ".fb-side")[0].text)
     shot(screen, "window-drawer-open")
     pane = css(screen, ".vue-flow__pane")[0]
     screen.selenium.execute_script(
@@ -123,7 +123,7 @@ def test_panels_collapse_remember_and_details_open_as_a_drawer(screen: Screen, b
     # opened by the user from the rail, the panel stays, and a reload keeps it open
     css(screen, ".fb-side-open-run")[0].click()
     wait_until(lambda: css(screen, ".fb-side")[0].is_displayed())
-    screen.should_contain("validation issue")
+    wait_until(lambda: "validation issue" in css(screen, ".fb-side")[0].text)
     screen.open("/")
     wait_until(lambda: css(screen, ".fb-wrap[data-ready]"), timeout=30)
     assert css(screen, ".fb-side")[0].is_displayed()
