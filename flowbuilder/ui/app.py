@@ -32,6 +32,7 @@ from flowbuilder.ui.chat_panel import ChatPanel
 from flowbuilder.ui.files import FileActions, restore_autosave
 from flowbuilder.ui.gallery import GALLERY_CSS
 from flowbuilder.ui.inspector import Inspector
+from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar
 from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
@@ -97,6 +98,9 @@ _PANEL_CSS = """
 html.fb-palette-closed .fb-palette-col, html.fb-side-closed .fb-side { display: none !important; }
 html.fb-palette-closed .fb-palette-rail, html.fb-side-closed .fb-side-rail { display: flex; }
 .body--dark .fb-rail { background: #0b1220; border-color: #334155; }
+.fb-chat-reply, .fb-chat-reply .q-message-container, .fb-chat-reply .q-message-container > div { min-width: 0; max-width: 100%; }
+.fb-chat-reply .q-message-text, .fb-chat-reply .q-message-text-content { min-width: 0; max-width: 100%; overflow-wrap: anywhere; }
+.fb-chat-reply pre, .fb-chat-reply code { white-space: pre-wrap; overflow-wrap: anywhere; }
 """
 PANELS_SCRIPT = """<script>
 (function () {
@@ -166,11 +170,12 @@ class BuilderPage:
         self.state = session.state
         self.selected: str | None = None
         self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
-        ui.add_css(_PAGE_CSS + _PANEL_CSS + WIDGET_CSS + GALLERY_CSS)
+        ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
         ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
         ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
+        self.activity = ActivityBar(top=HEADER_PX)  # every job of this builder (run, ingest, compare, eval, serve)
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
             with ui.column().classes("h-full q-pa-xs gap-1 items-center fb-palette-rail fb-rail"):
                 ui.button(icon="add_box", on_click=lambda: self.toggle_panel("palette")).props(
@@ -334,7 +339,7 @@ class BuilderPage:
         c.on("connect", lambda e: self.connect(e.args))
         c.on("nodes_moved", lambda e: self.moved(e.args))
         c.on("node_click", lambda e: self.select(e.args.get("id"), e.args.get("kind")))
-        c.on("pane_click", lambda _: (self.select(None, None), ui.run_javascript("fbPanel('side', 'auto-close')")))
+        c.on("pane_click", lambda _: self.pane_clicked())
         c.on("shortcut", lambda e: self.shortcut(e.args.get("name", ""), e.args))
         c.on("drop_node", lambda e: self.add_node(e.args["type"], e.args["x"], e.args["y"]))
         c.on("note_changed", lambda e: self.note_changed(e.args))
@@ -533,6 +538,10 @@ class BuilderPage:
         self.refresh()
 
     # ---------------------------------------------------------------- selection / output
+    def pane_clicked(self) -> None:
+        self.select(None, None)
+        ui.run_javascript("fbPanel('side', 'auto-close')")  # a drawer opened by a selection closes again
+
     def select(self, node_id: str | None, kind: str | None) -> None:
         if kind == "fbnote":
             return
@@ -580,6 +589,7 @@ class BuilderPage:
         self.inspector.show(None)
         self.show_output(None)
         self.chat.refresh_hint()
+        self.serve.refresh()  # the Serve tab describes the flow that is open now
         self.refresh(fit=True)
 
 
