@@ -98,8 +98,9 @@ _PANEL_CSS = """
 html.fb-palette-closed .fb-palette-col, html.fb-side-closed .fb-side { display: none !important; }
 html.fb-palette-closed .fb-palette-rail, html.fb-side-closed .fb-side-rail { display: flex; }
 .body--dark .fb-rail { background: #0b1220; border-color: #334155; }
-.fb-chat-reply, .fb-chat-reply .q-message-container, .fb-chat-reply .q-message-container > div { min-width: 0; max-width: 100%; }
-.fb-chat-reply .q-message-text, .fb-chat-reply .q-message-text-content { min-width: 0; max-width: 100%; overflow-wrap: anywhere; }
+.fb-chat-reply, .fb-chat-reply .q-message-container, .fb-chat-reply .q-message-container > div,
+.fb-chat-reply .q-message-text, .fb-chat-reply .q-message-text-content { min-width: 0; max-width: 100%; }
+.fb-chat-reply .q-message-text-content { overflow-wrap: anywhere; }
 .fb-chat-reply pre, .fb-chat-reply code { white-space: pre-wrap; overflow-wrap: anywhere; }
 """
 PANELS_SCRIPT = """<script>
