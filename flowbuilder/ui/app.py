@@ -176,7 +176,7 @@ class BuilderPage:
         ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
-        self.activity = ActivityBar(top=HEADER_PX)  # every job of this builder (run, ingest, compare, eval, serve)
+        self.activity = ActivityBar(page="builder")  # every job of this builder (run, ingest, compare, eval, serve)
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
             with ui.column().classes("h-full q-pa-xs gap-1 items-center fb-palette-rail fb-rail"):
                 ui.button(icon="add_box", on_click=lambda: self.toggle_panel("palette")).props(

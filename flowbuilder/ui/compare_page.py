@@ -534,7 +534,7 @@ class ComparePage:
             ui.space()
             ui.link("Back to the builder", "/").classes("text-white")
         ui.add_css(ACTIVITY_CSS)
-        ActivityBar(skip="compare", top=44)  # jobs started elsewhere (a builder run, an eval) show here too
+        ActivityBar(skip="compare")  # jobs started elsewhere (a builder run, an eval) show here too
         with ui.row().classes("w-full items-end gap-3"):
             self.flows = (
                 ui.select(

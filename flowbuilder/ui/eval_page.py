@@ -168,7 +168,7 @@ class EvalPage:
             ui.space()
             ui.link("Back to the builder", "/").classes("text-white")
         ui.add_css(ACTIVITY_CSS)
-        ActivityBar(skip="eval", top=44)  # jobs started elsewhere (a builder run, a compare) show here too
+        ActivityBar(skip="eval")  # jobs started elsewhere (a builder run, a compare) show here too
         with ui.row().classes("w-full items-end gap-3"):
             # The page opens on the demo flow and the question set written for it.
             self.flow = (

@@ -109,7 +109,7 @@ class Job:
         return f"{self.title} · {'cancelling… ' if self.cancelling else ''}{self.stage}"
 
     def eta_text(self) -> str:
-        if not self.running:
+        if not self.running or not self.total:
             return ""
         left = self.seconds_left()
         return seconds_text(left) if left is not None else "estimating time left…"
@@ -165,12 +165,13 @@ class JobView:
 
 
 class ActivityBar:
-    """Every job of this builder process, one line each, under the page header (empty: takes no room)."""
+    """Every job of this builder process, one line each, floating at the bottom of the page (the builder's
+over the canvas); with no job it is hidden."""
 
-    def __init__(self, skip: str = "", top: int = 52, interval: float = 0.5) -> None:
+    def __init__(self, skip: str = "", page: str = "", interval: float = 0.5) -> None:
         self.skip = skip  # the kind of job this page draws itself
         self.views: list[JobView] = []
-        with ui.column().classes("gap-0 q-px-sm fb-activity").style(f"top: {top}px") as self.box:
+        with ui.column().classes(f"gap-0 q-px-sm fb-activity fb-activity-{page or 'page'}") as self.box:
             pass
         self.box.set_visibility(False)
         self.refresh()
@@ -188,13 +189,17 @@ class ActivityBar:
 
 
 ACTIVITY_CSS = """
-.fb-activity { position: fixed; left: 50%; transform: translateX(-50%); width: min(760px, 70vw);
-  z-index: 3000;
-  background: #eff6ff; border: 1px solid #bfdbfe; border-top: 0; border-radius: 0 0 8px 8px;
-  box-shadow: 0 2px 6px rgba(15, 23, 42, .15); }
-.fb-job-eta { white-space: nowrap; color: #475569; }
+.fb-activity { position: fixed; bottom: 10px; left: 50%; transform: translateX(-50%); width: min(520px, 44vw);
+  z-index: 3000; background: #eff6ff; border: 1px solid #bfdbfe; border-radius: 8px;
+  box-shadow: 0 2px 8px rgba(15, 23, 42, .2); }
+/* on the builder, centred over the canvas: the palette (250 px) and the side panel (420 px) may be open */
+html .fb-activity-builder { left: calc(50% + 105px); }
+html.fb-palette-closed .fb-activity-builder { left: 50%; }
+html:not(.fb-side-closed) .fb-activity-builder { left: calc(50% - 85px); }
+html.fb-palette-closed:not(.fb-side-closed) .fb-activity-builder { left: calc(50% - 190px); }
 .fb-activity .fb-job { min-height: 30px; }
 .fb-activity .fb-job-line { color: #1e3a8a; font-size: 12px; }
-.body--dark .fb-activity { background: #172554; border-bottom-color: #1e3a8a; }
+.fb-job-eta { white-space: nowrap; color: #475569; }
+.body--dark .fb-activity { background: #172554; border-color: #1e3a8a; }
 .body--dark .fb-activity .fb-job-line { color: #dbeafe; }
 """
