@@ -170,6 +170,7 @@ class BuilderPage:
         self.session = session
         self.state = session.state
         self.selected: str | None = None
+        self.client = ui.context.client  # for scripts sent from handlers whose element may be gone by then
         self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
         ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
         ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
@@ -326,14 +327,14 @@ class BuilderPage:
 
     def toggle_panel(self, name: str) -> None:
         """Show or hide the palette or the side panel; the browser remembers the choice."""
-        ui.run_javascript(f"fbPanel('{name}', 'toggle')")
+        self.client.run_javascript(f"fbPanel('{name}', 'toggle')")
 
     def open_side(self, tab: str | None, remember: bool = True) -> None:
         """Open the side panel (on ``tab``). Opened by the page (``remember=False``, e.g. on selecting a
         node), it is a drawer: a click on the empty canvas closes it again."""
         if tab is not None:
             self.panels.set_value(self.tabs_by_name[tab])
-        ui.run_javascript(f"fbPanel('side', '{'open' if remember else 'auto-open'}')")
+        self.client.run_javascript(f"fbPanel('side', '{'open' if remember else 'auto-open'}')")
 
     def _events(self) -> None:
         c = self.canvas
@@ -541,7 +542,7 @@ class BuilderPage:
     # ---------------------------------------------------------------- selection / output
     def pane_clicked(self) -> None:
         self.select(None, None)
-        ui.run_javascript("fbPanel('side', 'auto-close')")  # a drawer opened by a selection closes again
+        self.client.run_javascript("fbPanel('side', 'auto-close')")  # a drawer opened by a selection closes again
 
     def select(self, node_id: str | None, kind: str | None) -> None:
         if kind == "fbnote":
