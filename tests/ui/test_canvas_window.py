@@ -5,6 +5,8 @@ details open as a drawer on selection and close back to the full canvas."""
 
 from __future__ import annotations
 
+import http.server
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +15,8 @@ import pytest
 from nicegui.testing import Screen
 
 from flowbuilder.examples import example_flow
+from flowbuilder.flow import Flow, Layout, NodeSpec, Note, Position
+from flowbuilder.formats.native import save_flow
 
 from .conftest import LANGFLOW_COURSE_FILE, N8N_COURSE_FILE
 from .test_browser import css, shot, wait_until
@@ -37,8 +41,25 @@ for (const el of pane.querySelectorAll('*')) {
   const px = parseFloat(getComputedStyle(el).fontSize) * zoom;
   if (px < 10.95) small.push([String(el.className.baseVal ?? el.className), el.textContent.trim().slice(0, 30), px]);
 }
+// edges drawn under a card that is neither their source nor their target (sampled every 8 px)
+const boxes = [...document.querySelectorAll('.vue-flow__node-fbnode')]
+  .map((el) => [el.dataset.id, el.getBoundingClientRect()]);
+const under = [];
+for (const edge of document.querySelectorAll('.vue-flow__edge')) {
+  const path = edge.querySelector('.vue-flow__edge-path');
+  const id = edge.dataset.id || '';
+  if (!path || !path.getTotalLength) continue;
+  const m = path.getScreenCTM();
+  const length = path.getTotalLength();
+  for (let d = 0; d < length; d += 8 / m.a) {
+    const p = path.getPointAtLength(d).matrixTransform(m);
+    const inside = (r) => p.x > r.left + 2 && p.x < r.right - 2 && p.y > r.top + 2 && p.y < r.bottom - 2;
+    const hit = boxes.find(([nid, r]) => !id.includes(nid) && inside(r));
+    if (hit) { under.push([id, hit[0]]); break; }
+  }
+}
 const wrap = document.querySelector('.fb-wrap');
-return {
+return { under,
   zoom, small, canvas: rect(wrap), level: [...wrap.classList].find((c) => c.startsWith('fb-detail-')),
   cards: [...document.querySelectorAll('.vue-flow__node-fbnode')].map((el) => ({ id: el.dataset.id, rect: rect(el) })),
 };
@@ -62,6 +83,7 @@ def check_view(screen: Screen, cards: int, label: str) -> dict:  # type: ignore[
     assert not got["small"], (label, got["zoom"], got["small"][:8])
     worst = max((covered(a["rect"], b["rect"]) for i, a in enumerate(got["cards"]) for b in got["cards"][i + 1 :]))
     assert worst == 0.0, (label, worst)
+    print("UNDER", label, got["under"])
     return got
 
 
@@ -129,3 +151,45 @@ def test_panels_collapse_remember_and_details_open_as_a_drawer(screen: Screen, b
     assert css(screen, ".fb-side")[0].is_displayed()
     css(screen, ".fb-side-close")[0].click()
     wait_until(lambda: not css(screen, ".fb-side")[0].is_displayed())
+
+
+def test_notes_never_load_remote_resources(screen: Screen, builder: Callable[..., None], tmp_path: Path) -> None:
+    hits: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)  # stands in for a video site
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        flow = Flow(
+            name="Note with an image",
+            nodes=[NodeSpec(id="question", type="chat.input")],
+            notes=[Note(id="note", text=f"## Watch\n![the video]({url}/thumb.png)", width=300, height=160)],
+            layout=Layout(positions={"question": Position(x=0, y=220), "note": Position(x=0, y=0)}),
+        )
+        path = tmp_path / "note.json"
+        save_flow(flow, path)
+        builder(flow_path=path)
+        screen.open("/")
+        wait_until(lambda: css(screen, ".fb-wrap[data-ready]"), timeout=30)
+        link = wait_until(lambda: css(screen, ".fb-note-md a.fb-note-image"))[0]  # type: ignore[index]
+        assert link.get_attribute("href") == f"{url}/thumb.png" and "the video" in link.text
+        assert not css(screen, ".fb-note-md img")
+        # and should an image slip into the page anyway, the page's CSP keeps the browser from fetching it
+        screen.selenium.execute_script(
+            "const i = document.createElement('img'); i.src = arguments[0]; document.body.appendChild(i);",
+            f"{url}/slipped.png",
+        )
+        time.sleep(1.5)
+        assert hits == [], hits
+    finally:
+        server.shutdown()
