@@ -392,9 +392,11 @@ class BuilderPage:
             for node_id, items in issues.items():
                 for issue in items:
                     with ui.row().classes("w-full no-wrap items-center gap-1"):
-                        ui.label(
-                            f"{node_id}{'.' + issue.port if issue.port else ''}: {issue_text(self.session, issue)}"
-                        ).classes("text-xs").on("click", lambda _, n=node_id: self.select(n, "fbnode"))
+                        spec = self.state.flow.find_node(node_id)
+                        where = (spec.label if spec else node_id) + (f" · {issue.port}" if issue.port else "")
+                        ui.label(f"{where}: {issue_text(self.session, issue)}").classes("text-xs").on(
+                            "click", lambda _, n=node_id: self.select(n, "fbnode")
+                        )
                         account = account_for_issue(self.session, issue)
                         if account is not None:
                             bind_button(self.session, account, self.refresh)

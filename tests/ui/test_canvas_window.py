@@ -191,5 +191,7 @@ def test_notes_never_load_remote_resources(screen: Screen, builder: Callable[...
         )
         time.sleep(1.5)
         assert hits == [], hits
+        blocked = [e["message"] for e in screen.selenium.get_log("browser")]  # read here: the fixture fails on it
+        assert any("slipped.png" in m and "Content Security Policy" in m for m in blocked), blocked
     finally:
         server.shutdown()
