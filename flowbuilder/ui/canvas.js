@@ -162,6 +162,75 @@ const NoteNode = {
     </div>`,
 };
 
+// A data link: Vue Flow's bezier, unless that curve would pass under a card that is neither its source
+// nor its target (a link that skips a column); then it goes round them in a lane above or below.
+// Big flows (only the nodes in view rendered) keep the plain curve: routing costs a pass over the cards.
+const LANE_GAP = 22;
+const roundedPath = (pts, r = 8) => {
+  let d = `M ${pts[0][0]},${pts[0][1]}`;
+  for (let i = 1; i < pts.length - 1; i++) {
+    const [px, py] = pts[i - 1], [x, y] = pts[i], [nx, ny] = pts[i + 1];
+    const a = Math.min(r, Math.hypot(x - px, y - py) / 2), b = Math.min(r, Math.hypot(nx - x, ny - y) / 2);
+    const ux = Math.sign(x - px), uy = Math.sign(y - py), vx = Math.sign(nx - x), vy = Math.sign(ny - y);
+    d += ` L ${x - ux * a},${y - uy * a} Q ${x},${y} ${x + vx * b},${y + vy * b}`;
+  }
+  const last = pts[pts.length - 1];
+  return d + ` L ${last[0]},${last[1]}`;
+};
+const RoutedEdge = {
+  name: "FbRoutedEdge",
+  inheritAttrs: false,
+  props: ["id", "source", "target", "sourceX", "sourceY", "targetX", "targetY", "style", "interactionWidth", "label",
+    "labelStyle", "labelBgStyle"],
+  setup() {
+    return { flow: useVueFlow() };
+  },
+  computed: {
+    path() { return this.route.d; },
+    labelWidth() { return String(this.label || "").length * 7 + 10; },
+    route() {
+      const { sourceX: sx, sourceY: sy, targetX: tx, targetY: ty } = this;
+      const off = tx >= sx ? 0.5 * (tx - sx) : 0.25 * 25 * Math.sqrt(sx - tx);
+      const curve = { d: `M ${sx},${sy} C ${sx + off},${sy} ${tx - off},${ty} ${tx},${ty}`, lx: (sx + tx) / 2, ly: (sy + ty) / 2 };
+      const nodes = this.flow.getNodes.value;
+      if (tx - sx < 4 * LANE_GAP || nodes.length > VIRTUAL_FROM) return curve;
+      const cards = nodes
+        .filter((n) => n.type === "fbnode" && n.id !== this.source && n.id !== this.target && n.dimensions?.width)
+        .map((n) => ({ x: n.computedPosition.x, y: n.computedPosition.y, w: n.dimensions.width, h: n.dimensions.height }));
+      const inside = (x, y, c) => x > c.x - 4 && x < c.x + c.w + 4 && y > c.y - 4 && y < c.y + c.h + 4;
+      const at = (t) => {
+        const u = 1 - t;
+        return [u * u * u * sx + 3 * u * u * t * (sx + off) + 3 * u * t * t * (tx - off) + t * t * t * tx,
+          u * u * u * sy + 3 * u * u * t * sy + 3 * u * t * t * ty + t * t * t * ty];
+      };
+      const samples = Array.from({ length: 41 }, (_, i) => at(i / 40));
+      const hit = cards.filter((c) => samples.some(([x, y]) => inside(x, y, c)));
+      if (!hit.length) return curve;
+      const x1 = sx + LANE_GAP, x2 = tx - LANE_GAP;
+      const across = (y, c) => y > c.y - LANE_GAP / 2 && y < c.y + c.h + LANE_GAP / 2 && c.x < x2 && c.x + c.w > x1;
+      const lane = (up) => {
+        let y = up ? Math.min(...hit.map((c) => c.y)) - LANE_GAP : Math.max(...hit.map((c) => c.y + c.h)) + LANE_GAP;
+        for (let k = 0; k < 8; k++) {
+          const more = cards.filter((c) => across(y, c));
+          if (!more.length) break;
+          y = up ? Math.min(...more.map((c) => c.y)) - LANE_GAP : Math.max(...more.map((c) => c.y + c.h)) + LANE_GAP;
+        }
+        return y;
+      };
+      const mid = (sy + ty) / 2, above = lane(true), below = lane(false);
+      const y = Math.abs(above - mid) <= Math.abs(below - mid) ? above : below;
+      return { d: roundedPath([[sx, sy], [x1, sy], [x1, y], [x2, y], [x2, ty], [tx, ty]]), lx: (x1 + x2) / 2, ly: y };
+    },
+  },
+  template: `
+    <path :id="id" class="vue-flow__edge-path" :d="path" :style="style" fill="none" />
+    <path class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />
+    <g v-if="label" class="vue-flow__edge-textwrapper" :transform="'translate(' + route.lx + ' ' + route.ly + ')'">
+      <rect class="vue-flow__edge-textbg" :x="-labelWidth / 2" y="-10" :width="labelWidth" height="20" rx="3" :style="labelBgStyle" />
+      <text class="vue-flow__edge-text" text-anchor="middle" dominant-baseline="central" :style="labelStyle">{{ label }}</text>
+    </g>`,
+};
+
 const plain = (x) => JSON.parse(JSON.stringify(x ?? []));
 const isTyping = (el) => el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
 
@@ -178,6 +247,7 @@ export default {
     const flowId = "fb-" + Math.random().toString(36).slice(2);
     const flow = useVueFlow(flowId);
     const nodeTypes = { fbnode: markRaw(FlowNode), fbnote: markRaw(NoteNode) };
+    const edgeTypes = { fbrouted: markRaw(RoutedEdge) };
 
     watch(() => props.nodes, (v) => flow.setNodes(plain(v)), { immediate: true });
     watch(() => props.edges, (v) => flow.setEdges(plain(v)), { immediate: true });
@@ -339,7 +409,7 @@ export default {
     const renderedCount = () => wrapEl()?.querySelectorAll(".vue-flow__node").length ?? 0;
 
     return {
-      flowId, nodeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
+      flowId, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
       patchNodes, fitView, centerPosition, selectNodes, renderedCount,
       VIRTUAL_FROM,
       minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
@@ -375,9 +445,9 @@ export default {
   },
   template: `
     <div class="fb-wrap" :data-flow="flowId" @dragover="onDragOver" @drop="onDrop">
-      <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" connection-mode="strict"
+      <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" :edge-types="edgeTypes" connection-mode="strict"
                :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
-               :default-edge-options="{ type: 'default' }" :elevate-nodes-on-select="false" :only-render-visible-elements="(nodes || []).length > VIRTUAL_FROM"
+               :default-edge-options="{ type: 'fbrouted' }" :elevate-nodes-on-select="false" :only-render-visible-elements="(nodes || []).length > VIRTUAL_FROM"
                :min-zoom="0.02" :max-zoom="2.5">
         <Background :gap="18" />
         <MiniMap v-if="showMap && (nodes || []).length <= VIRTUAL_FROM" pannable zoomable :width="160" :height="110" :node-color="minimapColor" />

@@ -136,6 +136,7 @@ def node_views(
             "targetHandle": edge.target_port,
             "style": style,
             "data": {"type": type_name},
+            "type": "fbrouted",  # canvas.js RoutedEdge: a curve, or round the cards it would pass under
         }
         if kind == PortKind.SERVICE.value:
             style["strokeDasharray"] = "6 4"
@@ -175,6 +176,7 @@ def implicit_edges(state: EditorState, base_dir: Path | None = None) -> list[dic
                 "targetHandle": target,
                 "label": "same collection",
                 "class": "fb-implicit",
+                "type": "fbrouted",
                 "selectable": False,
                 "deletable": False,
                 "focusable": False,

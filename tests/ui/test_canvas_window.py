@@ -83,7 +83,7 @@ def check_view(screen: Screen, cards: int, label: str) -> dict:  # type: ignore[
     assert not got["small"], (label, got["zoom"], got["small"][:8])
     worst = max((covered(a["rect"], b["rect"]) for i, a in enumerate(got["cards"]) for b in got["cards"][i + 1 :]))
     assert worst == 0.0, (label, worst)
-    print("UNDER", label, got["under"])
+    assert not got["under"], (label, got["under"])  # no link is drawn under a card it does not touch
     return got
 
 

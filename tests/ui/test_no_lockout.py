@@ -108,6 +108,7 @@ def test_every_saveable_flow_reopens_from_autosave(
         flows = all_flows(Path(scratch))
     assert len(flows) > 30, sorted(flows)
     screen.open("/")  # starts the server
+    screen.selenium.set_page_load_timeout(90)
     url = screen.selenium.current_url.split("#")[0]
     failures = []
     for label, flow in flows.items():
@@ -121,11 +122,17 @@ def test_every_saveable_flow_reopens_from_autosave(
             failures.append(f"{label}: HTTP {status}")
             continue
         (workspace / AUTOSAVE_NAME).write_text(json.dumps(autosave), encoding="utf-8")
-        try:
-            screen.selenium.get(url)
-            wait_until(lambda: css(screen, ".fb-wrap .vue-flow"), timeout=20)
-        except (AssertionError, WebDriverException) as exc:
-            failures.append(f"{label}: the page did not draw ({type(exc).__name__})")
+        drawn: Exception | None = None
+        for _ in range(2):  # a second try: on a loaded 2-core machine one page load can time out
+            try:
+                screen.selenium.get(url)
+                wait_until(lambda: css(screen, ".fb-wrap .vue-flow"), timeout=30)
+                drawn = None
+                break
+            except (AssertionError, WebDriverException) as exc:
+                drawn = exc
+        if drawn is not None:
+            failures.append(f"{label}: the page did not draw ({type(drawn).__name__})")
             continue
         cards = len(css(screen, ".vue-flow__node-fbnode"))
         if flow.nodes and not cards:
