@@ -193,7 +193,7 @@ const RoutedEdge = {
       const off = tx >= sx ? 0.5 * (tx - sx) : 0.25 * 25 * Math.sqrt(sx - tx);
       const curve = { d: `M ${sx},${sy} C ${sx + off},${sy} ${tx - off},${ty} ${tx},${ty}`, lx: (sx + tx) / 2, ly: (sy + ty) / 2 };
       const nodes = this.flow.getNodes.value;
-      if (tx - sx < 4 * LANE_GAP || nodes.length > VIRTUAL_FROM) return curve;
+      if (nodes.length > VIRTUAL_FROM) return curve;
       const cards = nodes
         .filter((n) => n.type === "fbnode" && n.id !== this.source && n.id !== this.target && n.dimensions?.width)
         .map((n) => ({ x: n.computedPosition.x, y: n.computedPosition.y, w: n.dimensions.width, h: n.dimensions.height }));
@@ -206,8 +206,10 @@ const RoutedEdge = {
       const samples = Array.from({ length: 41 }, (_, i) => at(i / 40));
       const hit = cards.filter((c) => samples.some(([x, y]) => inside(x, y, c)));
       if (!hit.length) return curve;
-      const x1 = sx + LANE_GAP, x2 = tx - LANE_GAP;
-      const across = (y, c) => y > c.y - LANE_GAP / 2 && y < c.y + c.h + LANE_GAP / 2 && c.x < x2 && c.x + c.w > x1;
+      // out to the right of the source, along a lane, in from the left of the target (also for a link that
+      // runs backwards)
+      const x1 = sx + LANE_GAP, x2 = tx - LANE_GAP, lo = Math.min(x1, x2), hi = Math.max(x1, x2);
+      const across = (y, c) => y > c.y - LANE_GAP / 2 && y < c.y + c.h + LANE_GAP / 2 && c.x < hi && c.x + c.w > lo;
       const lane = (up) => {
         let y = up ? Math.min(...hit.map((c) => c.y)) - LANE_GAP : Math.max(...hit.map((c) => c.y + c.h)) + LANE_GAP;
         for (let k = 0; k < 8; k++) {
@@ -217,9 +219,16 @@ const RoutedEdge = {
         }
         return y;
       };
-      const mid = (sy + ty) / 2, above = lane(true), below = lane(false);
-      const y = Math.abs(above - mid) <= Math.abs(below - mid) ? above : below;
-      return { d: roundedPath([[sx, sy], [x1, sy], [x1, y], [x2, y], [x2, ty], [tx, ty]]), lx: (x1 + x2) / 2, ly: y };
+      const points = (y) => [[sx, sy], [x1, sy], [x1, y], [x2, y], [x2, ty], [tx, ty]];
+      const clear = (pts) => pts.slice(1).every(([x, y], i) => {
+        const [px, py] = pts[i], steps = Math.ceil(Math.hypot(x - px, y - py) / 6);
+        return Array.from({ length: steps + 1 }, (_, k) => [px + ((x - px) * k) / steps, py + ((y - py) * k) / steps])
+          .every(([qx, qy]) => !cards.some((c) => inside(qx, qy, c)));
+      });
+      const mid = (sy + ty) / 2;
+      const lanes = [lane(true), lane(false)].sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid));
+      const y = lanes.find((candidate) => clear(points(candidate))) ?? lanes[0];
+      return { d: roundedPath(points(y)), lx: (x1 + x2) / 2, ly: y };
     },
   },
   template: `
