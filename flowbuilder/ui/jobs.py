@@ -166,7 +166,7 @@ class JobView:
 
 class ActivityBar:
     """Every job of this builder process, one line each, floating at the bottom of the page (the builder's
-over the canvas); with no job it is hidden."""
+    over the canvas); with no job it is hidden."""
 
     def __init__(self, skip: str = "", page: str = "", interval: float = 0.5) -> None:
         self.skip = skip  # the kind of job this page draws itself
