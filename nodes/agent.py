@@ -3,6 +3,12 @@
 The agent sends the system message, the remembered history and the user's message to a chat model
 with the connected tools. While the model asks for tool calls it runs them and sends the results
 back, up to ``max_steps`` model calls; the model's first reply without tool calls is the answer.
+
+Retrieve-then-answer: when the model cannot call tools (the provider refuses the tools), is missing or
+unreachable, or answers without calling any of the connected search tools, the agent runs each search
+tool (``retriever.tool``) once with the user's message and answers from those passages, with the model
+(no tools) or, when there is none, with ``answer.extractive``. ``details["path"]`` and the node's
+warning say which path ran; the ``hits`` output carries the passages either way.
 """
 
 from __future__ import annotations
@@ -11,12 +17,12 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import ChatMessage, Hit
-from flowbuilder.errors import FlowbuilderError, NodeError
+from flowbuilder.errors import FlowbuilderError, NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
@@ -169,6 +175,13 @@ class AgentConfig(BaseModel):
         json_schema_extra={"multiline": True},
     )
     max_steps: int = Field(5, ge=1, le=50, description="Most model calls per question (each tool round is one).")
+    when_no_tool_call: Literal["retrieve", "answer"] = Field(
+        "retrieve",
+        description=(
+            "When the model answers without calling any search tool: 'retrieve' runs the search tools once with "
+            "the message and has the model answer from the passages (a warning says so); 'answer' keeps its reply."
+        ),
+    )
     session_id: str = Field(
         "", description="Chat session for the memory; empty = the run's session.", json_schema_extra={"advanced": True}
     )
@@ -183,18 +196,26 @@ class ToolAgent(Node[AgentConfig]):
     Config = AgentConfig
     inputs = (
         Port("message", PortType.MESSAGE, description="The user's message."),
-        Port("model", PortType.CHAT_MODEL, description="A chat model that supports tool calling."),
+        Port(
+            "model",
+            PortType.CHAT_MODEL,
+            required=False,
+            description="A chat model that supports tool calling; without one the agent quotes its search results.",
+        ),
         Port("memory", PortType.MEMORY, required=False, description="Past exchanges of the session."),
         Port("tools", PortType.TOOL, required=False, multiple=True, description="Tools the model may call."),
     )
-    outputs = (Port("answer", PortType.ANSWER, description="The model's final answer."),)
+    outputs = (
+        Port("answer", PortType.ANSWER, description="The model's final answer."),
+        Port("hits", PortType.HITS, description="The passages the search tools returned for this message."),
+    )
     cacheable = False
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         config = self.config
         assert isinstance(config, AgentConfig)
-        model = inputs["model"]
-        if not isinstance(model, ChatModel):
+        model = inputs.get("model")
+        if model is not None and not isinstance(model, ChatModel):
             raise NodeError(f"the 'model' input is a {type(model).__name__}, not a chat model; connect an llm.* node.")
         memory: Memory | None = inputs.get("memory")
         tools = _tools_by_name(inputs.get("tools") or [])
@@ -217,17 +238,30 @@ class ToolAgent(Node[AgentConfig]):
             ctx.check_cancelled()
             ctx.token(text)
 
+        ctx.details["path"] = "tools"
+        searches = {name: tool for name, tool in tools.items() if isinstance(getattr(tool, "last_hits", None), list)}
+        if model is None:
+            why = f"no chat model ({ctx.missing_inputs['model']})" if "model" in ctx.missing_inputs else "no chat model"
+            return self._retrieve_then_answer(user, history, None, searches, why, memory, session, ctx)
         answer: str | None = None
         for step in range(1, config.max_steps + 1):
             ctx.check_cancelled()
             try:
                 reply = model.chat(messages, tools=list(tools.values()), on_token=on_token)
+            except ProviderError as exc:
+                if step > 1 or not searches:
+                    raise
+                why = f"the model failed with tools ({exc})"
+                return self._retrieve_then_answer(user, history, model, searches, why, memory, session, ctx)
             finally:
                 ctx.details["messages"] = _sent_messages(model, messages)
             ctx.details["steps"].append(
                 {"step": step, "sent": len(messages), "tool_calls": [c.get("name") for c in reply.tool_calls]}
             )
             if not reply.tool_calls:
+                if step == 1 and searches and config.when_no_tool_call == "retrieve":
+                    why = "the model called no search tool"
+                    return self._retrieve_then_answer(user, history, model, searches, why, memory, session, ctx)
                 answer = reply.content
                 break
             messages.append(ChatMessage(role="assistant", content=reply.content, tool_calls=reply.tool_calls))
@@ -245,7 +279,58 @@ class ToolAgent(Node[AgentConfig]):
             )
         if memory is not None:
             memory.save(session, user, ChatMessage(role="assistant", content=answer))
-        return {"answer": answer}
+        return {"answer": answer, "hits": _tool_hits(ctx.details["tool_calls"], searches)}
+
+    def _retrieve_then_answer(
+        self,
+        user: ChatMessage,
+        history: list[ChatMessage],
+        model: ChatModel | None,
+        searches: dict[str, Tool],
+        why: str,
+        memory: Memory | None,
+        session: str,
+        ctx: RunContext,
+    ) -> dict[str, Any]:
+        """Search once with the user's message, then answer from the passages (model, else extractive)."""
+        if not searches:
+            raise NodeError(f"{why}, and no search tool (retriever.tool) is connected to answer from.")
+        hits: list[Hit] = []
+        for name, tool in searches.items():
+            ctx.check_cancelled()
+            _, record = _call_tool(searches, {"name": name, "arguments": {"query": user.content}}, 0)
+            record["fallback"] = True
+            ctx.details["tool_calls"].append(record)
+            found = getattr(tool, "last_hits", [])
+            hits += [hit for hit in found if isinstance(hit, Hit)]
+        from nodes.prompts import DEFAULT_TEMPLATE, render_template
+
+        answer = ""
+        if model is not None:
+            prompt = render_template(DEFAULT_TEMPLATE, {"context": hits, "question": user.content})
+            messages = [*history, ChatMessage(role="user", content=prompt)]
+            try:
+                answer = model.chat(messages, tools=[], on_token=lambda text: ctx.token(text)).content
+                path = "retrieve-then-answer (model, no tools)"
+            except ProviderError as exc:
+                again = "the same error" if str(exc) in why else str(exc)
+                why = f"{why}; the model also failed without tools ({again})"
+                model = None
+            finally:
+                ctx.details["messages"] = _sent_messages(model, messages)
+        if model is None:
+            from nodes.extractive import default_embedder, extract
+
+            extraction = extract(user.content, hits, default_embedder(ctx))
+            ctx.details["extractive"] = extraction.details()
+            answer = extraction.answer
+            path = "retrieve-then-answer (extractive, no model)"
+        ctx.details["path"] = path
+        how = "with the model, without tools" if model is not None else "by quoting the passages (no model)"
+        ctx.warn(f"{why}: ran {', '.join(searches)} once with the message and answered {how}")
+        if memory is not None:
+            memory.save(session, user, ChatMessage(role="assistant", content=answer))
+        return {"answer": answer, "hits": hits}
 
     def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
         answer = " ".join(str(outputs.get("answer", "")).split())
@@ -265,6 +350,16 @@ def _tools_by_name(tools: list[Any]) -> dict[str, Tool]:
             )
         by_name[tool.name] = tool
     return by_name
+
+
+def _tool_hits(records: list[dict[str, Any]], searches: dict[str, Tool]) -> list[Hit]:
+    """Every hit the search tools returned in this run, in call order (each tool keeps only its last call's)."""
+    called = [str(r.get("name")) for r in records if "hits" in r]
+    hits: list[Hit] = []
+    for name in dict.fromkeys(called):
+        found = getattr(searches.get(name), "last_hits", [])
+        hits += [hit for hit in found if isinstance(hit, Hit)]
+    return hits
 
 
 def _call_tool(tools: dict[str, Tool], call: dict[str, Any], step: int) -> tuple[str, dict[str, Any]]:

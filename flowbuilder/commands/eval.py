@@ -132,6 +132,8 @@ def handle(args: argparse.Namespace) -> int:
         refusal_patterns=(*REFUSAL_PATTERNS, *args.refusal),
         on_question=progress,
     )
+    for line in evaluation.warnings:  # on stderr whatever the output format: a fallback must never pass unseen
+        print(f"DEGRADED: {line}", file=sys.stderr)
     comparison = _baseline(args, executor, questions, progress, evaluation) if args.baseline else None
     failures = check_thresholds(evaluation, args)
     if args.junit:
@@ -233,6 +235,8 @@ def print_report(evaluation: Evaluation) -> None:
         correct = "n/a" if m.correctness is None else f"{m.correctness:.2f}"
         print(f"Judge ({m.judged} graded): faithfulness {faith}  correctness {correct}")
     print("Verdicts: " + ", ".join(f"{v} {n}" for v, n in m.verdicts.items()))
+    for line in evaluation.warnings:
+        print(f"DEGRADED: {line}")
     print()
     if m.errors:
         print(f"  answer metrics leave out the {m.errors} question(s) whose run failed")

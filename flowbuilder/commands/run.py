@@ -103,6 +103,8 @@ def handle(args: argparse.Namespace) -> int:
     run: RunResult = outcome["run"]
     if args.json:
         print(json.dumps(run_to_json(flow, run), indent=2, ensure_ascii=False))
+        for warned in run.warnings():  # progress (which says it otherwise) is off with --json
+            sys.stderr.write(f"! {warned.node_id}: {warned.warning}\n")
     else:
         print_report(flow, run)
     return 0 if run.ok else 1
@@ -113,6 +115,7 @@ def run_to_json(flow: Flow, run: RunResult) -> dict[str, Any]:
         "flow": flow.name,
         "ok": run.ok,
         "cancelled": run.cancelled,
+        "warnings": [f"{r.node_id} ({r.type_name}): {r.warning}" for r in run.warnings()],
         "nodes": [
             {
                 "id": r.node_id,

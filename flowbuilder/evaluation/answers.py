@@ -160,6 +160,9 @@ class AnswerResult:
     judge: JudgeVerdict | None = None
     seconds: float = 0.0
     error: str = ""
+    degraded: dict[str, str] = field(default_factory=dict)
+    """``"node (type)" -> warning`` of every stage that ran degraded for this question (an LLM replaced by
+    the extractive answerer, an agent that fell back, a rewrite with no variants)."""
 
     @property
     def passed(self) -> bool:
@@ -200,6 +203,7 @@ class AnswerResult:
             "retrieval": self.retrieval.to_dict(with_hits=False) if self.retrieval else None,
             "judge": self.judge.to_dict() if self.judge else None,
             "seconds": round(self.seconds, 3),
+            "degraded": self.degraded,
         }
         if self.error:
             data["error"] = self.error
@@ -514,9 +518,28 @@ class Evaluation:
     results: list[AnswerResult]
     metrics: EvalMetrics
 
+    @property
+    def warnings(self) -> list[str]:
+        """One line per stage that ran degraded, with how many questions it hit (see :attr:`AnswerResult.degraded`)."""
+        from flowbuilder.evaluation.compare import degraded_summary
+
+        per_node: dict[str, list[str]] = {}
+        for result in self.results:
+            for node, message in result.degraded.items():
+                per_node.setdefault(node, []).append(message)
+        lines = degraded_summary(per_node, len(self.results))
+        failed = [r.judge.error for r in self.results if r.judge is not None and r.judge.error]
+        if failed:
+            lines.append(
+                f"judge '{self.roles.judge}' gave no usable grade on {len(failed)} of {len(self.results)} "
+                f"questions (left out of faithfulness/correctness): {failed[0]}"
+            )
+        return lines
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "flow": self.flow,
+            "warnings": self.warnings,
             "roles": {
                 "answer": self.roles.answer,
                 "prompt": self.roles.prompt,
@@ -586,6 +609,7 @@ def _evaluate_one(
         retrieval = judge_hits(question, chunks, k or max(len(chunks), 1))
     retrieved_fact = any(contains_fact(h.document.text, question.fact) for h in chunks) if question.fact else None
     prompt = _output(run, roles.prompt, "prompt") if roles.prompt else None
+    degraded = {f"{r.node_id} ({r.type_name})": r.warning for r in run.warnings()}
     failed = run.failed()
     answer_value = _output(run, roles.answer, roles.answer_port)
     if failed or not isinstance(answer_value, str):
@@ -599,6 +623,7 @@ def _evaluate_one(
             retrieved_fact=retrieved_fact,
             error=reason,
             seconds=time.perf_counter() - started,
+            degraded=degraded,
         )
     cited = citations(answer_value)
     verdict, checks = judge_answer(question, answer_value, chunks if roles.hits else None, cited, patterns)
@@ -612,6 +637,7 @@ def _evaluate_one(
         checks=checks,
         retrieval=retrieval,
         retrieved_fact=retrieved_fact,
+        degraded=degraded,
     )
     if roles.judge:
         model = _output(run, roles.judge, "model")

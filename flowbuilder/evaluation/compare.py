@@ -140,6 +140,10 @@ class FlowEvaluation:
     ingest_seconds: float
     search_seconds: float
     warnings: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+    """Stages that ran degraded while searching (a rewrite with no variants, a rerank that kept the incoming
+    order...): one line per node with how many questions it hit; also in ``warnings``. A leaderboard row of
+    a degraded flow measures less than its name says."""
     inputs: list[Document] = field(default_factory=list, repr=False)
     chunks: list[Document] = field(default_factory=list, repr=False)
     relevance: Relevance = "lenient"
@@ -203,8 +207,22 @@ class FlowEvaluation:
             "facts_split": self.facts_split,
             "misses": self.miss_counts(),
             "warnings": self.warnings,
+            "degraded": self.degraded,
             "questions": questions,
         }
+
+
+def degraded_summary(degraded: dict[str, list[str]], questions: int) -> list[str]:
+    """``"rewrite (query.rewrite) ran degraded on 70 of 70 questions: no rewordings, ..."`` per node."""
+    lines = []
+    for node, messages in degraded.items():
+        first = messages[0]
+        more = len(set(messages)) - 1
+        lines.append(
+            f"{node} ran degraded on {len(messages)} of {questions} questions: {first}"
+            + (f" (and {more} other message(s))" if more else "")
+        )
+    return lines
 
 
 @dataclass
@@ -684,7 +702,8 @@ class FlowComparer:
         started = time.perf_counter()
         deep = max(k, DEEP_K)
         probe = questions[0].question if questions else ""
-        searcher = self._searcher(flow, target, ingestion, base_dir, deep, cancel_event, flow_path, probe)
+        degraded: dict[str, list[str]] = {}
+        searcher = self._searcher(flow, target, ingestion, base_dir, deep, cancel_event, flow_path, probe, degraded)
         deep_hits: list[list[Hit]] = []
         for number, question in enumerate(questions, start=1):
             if cancel_event is not None and cancel_event.is_set():
@@ -693,6 +712,8 @@ class FlowComparer:
             progress = {"done": number, "total": len(questions), "message": "searching"}
             relay(RunEvent("progress", target or ingestion.store_ids[0], progress))
         search_seconds = time.perf_counter() - started
+        degraded_lines = degraded_summary(degraded, len(questions))
+        warnings.extend(degraded_lines)
         if embedder is not None:
             self._model_texts_delta(embedder)  # query embeddings are not ingestion
         target_type = flow.node(target).type if target else ""
@@ -719,6 +740,7 @@ class FlowComparer:
             namespaces=namespaces,
             deep_hits=deep_hits,
             variant=variant,
+            degraded=degraded_lines,
         )
         return judge_evaluation(evaluation, questions, k, relevance)
 
@@ -745,8 +767,10 @@ class FlowComparer:
         cancel_event: threading.Event | None,
         flow_path: Path | None,
         probe: str = "",
+        degraded: dict[str, list[str]] | None = None,
     ) -> Callable[[str], list[Hit]]:
-        """question -> hits, best first: through the final retrieval node, or the store(s) directly."""
+        """question -> hits, best first: through the final retrieval node, or the store(s) directly.
+        ``degraded`` collects, per node, the warnings of the runs (a stage that fell back)."""
         if target is None or target in store_node_ids(flow, self.registry):
             stores = ingestion.stores
             if target is not None and target not in ingestion.store_ids:
@@ -773,6 +797,9 @@ class FlowComparer:
 
         def search(question: str) -> list[Hit]:
             run = self._run(deep_flow, target, where, "searching", question, base_dir, None, cancel_event)
+            if degraded is not None:
+                for warned in run.warnings():
+                    degraded.setdefault(f"{warned.node_id} ({warned.type_name})", []).append(warned.warning)
             result = run.results.get(target)
             hits = result.outputs.get(port) if result is not None and result.succeeded else None
             if not isinstance(hits, list):

@@ -27,12 +27,32 @@ PLACEHOLDER_EMBEDDERS = (
     "GoogleGenerativeAIEmbeddings",
 )
 PLACEHOLDER_LLMS = (LC + "lmChatOpenRouter", LC + "lmChatGoogleGemini", LC + "lmChatAnthropic", "CohereModel")
-_LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream")
+_LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable")
 _STORE_KEEP = ("k", "min_score", "where")
 TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
 
 
 def apply_local(flow: Flow, report: ImportReport) -> None:
+    _swap_remote(flow, report)
+    _answer_without_model(flow, report)
+
+
+def _answer_without_model(flow: Flow, report: ImportReport) -> None:
+    """Every chat model answers extractively when no model is reachable: visible in its config and, when it
+    happens, as the node's warning; an agent quotes its search results the same way (see nodes/agent.py)."""
+    for spec in flow.nodes:
+        if spec.type.startswith("llm.") and spec.config.get("when_unreachable", "error") == "error":
+            spec.config["when_unreachable"] = "extractive"
+            report.local_swaps.append(
+                ParamIssue(
+                    spec.id,
+                    "when_unreachable",
+                    "when_unreachable = extractive (quotes the retrieved chunks if no model answers)",
+                )
+            )
+
+
+def _swap_remote(flow: Flow, report: ImportReport) -> None:
     for spec in list(flow.nodes):
         original = spec.type
         foreign = str(spec.config.get("original_type", "")) if original == PLACEHOLDER else ""

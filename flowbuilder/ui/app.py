@@ -7,6 +7,7 @@ tests both use it. Every browser tab gets its own :class:`EditorSession` (state,
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,17 +151,19 @@ def register_pages(
     workspace: Path | str | None = None,
     flow_path: Path | str | None = None,
     registry: NodeRegistry | None = None,
+    allowed_paths: Sequence[str] = (),
 ) -> None:
-    """Define ``/`` (the builder), ``/compare`` and ``/eval``."""
+    """Define ``/`` (the builder), ``/compare`` and ``/eval``; ``allowed_paths``: ``--allow-path`` folders."""
     global _config
     _config = AppConfig(
         workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
         initial_flow=Path(flow_path) if flow_path else None,
         registry=registry,
+        allowed_paths=tuple(allowed_paths),
     )
     ui.page("/", title="Flowbuilder")(builder_page)
-    compare_page.register()
-    eval_page.register()
+    compare_page.register(_config)
+    eval_page.register(_config)
 
 
 class BuilderPage:
@@ -213,7 +216,7 @@ class BuilderPage:
                         self.tab_output = ui.tab("Output")
                         self.tab_run = ui.tab("Run log")
                         self.tab_chat = ui.tab("Chat")
-                        self.tab_serve = ui.tab("Serve")  # serve helper (issue 12): Serve panel hook
+                        self.tab_serve = ui.tab("Serve")
                     ui.button(icon="chevron_right", on_click=lambda: self.toggle_panel("side")).props(
                         "flat dense round size=sm"
                     ).classes("fb-side-close").tooltip("Hide this panel (the canvas takes the window)")
@@ -238,7 +241,7 @@ class BuilderPage:
                         self.runner = RunController(session, self.canvas, self.show_issues)
                     with ui.tab_panel(self.tab_chat):
                         self.chat = ChatPanel(session, self.runner)
-                    with ui.tab_panel(self.tab_serve):  # serve helper (issue 12): Serve panel hook
+                    with ui.tab_panel(self.tab_serve):
                         self.serve = ServePanel(session)
         self.tabs_by_name = {
             "Node": self.tab_node,
@@ -350,7 +353,7 @@ class BuilderPage:
     # ---------------------------------------------------------------- drawing
     def issues(self) -> dict[str, list[ValidationIssue]]:
         apply_account_keys(self.session)
-        return self.state.issues_by_node(self.session.resolver)
+        return self.state.issues_by_node(self.session.resolver, self.session.base_dir)
 
     def mark_changed(self) -> None:
         """Nodes edited since the last run, and everything downstream of them, lose their run badge

@@ -10,7 +10,7 @@ import networkx as nx
 from nicegui import ui
 
 from flowbuilder.data import Hit
-from flowbuilder.executor import RunResult
+from flowbuilder.executor import NodeResult, RunResult
 from flowbuilder.ports import PortType
 from flowbuilder.ui.accounts import Account, accounts, bind_button, issue_text
 from flowbuilder.ui.outputs import hits_view
@@ -100,6 +100,15 @@ def hits_of(result: RunResult) -> list[tuple[str, list[Hit]]]:
     return found
 
 
+def fallbacks(result: RunResult) -> list[NodeResult]:
+    """Nodes that answered by a fallback path: an LLM replaced by extractive quotes, an agent that searched once."""
+    return [
+        r
+        for r in result.warnings()
+        if r.details.get("fallback") or str(r.details.get("path", "tools")).startswith("retrieve-then-answer")
+    ]
+
+
 class ChatPanel:
     def __init__(self, session: EditorSession, controller: RunController) -> None:
         self.session = session
@@ -159,7 +168,7 @@ class ChatPanel:
         self._scroll_to_end()
         self._streamed = ""
         # A model that cannot be bound (no key) blocks the whole run: run what retrieves instead.
-        issues = self.session.state.issues(self.session.resolver)
+        issues = self.session.state.issues(self.session.resolver, self.session.base_dir)
         models = set(model_nodes(self.session))
         to: str | None = None
         if issues and {i.node_id for i in issues} <= models:
@@ -184,6 +193,10 @@ class ChatPanel:
                 self._no_model(result, failure_text(failed[-1].node_id, failed[-1].error or "") if failed else None, to)
         elif answer:
             live.set_text(answer)
+            with reply:
+                for warned in fallbacks(result):  # which path answered, when it was not the model
+                    message_box("warning", f"'{warned.node_id}' answered by a fallback path", warned.warning,
+                                "fb-chat-fallback")  # fmt: skip
         elif failed:
             # No final answer: say which node failed rather than showing an intermediate text (the prompt).
             live.delete()  # the warning replaces the (empty) answer line

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,6 +51,14 @@ class LLMConfig(BaseModel):
         "", description="System instructions sent before the prompt.", json_schema_extra={"multiline": True}
     )
     stream: bool = Field(True, description="Stream the answer token by token into the run's events.")
+    when_unreachable: Literal["error", "extractive"] = Field(
+        "error",
+        description=(
+            "When the model does not answer (no server, model not pulled, key refused): 'error' fails the node; "
+            "'extractive' quotes the prompt's numbered chunks instead (answer.extractive, no generation) and marks "
+            "the node with a warning that says so."
+        ),
+    )
 
 
 def tool_spec(tool: Tool) -> dict[str, Any]:
@@ -259,6 +267,10 @@ class ChatModelNode(Node[LLMConfig]):
 
         try:
             reply = model.chat(messages, on_token=on_token if config.stream else None)
+        except ProviderError as exc:
+            if config.when_unreachable != "extractive":
+                raise
+            return {"answer": _extractive_instead(str(prompt), exc, ctx), "model": model}
         finally:
             ctx.details["messages"] = model.last_request
         if model.last_usage:
@@ -270,6 +282,23 @@ class ChatModelNode(Node[LLMConfig]):
         if isinstance(answer, str):
             return _preview(answer)
         return "chat_model ready"
+
+
+def _extractive_instead(prompt: str, exc: ProviderError, ctx: RunContext) -> str:
+    """The ``when_unreachable: extractive`` answer; the node's warning names the failure and the stand-in."""
+    from nodes.extractive import answer_from_prompt
+
+    try:
+        extraction = answer_from_prompt(prompt, ctx)
+    except FlowbuilderError as why:
+        raise ProviderError(
+            exc.provider, f"{str(exc).removeprefix(exc.provider + ': ')} (and no extractive answer: {why})"
+        ) from None
+    ctx.details["fallback"] = {"path": "extractive", "reason": str(exc), **extraction.details()}
+    ctx.warn(
+        f"the model did not answer ({exc}); answered extractively: quotes from the retrieved chunks, no generation"
+    )
+    return extraction.answer
 
 
 def _preview(text: str, limit: int = 60) -> str:

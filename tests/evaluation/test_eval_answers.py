@@ -142,10 +142,15 @@ def test_eval_judge_errors_are_shown_not_scored(
 ) -> None:
     flow, questions = corpus
     script(server, judge_reply="Looks fine to me!")
-    code, out, _ = _eval(capsys, str(flow), "--questions", str(questions), "--judge", "llm", "--min-correctness", "0.1")
+    code, out, err = _eval(
+        capsys, str(flow), "--questions", str(questions), "--judge", "llm", "--min-correctness", "0.1"
+    )
     assert code == 1
     assert "judge: the judge replied without JSON" in out
     assert "Judge (0 graded): faithfulness n/a" in out
+    # the judge that failed to parse is a degraded stage: said once, on stderr and in the report
+    line = "judge 'llm' gave no usable grade on 8 of 8 questions"
+    assert f"DEGRADED: {line}" in err and f"DEGRADED: {line}" in out
 
 
 def test_eval_setup_errors(

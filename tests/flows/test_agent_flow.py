@@ -52,3 +52,48 @@ def test_agent_flow_calls_the_retriever_tool_and_answers(server: FakeLLMServer, 
     assert "INVALID-011" in tool_message["content"]
     assert server.requests_to("chat")[0].headers["authorization"] == f"Bearer {KEY}"
     assert all(KEY not in json.dumps(e.to_dict()) for e in events)
+
+
+def test_imported_n8n_course_flow_answers_offline(tmp_path: Path) -> None:
+    """The n8n course export (agent + Pinecone tool), imported --local, on a machine with no Ollama and no
+    key: the agent searches once with the message and quotes the passages, and says so."""
+    from flowbuilder.formats.convert import import_file
+    from tests.fakes.llm_server import free_port
+
+    fixture = Path(__file__).parents[1] / "ui" / "fixtures" / "n8n__AI3X_Basic_RAG.json"
+    flow, report = import_file(fixture, local=True)
+    assert any(s.parameter == "when_unreachable" for s in report.local_swaps)
+    model = next(n for n in flow.nodes if n.type == "llm.ollama")
+    model.config["base_url"] = f"http://127.0.0.1:{free_port()}"  # nothing listens: no Ollama on this machine
+    doc = Path(__file__).parents[2] / "data" / "docs" / "security.md"
+    run = Executor(data_dir=tmp_path).run(
+        flow, inputs={"on-form-submission": str(doc), "*": "How do I turn on two-step verification?"}
+    )
+
+    agent = run.results["rag-agent"]
+    assert agent.status == "warning", agent.error
+    assert agent.details["path"] == "retrieve-then-answer (extractive, no model)"
+    assert "answered by quoting the passages" in agent.warning
+    assert agent.outputs["hits"] and all(h.document.metadata["source"] == "security.md" for h in agent.outputs["hits"])
+    answer = agent.outputs["answer"]
+    assert answer.startswith("[") and "security.md" in answer and "Profile > Security" in answer
+
+
+def test_agent_example_answers_offline_from_its_tool(tmp_path: Path) -> None:
+    """flows/agent_rag.json with Ollama unreachable: the tool still runs, the chat gets quoted test cases."""
+    from tests.fakes.llm_server import free_port
+
+    rows = Path(__file__).parents[2] / "data" / "VWO_500_Test_Cases.csv"
+    lines = rows.read_text(encoding="utf-8-sig").splitlines()
+    small = tmp_path / "cases.csv"
+    small.write_text("\n".join([lines[0], *[line for line in lines if "INVALID-0" in line][:30]]), encoding="utf-8")
+    flow = load_flow(example_flow(AGENT_FLOW))
+    flow.node("loader").config["path"] = str(small)
+    flow.node("model").config["base_url"] = f"http://127.0.0.1:{free_port()}"
+    run = Executor(data_dir=tmp_path).run(flow, inputs="How is an email with two dots handled?", base_dir=flows_dir())
+
+    agent = run.results["agent"]
+    assert agent.status == "warning" and "Ollama" in agent.warning
+    assert [c["name"] for c in agent.details["tool_calls"]] == ["search_test_cases"]
+    answer = run.results["answer"].outputs["message"]
+    assert "INVALID-011" in answer and "[" in answer

@@ -83,12 +83,16 @@ def test_main_job_offline_shows_hits_and_prompt_and_explains_the_llm(tmp_path: P
     path = tmp_path / "demo.json"
     save_flow(flow, path)
     code = main(["run", str(path), "--input", QUESTION])
-    out = capsys.readouterr().out
-    assert code == 1  # the LLM node failed
+    captured = capsys.readouterr()
+    out = captured.out
+    assert code == 0  # the demo answers offline: its LLM quoted the chunks (status warning, not a failure)
     assert "Retrieved by retriever (5 hits" in out and "INVALID-011" in out
     assert "Prompt built by prompt:" in out and "Question: " + QUESTION in out
-    assert "FAILED Node 'llm' (llm.ollama) failed: Ollama" in out and "ollama serve" in out
-    assert "answer" in out and "skipped" in out
+    assert "WARNING llm: the model did not answer (Ollama" in out and "ollama serve" in out
+    assert "answered extractively" in out and "! llm: the model did not answer" in captured.err
+    answer = out.split("Output answer.message:")[1].split("\n\n")[0]
+    assert "[1] INVALID-011, Description: Verify Invalid Login - consecutive dots in email" in answer
+    assert "[1] INVALID-011, Expected Result: " in answer  # the record's outcome is quoted with it
 
 
 @pytest.mark.parametrize(

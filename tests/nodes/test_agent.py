@@ -22,7 +22,7 @@ from nodes.agent import AgentConfig, ToolAgent, WindowMemory, WindowMemoryConfig
 from nodes.llms.groq import GroqChat, GroqChatConfig
 from nodes.llms.ollama import OllamaChat, OllamaChatConfig
 from nodes.llms.openai import OpenAIChat, OpenAIChatConfig
-from tests.fakes.llm_server import FakeLLMServer, Reply, ToolCall, running_server
+from tests.fakes.llm_server import FakeLLMServer, Reply, ToolCall, free_port, running_server
 
 KEY = "sk-agent-test"
 
@@ -87,7 +87,9 @@ def test_tool_loop_calls_the_tool_and_sends_results_back(server: FakeLLMServer, 
     server.reply("Log in with email and password [1].")
     outputs, ctx = run_agent(chat_model(server, provider), "How do I log in?", tools=[tool])
 
-    assert outputs == {"answer": "Log in with email and password [1]."}
+    assert outputs["answer"] == "Log in with email and password [1]."
+    assert [h.document.text for h in outputs["hits"]] == ["Passage about login"]  # what the tool returned
+    assert ctx.details["path"] == "tools" and not ctx.warning
     assert tool.calls == [{"query": "login"}]
     first, second = server.requests_to("chat")
     assert first.body["tools"][0]["function"]["name"] == "search_documents"
@@ -217,7 +219,8 @@ def test_agent_flow_in_the_executor_remembers_across_runs(server: FakeLLMServer,
             NodeSpec(id="llm", type="llm.openai", config={"base_url": server.openai_base_url}),
             NodeSpec(id="memory", type="memory.window", config={"window": 3}),
             NodeSpec(id="search", type="test.search_tool"),
-            NodeSpec(id="agent", type="agent.tools", config={"max_steps": 3}),
+            # a question about the conversation needs no search: the model's direct answer is kept
+            NodeSpec(id="agent", type="agent.tools", config={"max_steps": 3, "when_no_tool_call": "answer"}),
             NodeSpec(id="out", type="chat.output"),
         ],
         edges=[
@@ -258,3 +261,57 @@ def test_a_model_input_that_is_not_a_chat_model_is_refused() -> None:
     with pytest.raises(NodeError, match="not a chat model"):
         run_agent(object(), "q")
     assert isinstance(SearchTool(), Tool)
+
+
+# ------------------------------------------------------------------ retrieve-then-answer
+
+
+def test_a_model_that_calls_no_tool_answers_from_one_search(server: FakeLLMServer) -> None:
+    tool = SearchTool()
+    server.reply("From memory: use the login page.")  # ignores the tools
+    server.reply("Log in on the page [1].")
+    outputs, ctx = run_agent(chat_model(server), "How do I log in?", tools=[tool])
+
+    assert outputs["answer"] == "Log in on the page [1]."
+    assert tool.calls == [{"query": "How do I log in?"}]  # the user's message, searched once
+    assert [h.document.text for h in outputs["hits"]] == ["Passage about How do I log in?"]
+    assert ctx.details["path"] == "retrieve-then-answer (model, no tools)"
+    assert "called no search tool" in ctx.warning and "search_documents" in ctx.warning
+    second = server.requests_to("chat")[-1].body
+    assert "tools" not in second and "Passage about How do I log in?" in second["messages"][-1]["content"]
+    assert ctx.details["tool_calls"][0]["fallback"] is True
+
+
+def test_a_model_that_refuses_tools_answers_without_them(server: FakeLLMServer) -> None:
+    server.fail("chat", 400, times=1, message="registry.ollama.ai/library/gemma:2b does not support tools")
+    server.reply("Use the login page [1].")
+    outputs, ctx = run_agent(chat_model(server), "How do I log in?", tools=[SearchTool()])
+
+    assert outputs["answer"] == "Use the login page [1]."
+    assert ctx.details["path"] == "retrieve-then-answer (model, no tools)"
+    assert "does not support tools" in ctx.warning
+    first, second = server.requests_to("chat")
+    assert "tools" in first.body and "tools" not in second.body
+
+
+def test_an_unreachable_model_leaves_the_extractive_answer(tmp_path: Path) -> None:
+    ctx_llm = RunContext("llm")
+    dead = OllamaChat(OllamaChatConfig(base_url=f"http://127.0.0.1:{free_port()}", timeout=5)).run({}, ctx_llm)
+    tool = SearchTool()
+    ctx = RunContext("agent", data_dir=tmp_path)
+    inputs = {"message": "What is the login passage about?", "model": dead["model"], "tools": [tool]}
+    outputs = ToolAgent(AgentConfig()).run(inputs, ctx)
+
+    assert ctx.details["path"] == "retrieve-then-answer (extractive, no model)"
+    assert "also failed without tools" in ctx.warning and "Ollama" in ctx.warning
+    assert outputs["answer"].startswith("[1] L-1, Passage about")
+    assert len(outputs["hits"]) == 1 and tool.calls == [{"query": "What is the login passage about?"}]
+
+
+def test_no_model_connected_quotes_the_search_results(tmp_path: Path) -> None:
+    ctx = RunContext("agent", data_dir=tmp_path)
+    outputs = ToolAgent(AgentConfig()).run({"message": "Tell me about the login passage", "tools": [SearchTool()]}, ctx)
+    assert outputs["answer"].startswith("[1] L-1, ") and ctx.details["path"].endswith("(extractive, no model)")
+    assert ctx.warning.startswith("no chat model")
+    with pytest.raises(NodeError, match="no search tool"):
+        ToolAgent(AgentConfig()).run({"message": "hi"}, RunContext("agent", data_dir=tmp_path))

@@ -71,6 +71,35 @@ async def test_chat_without_ollama_replies_with_the_retrieved_chunks_and_says_so
     await user.should_see("ollama serve")
 
 
+async def test_chat_without_ollama_answers_extractively_when_the_llm_allows_it(
+    user: User, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    """The demo flows' LLM has ``when_unreachable: extractive``: the chat gets quoted chunks with citations, and
+    a warning under the answer says which path answered."""
+    llm = NodeSpec(
+        id="llm",
+        type="llm.ollama",
+        config={"base_url": f"http://127.0.0.1:{closed_port()}", "when_unreachable": "extractive"},
+    )
+    tail = [NodeSpec(id="prompt", type="prompt.template"), llm, NodeSpec(id="answer", type="chat.output")]
+    edges = [
+        ("store", "hits", "prompt", "context"),
+        ("question", "message", "prompt", "question"),
+        ("prompt", "prompt", "llm", "prompt"),
+        ("llm", "answer", "answer", "message"),
+    ]
+    page = await open_builder(user, builder, flow_path=chat_flow(tmp_path, "ui-extractive", tail, edges, "RAG chat"))
+    user.find(marker="chat-input").type("What happens with two dots in the email?")
+    user.find(marker="chat-send").click()
+    await wait_for(lambda: "llm" in page.session.results and not page.runner.running, timeout=120)
+    await user.should_see("answered by a fallback path", retries=40)
+    assert page.session.results["llm"].status == "warning"
+    [answer] = with_class(user, "fb-chat-answer")
+    assert str(answer.text).startswith("[") and "LOGIN_002" in str(answer.text)  # cites the record it quotes
+    assert len(with_class(user, "fb-chat-fallback")) == 1
+    assert not with_class(user, "fb-chat-no-model") and not with_class(user, "fb-chat-warning")
+
+
 async def test_chat_with_an_unbound_model_key_runs_the_retrieval_and_offers_to_bind(
     user: User, builder: Callable[..., None], tmp_path: Path
 ) -> None:
@@ -109,3 +138,29 @@ def test_chat_panel_without_a_model_in_chromium(screen: Screen, builder: Callabl
     text = screen.selenium.execute_script("return document.querySelector('.fb-chat-messages').innerText")
     assert NO_MODEL in text and "LOGIN_002" in text and "--cred" not in text
     assert css(screen, ".fb-ollama-help")
+
+
+@pytest.mark.browser
+def test_chat_extractive_fallback_in_chromium(screen: Screen, builder: Callable[..., None], tmp_path: Path) -> None:
+    """Look at it: the quoted answer and the warning that says no model wrote it."""
+    llm = NodeSpec(
+        id="llm",
+        type="llm.ollama",
+        config={"base_url": f"http://127.0.0.1:{closed_port()}", "when_unreachable": "extractive"},
+    )
+    tail = [NodeSpec(id="prompt", type="prompt.template"), llm, NodeSpec(id="answer", type="chat.output")]
+    edges = [
+        ("store", "hits", "prompt", "context"),
+        ("question", "message", "prompt", "question"),
+        ("prompt", "prompt", "llm", "prompt"),
+        ("llm", "answer", "answer", "message"),
+    ]
+    open_browser(screen, builder, flow_path=chat_flow(tmp_path, "ui-extractive-look", tail, edges, "RAG chat"))
+    next(t for t in css(screen, ".fb-side .q-tab") if t.text.strip().lower() == "chat").click()
+    box = wait_until(lambda: css(screen, ".fb-chat-compose input"))[0]  # type: ignore[index]
+    box.send_keys("What happens with two dots in the email?\n")
+    wait_until(lambda: css(screen, ".fb-chat-fallback"), timeout=120)
+    time.sleep(0.5)
+    shot(screen, "chat-extractive-fallback")
+    text = screen.selenium.execute_script("return document.querySelector('.fb-chat-messages').innerText")
+    assert "LOGIN_002" in text and "answered by a fallback path" in text and "answered extractively" in text

@@ -1,0 +1,169 @@
+"""answer.extractive with the real MiniLM embedder: quotes with citations, 'not found' under the threshold,
+hits read back from a rendered prompt, and the LLM nodes' ``when_unreachable: extractive`` path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flowbuilder.data import Document, Hit
+from flowbuilder.errors import NodeError
+from flowbuilder.evaluation.answers import citations, evaluate_answers, is_refusal
+from flowbuilder.evaluation.questions import load_questions
+from flowbuilder.executor import Executor
+from flowbuilder.formats.native import load_flow
+from flowbuilder.node import RunContext
+from nodes.embedders.local import LocalEmbedder
+from nodes.extractive import (
+    NOT_FOUND,
+    ExtractiveAnswer,
+    ExtractiveConfig,
+    extract,
+    hits_from_prompt,
+    question_from_prompt,
+    units_of,
+)
+from nodes.prompts import DEFAULT_TEMPLATE, render_template
+from tests.evaluation.answer_flow import write_corpus
+from tests.fakes.llm_server import free_port
+
+RECORDS = [
+    (
+        "LOGIN-004",
+        "Verify Login - remember me checkbox",
+        "The session persists after the browser restarts when remember me is ticked.",
+    ),
+    (
+        "INVALID-011",
+        "Verify Invalid Login - email with consecutive dots",
+        "The email is rejected with the message 'Enter a valid email address' and no request reaches the server.",
+    ),
+    ("ADMIN-015", "Verify Admin - enable mandatory 2FA", "Every user must set up two-step verification at next login."),
+]
+
+
+def record_hits() -> list[Hit]:
+    hits = []
+    for rank, (rid, description, expected) in enumerate(RECORDS, start=1):
+        text = f"Scenario TID: {rid}\nDescription: {description}\nExpected Result: {expected}\nPriority: High"
+        doc = Document(text=text, metadata={"source": "cases.csv", "record_id": rid})
+        hits.append(Hit(document=doc, score=0.5, rank=rank))
+    return hits
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+def test_quotes_the_best_field_with_its_chunk_number_and_record(embedder: LocalEmbedder) -> None:
+    hits = record_hits()
+    config = ExtractiveConfig()  # quotes the best record's Expected Result by default
+    result = extract("How is an email with two dots in a row handled at login?", hits, embedder, config)
+
+    assert result.found and result.best_score is not None and result.best_score >= config.threshold
+    assert result.quotes[0].chunk == 2  # the consecutive-dots record, wherever the question's words point
+    assert "[2] INVALID-011, Expected Result: The email is rejected" in result.answer
+    assert citations(result.answer) == [2]
+    for quote in result.quotes:  # every quote is verbatim text of the chunk it cites: nothing is invented
+        assert quote.text in hits[quote.chunk - 1].document.text
+    assert not is_refusal(result.answer)
+
+
+def test_says_not_found_when_nothing_scores_above_the_threshold(embedder: LocalEmbedder) -> None:
+    result = extract("What phone number do I call for billing support?", record_hits(), embedder)
+
+    assert result.answer == NOT_FOUND and not result.found and result.quotes == []
+    assert result.best_score is not None and result.best_score < ExtractiveConfig().threshold
+    assert is_refusal(result.answer)  # eval counts it as a refusal, not as an answer
+    assert extract("anything", [], embedder).answer == NOT_FOUND
+
+
+def test_prose_is_quoted_by_sentence(embedder: LocalEmbedder) -> None:
+    text = (
+        "Refunds go back to the original card. They arrive within 5 working days of the request. "
+        "Invoices are emailed monthly."
+    )
+    assert [t for _, t in units_of(text)] == [
+        "Refunds go back to the original card.",
+        "They arrive within 5 working days of the request.",
+        "Invoices are emailed monthly.",
+    ]
+    hit = Hit(document=Document(text=text, metadata={"source": "billing.md"}), score=0.4, rank=1)
+    result = extract("How many days until a refund reaches my card?", [hit], embedder)
+    assert result.answer.startswith("[1] billing.md, ")
+    assert "5 working days" in result.answer and "Invoices" not in result.answer
+
+
+def test_hits_and_question_are_read_back_from_a_rendered_prompt() -> None:
+    hits = record_hits()
+    prompt = render_template(DEFAULT_TEMPLATE, {"context": hits, "question": "Which test enables 2FA?"})
+
+    parsed = hits_from_prompt(prompt)
+
+    assert [h.document.text for h in parsed] == [h.document.text for h in hits]
+    assert [h.document.metadata["record_id"] for h in parsed] == ["LOGIN-004", "INVALID-011", "ADMIN-015"]
+    assert question_from_prompt(prompt) == "Which test enables 2FA?"
+    assert hits_from_prompt("Answer this: what is 2+2?") == []
+
+
+def test_node_takes_question_and_hits_or_a_prompt(tmp_path: Path) -> None:
+    ctx = RunContext("answer", data_dir=tmp_path)
+    node = ExtractiveAnswer(ExtractiveConfig())
+    question = "Which test turns on compulsory two-step verification?"
+    direct = node.run({"question": question, "context": record_hits()}, ctx)["answer"]
+    prompt = render_template(DEFAULT_TEMPLATE, {"context": record_hits(), "question": question})
+    from_prompt = node.run({"prompt": prompt}, RunContext("answer", data_dir=tmp_path))["answer"]
+
+    assert direct == from_prompt and direct.startswith("[3] ADMIN-015, ")
+    assert ctx.details["found"] is True and ctx.details["quotes"][0]["chunk"] == 3
+    with pytest.raises(NodeError, match="nothing to quote"):
+        node.run({"question": question}, ctx)
+    with pytest.raises(NodeError, match="no question"):
+        node.run({"context": record_hits()}, ctx)
+
+
+def help_flow(tmp_path: Path, when_unreachable: str) -> tuple[Any, Path]:
+    """The help-centre RAG flow with llm.ollama on a port where nothing listens."""
+    flow_path, questions = write_corpus(tmp_path, "unused", f"help-{when_unreachable}")
+    data = json.loads(flow_path.read_text())
+    for node in data["nodes"]:
+        if node["id"] == "llm":
+            node["type"] = "llm.ollama"
+            node["config"] = {"base_url": f"http://127.0.0.1:{free_port()}", "when_unreachable": when_unreachable}
+    flow_path.write_text(json.dumps(data))
+    return load_flow(flow_path), questions
+
+
+def test_unreachable_llm_answers_extractively_with_a_warning(tmp_path: Path) -> None:
+    flow, _ = help_flow(tmp_path, "extractive")
+    run = Executor(data_dir=tmp_path).run(flow, inputs="How many backup codes do I get with 2FA?", base_dir=tmp_path)
+
+    llm = run.results["llm"]
+    assert llm.status == "warning" and "answered extractively" in llm.warning and "Ollama" in llm.warning
+    answer = run.results["answer"].outputs["message"]
+    assert "10 recovery codes" in answer and citations(answer)
+    assert llm.details["fallback"]["path"] == "extractive"
+
+
+def test_unreachable_llm_fails_by_default(tmp_path: Path) -> None:
+    flow, _ = help_flow(tmp_path, "error")
+    run = Executor(data_dir=tmp_path).run(flow, inputs="How many backup codes do I get with 2FA?", base_dir=tmp_path)
+    assert run.results["llm"].status == "failed" and "answer" not in run.results["answer"].outputs
+
+
+def test_eval_scores_extractive_answers_offline(tmp_path: Path) -> None:
+    flow, questions = help_flow(tmp_path, "extractive")
+    evaluation = evaluate_answers(
+        flow, load_questions(questions), base_dir=tmp_path, executor=Executor(data_dir=tmp_path)
+    )
+
+    metrics = evaluation.metrics
+    assert metrics.errors == 0
+    assert metrics.answer_accuracy is not None and metrics.answer_accuracy >= 0.5
+    verdicts = {r.question.id: r.verdict for r in evaluation.results}
+    assert verdicts["q1"] == "correct"
+    assert verdicts["q5"] in ("refused", "invented") and metrics.refusal_rate is not None
