@@ -309,9 +309,16 @@ class FlowService:
 
     def _find_answer_node(self) -> str | None:
         asked = self._downstream_of_input()
+        try:
+            order = list(nx.lexicographical_topological_sort(self.graph.graph))
+        except nx.NetworkXUnfeasible:
+            cycle = " -> ".join(u for u, *_ in nx.find_cycle(self.graph.graph))
+            raise ServeError(
+                f"{self.path}: the flow has a cycle through {cycle}; remove one of these connections to serve it."
+            ) from None
         answers = [
             nid
-            for nid in nx.lexicographical_topological_sort(self.graph.graph)
+            for nid in order
             if nid in asked
             and not self.graph.nodes[nid].spec.disabled
             and any(p.type is PortType.ANSWER for p in self.graph.nodes[nid].outputs.values())

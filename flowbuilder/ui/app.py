@@ -34,6 +34,7 @@ from flowbuilder.ui.chat_panel import ChatPanel
 from flowbuilder.ui.files import FileActions, restore_autosave
 from flowbuilder.ui.gallery import GALLERY_CSS
 from flowbuilder.ui.inspector import Inspector
+from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar
 from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
@@ -83,6 +84,56 @@ _PAGE_CSS = """
 """
 
 
+_SIDE_TABS = (
+    ("tune", "Node", "Node details"),
+    ("output", "Output", "What the selected node produced"),
+    ("list_alt", "Run log", "Run log and validation issues"),
+    ("chat", "Chat", "Chat with the flow"),
+    ("cast", "Serve", "Serve the flow (MCP, HTTP)"),
+)
+# The palette and the side panel collapse to rails; the choice is kept per browser (localStorage), read in
+# <head> so the page is drawn the right way at once. Unset, the side panel starts closed on narrow windows.
+_PANEL_CSS = """
+.fb-rail { display: none; width: 40px; min-width: 40px; background: #f8fafc; }
+.fb-side-rail { border-left: 1px solid #e2e8f0; }
+.fb-palette-rail { border-right: 1px solid #e2e8f0; }
+html.fb-palette-closed .fb-palette-col, html.fb-side-closed .fb-side { display: none !important; }
+html.fb-palette-closed .fb-palette-rail, html.fb-side-closed .fb-side-rail { display: flex; }
+.body--dark .fb-rail { background: #0b1220; border-color: #334155; }
+.fb-chat-reply, .fb-chat-reply .q-message-container, .fb-chat-reply .q-message-container > div,
+.fb-chat-reply .q-message-text, .fb-chat-reply .q-message-text-content { min-width: 0; max-width: 100%; }
+.fb-chat-reply .q-message-text-content { overflow-wrap: anywhere; }
+.fb-chat-reply pre, .fb-chat-reply code { white-space: pre-wrap; overflow-wrap: anywhere; }
+"""
+PANELS_SCRIPT = """<script>
+(function () {
+  const key = (name) => "fb-panel-" + name;
+  const read = (name, fallback) => {
+    try { return localStorage.getItem(key(name)) || fallback; } catch (e) { return fallback; }
+  };
+  const cls = document.documentElement.classList;
+  if (read("palette", "open") === "closed") cls.add("fb-palette-closed");
+  if (read("side", window.innerWidth >= 1500 ? "open" : "closed") === "closed") cls.add("fb-side-closed");
+  let auto = false;  // the side panel was opened by a selection (a drawer), not by the user
+  window.fbPanel = function (name, action) {
+    const closed = cls.contains("fb-" + name + "-closed");
+    if (action === "auto-open") { if (closed) { auto = true; cls.remove("fb-" + name + "-closed"); } return; }
+    if (action === "auto-close") { if (auto) { auto = false; cls.add("fb-" + name + "-closed"); } return; }
+    const close = action === "toggle" ? !closed : action === "close";
+    cls.toggle("fb-" + name + "-closed", close);
+    auto = false;
+    try { localStorage.setItem(key(name), close ? "closed" : "open"); } catch (e) { /* private mode */ }
+  };
+})();
+</script>"""
+# Imported notes are markdown from strangers: the page loads no image, media or frame from elsewhere
+# (note images are shown as links, canvas.note_html).
+NOTE_CSP = (
+    '<meta http-equiv="Content-Security-Policy" '
+    "content=\"img-src 'self' data: blob:; media-src 'self'; frame-src 'none'; object-src 'none'\">"
+)
+
+
 def initial_flow(config: AppConfig) -> tuple[Flow, Path | None]:
     """The flow a new tab opens: the one given on the command line, else the demo flow, else empty."""
     candidates = [config.initial_flow] if config.initial_flow else [example_flow()]
@@ -123,14 +174,26 @@ class BuilderPage:
         self.session = session
         self.state = session.state
         self.selected: str | None = None
+        self.client = ui.context.client  # for scripts sent from handlers whose element may be gone by then
         self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
-        ui.add_css(_PAGE_CSS + WIDGET_CSS + GALLERY_CSS)
+        ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
+        ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
         ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
+        self.activity = ActivityBar(page="builder")  # every job of this builder (run, ingest, compare, eval, serve)
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
+            with ui.column().classes("h-full q-pa-xs gap-1 items-center fb-palette-rail fb-rail"):
+                ui.button(icon="add_box", on_click=lambda: self.toggle_panel("palette")).props(
+                    "flat dense round"
+                ).classes("fb-palette-open").tooltip("Show the nodes")
             with ui.column().classes("h-full q-pa-sm gap-1 fb-palette-col").style("width: 250px; min-width: 250px"):
-                ui.label("Nodes").classes("text-subtitle2")
+                with ui.row().classes("w-full items-center no-wrap"):
+                    ui.label("Nodes").classes("text-subtitle2")
+                    ui.space()
+                    ui.button(icon="chevron_left", on_click=lambda: self.toggle_panel("palette")).props(
+                        "flat dense round size=sm"
+                    ).classes("fb-palette-close").tooltip("Hide the nodes (more room for the canvas)")
                 self.palette = Palette(self.state.registry, self.add_at_center)
             with ui.element("div").classes("h-full grow relative").style("min-width: 0"):
                 self.canvas = FlowCanvas(self.state).classes("w-full h-full")
@@ -138,17 +201,26 @@ class BuilderPage:
                 self.canvas_message = ui.label("").classes("fb-canvas-message").mark("canvas-message")
                 self.canvas_message.set_visibility(False)
                 self._message_timer: Any = None
+            with ui.column().classes("h-full q-pa-xs gap-1 items-center fb-side-rail fb-rail"):
+                for icon, tab_name, tip in _SIDE_TABS:
+                    ui.button(icon=icon, on_click=lambda _, t=tab_name: self.open_side(t)).props(
+                        "flat dense round"
+                    ).classes(f"fb-side-open-{tab_name.split()[0].lower()}").tooltip(tip)
             with (
                 ui.column()
                 .classes("h-full gap-0 fb-side")
                 .style("width: 420px; min-width: 420px; border-left: 1px solid #e2e8f0")
             ):
-                with ui.tabs().classes("w-full").props("dense") as tabs:
-                    self.tab_node = ui.tab("Node")
-                    self.tab_output = ui.tab("Output")
-                    self.tab_run = ui.tab("Run log")
-                    self.tab_chat = ui.tab("Chat")
-                    self.tab_serve = ui.tab("Serve")
+                with ui.row().classes("w-full items-center no-wrap gap-0"):
+                    with ui.tabs().classes("grow").props("dense") as tabs:
+                        self.tab_node = ui.tab("Node")
+                        self.tab_output = ui.tab("Output")
+                        self.tab_run = ui.tab("Run log")
+                        self.tab_chat = ui.tab("Chat")
+                        self.tab_serve = ui.tab("Serve")
+                    ui.button(icon="chevron_right", on_click=lambda: self.toggle_panel("side")).props(
+                        "flat dense round size=sm"
+                    ).classes("fb-side-close").tooltip("Hide this panel (the canvas takes the window)")
                 with (
                     # No slide animation: during it both panels are laid out side by side and the old one
                     # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
@@ -172,6 +244,15 @@ class BuilderPage:
                         self.chat = ChatPanel(session, self.runner)
                     with ui.tab_panel(self.tab_serve):
                         self.serve = ServePanel(session)
+        self.tabs_by_name = {
+            "Node": self.tab_node,
+            "Output": self.tab_output,
+            "Run log": self.tab_run,
+            "Chat": self.tab_chat,
+            "Serve": self.tab_serve,
+        }
+        # a tab shown by the page (issues after a run, a node's output) opens the panel if it was closed
+        panels.on_value_change(lambda _: self.open_side(None, remember=False))
         self.runner.finished_listeners.append(self.after_run)
         self.chat.bound_listeners.append(self.refresh)
         self.files = FileActions(session, self.after_load, self.update_title)
@@ -258,12 +339,23 @@ class BuilderPage:
                 "Evaluate a flow's answers on a question set"
             )
 
+    def toggle_panel(self, name: str) -> None:
+        """Show or hide the palette or the side panel; the browser remembers the choice."""
+        self.client.run_javascript(f"fbPanel('{name}', 'toggle')")
+
+    def open_side(self, tab: str | None, remember: bool = True) -> None:
+        """Open the side panel (on ``tab``). Opened by the page (``remember=False``, e.g. on selecting a
+        node), it is a drawer: a click on the empty canvas closes it again."""
+        if tab is not None:
+            self.panels.set_value(self.tabs_by_name[tab])
+        self.client.run_javascript(f"fbPanel('side', '{'open' if remember else 'auto-open'}')")
+
     def _events(self) -> None:
         c = self.canvas
         c.on("connect", lambda e: self.connect(e.args))
         c.on("nodes_moved", lambda e: self.moved(e.args))
         c.on("node_click", lambda e: self.select(e.args.get("id"), e.args.get("kind")))
-        c.on("pane_click", lambda _: self.select(None, None))
+        c.on("pane_click", lambda _: self.pane_clicked())
         c.on("shortcut", lambda e: self.shortcut(e.args.get("name", ""), e.args))
         c.on("drop_node", lambda e: self.add_node(e.args["type"], e.args["x"], e.args["y"]))
         c.on("note_changed", lambda e: self.note_changed(e.args))
@@ -314,9 +406,11 @@ class BuilderPage:
             for node_id, items in issues.items():
                 for issue in items:
                     with ui.row().classes("w-full no-wrap items-center gap-1"):
-                        ui.label(
-                            f"{node_id}{'.' + issue.port if issue.port else ''}: {issue_text(self.session, issue)}"
-                        ).classes("text-xs").on("click", lambda _, n=node_id: self.select(n, "fbnode"))
+                        spec = self.state.flow.find_node(node_id)
+                        where = (spec.label if spec else node_id) + (f" · {issue.port}" if issue.port else "")
+                        ui.label(f"{where}: {issue_text(self.session, issue)}").classes("text-xs").on(
+                            "click", lambda _, n=node_id: self.select(n, "fbnode")
+                        )
                         account = account_for_issue(self.session, issue)
                         if account is not None:
                             bind_button(self.session, account, self.refresh)
@@ -462,6 +556,10 @@ class BuilderPage:
         self.refresh()
 
     # ---------------------------------------------------------------- selection / output
+    def pane_clicked(self) -> None:
+        self.select(None, None)
+        self.client.run_javascript("fbPanel('side', 'auto-close')")  # a drawer opened by a selection closes again
+
     def select(self, node_id: str | None, kind: str | None) -> None:
         if kind == "fbnote":
             return
@@ -473,6 +571,8 @@ class BuilderPage:
             self.panels.set_value(self.tab_output)
         elif self.selected:
             self.panels.set_value(self.tab_node)
+        if self.selected:
+            self.open_side(None, remember=False)
 
     def show_output(self, node_id: str | None) -> None:
         self.output_box.clear()
@@ -545,6 +645,7 @@ class BuilderPage:
         self.inspector.show(None)
         self.show_output(None)
         self.chat.refresh_hint()
+        self.serve.refresh()  # the Serve tab describes the flow that is open now
         self.refresh(fit=True)
 
 

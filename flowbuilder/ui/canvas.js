@@ -22,12 +22,18 @@ function loadCss(url) {
 // The executor's error starts with "Node 'id' (type) failed: ", which the red card already says;
 // the badge shows the cause (the full text stays in its tooltip).
 const badgeError = (e) => (e || "failed").replace(/^Node '[^']*' \([^)]*\) failed:\s*/, "");
-// Fit with little padding: the whole demo flow must fit, and every pixel of zoom makes badges more readable.
-const FIT = { padding: 0.05, maxZoom: 1.2 };
-// Node titles are 13 px: below this zoom they would be under 11 px on screen. A flow too big to fit at
-// this zoom is shown from its top-left corner instead (pan, don't shrink).
-const TITLE_PX = 13;
-const MIN_READABLE_ZOOM = 11 / TITLE_PX;
+// Fit with little padding, and as far out as it takes: fit always shows every node (cards turn into title
+// chips when their text would be too small to read).
+const FIT = { padding: 0.05, maxZoom: 1.2, minZoom: 0.02 };
+// Zoom levels of detail (every canvas text stays >= 11 px on screen):
+// - "full" from FULL_ZOOM: the smallest card text (type ids, port types) is 11 px;
+// - "medium" from MEDIUM_ZOOM: that small print is hidden, the rest of the card is 13 px and up;
+// - below, "chip": each card shows only its title, sized to 12 px on screen (as n8n and ComfyUI do).
+const SMALL_PX = 11;
+const MAIN_PX = 13;
+const FULL_ZOOM = 11 / SMALL_PX;
+const MEDIUM_ZOOM = 11 / MAIN_PX;
+const detailLevel = (zoom) => (zoom >= FULL_ZOOM - 1e-6 ? "full" : zoom >= MEDIUM_ZOOM - 1e-6 ? "medium" : "chip");
 // Above this many nodes only those in view are in the DOM (a 500-node flow stays fluid).
 const VIRTUAL_FROM = 150;
 
@@ -70,6 +76,7 @@ const FlowNode = {
       </div>
       <Handle v-for="(p, i) in serviceOut" :key="'hso-' + p.name" type="source" :id="p.name" :position="Position.Top"
               class="fb-handle fb-service" :class="'fb-t-' + p.type" :style="spread(i, serviceOut.length)" :title="portTitle(p)" />
+      <div class="fb-chip" :title="data.typeName"><span>{{ data.label }}</span></div>
       <div class="fb-head">
         <span class="fb-cat" :title="data.category">{{ (data.category || '?').slice(0, 1) }}</span>
         <span class="fb-title" :title="data.typeName">{{ data.label }}</span>
@@ -80,7 +87,7 @@ const FlowNode = {
         <div class="fb-col">
           <div v-for="p in dataIn" :key="'in-' + p.name" class="fb-port fb-in" :class="{'fb-port-issue': issuePorts.has(p.name)}">
             <Handle type="target" :id="p.name" :position="Position.Left" class="fb-handle" :class="'fb-t-' + p.type" :title="portTitle(p)" />
-            <span class="fb-pname">{{ p.name }}<sup v-if="p.required">*</sup></span><small :class="'fb-tt-' + p.type">{{ p.type }}</small>
+            <span class="fb-pname">{{ p.name }}<b v-if="p.required" class="fb-req" title="required">*</b></span><small :class="'fb-tt-' + p.type">{{ p.type }}</small>
           </div>
         </div>
         <div class="fb-col fb-right">
@@ -99,7 +106,7 @@ const FlowNode = {
         <span>{{ data.progress.done }} / {{ data.progress.total }}</span></div>
       <div v-if="serviceIn.length" class="fb-service-in-labels">
         <span v-for="(p, i) in serviceIn" :key="'si-' + p.name" :style="spread(i, serviceIn.length)"
-              :class="['fb-t-' + p.type, {'fb-port-issue': issuePorts.has(p.name)}]">{{ p.name }}<sup v-if="p.required">*</sup></span>
+              :class="['fb-t-' + p.type, {'fb-port-issue': issuePorts.has(p.name)}]">{{ p.name }}<b v-if="p.required" class="fb-req" title="required">*</b></span>
       </div>
       <Handle v-for="(p, i) in serviceIn" :key="'hsi-' + p.name" type="target" :id="p.name" :position="Position.Bottom"
               class="fb-handle fb-service" :class="'fb-t-' + p.type" :style="spread(i, serviceIn.length)" :title="portTitle(p)" />
@@ -146,12 +153,91 @@ const NoteNode = {
   },
   template: `
     <div class="fb-note" :class="{'fb-note-editing': editing}" :data-note-id="id" @dblclick.stop="edit">
+      <div class="fb-note-chip"><span>{{ data.title || 'note' }}</span></div>
       <div class="fb-note-head">note<span class="fb-note-hint">double-click to edit</span></div>
       <textarea v-if="editing" ref="area" class="nodrag nowheel" v-model="text" @blur="save" @keydown.stop
                 @keydown.esc="save" placeholder="Write a note (markdown)…"></textarea>
       <div v-else class="fb-note-md" v-html="data.html || ''"></div>
       <div class="fb-note-resize nodrag" title="Drag to resize" @pointerdown="startResize"></div>
     </div>`,
+};
+
+// A data link: Vue Flow's bezier, unless that curve would pass under a card that is neither its source
+// nor its target (a link that skips a column); then it goes round them in a lane above or below.
+// Big flows (only the nodes in view rendered) keep the plain curve: routing costs a pass over the cards.
+const LANE_GAP = 22;
+const roundedPath = (pts, r = 8) => {
+  let d = `M ${pts[0][0]},${pts[0][1]}`;
+  for (let i = 1; i < pts.length - 1; i++) {
+    const [px, py] = pts[i - 1], [x, y] = pts[i], [nx, ny] = pts[i + 1];
+    const a = Math.min(r, Math.hypot(x - px, y - py) / 2), b = Math.min(r, Math.hypot(nx - x, ny - y) / 2);
+    const ux = Math.sign(x - px), uy = Math.sign(y - py), vx = Math.sign(nx - x), vy = Math.sign(ny - y);
+    d += ` L ${x - ux * a},${y - uy * a} Q ${x},${y} ${x + vx * b},${y + vy * b}`;
+  }
+  const last = pts[pts.length - 1];
+  return d + ` L ${last[0]},${last[1]}`;
+};
+const RoutedEdge = {
+  name: "FbRoutedEdge",
+  inheritAttrs: false,
+  props: ["id", "source", "target", "sourceX", "sourceY", "targetX", "targetY", "style", "interactionWidth", "label",
+    "labelStyle", "labelBgStyle"],
+  setup() {
+    return { flow: useVueFlow() };
+  },
+  computed: {
+    path() { return this.route.d; },
+    labelWidth() { return String(this.label || "").length * 7 + 10; },
+    route() {
+      const { sourceX: sx, sourceY: sy, targetX: tx, targetY: ty } = this;
+      const off = tx >= sx ? 0.5 * (tx - sx) : 0.25 * 25 * Math.sqrt(sx - tx);
+      const curve = { d: `M ${sx},${sy} C ${sx + off},${sy} ${tx - off},${ty} ${tx},${ty}`, lx: (sx + tx) / 2, ly: (sy + ty) / 2 };
+      const nodes = this.flow.getNodes.value;
+      if (nodes.length > VIRTUAL_FROM) return curve;
+      const cards = nodes
+        .filter((n) => n.type === "fbnode" && n.id !== this.source && n.id !== this.target && n.dimensions?.width)
+        .map((n) => ({ x: n.computedPosition.x, y: n.computedPosition.y, w: n.dimensions.width, h: n.dimensions.height }));
+      const inside = (x, y, c) => x > c.x - 4 && x < c.x + c.w + 4 && y > c.y - 4 && y < c.y + c.h + 4;
+      const at = (t) => {
+        const u = 1 - t;
+        return [u * u * u * sx + 3 * u * u * t * (sx + off) + 3 * u * t * t * (tx - off) + t * t * t * tx,
+          u * u * u * sy + 3 * u * u * t * sy + 3 * u * t * t * ty + t * t * t * ty];
+      };
+      const samples = Array.from({ length: 41 }, (_, i) => at(i / 40));
+      const hit = cards.filter((c) => samples.some(([x, y]) => inside(x, y, c)));
+      if (!hit.length) return curve;
+      // out to the right of the source, along a lane, in from the left of the target (also for a link that
+      // runs backwards)
+      const x1 = sx + LANE_GAP, x2 = tx - LANE_GAP, lo = Math.min(x1, x2), hi = Math.max(x1, x2);
+      const across = (y, c) => y > c.y - LANE_GAP / 2 && y < c.y + c.h + LANE_GAP / 2 && c.x < hi && c.x + c.w > lo;
+      const lane = (up) => {
+        let y = up ? Math.min(...hit.map((c) => c.y)) - LANE_GAP : Math.max(...hit.map((c) => c.y + c.h)) + LANE_GAP;
+        for (let k = 0; k < 8; k++) {
+          const more = cards.filter((c) => across(y, c));
+          if (!more.length) break;
+          y = up ? Math.min(...more.map((c) => c.y)) - LANE_GAP : Math.max(...more.map((c) => c.y + c.h)) + LANE_GAP;
+        }
+        return y;
+      };
+      const points = (y) => [[sx, sy], [x1, sy], [x1, y], [x2, y], [x2, ty], [tx, ty]];
+      const clear = (pts) => pts.slice(1).every(([x, y], i) => {
+        const [px, py] = pts[i], steps = Math.ceil(Math.hypot(x - px, y - py) / 6);
+        return Array.from({ length: steps + 1 }, (_, k) => [px + ((x - px) * k) / steps, py + ((y - py) * k) / steps])
+          .every(([qx, qy]) => !cards.some((c) => inside(qx, qy, c)));
+      });
+      const mid = (sy + ty) / 2;
+      const lanes = [lane(true), lane(false)].sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid));
+      const y = lanes.find((candidate) => clear(points(candidate))) ?? lanes[0];
+      return { d: roundedPath(points(y)), lx: (x1 + x2) / 2, ly: y };
+    },
+  },
+  template: `
+    <path :id="id" class="vue-flow__edge-path" :d="path" :style="style" fill="none" />
+    <path class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />
+    <g v-if="label" class="vue-flow__edge-textwrapper" :transform="'translate(' + route.lx + ' ' + route.ly + ')'">
+      <rect class="vue-flow__edge-textbg" :x="-labelWidth / 2" y="-10" :width="labelWidth" height="20" rx="3" :style="labelBgStyle" />
+      <text class="vue-flow__edge-text" text-anchor="middle" dominant-baseline="central" :style="labelStyle">{{ label }}</text>
+    </g>`,
 };
 
 const plain = (x) => JSON.parse(JSON.stringify(x ?? []));
@@ -170,6 +256,7 @@ export default {
     const flowId = "fb-" + Math.random().toString(36).slice(2);
     const flow = useVueFlow(flowId);
     const nodeTypes = { fbnode: markRaw(FlowNode), fbnote: markRaw(NoteNode) };
+    const edgeTypes = { fbrouted: markRaw(RoutedEdge) };
 
     watch(() => props.nodes, (v) => flow.setNodes(plain(v)), { immediate: true });
     watch(() => props.edges, (v) => flow.setEdges(plain(v)), { immediate: true });
@@ -224,32 +311,23 @@ export default {
     flow.onPaneClick(() => emit("pane_click", {}));
     // The first fit, once the nodes are measured (fit-view-on-init would use Vue Flow's wider default padding).
     let fitted = false;
-    // fitView, then never below the readable zoom: a big flow opens at its start (top-left) instead.
-    const toStart = (nodes) => {
-      const minX = Math.min(...nodes.map((n) => n.position.x));
-      const minY = Math.min(...nodes.map((n) => n.position.y));
-      const pad = 40;
-      flow.setViewport({ x: pad - minX * MIN_READABLE_ZOOM, y: pad + 20 - minY * MIN_READABLE_ZOOM, zoom: MIN_READABLE_ZOOM });
-    };
-    // Would fitting need a zoom below the readable one? Estimated from positions and card sizes, so a big
-    // flow goes straight to its start without measuring every node first.
-    const tooBigToFit = (nodes) => {
-      const el = wrapEl();
-      if (!el || !nodes.length) return false;
-      const right = Math.max(...nodes.map((n) => n.position.x + (n.dimensions?.width || 230)));
-      const bottom = Math.max(...nodes.map((n) => n.position.y + (n.dimensions?.height || 90)));
-      const width = right - Math.min(...nodes.map((n) => n.position.x));
-      const height = bottom - Math.min(...nodes.map((n) => n.position.y));
-      return Math.min(el.clientWidth / width, el.clientHeight / height) < MIN_READABLE_ZOOM;
-    };
+    // Fit shows every node; the zoom picks the level of detail (canvas.css: fb-detail-*).
     const readableFit = async () => {
-      const nodes = flow.getNodes.value.filter((n) => n.type !== "fbnote");
-      // The start includes the notes: a note above the first cards (a title, a frame) is read first.
-      const start = () => toStart(flow.getNodes.value);
-      if (tooBigToFit(nodes)) return start();
+      if (!flow.getNodes.value.length) return;
       await flow.fitView(FIT);
-      if (flow.getViewport().zoom < MIN_READABLE_ZOOM && nodes.length) start();
     };
+    let level = null;
+    const applyZoom = (zoom) => {
+      const el = wrapEl();
+      if (!el || !zoom) return;
+      el.style.setProperty("--fb-zoom", String(zoom));
+      const next = detailLevel(zoom);
+      if (next === level) return;
+      el.classList.remove("fb-detail-" + level);
+      el.classList.add("fb-detail-" + next);
+      level = next;
+    };
+    watch(() => flow.viewport.value.zoom, applyZoom);
     const firstFit = async () => {
       if (fitted) return;
       fitted = true;
@@ -257,9 +335,10 @@ export default {
       wrapEl()?.setAttribute("data-ready", "1"); // first paint done and fitted (benchmarks/ui_render.py waits for it)
     };
     flow.onNodesInitialized(firstFit);
-    // A big flow opens at its start as soon as the pane is there: no need to wait for every card's size.
+    // A big flow (only the nodes in view are rendered) is fitted as soon as the pane is there, from positions.
     flow.onPaneReady(() => {
-      if ((props.nodes || []).length > VIRTUAL_FROM && tooBigToFit(flow.getNodes.value)) firstFit();
+      applyZoom(flow.getViewport().zoom);
+      if ((props.nodes || []).length > VIRTUAL_FROM) firstFit();
     });
 
     const onKeyDown = (e) => {
@@ -339,14 +418,17 @@ export default {
     const renderedCount = () => wrapEl()?.querySelectorAll(".vue-flow__node").length ?? 0;
 
     return {
-      flowId, nodeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
+      flowId, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
       patchNodes, fitView, centerPosition, selectNodes, renderedCount,
       VIRTUAL_FROM,
       minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
     };
   },
   data() {
-    return { cssReady: false };
+    // The minimap would cover cards of a fitted flow: off unless asked for (remembered per browser).
+    let showMap = false;
+    try { showMap = localStorage.getItem("fb-minimap") === "on"; } catch (e) { /* private mode */ }
+    return { cssReady: false, showMap };
   },
   async mounted() {
     window.addEventListener("keydown", this.onKeyDown);
@@ -359,6 +441,12 @@ export default {
     this.cssReady = true;
     this.$emit("ready", {});
   },
+  methods: {
+    toggleMap() {
+      this.showMap = !this.showMap;
+      try { localStorage.setItem("fb-minimap", this.showMap ? "on" : "off"); } catch (e) { /* private mode */ }
+    },
+  },
   unmounted() {
     window.removeEventListener("keydown", this.onKeyDown);
     window.removeEventListener("fb-note-changed", this.onNoteChanged);
@@ -366,13 +454,16 @@ export default {
   },
   template: `
     <div class="fb-wrap" :data-flow="flowId" @dragover="onDragOver" @drop="onDrop">
-      <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" connection-mode="strict"
+      <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" :edge-types="edgeTypes" connection-mode="strict"
                :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
-               :default-edge-options="{ type: 'default' }" :elevate-nodes-on-select="false" :only-render-visible-elements="(nodes || []).length > VIRTUAL_FROM"
-               :min-zoom="0.1" :max-zoom="2.5">
+               :default-edge-options="{ type: 'fbrouted' }" :elevate-nodes-on-select="false" :only-render-visible-elements="(nodes || []).length > VIRTUAL_FROM"
+               :min-zoom="0.02" :max-zoom="2.5">
         <Background :gap="18" />
-        <MiniMap v-if="(nodes || []).length <= VIRTUAL_FROM" pannable zoomable :width="160" :height="110" :node-color="minimapColor" />
-        <Controls :show-interactive="false" />
+        <MiniMap v-if="showMap && (nodes || []).length <= VIRTUAL_FROM" pannable zoomable :width="160" :height="110" :node-color="minimapColor" />
+        <Controls :show-interactive="false">
+          <button type="button" class="vue-flow__controls-button fb-map-toggle" :title="showMap ? 'Hide the minimap' : 'Show the minimap'"
+                  @click="toggleMap">▦</button>
+        </Controls>
       </VueFlow>
     </div>`,
 };

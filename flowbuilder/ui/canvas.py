@@ -10,6 +10,7 @@ the page decides what to do with them.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,31 @@ TYPE_COLOURS = {
 }
 
 
+_IMG = re.compile(r"<img\b[^>]*?>", re.IGNORECASE)
+_ATTR = re.compile(r'(src|alt)="([^"]*)"')
+
+
+def _image_link(match: re.Match[str]) -> str:
+    attrs = dict(_ATTR.findall(match.group(0)))
+    src, alt = attrs.get("src", ""), attrs.get("alt", "") or "image"
+    return f'<a class="fb-note-image" href="{src}" target="_blank" rel="noopener noreferrer">🖼 {alt}</a>'
+
+
 def note_html(text: str) -> str:
-    """A note's markdown as HTML. Notes come from imported files, so raw HTML in them is escaped and
-    unsafe link targets are dropped (markdown2's safe mode)."""
-    return str(markdown2.markdown(text or "", safe_mode="escape", extras=["break-on-newline", "tables"]))
+    """A note's markdown as HTML. Notes come from imported files, so raw HTML in them is escaped, unsafe
+    link targets are dropped (markdown2's safe mode) and images become links: opening a flow never makes
+    the browser fetch anything from elsewhere (the page's CSP says so too)."""
+    html = str(markdown2.markdown(text or "", safe_mode="escape", extras=["break-on-newline", "tables"]))
+    return _IMG.sub(_image_link, html)
+
+
+def note_title(text: str) -> str:
+    """A note's first line without markdown marks: what its chip shows when the canvas is zoomed far out."""
+    for line in (text or "").splitlines():
+        line = line.strip().lstrip("#>*-_ ").strip("*_` ")
+        if line:
+            return line[:80]
+    return "note"
 
 
 def node_views(
@@ -95,7 +117,7 @@ def node_views(
                 "id": note.id,
                 "type": "fbnote",
                 "position": {"x": pos.x, "y": pos.y},
-                "data": {"text": note.text, "html": note_html(note.text)},
+                "data": {"text": note.text, "html": note_html(note.text), "title": note_title(note.text)},
                 "style": {"width": f"{note.width or 220}px", "height": f"{note.height or 120}px"},
                 # Behind the node cards and their edges, like n8n's sticky notes: a note is a frame.
                 "zIndex": -1,
@@ -114,6 +136,7 @@ def node_views(
             "targetHandle": edge.target_port,
             "style": style,
             "data": {"type": type_name},
+            "type": "fbrouted",  # canvas.js RoutedEdge: a curve, or round the cards it would pass under
         }
         if kind == PortKind.SERVICE.value:
             style["strokeDasharray"] = "6 4"
@@ -153,11 +176,12 @@ def implicit_edges(state: EditorState, base_dir: Path | None = None) -> list[dic
                 "targetHandle": target,
                 "label": "same collection",
                 "class": "fb-implicit",
+                "type": "fbrouted",
                 "selectable": False,
                 "deletable": False,
                 "focusable": False,
                 "style": {"stroke": "#64748b", "strokeDasharray": "3 5"},
-                "labelStyle": {"fill": "#475569", "fontSize": "11px"},
+                "labelStyle": {"fill": "#475569", "fontSize": "13px"},
                 "labelBgStyle": {"fill": "#f8fafc"},
                 "data": {"type": "implicit", "reason": str(getattr(dep, "reason", ""))},
             }
@@ -218,7 +242,7 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
     def patch_note(self, note_id: str, text: str) -> None:
         """A note's new text and its rendered HTML, without re-rendering the graph."""
         data = self.node_data(note_id)
-        patch = {"text": text, "html": note_html(text)}
+        patch = {"text": text, "html": note_html(text), "title": note_title(text)}
         if data is not None:
             data.update(patch)
         if self.client.has_socket_connection:

@@ -127,6 +127,7 @@ class ChatPanel:
             self.input.on("keydown.enter", self.send)
             ui.button(icon="send", on_click=self.send).props("dense flat").mark("chat-send")
         controller.token_listeners.append(self._on_tokens)
+        controller.stage_listeners.append(self._on_stage)
         self.refresh_hint()
 
     def refresh_hint(self) -> None:
@@ -136,6 +137,11 @@ class ChatPanel:
             if has_chat
             else "This flow has no chat.input node: add one to talk to it."
         )
+
+    def _on_stage(self, stage: str) -> None:
+        """While the reply is not streaming yet, say what the flow is doing (a cold start takes minutes)."""
+        if self._live is not None and not self._streamed:
+            self._live.set_text(f"… {stage}")
 
     def _on_tokens(self, text: str) -> None:
         if self._live is not None:
@@ -197,7 +203,7 @@ class ChatPanel:
             with reply:
                 message_box(
                     "warning",
-                    f"No answer: node '{failed[-1].node_id}' failed",
+                    f"No answer: “{self.controller.name(failed[-1].node_id)}” failed",
                     failure_text(failed[-1].node_id, failed[-1].error or ""),
                     "fb-chat-warning",
                 )
@@ -207,7 +213,9 @@ class ChatPanel:
             with reply:
                 for node_id, hits in hits_of(result):
                     with (
-                        ui.expansion(f"{len(hits)} retrieved chunks ({node_id})", icon="manage_search")
+                        ui.expansion(
+                            f"{len(hits)} retrieved chunks ({self.controller.name(node_id)})", icon="manage_search"
+                        )
                         .classes("w-full fb-chat-hits")
                         .props("dense header-class=text-caption")
                     ):
@@ -244,7 +252,9 @@ class ChatPanel:
         if not hits:
             ui.label("The flow retrieved nothing for this message.").classes("text-sm")
         for node_id, node_hits in hits:
-            ui.label(f"{len(node_hits)} retrieved chunks ({node_id})").classes("text-caption text-weight-medium")
+            ui.label(f"{len(node_hits)} retrieved chunks ({self.controller.name(node_id)})").classes(
+                "text-caption text-weight-medium"
+            )
             hits_view(node_hits)
 
     def _not_run(self, reply: ui.element, issues: list[Any]) -> None:

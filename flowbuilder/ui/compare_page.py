@@ -64,6 +64,7 @@ from flowbuilder.examples import IMPROVED_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, d
 from flowbuilder.executor import RunEvent
 from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
+from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, JobView, start_job
 from flowbuilder.ui.session import AppConfig
 from flowbuilder.ui.tune_panel import TunePanel
 
@@ -554,6 +555,8 @@ class ComparePage:
             ui.label("Flowbuilder · Compare chunking").classes("text-lg text-white")
             ui.space()
             ui.link("Back to the builder", "/").classes("text-white")
+        ui.add_css(ACTIVITY_CSS)
+        ActivityBar(skip="compare")  # jobs started elsewhere (a builder run, an eval) show here too
         with ui.row().classes("w-full items-end gap-3"):
             self.flows = (
                 ui.select(
@@ -593,15 +596,8 @@ class ComparePage:
             self.button = ui.button("Compare", icon="compare_arrows", on_click=self.start).props("data-testid=compare")
         self.lines = ui.column().classes("w-full gap-0").props("data-testid=flow-lines")
         self.describe()
-        with ui.row().classes("w-full items-center no-wrap gap-3") as self.progress_box:
-            with ui.column().classes("grow gap-0"):
-                self.progress_label = ui.label("").classes("text-xs text-grey-8")
-                self.progress = ui.linear_progress(value=0, show_value=False).props("data-testid=compare-progress")
-            self.eta_label = ui.label("").classes("text-xs text-grey-8 w-40").props("data-testid=compare-eta")
-            self.cancel_button = ui.button("Cancel", icon="close", on_click=self.request_cancel).props(
-                "flat dense color=negative data-testid=compare-cancel"
-            )
-        self.progress_box.set_visibility(False)
+        self.job: Job | None = None
+        self.job_view = JobView("compare")  # the same widget as the activity bar's (jobs.py)
         self.results = ui.column().classes("w-full")
         TunePanel(flows, questions, _COMPARER, _COMPARER_LOCK, query)
         ui.timer(0.1, self.drain)
@@ -623,31 +619,13 @@ class ComparePage:
                 )
 
     def drain(self) -> None:
-        latest: tuple[str, RunEvent] | None = None
         while self.events:
             label, event = self.events.popleft()
             if self.eta is not None:
                 self.eta.update(label, event)
-            if event.kind in ("progress", "node_started", "node_cached"):
-                latest = (label, event)
-        if self.running and self.eta is not None:
-            self.eta_label.set_text(self.eta.text())
-        if latest is None:
-            return
-        label, event = latest
-        if event.kind == "progress":
-            done, total = int(event.data.get("done", 0)), int(event.data.get("total", 0))
-            self.progress.set_value(done / total if total else 0)
-            what = event.data.get("message") or "embedding"
-            self.progress_label.set_text(f"Flow {label} · {event.node_id}: {what} {done}/{total}")
-        else:
-            verb = "running" if event.kind == "node_started" else "cached"
-            self.progress_label.set_text(f"Flow {label} · {verb} {event.node_id}")
-
-    def request_cancel(self) -> None:
-        if self.running:
-            self.cancel.set()
-            self.progress_label.set_text("Cancelling… (stops after the current step or embedding batch)")
+            if self.running and self.job is not None:
+                self.job.event(event, prefix=f"flow {label} · ")
+        self.job_view.show(self.job)
 
     async def start(self) -> None:
         if self.running:
@@ -660,33 +638,29 @@ class ComparePage:
         self.cancel = threading.Event()
         self.eta = Eta(flow_labels(len(paths)))
         self.button.disable()
-        self.cancel_button.enable()
-        self.progress_box.set_visibility(True)
-        self.progress.set_value(0)
-        self.progress_label.set_text("Starting…")
-        self.eta_label.set_text("estimating time left…")
+        job = self.job = start_job("compare", f"Compare {len(paths)} flows", cancel=self.cancel.set)
+        job.progress("starting… (cancel stops after the current step or embedding batch)")
+        self.job_view.show(job)
         k = max(1, int(self.k.value or DEFAULT_K))
         relevance = relevance_mode(self.relevance.value)
+        outcome = "Done."
         try:
             questions = load_questions(str(self.questions.value))
             screening = self.embedder.value == "screening"
             self.comparison = await run.io_bound(self._compare, paths, questions, k, relevance, self.cancel, screening)
         except ComparisonCancelled:
-            self.progress_label.set_text("Cancelled.")
+            outcome = "Cancelled."
             return
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative", multi_line=True)
-            self.progress_label.set_text(f"Failed: {redact(str(exc))}")
+            outcome = f"Failed: {redact(str(exc))}"
             return
         finally:
             self.running = False
             self.button.enable()
-            self.cancel_button.disable()
-            self.eta_label.set_text("")
-            self.events.clear()
-        self.events.clear()  # stale progress must not overwrite "Done." on the next drain
-        self.progress.set_value(1)
-        self.progress_label.set_text("Done.")
+            self.events.clear()  # stale progress must not overwrite the outcome on the next drain
+            job.finish(outcome)
+            self.job_view.show(job)
         self.show()
 
     def _compare(

@@ -35,6 +35,7 @@ from flowbuilder.ui.compare_page import (
     pick,
     question_options,
 )
+from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, JobView, start_job
 from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.session import AppConfig
 from flowbuilder.ui.widgets import WIDGET_CSS, message_box
@@ -179,6 +180,8 @@ class EvalPage:
             ui.label("Flowbuilder · Evaluate answers").classes("text-lg text-white")
             ui.space()
             ui.link("Back to the builder", "/").classes("text-white")
+        ui.add_css(ACTIVITY_CSS)
+        ActivityBar(skip="eval")  # jobs started elsewhere (a builder run, a compare) show here too
         with ui.row().classes("w-full items-end gap-3"):
             # The page opens on the demo flow and the question set written for it.
             self.flow = (
@@ -199,14 +202,8 @@ class EvalPage:
                 auto_upload=True,
                 max_file_size=50_000_000,
             ).props('accept=".json,application/json" data-testid=eval-upload').classes("fb-eval-upload w-72")
-        with ui.row().classes("w-full items-center no-wrap gap-3") as self.progress_box:
-            with ui.column().classes("grow gap-0"):
-                self.progress_label = ui.label("").classes("text-xs text-grey-8").props("data-testid=eval-status")
-                self.progress = ui.linear_progress(value=0, show_value=False).props("data-testid=eval-progress")
-            self.cancel_button = ui.button("Cancel", icon="close", on_click=self.request_cancel).props(
-                "flat dense color=negative data-testid=eval-cancel"
-            )
-        self.progress_box.set_visibility(False)
+        self.job: Job | None = None
+        self.job_view = JobView("eval")  # the same widget as the activity bar's (jobs.py)
         self.results = ui.column().classes("w-full")
         ui.timer(0.1, self.drain)
         if query.get("run"):
@@ -218,16 +215,10 @@ class EvalPage:
         latest = None
         while self.events:
             latest = self.events.popleft()
-        if latest is None or not self.running:
-            return
-        done, total, what = latest
-        self.progress.set_value(done / total if total else 0)
-        self.progress_label.set_text(f"Question {min(done + 1, total)}/{total} · {what}")
-
-    def request_cancel(self) -> None:
-        if self.running:
-            self.cancel.set()
-            self.progress_label.set_text("Cancelling… (stops after the current question)")
+        if latest is not None and self.running and self.job is not None:
+            done, total, what = latest
+            self.job.progress(f"question {min(done + 1, total)}/{total} · {what}", done, total, key="questions")
+        self.job_view.show(self.job)
 
     async def start(self) -> None:
         if self.running:
@@ -238,27 +229,26 @@ class EvalPage:
         self.running = True
         self.cancel = threading.Event()
         self.button.disable()
-        self.cancel_button.enable()
-        self.progress_box.set_visibility(True)
-        self.progress.set_value(0)
-        self.progress_label.set_text("Starting…")
+        job = self.job = start_job("eval", f"Evaluate {Path(str(self.flow.value)).name}", cancel=self.cancel.set)
+        job.progress("starting… (cancel stops after the current question)")
+        self.job_view.show(job)
         k = int(self.k.value) if self.k.value else None
+        outcome = "Done."
         try:
             data = await run.io_bound(self._evaluate, str(self.flow.value), str(self.questions.value), k, self.cancel)
         except EvalCancelled:
-            self.progress_label.set_text("Cancelled.")
+            outcome = "Cancelled."
             return
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="negative", multi_line=True)
-            self.progress_label.set_text(f"Failed: {redact(str(exc))}")
+            outcome = f"Failed: {redact(str(exc))}"
             return
         finally:
             self.running = False
             self.button.enable()
-            self.cancel_button.disable()
             self.events.clear()
-        self.progress.set_value(1)
-        self.progress_label.set_text("Done.")
+            job.finish(outcome)
+            self.job_view.show(job)
         self.data = data
         self.show(Path(str(self.flow.value)).name)
 

@@ -24,6 +24,7 @@ from flowbuilder.pathguard import expand_user
 from flowbuilder.secrets import redact
 from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
+from flowbuilder.ui.jobs import Job, start_job
 from flowbuilder.ui.session import EditorSession
 from flowbuilder.ui.widgets import ui_words
 
@@ -31,18 +32,28 @@ DRAIN_INTERVAL_S = 0.1
 UPSTREAM_LEAD = re.compile(r"^upstream node (?=')")
 
 
-def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
-    """Coalesce executor events into per-node data patches, token texts and log lines."""
+def card_name(session: EditorSession, node_id: str) -> str:
+    """What the card shows for a node (its name), for messages; the id when the node is gone."""
+    spec = session.state.flow.find_node(node_id)
+    return spec.label if spec is not None else node_id
+
+
+def fold_events(
+    events: list[RunEvent], name: Callable[[str], str] = str
+) -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
+    """Coalesce executor events into per-node data patches, token texts and log lines (which call a
+    node by ``name(node_id)``, the card's name on the page)."""
     patches: dict[str, dict[str, Any]] = {}
     tokens: list[str] = []
     lines: list[str] = []
     for event in events:
         node = event.node_id
+        shown = name(node) if node else ""
         data = event.data
         patch = patches.setdefault(node, {}) if node else {}
         if event.kind == "node_started":
             patch.update(status="running", summary="running…", error=None, duration=None, progress=None)
-            lines.append(f"▶ {node}")
+            lines.append(f"▶ {shown}")
         elif event.kind == "progress":
             patch["progress"] = {"done": data.get("done", 0), "total": data.get("total", 0)}
             if data.get("message"):
@@ -53,36 +64,36 @@ def fold_events(events: list[RunEvent]) -> tuple[dict[str, dict[str, Any]], list
             patch.update(
                 status="warning", summary=warning, warning=warning, duration=data.get("duration"), progress=None
             )
-            lines.append(f"⚠ {node}: {data.get('summary', '')}; warning: {warning} ({data.get('duration', 0):.2f} s)")
+            lines.append(f"⚠ {shown}: {data.get('summary', '')}; warning: {warning} ({data.get('duration', 0):.2f} s)")
         elif event.kind == "node_finished":
             patch.update(status="ok", summary=data.get("summary", ""), duration=data.get("duration"), progress=None)
-            lines.append(f"✓ {node}: {data.get('summary', '')} ({data.get('duration', 0):.2f} s)")
+            lines.append(f"✓ {shown}: {data.get('summary', '')} ({data.get('duration', 0):.2f} s)")
         elif event.kind == "node_cached" and data.get("warning"):
             warning = str(data["warning"])
             patch.update(status="warning", summary=warning, warning=warning, duration=0.0, progress=None)
-            lines.append(f"⚠ {node}: cached {data.get('summary', '')}; warning: {warning}")
+            lines.append(f"⚠ {shown}: cached {data.get('summary', '')}; warning: {warning}")
         elif event.kind == "node_cached":
             patch.update(status="cached", summary=f"cached · {data.get('summary', '')}", duration=0.0, progress=None)
-            lines.append(f"⚡ {node}: cached {data.get('summary', '')}")
+            lines.append(f"⚡ {shown}: cached {data.get('summary', '')}")
         elif event.kind == "node_failed":
             error = ui_words(str(data.get("error") or ""))
             patch.update(status="failed", error=error, duration=data.get("duration"), progress=None)
-            lines.append(f"✕ {node}: {error}")
+            lines.append(f"✕ {shown}: {error}")
         elif event.kind == "node_skipped":
             reason = str(data.get("reason", ""))
             # "upstream node 'llm' failed" -> "'llm' failed": the badge is narrow, the log keeps the whole reason
             short = UPSTREAM_LEAD.sub("", reason)
             patch.update(status="disabled" if reason == "disabled" else "skipped", summary=f"skipped: {short}")
-            lines.append(f"– {node}: skipped ({reason})")
+            lines.append(f"– {shown}: skipped ({reason})")
         elif event.kind == "node_cancelled":
             patch.update(status="cancelled", summary="cancelled", duration=data.get("duration"), progress=None)
-            lines.append(f"■ {node}: cancelled")
+            lines.append(f"■ {shown}: cancelled")
         elif event.kind == "token":
             tokens.append(str(data.get("text", "")))
         elif event.kind == "log":
-            lines.append(f"  {node}: {data.get('message', '')}")
+            lines.append(f"  {shown}: {data.get('message', '')}")
         elif event.kind == "run_started":
-            lines.append(f"run: {' → '.join(data.get('order', []))}")
+            lines.append(f"run: {' → '.join(name(n) for n in data.get('order', []))}")
         elif event.kind == "run_finished":
             state = (
                 "cancelled" if data.get("cancelled") else ("ok" if data.get("ok") else f"failed {data.get('failed')}")
@@ -106,6 +117,8 @@ class RunController:
         self.running = False
         self.last: RunResult | None = None
         self.token_listeners: list[Callable[[str], None]] = []
+        self.stage_listeners: list[Callable[[str], None]] = []  # the job's stage while it runs (the chat)
+        self.job: Job | None = None
         self.finished_listeners: list[Callable[[RunResult | None], None]] = []
         # Tall enough to read a whole run; lines wrap so a long question or error is not cut at the panel edge.
         self.log = (
@@ -121,7 +134,12 @@ class RunController:
         batch: list[RunEvent] = []
         while self._events:
             batch.append(self._events.popleft())
-        patches, tokens, lines = fold_events(batch)
+        patches, tokens, lines = fold_events(batch, self.name)
+        if self.job is not None and self.job.running:
+            for event in batch:
+                self.job.event(event, self.name)
+            for listener in self.stage_listeners:
+                listener(self.job.stage)
         self.canvas.patch(patches)
         if tokens:
             text = "".join(tokens)
@@ -129,6 +147,9 @@ class RunController:
                 listener(text)
         for line in lines:
             self.log.push(line)
+
+    def name(self, node_id: str) -> str:
+        return card_name(self.session, node_id)
 
     async def start(self, to: str | None = None, text: str | None = None, file_input: bool = False) -> RunResult | None:
         if self.running:
@@ -161,6 +182,9 @@ class RunController:
         self.running = True
         started = time.perf_counter()
         result: RunResult | None = None
+        target = f" to {self.name(to)}" if to else ""
+        job = self.job = start_job("run", f"Run {flow.name or 'flow'}{target}", cancel=self.cancel)
+        outcome = "Not run."
         try:
             await self._after_background(flow)
             result = await run.io_bound(
@@ -181,19 +205,25 @@ class RunController:
             ui.notify(ui_words(redact(str(exc))), type="negative", multi_line=True)
         finally:
             self.running = False
-            self.cancel_event = None
             self.drain()
+            self.cancel_event = None
+            if result is None:
+                job.finish(outcome)
         if result is not None:
             self.last = result
             self.session.results = dict(result.results)
             elapsed = time.perf_counter() - started
-            failed = [r.node_id for r in result.failed()]
+            failed = [self.name(r.node_id) for r in result.failed()]
             if result.cancelled:
+                outcome = "Cancelled."
                 ui.notify("Run cancelled.", type="warning")
             elif failed:
+                outcome = f"Failed: {', '.join(failed)}"
                 ui.notify(f"Run finished in {elapsed:.1f} s; failed: {', '.join(failed)}", type="warning")
             else:
+                outcome = f"Done in {elapsed:.1f} s."
                 ui.notify(f"Run finished in {elapsed:.1f} s.", type="positive")
+            job.finish(outcome)
         for listener in self.finished_listeners:
             listener(result)
         return result

@@ -16,6 +16,7 @@ from flowbuilder.executor import Executor
 from flowbuilder.netguard import check_bind, is_loopback
 from flowbuilder.secrets import redact
 from flowbuilder.serving.client_config import curl_example, http_config, pretty, stdio_config
+from flowbuilder.ui.jobs import Job, start_job
 from flowbuilder.ui.session import EditorSession
 from flowbuilder.ui.widgets import message_box
 
@@ -23,6 +24,7 @@ DEFAULT_PORT = 8765
 
 # One server per builder process and port: a second tab sees (and can stop) the running one.
 _RUNNING: dict[int, tuple[Any, Any]] = {}
+_JOBS: dict[int, Job] = {}  # the activity bar's line for each server
 
 
 class ServePanel:
@@ -99,14 +101,26 @@ class ServePanel:
             return
         start_warm_up(service)
         _RUNNING[port] = (server, service)
+        url_host = f"[{host}]" if ":" in host else host
+        job = start_job(
+            "serve", f"Serving {self.session.state.flow.name or 'the flow'}", cancel=lambda: self._stop(port)
+        )
+        job.progress(f"at http://{url_host}:{port}/mcp")
+        _JOBS[port] = job
         self._token_set = token is not None
         self.token.value = ""  # the page keeps no secret once the server has it
         self.refresh()
 
     def stop(self) -> None:
-        running = _RUNNING.pop(self._port(), None)
+        self._stop(self._port())
+
+    def _stop(self, port: int) -> None:
+        running = _RUNNING.pop(port, None)
         if running is not None:
             running[0].stop()
+        job = _JOBS.pop(port, None)
+        if job is not None:
+            job.finish("Stopped.")
         self._token_set = False
         self.refresh()
 

@@ -373,8 +373,11 @@ class EditorState:
             return
         self._snapshot()
         ids = self.flow.node_ids()
+        # A dangling edge (its node deleted or never imported) has nothing to lay out.
+        known = set(ids)
+        flow_edges = [e for e in self.flow.edges if e.source in known and e.target in known]
         service_out: dict[str, bool] = {}
-        for edge in self.flow.edges:
+        for edge in flow_edges:
             try:
                 port = self._port(edge.source, edge.source_port, "output")
                 is_service = port.kind is PortKind.SERVICE
@@ -383,7 +386,7 @@ class EditorState:
             service_out[edge.key] = is_service
         out_edges: dict[str, list[Edge]] = defaultdict(list)
         data_in: dict[str, int] = defaultdict(int)
-        for edge in self.flow.edges:
+        for edge in flow_edges:
             out_edges[edge.source].append(edge)
             if not service_out[edge.key]:
                 data_in[edge.target] += 1
@@ -415,7 +418,7 @@ class EditorState:
 
         graph = nx.DiGraph()
         graph.add_nodes_from(mains)
-        for edge in self.flow.edges:
+        for edge in flow_edges:
             a, b = root_of(edge.source), root_of(edge.target)
             if a != b:
                 graph.add_edge(a, b)

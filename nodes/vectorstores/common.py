@@ -424,7 +424,9 @@ def sync_inputs(
     failed): then the collection is left as it is rather than emptied."""
     if "documents" not in inputs or "documents" in ctx.missing_inputs:
         return None
-    return store.sync_documents(documents, mode, batch_size=batch_size, progress=ctx.progress)
+    return store.sync_documents(
+        documents, mode, batch_size=batch_size, progress=lambda done, total: ctx.progress(done, total, "embedding")
+    )
 
 
 def store_warning(label: str, count: int, report: SyncReport | None, ctx: RunContext) -> str:

@@ -124,3 +124,22 @@ def test_ask_runs_the_agent_and_returns_its_sources(served: Served, llm: FakeLLM
     assert result.answer == "INVALID-011 (and my key is ***)" or key not in (result.answer or "")
     assert [s["record_id"] for s in result.sources][:3] and "INVALID-011" in [s["record_id"] for s in result.sources]
     assert key not in json.dumps(result.to_json())
+
+
+def test_a_flow_with_a_cycle_is_refused_in_one_line_naming_it() -> None:
+    from flowbuilder.flow import Edge, Flow, NodeSpec
+
+    flow = Flow(
+        name="cycle",
+        nodes=[
+            NodeSpec(id="question", type="chat.input"),
+            NodeSpec(id="a", type="splitter.recursive"),
+            NodeSpec(id="b", type="splitter.recursive"),
+        ],
+        edges=[
+            Edge(source="a", source_port="chunks", target="b", target_port="documents"),
+            Edge(source="b", source_port="chunks", target="a", target_port="documents"),
+        ],
+    )
+    with pytest.raises(ServeError, match=r"cycle through (a -> b|b -> a); remove one of these connections"):
+        FlowService(flow)

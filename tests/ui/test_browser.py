@@ -76,7 +76,9 @@ def test_canvas_renders_typed_ports_and_issues(screen: Screen, builder: Callable
     assert "fb-t-records" in css(screen, handle("loader", "records", "source"))[0].get_attribute("class")
     issues = css(screen, '.vue-flow__node[data-id="store"] .fb-issues')[0]
     assert "not connected" in issues.get_attribute("title")
-    assert css(screen, ".vue-flow__minimap")
+    assert not css(screen, ".vue-flow__minimap")  # off by default: it would cover cards of the fitted flow
+    css(screen, ".fb-map-toggle")[0].click()
+    wait_until(lambda: css(screen, ".vue-flow__minimap"))
     shot(screen, "browser-canvas")
     # a failed badge shows the cause without the "Node 'x' (type) failed:" lead; the tooltip keeps it all
     page = list(PAGES.values())[-1]

@@ -23,7 +23,9 @@ GEOMETRY_JS = """
 const rect = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; };
 const cards = [...document.querySelectorAll('.vue-flow__node-fbnode')].map((el) => ({
   id: el.dataset.id, rect: rect(el), z: Number(getComputedStyle(el).zIndex) || 0,
-  title: (() => { const t = el.querySelector('.fb-title');
+  // the title as shown: the card's title, or its chip when the canvas is zoomed far out
+  title: (() => { const chip = el.querySelector('.fb-chip span');
+    const t = chip && chip.checkVisibility() ? chip : el.querySelector('.fb-title');
     return parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.offsetHeight; })() }));
 const notes = [...document.querySelectorAll('.vue-flow__node-fbnote')].map((el) => ({
   id: el.dataset.id, rect: rect(el), z: Number(getComputedStyle(el).zIndex) || 0,

@@ -223,6 +223,8 @@ def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
     screen.find_by_css("[data-testid=compare]").click()
     wait_css(screen, "[data-testid=leaderboard]")
     screen.should_contain("Done.")
+    cancel = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=compare-cancel]")
+    assert not any(c.is_displayed() for c in cancel)  # Cancel goes away when the job ends
     board = screen.find_by_css("[data-testid=leaderboard]")
     assert len(board.find_elements(By.CSS_SELECTOR, "tbody tr")) == 3
     assert "baseline" in board.text

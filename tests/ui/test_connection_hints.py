@@ -42,7 +42,8 @@ def test_dragging_a_connection_highlights_compatible_handles(screen: Screen, bui
     wait_until(lambda: "embedder" in css(screen, ".fb-canvas-message")[0].text)
     assert len([m for m in css(screen, ".fb-canvas-message") if m.is_displayed()]) == 1
     assert not css(screen, ".q-notification")  # no toasts
-    minimap = css(screen, ".vue-flow__minimap")[0].rect
+    css(screen, ".fb-map-toggle")[0].click()
+    minimap = wait_until(lambda: css(screen, ".vue-flow__minimap"))[0].rect  # type: ignore[index]
     message = css(screen, ".fb-canvas-message")[0].rect
     assert message["y"] + message["height"] < minimap["y"]
     assert len(css(screen, ".vue-flow__edge")) == 1

@@ -226,6 +226,8 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     screen.find_by_css("[data-testid=eval-run]").click()
     table = wait_css(screen, "[data-testid=eval-questions]", timeout=180)[0]
     screen.should_contain("Done.")
+    cancel = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-cancel]")
+    assert not any(c.is_displayed() for c in cancel)  # Cancel goes away when the job ends
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
     assert {r.text.split()[0]: " ".join(r.text.split()[1:]) for r in rows}["q1"].endswith("correct 1")
     text = screen.find_by_css("[data-testid=eval-metrics]").text

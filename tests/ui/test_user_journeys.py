@@ -311,7 +311,7 @@ async def test_chat_failure_is_a_readable_warning(user: User, builder: Callable[
     user.find(marker="chat-input").type("anything")
     user.find(marker="chat-send").click()
     await wait_for(lambda: "loader" in page.session.results)
-    await user.should_see("No answer: node 'loader' failed", retries=20)
+    await user.should_see("No answer: “loader” failed", retries=20)
     boxes = [el for el in user.find(kind=ui.element).elements if "fb-chat-warning" in el.classes]
     assert len(boxes) == 1 and "fb-box-warning" in boxes[0].classes
     body = [el.text for el in user.find(kind=ui.label).elements if "fb-box-text" in el.classes]  # type: ignore[attr-defined]

@@ -1,0 +1,205 @@
+"""Long work the user started (run, ingest, compare, eval, serve), seen from every tab and page.
+
+A :class:`Job` is registered by whoever starts the work and fed from the worker's events
+(:meth:`Job.progress`); its estimate of the time left comes from the rate measured in the current
+stage, never from a guess. :class:`JobView` draws one job (stage, bar, time left, Cancel, which goes
+away when the job ends); :class:`ActivityBar` draws every job of this builder process under a page's
+header, so a compare started on /compare is followed from the builder and the other way round.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nicegui import ui
+
+from flowbuilder.executor import RunEvent
+
+KEEP_FINISHED_S = 8.0
+"""How long a finished job stays in the activity bar with its outcome."""
+MIN_RATE_SECONDS = 1.0
+_ids = itertools.count(1)
+_LOCK = threading.Lock()
+JOBS: dict[int, Job] = {}
+
+
+def seconds_text(seconds: float) -> str:
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s left"
+    if seconds < 3600:
+        return f"about {seconds / 60:.1f} min left"
+    return f"about {seconds / 3600:.1f} h left"
+
+
+@dataclass
+class Job:
+    """One piece of long work. Thread-safe enough for one writer (the worker) and many readers."""
+
+    kind: str
+    title: str
+    cancel: Callable[[], None] | None = None
+    id: int = field(default_factory=lambda: next(_ids))
+    stage: str = "starting…"
+    done: int = 0
+    total: int = 0
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    outcome: str = ""
+    cancelling: bool = False
+    _stage_key: str = ""
+    _rate_from: tuple[float, int] = (0.0, 0)
+
+    # ---------------------------------------------------------------- the worker's side
+    def progress(self, stage: str, done: int = 0, total: int = 0, key: str | None = None) -> None:
+        """The current stage ("embedding", with ``done`` of ``total`` items). ``key`` names the stage for
+        the rate: a new key restarts the measurement (a new node's items are not the last one's)."""
+        key = key if key is not None else stage
+        now = time.monotonic()
+        if key != self._stage_key or done < self.done:
+            self._stage_key = key
+            self._rate_from = (now, done)
+        self.stage, self.done, self.total = stage, done, total
+
+    def event(self, event: RunEvent, name: Callable[[str], str] = str, prefix: str = "") -> None:
+        """Follow an executor event (``name`` turns a node id into the card's name)."""
+        node = name(event.node_id) if event.node_id else ""
+        if event.kind == "progress":
+            done, total = int(event.data.get("done", 0)), int(event.data.get("total", 0))
+            what = str(event.data.get("message") or "")
+            stage = f"{prefix}{node}: {what + ' ' if what else ''}{done}/{total}"
+            self.progress(stage, done, total, key=f"{prefix}{event.node_id}:{what}")
+        elif event.kind == "node_started":
+            self.progress(f"{prefix}{node}: running", key=f"{prefix}{event.node_id}")
+        elif event.kind == "node_cached":
+            self.progress(f"{prefix}{node}: cached", key=f"{prefix}{event.node_id}")
+
+    def finish(self, outcome: str) -> None:
+        self.outcome = outcome
+        self.ended = time.monotonic()
+        self.cancel = None
+
+    def request_cancel(self) -> None:
+        if self.cancel is not None and self.ended is None:
+            self.cancelling = True
+            self.cancel()
+
+    # ---------------------------------------------------------------- readers
+    @property
+    def running(self) -> bool:
+        return self.ended is None
+
+    def seconds_left(self) -> float | None:
+        """Items left over the rate measured since the stage began; None until there is a rate."""
+        if not self.total or self.done >= self.total:
+            return None
+        since, done0 = self._rate_from
+        elapsed = time.monotonic() - since
+        if elapsed < MIN_RATE_SECONDS or self.done <= done0:
+            return None
+        rate = (self.done - done0) / elapsed
+        return (self.total - self.done) / rate
+
+    def line(self) -> str:
+        if not self.running:
+            return f"{self.title} · {self.outcome}"
+        return f"{self.title} · {'cancelling… ' if self.cancelling else ''}{self.stage}"
+
+    def eta_text(self) -> str:
+        if not self.running or not self.total:
+            return ""
+        left = self.seconds_left()
+        return seconds_text(left) if left is not None else "estimating time left…"
+
+
+def start_job(kind: str, title: str, cancel: Callable[[], None] | None = None) -> Job:
+    job = Job(kind=kind, title=title, cancel=cancel)
+    with _LOCK:
+        JOBS[job.id] = job
+    return job
+
+
+def current_jobs() -> list[Job]:
+    """Running jobs and those that ended a moment ago (their outcome is still shown)."""
+    now = time.monotonic()
+    with _LOCK:
+        for job_id in [j.id for j in JOBS.values() if j.ended is not None and now - j.ended > KEEP_FINISHED_S]:
+            JOBS.pop(job_id, None)
+        return list(JOBS.values())
+
+
+class JobView:
+    """One job: its line (stage, time left), a progress bar and Cancel while it runs."""
+
+    def __init__(self, testid: str = "job") -> None:
+        self.job: Job | None = None
+        with ui.row().classes("w-full items-center no-wrap gap-3 fb-job") as self.box:
+            with ui.column().classes("grow gap-0"):
+                self.label = ui.label("").classes("text-xs fb-job-line").props(f"data-testid={testid}-status")
+                self.bar = ui.linear_progress(value=0, show_value=False).props(f"data-testid={testid}-progress")
+            self.eta = ui.label("").classes("text-xs fb-job-eta").props(f"data-testid={testid}-eta")
+            self.cancel_button = (
+                ui.button("Cancel", icon="close", on_click=self._cancel)
+                .props(f"flat dense no-caps color=negative data-testid={testid}-cancel")
+                .classes("fb-job-cancel")
+            )
+        self.box.set_visibility(False)
+
+    def _cancel(self) -> None:
+        if self.job is not None:
+            self.job.request_cancel()
+            self.show(self.job)
+
+    def show(self, job: Job | None) -> None:
+        self.job = job
+        self.box.set_visibility(job is not None)
+        if job is None:
+            return
+        self.label.set_text(job.line())
+        self.eta.set_text(job.eta_text())
+        self.bar.set_value((job.done / job.total if job.total else 0) if job.running else 1)
+        self.cancel_button.set_visibility(job.running and job.cancel is not None and not job.cancelling)
+
+
+class ActivityBar:
+    """Every job of this builder process, one line each, floating at the bottom of the page (the builder's
+    over the canvas); with no job it is hidden."""
+
+    def __init__(self, skip: str = "", page: str = "", interval: float = 0.5) -> None:
+        self.skip = skip  # the kind of job this page draws itself
+        self.views: list[JobView] = []
+        with ui.column().classes(f"gap-0 q-px-sm fb-activity fb-activity-{page or 'page'}") as self.box:
+            pass
+        self.box.set_visibility(False)
+        self.refresh()
+        ui.timer(interval, self.refresh)
+
+    def refresh(self) -> None:
+        jobs = [job for job in current_jobs() if job.kind != self.skip]
+        while len(self.views) < len(jobs):
+            with self.box:
+                self.views.append(JobView("activity"))
+        for view, job in itertools.zip_longest(self.views, jobs):
+            if view is not None:
+                view.show(job)
+        self.box.set_visibility(bool(jobs))
+
+
+ACTIVITY_CSS = """
+.fb-activity { position: fixed; bottom: 10px; left: 50%; transform: translateX(-50%); width: min(520px, 44vw);
+  z-index: 3000; background: #eff6ff; border: 1px solid #bfdbfe; border-radius: 8px;
+  box-shadow: 0 2px 8px rgba(15, 23, 42, .2); }
+/* on the builder, centred over the canvas: the palette (250 px) and the side panel (420 px) may be open */
+html .fb-activity-builder { left: calc(50% + 105px); }
+html.fb-palette-closed .fb-activity-builder { left: 50%; }
+html:not(.fb-side-closed) .fb-activity-builder { left: calc(50% - 85px); }
+html.fb-palette-closed:not(.fb-side-closed) .fb-activity-builder { left: calc(50% - 190px); }
+.fb-activity .fb-job { min-height: 30px; }
+.fb-activity .fb-job-line { color: #1e3a8a; font-size: 12px; }
+.fb-job-eta { white-space: nowrap; color: #475569; }
+.body--dark .fb-activity { background: #172554; border-color: #1e3a8a; }
+.body--dark .fb-activity .fb-job-line { color: #dbeafe; }
+"""

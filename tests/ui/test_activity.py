@@ -1,0 +1,121 @@
+"""One activity bar for long work: each job's stage, a time left measured from its rate, and Cancel
+until it ends; seen from the builder and from /compare and /eval. The chat says the stage while it waits."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from nicegui.testing import Screen
+
+from flowbuilder.executor import RunEvent
+from flowbuilder.flow import NodeSpec
+from flowbuilder.ui.jobs import JOBS, Job, current_jobs, start_job
+
+from .test_browser import css, shot, wait_until
+from .test_chat_no_model import closed_port, rag_flow
+
+BAR_JS = """
+const line = [...document.querySelectorAll('[data-testid=activity-status]')].find((e) => e.checkVisibility());
+const cancel = [...document.querySelectorAll('[data-testid=activity-cancel]')].some((e) => e.checkVisibility());
+return line ? { line: line.innerText, cancel } : null;
+"""
+
+
+def test_time_left_comes_from_the_measured_rate_of_the_current_stage() -> None:
+    job = Job(kind="run", title="Run demo")
+    job.event(RunEvent("progress", "store", {"done": 0, "total": 500, "message": "embedding"}), str.upper)
+    assert job.stage == "STORE: embedding 0/500" and job.seconds_left() is None
+    job._rate_from = (job._rate_from[0] - 10.0, 0)  # 10 s into the stage
+    job.event(RunEvent("progress", "store", {"done": 100, "total": 500, "message": "embedding"}))
+    assert job.seconds_left() == pytest.approx(40, rel=0.05)  # 400 rows left at 10 rows/s
+    assert "about 40 s left" in job.eta_text() or "about 39 s left" in job.eta_text()
+    # a new stage starts a new measurement: the last node's rate says nothing about this one
+    job.event(RunEvent("progress", "retriever", {"done": 1, "total": 50, "message": "searching"}))
+    assert job.seconds_left() is None and job.eta_text() == "estimating time left…"
+    cancelled: list[bool] = []
+    job.cancel = lambda: cancelled.append(True)
+    job.request_cancel()
+    assert cancelled == [True] and job.line().startswith("Run demo · cancelling…")
+    job.finish("Cancelled.")
+    assert job.line() == "Run demo · Cancelled." and job.cancel is None and job.eta_text() == ""
+
+
+def test_finished_jobs_leave_the_bar() -> None:
+    job = start_job("compare", "Compare 2 flows")
+    assert job in current_jobs()
+    job.finish("Done.")
+    assert job in current_jobs()  # its outcome is shown a moment
+    assert job.ended is not None
+    job.ended -= 60
+    assert job not in current_jobs() and job.id not in JOBS
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [(1280, 720), (1440, 900)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_chat_run_shows_in_the_activity_bar_on_every_page(
+    screen: Screen, builder: Callable[..., None], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    llm = NodeSpec(
+        id="llm", type="llm.ollama", name="Local model", config={"base_url": f"http://127.0.0.1:{closed_port()}"}
+    )
+    builder(flow_path=rag_flow(tmp_path, llm))
+    screen.selenium.set_window_size(*size)
+    screen.open("/")
+    wait_until(lambda: css(screen, ".fb-wrap[data-ready]"), timeout=30)
+    css(screen, ".fb-side-open-chat")[0].click()
+    box = wait_until(lambda: [e for e in css(screen, ".fb-chat-compose input") if e.is_displayed()])
+    box[0].send_keys("Which login case has two dots in the email?")  # type: ignore[index]
+    css(screen, ".fb-chat-compose button")[0].click()
+    # while the flow runs: the bar names the job and its stage, with Cancel; the chat says the stage too
+    snap = wait_until(lambda: screen.selenium.execute_script(BAR_JS))
+    assert snap["line"].startswith("Run RAG chat · "), snap  # type: ignore[index]
+    ended = any(word in snap["line"] for word in ("Done", "Failed", "Cancelled"))  # type: ignore[index]
+    assert snap["cancel"] is not ended, snap  # type: ignore[index]  # Cancel exactly while it runs
+    if not ended:  # a cold first run: the chat says the stage while it waits
+        wait_until(lambda: len(css(screen, ".fb-chat-answer")[0].text) > 3 or css(screen, ".fb-hit"))
+    shot(screen, f"activity-running-{size[0]}x{size[1]}")
+    # the same job is listed on /compare while it runs... or its outcome, once it ended
+    wait_until(lambda: css(screen, ".fb-hit"), timeout=180)
+    # the bar redraws twice a second: its line turns into the outcome, naming the card that failed
+    done = wait_until(
+        lambda: (snap := screen.selenium.execute_script(BAR_JS)) and "Run RAG chat · F" in snap["line"] and snap
+    )
+    assert done["line"].startswith("Run RAG chat · Failed: Local model"), done  # type: ignore[index]
+    assert done["cancel"] is False, done  # type: ignore[index]
+    # the reply wraps inside the panel: nothing sticks out to the right
+    overflow = screen.selenium.execute_script(
+        "const side = document.querySelector('.fb-side').getBoundingClientRect();"
+        "return Math.max(0, ...[...document.querySelectorAll('.fb-chat-reply *')]"
+        ".map((e) => e.getBoundingClientRect().right - side.right));"
+    )
+    assert overflow <= 1, overflow
+    shot(screen, f"activity-done-{size[0]}x{size[1]}")
+
+
+@pytest.mark.browser
+def test_a_job_started_in_the_builder_is_seen_from_compare_and_eval(
+    screen: Screen, builder: Callable[..., None]
+) -> None:
+    builder()
+    cancelled: list[bool] = []
+    job = start_job("ingest", "Ingest cases.csv", cancel=lambda: cancelled.append(True))
+    job.progress("Chroma: embedding 96/500", 96, 500)
+    try:
+        for path in ("/compare", "/eval", "/"):
+            screen.open(path)
+            line = wait_until(
+                lambda: [e.text for e in css(screen, "[data-testid=activity-status]") if e.is_displayed()]
+            )
+            assert "Ingest cases.csv · Chroma: embedding 96/500" in line  # type: ignore[operator]
+        shot(screen, "activity-builder")
+        css(screen, "[data-testid=activity-cancel]")[0].click()
+        wait_until(lambda: cancelled == [True])
+        job.finish("Cancelled.")
+        wait_until(lambda: not [b for b in css(screen, "[data-testid=activity-cancel]") if b.is_displayed()])
+        wait_until(lambda: any("Cancelled." in e.text for e in css(screen, "[data-testid=activity-status]")))
+        time.sleep(0.1)
+    finally:
+        job.finish(job.outcome or "Done.")
