@@ -211,6 +211,9 @@ class LocalChat(ChatModelNode):
     display_name = "Local GGUF Model (llama.cpp)"
     aliases = ("LLM", "llama.cpp", "GGUF", "local model", "offline", "SmolLM2", "chat model", "model", "chat")
 
+    def __init__(self, config: LocalLLMConfig) -> None:
+        super().__init__(config)  # type: ignore[arg-type]  # the shared run reads only system_message and stream
+
     @classmethod
     def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
         problems = super().config_problems(config)

@@ -43,13 +43,13 @@ def smollm() -> Path:
 
 
 def build(node_id: str = "llm", cancel: threading.Event | None = None, **config: object) -> LocalChatModel:
-    node = LocalChat(LocalLLMConfig(**config))  # type: ignore[arg-type]
+    node = LocalChat(LocalLLMConfig.model_validate(config))
     return node.build_model(RunContext(node_id, cancel_event=cancel))
 
 
 def run_node(prompt: str, **config: object) -> tuple[dict[str, object], RunContext]:
     ctx = RunContext("llm")
-    outputs = LocalChat(LocalLLMConfig(**config)).run({"prompt": prompt}, ctx)  # type: ignore[arg-type]
+    outputs = LocalChat(LocalLLMConfig.model_validate(config)).run({"prompt": prompt}, ctx)
     return outputs, ctx
 
 
