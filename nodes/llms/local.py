@@ -208,7 +208,7 @@ class LocalChat(ChatModelNode):
 
     type_name = "llm.local"
     Config: ClassVar[type[BaseModel]] = LocalLLMConfig
-    display_name = "Local GGUF Model (llama.cpp)"
+    display_name = "Local GGUF Chat Model"
     aliases = ("LLM", "llama.cpp", "GGUF", "local model", "offline", "SmolLM2", "chat model", "model", "chat")
 
     def __init__(self, config: LocalLLMConfig) -> None:
