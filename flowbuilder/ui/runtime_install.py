@@ -32,6 +32,8 @@ class InstallJob:
     """The progress line: the build step or pip's latest message."""
     tail: list[str] = field(default_factory=list)
     process: asyncio.subprocess.Process | None = None
+    command: list[str] = field(default_factory=lambda: [*install_command(), "-v"])
+    """pip install -e .[local]; -v shows the cmake build steps, the only real progress of a long build."""
 
     def start(self) -> None:
         if self.state == "running":
@@ -42,8 +44,7 @@ class InstallJob:
     async def _run(self) -> None:
         try:
             self.process = await asyncio.create_subprocess_exec(
-                *install_command(),
-                "-v",  # -v shows the cmake build steps, the only real progress of a long build
+                *self.command,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 env=install_env(),
