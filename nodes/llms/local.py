@@ -64,7 +64,12 @@ class LocalLLMConfig(BaseModel):
         json_schema_extra={"advanced": True},
     )
     threads: int = Field(
-        0, ge=0, le=256, description="CPU threads; 0 = every core.", json_schema_extra={"advanced": True}
+        0,
+        ge=0,
+        le=256,
+        description="CPU threads; 0 = half the cores (llama.cpp's default). More threads than idle cores slow it "
+        "down sharply on a busy machine.",
+        json_schema_extra={"advanced": True},
     )
     seed: int = Field(
         42,
@@ -238,16 +243,18 @@ class LocalChat(ChatModelNode):
         config = self.config
         assert isinstance(config, LocalLLMConfig)
         label = f"llm.local '{ctx.node_id}'"
-        threads = config.threads or os.cpu_count() or 1
+        threads = config.threads or max(1, (os.cpu_count() or 2) // 2)
         loaded = load_model(self.model_path(ctx), n_ctx=config.n_ctx, n_threads=threads, node_label=label)
         grammar = None
         if config.grammar.strip():
             import llama_cpp
 
-            try:
-                grammar = llama_cpp.LlamaGrammar.from_string(config.grammar, verbose=False)
-            except (ValueError, RuntimeError) as exc:
-                raise NodeError(f"{label}: the grammar is not valid GBNF ({exc}); fix the node's grammar.") from None
+            if not loaded.grammar_parses(config.grammar):
+                raise NodeError(
+                    f"{label}: the grammar is not valid GBNF (llama.cpp cannot parse it, or it has no 'root' rule); "
+                    "fix the node's grammar field."
+                )
+            grammar = llama_cpp.LlamaGrammar.from_string(config.grammar, verbose=False)
         ctx.details["model_file"] = str(loaded.path)
         ctx.details["load_seconds"] = round(loaded.load_seconds, 3)
         ctx.details["chat_template"] = "from the GGUF file" if loaded.chat_template else "none in the file (llama-2)"

@@ -115,6 +115,18 @@ class LoadedModel:
         return str(self.llama.metadata.get("general.name") or self.path.stem)
 
 
+    def grammar_parses(self, grammar: str) -> bool:
+        """Whether llama.cpp accepts a GBNF grammar with a ``root`` rule. Checked before any generation:
+        llama-cpp-python hands the text to llama.cpp unchecked, and an invalid grammar crashes the process."""
+        import llama_cpp
+
+        sampler = llama_cpp.llama_sampler_init_grammar(self.llama._model.vocab, grammar.encode(), b"root")
+        if not sampler:
+            return False
+        llama_cpp.llama_sampler_free(sampler)
+        return True
+
+
 _CACHE: dict[tuple[Any, ...], LoadedModel] = {}
 _CACHE_LOCK = threading.Lock()
 
