@@ -47,6 +47,7 @@ QUESTION_SETS = ("vwo500_dev.jsonl", "vwo500_userworded.jsonl")
 LOCAL_CONFIG: dict[str, Any] = {"temperature": 0.0, "max_tokens": 160}
 JUDGE_CANDIDATES = 10
 KEEP = 5
+THREADS = max(1, (os.cpu_count() or 2) // 2)  # llm.local's default (threads = 0)
 
 
 def load_average() -> str:
@@ -227,7 +228,7 @@ def speed_table(repeats: int) -> None:
     loads = []
     for _ in range(repeats):
         local_runtime._CACHE.clear()  # a fresh load each time (the node itself loads once per process)
-        loaded = local_runtime.load_model(model_path, n_ctx=4096, n_threads=os.cpu_count() or 1, node_label="bench")
+        loaded = local_runtime.load_model(model_path, n_ctx=4096, n_threads=THREADS, node_label="bench")
         loads.append(loaded.load_seconds)
     after_load, _ = rss_mb()
     chunks = [line for line in DATA.read_text(encoding="utf-8").splitlines()[1:6]]
@@ -258,7 +259,7 @@ def speed_table(repeats: int) -> None:
             )
         )
     now, peak = rss_mb()
-    print(f"\n3. speed of {model_path.name} in-process ({os.cpu_count()} threads), {repeats} repeats, min / median")
+    print(f"\n3. speed of {model_path.name} in-process ({THREADS} thread(s)), {repeats} repeats, min / median")
     print(f"   load: {min(loads):.2f} / {statistics.median(loads):.2f} s;  RSS: {before:.0f} MB before the model,")
     print(f"   {after_load:.0f} MB after loading it, {now:.0f} MB after generating (peak {peak:.0f} MB)")
     table(("prompt", "prompt tokens", "first token s", "tokens/s", "tokens"), rows)

@@ -205,11 +205,11 @@ class LocalChatModel(BaseChatModel):
 
 @register_node
 class LocalChat(ChatModelNode):
-    """Embedded llama.cpp on a GGUF file, no server; the default SmolLM2-135M is a tiny test model that invents.
+    """Embedded llama.cpp on a GGUF file, no server. The default SmolLM2-135M is a tiny test model that invents: real answers need a real GGUF, Ollama or a key.
 
-    Real answers need a real GGUF (a 3B+ instruct model), Ollama or a provider key. The runtime is the
-    optional ``llama-cpp-python`` (``pip install -e .[local]`` or the builder's install button).
-    """
+    The runtime is the optional ``llama-cpp-python`` (``pip install -e .[local]`` or the builder's
+    install button); see the module docstring.
+    """  # noqa: E501  (the first line is the palette's one-line description)
 
     type_name = "llm.local"
     Config: ClassVar[type[BaseModel]] = LocalLLMConfig
