@@ -244,6 +244,7 @@ def speed_table(repeats: int) -> None:
     for label, prompt in (("RAG prompt (5 rows)", rag), ("short prompt", short)):
         first, rate, tokens = [], [], []
         for _ in range(repeats):
+            model.loaded.llama.reset()  # evaluate the prompt from scratch: no KV-cache reuse between repeats
             model.chat([ChatMessage(role="user", content=prompt)], on_token=lambda _t: None)
             stats = model.last_stats
             first.append(stats["first_token_s"])
