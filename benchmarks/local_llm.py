@@ -93,6 +93,12 @@ def answer_flow() -> dict[str, Any]:
     return flow
 
 
+def _with_model_node(flow: dict[str, Any]) -> None:
+    """A second llm.local node that only provides the model (the answering one would make a cycle);
+    both share one loaded model (same file and load parameters)."""
+    flow["nodes"].append({"id": "helper_llm", "type": "llm.local", "config": dict(LOCAL_CONFIG)})
+
+
 def rewrite_flow() -> dict[str, Any]:
     """The demo's retriever replaced by query.rewrite (llm.local writes 3 rewordings; RRF keeps 5)."""
     flow = answer_flow()
@@ -100,10 +106,11 @@ def rewrite_flow() -> dict[str, Any]:
     flow["nodes"] = [n for n in flow["nodes"] if n["id"] != "retriever"]
     config = {"n": 3, "k": KEEP, "keep": KEEP, "if_model_fails": "fail"}
     flow["nodes"].append({"id": "rewrite", "type": "query.rewrite", "config": config})
+    _with_model_node(flow)
     flow["edges"] = [
         *_edges_without(flow, "retriever"),
         _edge("question", "message", "rewrite", "query"),
-        _edge("llm", "model", "rewrite", "model"),
+        _edge("helper_llm", "model", "rewrite", "model"),
         _edge("store", "store", "rewrite", "store"),
         _edge("rewrite", "hits", "prompt", "context"),
     ]
@@ -119,10 +126,11 @@ def rerank_flow() -> dict[str, Any]:
             node["config"]["k"] = JUDGE_CANDIDATES
     config = {"candidates": JUDGE_CANDIDATES, "keep": KEEP, "if_model_fails": "fail"}
     flow["nodes"].append({"id": "rerank", "type": "reranker.llm", "config": config})
+    _with_model_node(flow)
     flow["edges"] = [e for e in flow["edges"] if not (e["source"] == "retriever" and e["target"] == "prompt")] + [
         _edge("retriever", "hits", "rerank", "hits"),
         _edge("question", "message", "rerank", "query"),
-        _edge("llm", "model", "rerank", "model"),
+        _edge("helper_llm", "model", "rerank", "model"),
         _edge("rerank", "hits", "prompt", "context"),
     ]
     return flow
