@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET_S = 2.0  # issue 14: a 500-node flow opens in under 2 s
+TARGET_S = 2.0  # a 500-node flow opens in under 2 s
 SERVER = """
 import sys
 from nicegui import ui

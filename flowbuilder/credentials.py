@@ -35,8 +35,9 @@ from urllib.parse import urlsplit
 from platformdirs import user_config_dir
 from pydantic import BaseModel, ConfigDict
 
-from flowbuilder.errors import CredentialError
+from flowbuilder.errors import CredentialError, FlowbuilderError
 from flowbuilder.netguard import is_loopback
+from flowbuilder.pathguard import DEFAULT_WORKSPACE, FileRoots, approved_folders
 from flowbuilder.secrets import register_secret
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,9 @@ APPROVED_KEY = "approved_endpoints"
 """Section of the credentials file: ``{"provider/account": ["https://host", ...]}``."""
 COMMANDS_KEY = "approved_commands"
 """Section of the credentials file: command lines the user lets flows start (``tool.mcp`` over stdio)."""
-_SECTIONS = (APPROVED_KEY, COMMANDS_KEY)
+PATHS_KEY = "approved_paths"
+"""Section of the credentials file: folders the user lets every flow read (see :mod:`flowbuilder.pathguard`)."""
+_SECTIONS = (APPROVED_KEY, COMMANDS_KEY, PATHS_KEY)
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,11 @@ class CredentialStore:
         section = self._section(COMMANDS_KEY)
         return [str(c) for c in section] if isinstance(section, list) else []
 
+    def approved_paths(self) -> list[str]:
+        """Folders the user lets every flow read."""
+        section = self._section(PATHS_KEY)
+        return [str(p) for p in section if isinstance(p, str)] if isinstance(section, list) else []
+
     def get(self, provider: str, name: str) -> str | None:
         names = self._read().get(provider, {})
         return names.get(name) or (names.get("default") if name != "default" else None)
@@ -187,6 +195,9 @@ class CredentialStore:
         commands = self.approved_commands()
         if commands:
             data[COMMANDS_KEY] = commands
+        paths = self.approved_paths()
+        if paths:
+            data[PATHS_KEY] = paths
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -266,6 +277,8 @@ class CredentialResolver:
         environ: Mapping[str, str] | None = None,
         approved: Iterable[tuple[str, str]] = (),
         commands: Iterable[str] = (),
+        paths: Iterable[str | Path] = (),
+        workspace: Path | None = None,
     ) -> None:
         self.explicit = dict(explicit or {})
         self.store = store if store is not None else CredentialStore()
@@ -274,6 +287,9 @@ class CredentialResolver:
         """Endpoints approved for this session: ``(provider or provider/account, origin)``."""
         self.commands: set[str] = {normalize_command(c) for c in commands}
         """Command lines approved for this session (``--allow-command``)."""
+        self.paths: list[Path] = list(approved_folders(paths))
+        """Folders approved for this session (``--allow-path``, the builder's Approve button)."""
+        self.workspace = workspace if workspace is not None else DEFAULT_WORKSPACE
         for value in self.explicit.values():
             register_secret(value)
 
@@ -288,6 +304,36 @@ class CredentialResolver:
     def approve_command(self, command: str) -> None:
         """Let flows start ``command`` (this exact command line) for this session."""
         self.commands.add(normalize_command(command))
+
+    def approve_path(self, folder: str | Path) -> None:
+        """Let flows read files under ``folder`` for this session (never-readable places stay refused)."""
+        for path in approved_folders([folder]):
+            if path not in self.paths:
+                self.paths.append(path)
+
+    def file_roots(
+        self, base_dir: Path | None, data_dir: Path | None = None, files: Iterable[str | Path] = ()
+    ) -> FileRoots:
+        """What a flow in ``base_dir`` may read in this session: its folder, the workspace, the sample data and
+        every approved folder (this session's and the credentials file's); ``files`` are single files the user
+        chose for the run (``--input NODE=PATH``)."""
+        try:
+            stored = self.store.approved_paths()
+        except CredentialError:
+            stored = []
+        approved = list(self.paths)
+        for entry in stored:
+            try:
+                approved += approved_folders([entry])
+            except FlowbuilderError:  # '~nosuchuser/...' in the file approves nothing
+                log.warning("%s: %s entry %r names no folder; ignored", self.store.path, PATHS_KEY, entry[:200])
+        return FileRoots(
+            flow_dir=base_dir,
+            workspace=self.workspace,
+            approved=tuple(approved),
+            data_dir=data_dir,
+            allowed_files=approved_folders(files),
+        )
 
     def _candidates(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> tuple[str, str, list[str]]:
         provider = slot.provider

@@ -17,7 +17,8 @@ and never a traceback for these.
     │   └── UnsupportedFormatError
     ├── CredentialError
     ├── NodeError                      (raised by a node's run: bad input, bad data)
-    │   └── ProviderError              (a remote provider refused or was unreachable)
+    │   ├── ProviderError              (a remote provider refused or was unreachable)
+    │   └── UntrustedPathError         (a path outside the folders a flow may read)
     ├── NodeExecutionError             (a NodeError or any exception, wrapped with the node id)
     ├── RunCancelledError
     └── ServeError                     (serving a flow: unsafe bind, nothing to serve)
@@ -114,6 +115,16 @@ class ProviderError(NodeError):
     def __init__(self, provider: str, message: str) -> None:
         super().__init__(f"{provider}: {message}")
         self.provider = provider
+
+
+class UntrustedPathError(NodeError):
+    """A path a flow names lies outside the folders it may read (or in one no flow may ever read)."""
+
+    def __init__(self, message: str, path: object = None, approve: object = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.approve = approve
+        """The folder an approval would cover, or None when no approval can allow the path."""
 
 
 class NodeExecutionError(FlowbuilderError):

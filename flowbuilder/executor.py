@@ -16,17 +16,25 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
 from flowbuilder.credentials import CredentialResolver
-from flowbuilder.errors import CredentialError, FlowValidationError, NodeExecutionError, RunCancelledError
+from flowbuilder.errors import (
+    CredentialError,
+    FlowbuilderError,
+    FlowValidationError,
+    NodeExecutionError,
+    RunCancelledError,
+)
 from flowbuilder.flow import Flow
 from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys
 from flowbuilder.node import RunContext
+from flowbuilder.pathguard import FileRoots
+from flowbuilder.paths import resolve_path
 from flowbuilder.ports import PortKind
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.secrets import redact, redact_obj
@@ -153,6 +161,14 @@ class Executor:
                 [_issue("unknown-node", f"--to names no node; nodes: {', '.join(flow.node_ids())}", to)]
             )
         graph = analyze(flow, self.registry, self.resolver, only={to} if to else None, base_dir=base_dir)
+        # a file the user gives the run (--input NODE=PATH) replaces the node's own path and is the user's choice
+        chosen = {
+            node_id: value
+            for node_id, value in run_inputs.items()
+            if node_id in graph.nodes and graph.nodes[node_id].cls.run_input == "file" and value
+        }
+        graph.issues = [i for i in graph.issues if not (i.code == "untrusted-path" and i.node_id in chosen)]
+        files = self.resolver.file_roots(base_dir, self.data_dir, _chosen_files(chosen.values(), base_dir))
         scope_issues = _issues_in_scope(graph, to)
         if scope_issues:
             raise FlowValidationError(scope_issues)
@@ -183,7 +199,7 @@ class Executor:
                 )
                 continue
             result = self._run_node(
-                graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir
+                graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files
             )
             results[node_id] = result
             if result.status == "cancelled":
@@ -214,6 +230,7 @@ class Executor:
         session_id: str,
         use_cache: bool,
         base_dir: Path | None,
+        files: FileRoots,
     ) -> NodeResult:
         node = graph.nodes[node_id]
         type_name = node.spec.type
@@ -295,6 +312,7 @@ class Executor:
             data_dir=self.data_dir,
             base_dir=base_dir,
             session_id=session_id,
+            files=files,
         )
         ctx.connected_inputs = frozenset(edge.target_port for edge in graph.incoming(node_id))
         ctx.missing_inputs = missing
@@ -329,6 +347,17 @@ class Executor:
             self.cache.put(key, CachedResult(outputs, summary, ctx.details))
         status = "warning" if warning else "ok"
         return NodeResult(node_id, type_name, status, outputs, summary, duration, None, ctx.details, key, warning)
+
+
+def _chosen_files(values: Iterable[str], base_dir: Path | None) -> list[Path]:
+    """The files given as run inputs, made absolute like the nodes do (names that are no path are left out)."""
+    found = []
+    for value in values:
+        try:
+            found.append(resolve_path(value, base_dir))
+        except FlowbuilderError:
+            continue
+    return found
 
 
 def _type_of(graph: FlowGraph, node_id: str) -> str:

@@ -23,8 +23,9 @@ from flowbuilder.credentials import (
     normalize_command,
     reference_problem,
 )
-from flowbuilder.errors import FlowValidationError, UnknownNodeTypeError, ValidationIssue
+from flowbuilder.errors import FlowbuilderError, FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.pathguard import FileRoots
 from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
 
@@ -97,7 +98,10 @@ def _collection_address(spec: NodeSpec, registry: NodeRegistry, base_dir: Path |
         config = cls.Config.model_validate(spec.config)
     except ValidationError:
         return None
-    address = address_of(config, base_dir)
+    try:
+        address = address_of(config, base_dir)
+    except FlowbuilderError:  # e.g. '~nosuchuser/db': the node's own check reports it
+        return None
     return str(address) if address is not None else None
 
 
@@ -297,6 +301,7 @@ def analyze(
             )
         )
 
+    roots = (resolver or CredentialResolver(store=_NO_FILE)).file_roots(base_dir)
     scope = set(result.nodes) if only is None else {n for n in only if n in result.nodes}
     if only is not None:
         for node_id in list(scope):
@@ -328,6 +333,7 @@ def analyze(
                         port.name,
                     )
                 )
+        issues.extend(path_issues(node_id, node.cls, node.config, roots))
         command = node.cls.command_line(node.config)
         if command:
             refusal = (resolver or CredentialResolver(store=_NO_FILE)).command_problem(command)
@@ -362,6 +368,27 @@ def analyze(
                         )
                     )
     return result
+
+
+def path_issues(node_id: str, cls: NodeClass, config: BaseModel, roots: FileRoots) -> list[ValidationIssue]:
+    """``untrusted-path`` for every config path of the node that the flow may not read (``detail`` has the
+    resolved ``path`` and, when an approval can allow it, the ``folder`` to approve); ``invalid-config`` for
+    a path that names nothing (``~nosuchuser/...``)."""
+    found = []
+    for field_name, raw, kind in cls.config_paths(config):
+        shown = raw if len(raw) <= 200 else raw[:200] + "..."
+        try:
+            verdict = roots.check(raw, kind)
+        except FlowbuilderError as exc:
+            found.append(ValidationIssue("invalid-config", f"{field_name}: {exc}", node_id))
+            continue
+        if verdict.problem:
+            detail = {"path": str(verdict.path), "field": field_name}
+            if verdict.approve is not None:
+                detail["folder"] = str(verdict.approve)
+            message = f"{field_name} '{shown}': {verdict.problem}"
+            found.append(ValidationIssue("untrusted-path", message, node_id, detail=detail))
+    return found
 
 
 def validate(

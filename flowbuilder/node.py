@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import CredentialError, RunCancelledError
+from flowbuilder.pathguard import FileRoots, PathKind
 from flowbuilder.ports import Port
 
 
@@ -67,6 +68,7 @@ class RunContext:
         data_dir: Path | None = None,
         base_dir: Path | None = None,
         session_id: str = "default",
+        files: FileRoots | None = None,
     ) -> None:
         self.node_id = node_id
         self.run_input = run_input
@@ -77,6 +79,9 @@ class RunContext:
         self.base_dir = base_dir
         """The folder of the flow file; relative paths in configs resolve against it first."""
         self.session_id = session_id
+        self.files = files
+        """The folders this run may read (:mod:`flowbuilder.pathguard`); None: only never-readable places
+        are refused (a node run on its own, a flow built in code)."""
         self.details: dict[str, Any] = {}
         self._last_progress = 0.0
         self.warning = ""
@@ -90,11 +95,19 @@ class RunContext:
         """For a store node that only reads: the nodes writing the same collection (implicit dependencies)
         -> "ok" or why they delivered nothing ("was disabled", "failed", "did not run")."""
 
-    def resolve_path(self, path: str) -> Path:
-        """A config path made absolute against the flow's folder (see :func:`flowbuilder.paths.resolve_path`)."""
+    def resolve_path(self, path: str, kind: PathKind = "file", what: str = "path") -> Path:
+        """A path from the config or an input made absolute against the flow's folder (as named: a symlink's
+        own name stays the record source), once :meth:`check_path` allows what it resolves to."""
         from flowbuilder.paths import resolve_path
 
+        self.check_path(path, kind, what)
         return resolve_path(path, self.base_dir)
+
+    def check_path(self, path: str | Path, kind: PathKind = "file", what: str = "path") -> Path:
+        """The resolved ``path`` (symlinks followed) if this run may read it (see :mod:`flowbuilder.pathguard`);
+        :class:`~flowbuilder.errors.UntrustedPathError` saying why not otherwise."""
+        files = self.files or FileRoots(flow_dir=None, data_dir=self.data_dir)
+        return files.require(path, kind, what, self.base_dir)
 
     def warn(self, message: str) -> None:
         """Mark the result as suspicious (an empty collection, a branch that did not run); shown as a warning."""
@@ -191,6 +204,12 @@ class Node(Generic[ConfigT]):
         """The program this node would start on the user's machine (``tool.mcp`` over stdio), or None.
         A flow file names it, so it runs only once the user approved that exact command line."""
         return None
+
+    @classmethod
+    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
+        """``(field, path, kind)`` for every non-empty config field that names something on disk to read, so
+        that ``validate`` judges it before a run (:mod:`flowbuilder.pathguard`); ``run`` checks again."""
+        return []
 
     @classmethod
     def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:

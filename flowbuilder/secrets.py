@@ -16,9 +16,13 @@ from collections import Counter
 MASK = "****"
 
 # Shapes of provider keys, so that a key pasted somewhere unexpected is masked even if it was never
-# registered (e.g. found in an imported file).
+# registered (e.g. found in an imported file): OpenAI/Anthropic, Groq, Pinecone, xAI, AWS access key ids,
+# GitHub, Slack, Google, Hugging Face, Stripe, and JSON web tokens.
 _KEY_SHAPES = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_\-]{16,}|gsk_[A-Za-z0-9]{16,}|pcsk_[A-Za-z0-9_]{16,}|xai-[A-Za-z0-9]{16,})\b"
+    r"\b(?:sk-[A-Za-z0-9_\-]{16,}|gsk_[A-Za-z0-9]{16,}|pcsk_[A-Za-z0-9_]{16,}|xai-[A-Za-z0-9]{16,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_\-]{35}|hf_[A-Za-z0-9]{30,}|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
 )
 _MIN_SECRET_LEN = 4  # shorter values would mask ordinary words
 
@@ -66,26 +70,56 @@ def _entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
-def looks_random(value: str) -> bool:
-    """A long token of mixed letters and digits with high entropy: a secret whatever its shape."""
-    if not _RANDOM_TOKEN.match(value) or _UUID.match(value) or len(value) > 512:
+_PATH_OR_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*://|/|~/|\.{1,2}/|[A-Za-z]:[\\/])|/[^/]*\.[a-z0-9]{2,5}$")
+"""A URL, an absolute, home or relative path, or a path ending in a file name: judged part by part."""
+_PATH_PARTS = re.compile(r"[/\\?&=#@:]+")
+
+
+_WORDY_PIECE = re.compile(r"^(?:[A-Za-z][a-z]*|[A-Z]+|[0-9]+)$")
+
+
+def _wordy(value: str) -> bool:
+    """Words and numbers joined by ``-``, ``_`` or ``.`` (``HR-Policies-2024-final.pdf``): a name, not a key."""
+    pieces = [p for p in re.split(r"[-_.]+", value) if p]
+    return len(pieces) > 1 and all(_WORDY_PIECE.match(p) for p in pieces)
+
+
+def _random_token(value: str) -> bool:
+    if not _RANDOM_TOKEN.match(value) or _UUID.match(value) or len(value) > 512 or _wordy(value):
         return False
     has_letters = any(c.isalpha() for c in value)
     has_digits = any(c.isdigit() for c in value)
     return has_letters and has_digits and _entropy(value) >= _ENTROPY_BITS
 
 
-def is_secret_value(field: str, value: object) -> bool:
-    """Whether ``value`` found in field ``field`` of a file must be treated as a secret.
+def looks_random(value: str) -> bool:
+    """A long token of mixed letters and digits with high entropy: a secret whatever its shape. A path or URL
+    (``/srv/n8n/Uploads/HR-Policies-2024``) is not, unless one of its parts is such a token by itself."""
+    if _PATH_OR_URL.search(value):
+        return any(_random_token(part) for part in _PATH_PARTS.split(value))
+    return _random_token(value)
+
+
+def secret_reason(field: str, value: object) -> str | None:
+    """Why ``value`` found in field ``field`` of a file must be treated as a secret, or None when it need not.
 
     By shape (provider key prefixes), by entropy (a random token anywhere), or by field name (any
     non-empty literal under ``api_key``, ``token``, ``password`` ...; an n8n expression is not a secret).
     """
     if not isinstance(value, str) or not value.strip():
-        return False
-    if looks_like_key(value) or looks_random(value.strip()):
-        return True
-    return is_secret_field(field) and not value.startswith("=") and len(value.strip()) >= _MIN_SECRET_LEN
+        return None
+    if looks_like_key(value):
+        return "shaped like a provider's API key"
+    if looks_random(value.strip()):
+        return f"a random-looking token of {len(value.strip())} characters (high entropy)"
+    if is_secret_field(field) and not value.startswith("=") and len(value.strip()) >= _MIN_SECRET_LEN:
+        return f"a literal value in the secret-named field '{field}'"
+    return None
+
+
+def is_secret_value(field: str, value: object) -> bool:
+    """Whether ``value`` found in field ``field`` of a file must be treated as a secret (see :func:`secret_reason`)."""
+    return secret_reason(field, value) is not None
 
 
 def redact(text: str) -> str:
@@ -98,6 +132,58 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, MASK)
     return _KEY_SHAPES.sub(MASK, text)
+
+
+_ASSIGNMENT = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{1,60})[\"']?[ \t]*[:=][ \t]*[\"']?(?=(?P<value>[^\s\"',;{}()\[\]<>]{4,}))"
+)
+"""``name: value`` / ``name=value`` / ``"name": "value"``; the value is only looked at (not consumed), so that
+``line: api_key=...`` still finds ``api_key``."""
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.:]{24,}")
+
+
+def _credential_like(value: str) -> bool:
+    """A value after ``password:`` that is a credential, not a word (``password: expired`` stays)."""
+    if value.startswith(("=", "{{", "$", "%", MASK)) or len(value) < 6:
+        return False  # an expression, a variable, a placeholder or a short word
+    return not value.isalpha()  # a word ("Bearer", "expired") is not a credential; Test@1234 is
+
+
+def mask_secrets(text: str) -> str:
+    """:func:`redact`, and also every secret the importer's detectors find in free text: a value assigned to a
+    secret-named field (``api_key=...``, ``"token": "..."``) and any random-looking token (entropy). For content
+    that leaves the machine from a user's files (served search results, chunks, answers)."""
+    if not text:
+        return text
+    text = redact(text)
+
+    spans = [
+        match.span("value")
+        for match in _ASSIGNMENT.finditer(text)
+        if is_secret_field(match.group("name").rsplit(".", 1)[-1]) and _credential_like(match.group("value"))
+    ]
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):  # "api_key=token=x1y2z3" finds two overlapping values: mask them once
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):  # from the end, so earlier offsets stay valid
+        text = text[:start] + MASK + text[end:]
+    return _TOKEN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), text)
+
+
+def mask_secrets_obj(value: object, field: str = "") -> object:
+    """:func:`mask_secrets` over a JSON-like structure; a value under a secret-named key is masked whole."""
+    if isinstance(value, str):
+        if field and is_secret_field(field) and value.strip() and not value.startswith("="):
+            return MASK
+        return mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: mask_secrets_obj(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_secrets_obj(v) for v in value]
+    return value
 
 
 def redact_obj(value: object) -> object:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.pathguard import PathKind
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
@@ -28,6 +29,11 @@ class FileInput(Node[FileInputConfig]):
     Config = FileInputConfig
     outputs = (Port("path", PortType.TEXT, description="Absolute path of the chosen file."),)
     run_input = "file"
+
+    @classmethod
+    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
+        assert isinstance(config, FileInputConfig)
+        return [("path", config.path, "file")] if config.path.strip() else []
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         chosen = ctx.run_input or self.config.path

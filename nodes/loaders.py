@@ -12,7 +12,7 @@ import csv
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.paths import resolve_path
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
@@ -62,6 +63,11 @@ class FileLoader(Node[FileLoaderConfig]):
     run_input = "file"
 
     @classmethod
+    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
+        assert isinstance(config, FileLoaderConfig)
+        return [("path", config.path, "file")] if config.path.strip() else []
+
+    @classmethod
     def fingerprint(
         cls, config: BaseModel, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
     ) -> str | None:
@@ -69,8 +75,11 @@ class FileLoader(Node[FileLoaderConfig]):
         chosen = run_input or inputs.get("path") or config.path
         if not chosen:
             return None
-        path = _resolve(str(chosen), base_dir)
-        files = folder_files(path) if path.is_dir() else [path]
+        try:
+            path = _resolve(str(chosen), base_dir)
+            files = folder_files(path) if path.is_dir() else [path]
+        except (NodeError, OSError, ValueError):  # the run itself says what is wrong with the path
+            return None
         parts = []
         for file in files:
             try:
@@ -89,7 +98,8 @@ class FileLoader(Node[FileLoaderConfig]):
             )
         path = ctx.resolve_path(str(chosen))
         if path.is_dir():
-            records = load_folder(path, self.config)
+            # a folder under an allowed root can still hold a symlink to a file outside it
+            records = load_folder(path, self.config, allow=lambda file: ctx.check_path(file, what="file"))
             ctx.details["folder"] = str(path)
             ctx.details["files"] = len({r.metadata.get("source") for r in records})
             ctx.details["records"] = len(records)
@@ -110,7 +120,7 @@ class FileLoader(Node[FileLoaderConfig]):
 
 def _resolve(path: str, base_dir: Path | None) -> Path:
     """The same rule as ``ctx.resolve_path`` (flowbuilder.paths), so the fingerprint sees the file that loads."""
-    candidate = Path(path).expanduser()
+    candidate = expand_user(path)
     if candidate.is_absolute() or base_dir is not None:
         return resolve_path(candidate, base_dir)
     return Path.cwd() / candidate
@@ -122,11 +132,17 @@ def folder_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS)
 
 
-def load_folder(folder: Path, config: FileLoaderConfig) -> list[Document]:
-    """The records of every supported file in ``folder``, file by file in name order."""
+def load_folder(
+    folder: Path, config: FileLoaderConfig, allow: Callable[[Path], object] | None = None
+) -> list[Document]:
+    """The records of every supported file in ``folder``, file by file in name order; ``allow`` raises for a
+    file that may not be read (checked for all before any is read)."""
     files = folder_files(folder)
     if not files:
         raise NodeError(f"{folder}: the folder has no supported files ({', '.join(SUPPORTED_EXTENSIONS)}).")
+    if allow is not None:
+        for file in files:
+            allow(file)
     return [record for file in files for record in load_file(file, config)]
 
 

@@ -33,6 +33,19 @@ def add_cred_option(parser: Any, help_text: str = CRED_HELP) -> None:
         metavar="COMMAND",
         help="let the flow start this exact program (tool.mcp over stdio), as validate prints it",
     )
+    add_allow_path_option(parser)
+
+
+def add_allow_path_option(parser: Any) -> None:
+    """The repeatable ``--allow-path DIR``: a folder the flow may read besides its own (for this run)."""
+    parser.add_argument(
+        "--allow-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="let the flow read files under DIR (besides its own folder, the workspace and the sample data); "
+        "the credentials file, the data dir, hidden folders of ~, /etc, /proc and /sys stay unreadable",
+    )
 
 
 def parse_allow_option(option: str) -> tuple[str, str]:
@@ -44,18 +57,19 @@ def parse_allow_option(option: str) -> tuple[str, str]:
 
 
 def resolver_from_args(
-    creds: Sequence[str], allow: Sequence[str] = (), commands: Sequence[str] = ()
+    creds: Sequence[str], allow: Sequence[str] = (), commands: Sequence[str] = (), paths: Sequence[str] = ()
 ) -> CredentialResolver:
     return CredentialResolver(
         explicit=dict(parse_cred_option(option) for option in creds),
         approved=[parse_allow_option(option) for option in allow],
         commands=commands,
+        paths=paths,
     )
 
 
 def resolver_for(args: Any) -> CredentialResolver:
     """The resolver for a command that took :func:`add_cred_option`: bindings and approvals from its flags."""
-    return resolver_from_args(args.cred, args.allow_endpoint, args.allow_command)
+    return resolver_from_args(args.cred, args.allow_endpoint, args.allow_command, args.allow_path)
 
 
 def parse_inputs(flow: Flow, options: Sequence[str]) -> dict[str, str]:

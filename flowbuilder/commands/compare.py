@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.commands._common import add_allow_path_option
 from flowbuilder.evaluation.compare import DEEP_K, Comparison, FlowComparer, FlowEvaluation, FlowSource
 from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES
 from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS
@@ -80,6 +81,7 @@ def register(subparsers: Any) -> None:
         help="exit 1 unless every candidate is significantly better than the baseline (MRR interval above 0)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_allow_path_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -160,10 +162,13 @@ def handle(args: argparse.Namespace) -> int:
     questions = load_questions(args.questions)
     progress = _Progress(enabled=not args.quiet)
     outcome: dict[str, Any] = {}
+    comparer = FlowComparer()
+    for folder in args.allow_path:
+        comparer.executor.resolver.approve_path(folder)
 
     def work() -> None:
         try:
-            outcome["comparison"] = FlowComparer().compare_many(
+            outcome["comparison"] = comparer.compare_many(
                 sources, questions, args.k, on_progress=progress, relevance=args.relevance
             )
         except BaseException as exc:  # re-raised in the main thread, where the CLI reports it

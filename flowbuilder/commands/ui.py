@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.bodylimit import BodyLimit
+from flowbuilder.commands._common import add_allow_path_option
 from flowbuilder.netguard import NetGuard, check_bind
 
 TOKEN_COOKIE = "flowbuilder_token"
@@ -35,6 +36,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--workspace", default="flowbuilder-workspace", help="folder for saved flows (default ./flowbuilder-workspace)"
     )
+    add_allow_path_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -69,7 +71,7 @@ def handle(args: argparse.Namespace) -> int:
 
     workspace = Path(args.workspace)
     workspace.mkdir(parents=True, exist_ok=True)
-    register_pages(workspace=workspace, flow_path=flow_path)
+    register_pages(workspace=workspace, flow_path=flow_path, allowed_paths=args.allow_path)
     # Outermost first: Host/Origin (DNS rebinding) and the token, then the body limit (uploads included).
     app.add_middleware(BodyLimit, max_bytes=UPLOAD_LIMIT_BYTES)
     app.add_middleware(NetGuard, host=args.host, token=args.token, cookie_name=TOKEN_COOKIE)

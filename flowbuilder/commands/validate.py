@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.commands._common import add_cred_option, resolver_for
+from flowbuilder.credentials import CredentialStore
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
 
@@ -31,12 +32,19 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = None if args.no_credentials else resolver_for(args)
+    resolver = resolver_for(args)
+    if args.no_credentials:  # no key checks and the credentials file is not read; the flags' approvals still count
+        resolver.store = CredentialStore(Path("/nonexistent/flowbuilder-no-credentials.json"))
     graph = analyze(flow, resolver=resolver, base_dir=Path(args.flow).resolve().parent)
+    if args.no_credentials:
+        graph.issues = [i for i in graph.issues if i.code not in ("missing-credential", "unsafe-credential")]
     issues = graph.issues
     if args.json:
         # a list of issues, as before; warnings and implicit dependencies are marked by their codes
         rows = [{"code": i.code, "node": i.node_id, "port": i.port, "message": i.message} for i in issues]
+        for row, issue in zip(rows, issues, strict=True):
+            if issue.code == "untrusted-path":  # the resolved path, and the folder an approval would cover
+                row.update({k: issue.detail[k] for k in ("path", "folder") if k in issue.detail})
         rows += [
             {"code": i.code, "node": i.node_id, "port": i.port, "message": i.message, "severity": "warning"}
             for i in graph.warnings

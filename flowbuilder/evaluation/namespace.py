@@ -20,8 +20,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.errors import FlowbuilderError
+from flowbuilder.errors import FlowbuilderError, NodeError
 from flowbuilder.flow import Flow, NodeSpec
+from flowbuilder.pathguard import expand_user
 from flowbuilder.ports import PortType
 from flowbuilder.registry import NodeRegistry
 
@@ -78,7 +79,10 @@ def _file_stamps(values: Iterable[Any], base_dir: Path | None) -> list[list[Any]
     for value in values:
         if not isinstance(value, str) or not value or len(value) > 1000 or "\n" in value:
             continue
-        path = Path(value).expanduser()
+        try:
+            path = expand_user(value)
+        except NodeError:  # ~nosuchuser/...: names no file
+            continue
         candidates = [path] if path.is_absolute() else [p for p in (base_dir and base_dir / path, path) if p]
         for candidate in candidates:
             try:

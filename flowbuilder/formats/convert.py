@@ -32,6 +32,7 @@ from flowbuilder.formats.native import (
     write_text_atomic,
 )
 from flowbuilder.formats.report import ImportReport
+from flowbuilder.secrets import secret_reason
 
 IMPORT_FORMATS = ("n8n", "langflow")
 EXPORT_FORMATS = ("n8n", "langflow")
@@ -40,21 +41,29 @@ EXPORT_FORMATS = ("n8n", "langflow")
 def read_export(path: Path) -> tuple[dict[str, Any], str]:
     """Parse ``path`` and say which format it is; a clear error for anything else."""
     data = read_json_file(path)
+    kind = detect_foreign(data, path)
+    assert isinstance(data, dict)  # detect_foreign refuses anything else
+    return data, kind
+
+
+def detect_foreign(data: Any, origin: object) -> str:
+    """``n8n`` or ``langflow`` for parsed export data, after the node and connection limits; a clear error
+    for anything else. Every reader (a file on the command line, an upload in the builder) passes here."""
     kind = detect_format(data)
     if kind == "n8n" and isinstance(data, dict):
-        check_counts(path, data.get("nodes"), data.get("connections"))
+        check_counts(origin, data.get("nodes"), data.get("connections"))
     elif kind == "langflow" and isinstance(data, dict) and isinstance(data.get("data"), dict):
-        check_counts(path, data["data"].get("nodes"), data["data"].get("edges"))
+        check_counts(origin, data["data"].get("nodes"), data["data"].get("edges"))
     if kind == "flowbuilder":
-        raise UnsupportedFormatError(path, "is already a Flowbuilder flow; open it directly (nothing to import)")
+        raise UnsupportedFormatError(origin, "is already a Flowbuilder flow; open it directly (nothing to import)")
     if kind not in IMPORT_FORMATS or not isinstance(data, dict):
         found = type(data).__name__ if not isinstance(data, dict) else "keys " + ", ".join(sorted(map(str, data))[:8])
         raise UnsupportedFormatError(
-            path,
+            origin,
             f'is not an n8n or LangFlow export ({found}); expected n8n {{"nodes", "connections"}} '
             'or LangFlow {"data": {"nodes", "edges"}}',
         )
-    return data, kind
+    return kind
 
 
 def convert_data(
@@ -81,9 +90,30 @@ def convert_data(
     report_text = json.dumps(report.to_dict()) + report.to_text()
     for secret in importer.secrets:
         if secret in text or secret in report_text:  # a guard: never write or print a found secret
-            raise FlowFileError(origin, "a plaintext secret would have been carried; import refused")
+            where = ", ".join(_places(flow.model_dump(mode="json"), secret)[:3]) or "the import report"
+            reason = secret_reason("", secret) or "found under a secret-named field"
+            raise FlowFileError(
+                origin,
+                f"a value recognised as a plaintext secret ({reason}) would have been carried into {where}; "
+                "import refused. Remove the secret from the export, or bind it as a credential",
+            )
     check_bindings(flow, report, resolver)
     return flow, report
+
+
+def _places(value: Any, secret: str, path: str = "") -> list[str]:
+    """Where ``secret`` appears in a dumped flow, e.g. ``nodes[load].config.path`` (never the value itself)."""
+    if isinstance(value, str):
+        return [path or "(flow)"] if secret in value else []
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in _places(item, secret, f"{path}.{key}" if path else key)]
+    if isinstance(value, list):
+        found = []
+        for index, item in enumerate(value):
+            label = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else index
+            found += _places(item, secret, f"{path}[{label}]")
+        return found
+    return []
 
 
 def import_file(

@@ -30,9 +30,9 @@ from flowbuilder.formats.adapters import (
     to_float,
 )
 from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, REPLACEMENTS
-from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_key_shaped, remember_secret, scrub
+from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
-from flowbuilder.secrets import is_secret_field, is_secret_value
+from flowbuilder.secrets import is_secret_field, is_secret_value, secret_reason
 
 # Fields that only steer LangFlow's UI or server and mean nothing to a Flowbuilder run.
 _SILENT_FIELDS = {
@@ -312,11 +312,11 @@ class LangflowImporter:
                     refs[name] = CredentialRef(provider=provider, name=value)
                 else:
                     remember_secret(self.secrets, value)
-                    self.report.secret(node_id, name)
+                    self.report.secret(node_id, name, "a password field of the export")
                 continue
-            for path, found in find_key_shaped(value, name):
+            for path, found, reason in find_secrets(value, name):
                 remember_secret(self.secrets, found)
-                self.report.secret(node_id, path)
+                self.report.secret(node_id, path, reason)
         return refs
 
     def _report_unused(self, node_id: str, template: dict[str, Any], mapping: _Mapping) -> None:
@@ -495,7 +495,7 @@ class LangflowImporter:
                 continue
             if text not in self.secrets:  # the template scan may have reported it already
                 remember_secret(self.secrets, text)
-                self.report.secret(node_id, path)
+                self.report.secret(node_id, path, secret_reason(str(key), text) or f"the secret-named entry '{key}'")
             if first is None:
                 first = (str(key), text)
                 self.report.drop(node_id, path, f"a secret: bind the tool.mcp token slot (sent as {key})")

@@ -10,7 +10,7 @@ from flowbuilder.credentials import CredentialResolver
 from flowbuilder.flow import Flow, NodeSpec
 from flowbuilder.formats.adapters import credential_slot
 from flowbuilder.formats.report import CredentialFound, ImportReport
-from flowbuilder.secrets import is_secret_field, is_secret_value, register_secret
+from flowbuilder.secrets import is_secret_field, register_secret, secret_reason
 
 PLACEHOLDER = "placeholder.unsupported"
 
@@ -39,14 +39,23 @@ class IdAllocator:
 def find_key_shaped(value: Any, path: str = "") -> Iterable[tuple[str, str]]:
     """``(path, value)`` of every string inside ``value`` that is a secret: key-shaped, random-looking,
     or under a secret-named field (``api_key``, ``token``, ``password``, n8n ``credentials.*.data``)."""
+    for where, found, _ in find_secrets(value, path):
+        yield where, found
+
+
+def find_secrets(value: Any, path: str = "") -> Iterable[tuple[str, str, str]]:
+    """``(path, value, reason)`` for :func:`find_key_shaped`: where each secret is and how it was recognised."""
     yield from _find_secrets(value, path, under_secret=False)
 
 
-def _find_secrets(value: Any, path: str, under_secret: bool) -> Iterable[tuple[str, str]]:
+def _find_secrets(value: Any, path: str, under_secret: bool) -> Iterable[tuple[str, str, str]]:
     field = path.rsplit(".", 1)[-1].split("[", 1)[0]
     if isinstance(value, str):
-        if is_secret_value(field, value) or (under_secret and value.strip() and not value.startswith("=")):
-            yield path, value
+        reason = secret_reason(field, value)
+        if reason is None and under_secret and value.strip() and not value.startswith("="):
+            reason = "a literal value under a secret-named field or inline credential data"
+        if reason is not None:
+            yield path, value, reason
     elif isinstance(value, dict):
         for key, item in value.items():
             child = f"{path}.{key}" if path else str(key)

@@ -27,7 +27,7 @@ from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, nod
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
-    find_key_shaped,
+    find_secrets,
     record_credentials,
     remember_secret,
     scrub,
@@ -241,9 +241,9 @@ class N8nImporter:
     def _import_node(self, node: dict[str, Any]) -> None:
         name = node["name"]
         params: dict[str, Any] = node.get("parameters") or {}
-        for path, value in find_key_shaped(params):
+        for path, value, reason in find_secrets(params):
             remember_secret(self.secrets, value)
-            self.report.secret(name, path)
+            self.report.secret(name, path, reason)
         if node["type"] == STICKY:
             self._import_note(node, params)
             return

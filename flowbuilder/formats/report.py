@@ -95,8 +95,10 @@ class ImportReport:
     def expression(self, node: str, parameter: str, expression: str) -> None:
         self.expressions.append(ExpressionKept(node, parameter, expression))
 
-    def secret(self, node: str, parameter: str) -> None:
-        self.secrets_found.append(ParamIssue(node, parameter, "plaintext secret found: not carried"))
+    def secret(self, node: str, parameter: str, reason: str = "") -> None:
+        """A plaintext secret at ``node``.``parameter``; ``reason`` says how it was recognised (never its value)."""
+        found = f"plaintext secret found ({reason})" if reason else "plaintext secret found"
+        self.secrets_found.append(ParamIssue(node, parameter, f"{found}: not carried"))
 
     # -- output ----------------------------------------------------------------------------------
     @property
@@ -128,7 +130,7 @@ class ImportReport:
                 [f"{e.node}.{e.parameter}: {e.expression}" for e in self.expressions],
             ),
             ("Credentials", [self._credential_line(c) for c in self.credentials]),
-            ("Secrets", [f"plaintext secret found in {s.node}.{s.parameter}: not carried" for s in self.secrets_found]),
+            ("Secrets", [f"{s.node}.{s.parameter}: {s.detail}" for s in self.secrets_found]),
             ("Swapped for local components (--local)", [f"{p.node}: {p.detail}" for p in self.local_swaps]),
             ("Connections not carried", list(self.connections_dropped)),
             ("Warnings", list(self.warnings)),

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 from flowbuilder.bodylimit import BodyLimit
 from flowbuilder.errors import FlowbuilderError, ServeError
 from flowbuilder.netguard import NetGuard, check_bind
-from flowbuilder.secrets import redact, redact_obj
+from flowbuilder.secrets import mask_secrets, mask_secrets_obj
 from flowbuilder.serving.mcp_server import build_mcp_server
 from flowbuilder.serving.service import FlowService
 
@@ -30,7 +30,7 @@ MAX_REQUEST_BYTES = 1_000_000
 
 
 def _error(status: int, exc: Exception | str) -> JSONResponse:
-    return JSONResponse({"error": redact(str(exc))}, status_code=status)
+    return JSONResponse({"error": mask_secrets(str(exc))}, status_code=status)
 
 
 def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
@@ -55,7 +55,7 @@ def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str 
             result = await anyio.to_thread.run_sync(lambda: service.search(query, k, tool))
         except FlowbuilderError as exc:
             return _error(400, exc)
-        return JSONResponse(redact_obj(result.to_json()))
+        return JSONResponse(mask_secrets_obj(result.to_json()))
 
     @server.custom_route("/ask", methods=["POST"])
     async def ask(request: Request) -> Response:
@@ -72,7 +72,7 @@ def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str 
             result = await anyio.to_thread.run_sync(lambda: service.ask(question, session or "serve"))
         except FlowbuilderError as exc:
             return _error(400, exc)
-        return JSONResponse(redact_obj(result.to_json()), status_code=200 if result.ok else 502)
+        return JSONResponse(mask_secrets_obj(result.to_json()), status_code=200 if result.ok else 502)
 
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
     return NetGuard(BodyLimit(app, max_bytes=MAX_REQUEST_BYTES), host=host, token=token)

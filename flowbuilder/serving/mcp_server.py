@@ -6,8 +6,9 @@
   source) and ``flow://chunks/{source}`` (that source's chunks with offsets).
 - Prompts: one per ``prompt.template`` node; its ``{variables}`` are the arguments.
 
-Every text that leaves goes through :func:`flowbuilder.secrets.redact`, so a bound credential value can
-never appear in a tool result, a resource or an error.
+Every text that leaves goes through :func:`flowbuilder.secrets.mask_secrets`, so neither a bound credential
+value nor a key sitting in the indexed files (by shape, field name or entropy, as the importer detects them)
+appears in a tool result, a resource or an error.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from flowbuilder import __version__
 from flowbuilder.errors import FlowbuilderError
-from flowbuilder.secrets import redact, redact_obj
+from flowbuilder.secrets import mask_secrets, mask_secrets_obj
 from flowbuilder.serving.service import MAX_K, FlowService, SearchEndpoint
 
 
@@ -66,7 +67,7 @@ class AskOutput(BaseModel):
 
 
 def _fail(exc: Exception) -> ToolError:
-    return ToolError(redact(str(exc)))
+    return ToolError(mask_secrets(str(exc)))
 
 
 def _search_tool(service: FlowService, endpoint: SearchEndpoint) -> Any:
@@ -78,9 +79,9 @@ def _search_tool(service: FlowService, endpoint: SearchEndpoint) -> Any:
             result = await anyio.to_thread.run_sync(lambda: service.search(query, k, endpoint.name))
         except FlowbuilderError as exc:
             raise _fail(exc) from None
-        data = redact_obj(result.to_json())
+        data = mask_secrets_obj(result.to_json())
         return CallToolResult(
-            content=[TextContent(type="text", text=redact(result.to_text()))],
+            content=[TextContent(type="text", text=mask_secrets(result.to_text()))],
             structured_content=data,
         )
 
@@ -96,7 +97,8 @@ def _ask_tool(service: FlowService) -> Any:
             result = await anyio.to_thread.run_sync(lambda: service.ask(question))
         except FlowbuilderError as exc:
             raise _fail(exc) from None
-        data = result.to_json()
+        data = mask_secrets_obj(result.to_json())
+        assert isinstance(data, dict)
         if result.ok:
             lines = [result.answer or "", "", "Sources:"]
             lines += [
@@ -109,7 +111,7 @@ def _ask_tool(service: FlowService) -> Any:
         else:
             text = f"The flow could not answer: {result.error}"
         return CallToolResult(
-            content=[TextContent(type="text", text=redact(text))],
+            content=[TextContent(type="text", text=mask_secrets(text))],
             structured_content=data,
             is_error=not result.ok,
         )
@@ -121,7 +123,7 @@ def _prompt(service: FlowService, node_id: str) -> Prompt:
     endpoint = next(p for p in service.prompts if p.node_id == node_id)
 
     async def render(**values: str) -> str:
-        return redact(await anyio.to_thread.run_sync(lambda: service.render_prompt(node_id, values)))
+        return mask_secrets(await anyio.to_thread.run_sync(lambda: service.render_prompt(node_id, values)))
 
     return Prompt(
         name=endpoint.name,
@@ -177,7 +179,7 @@ def build_mcp_server(service: FlowService) -> MCPServer[Any]:
             {"source": source, "chunks": len(items), "uri": f"flow://chunks/{quote(source, safe='')}"}
             for source, items in sorted(chunks.items())
         ]
-        return redact(json.dumps(index, indent=2, ensure_ascii=False))
+        return json.dumps(mask_secrets_obj(index), indent=2, ensure_ascii=False)
 
     @server.resource(
         "flow://chunks/{source}",
@@ -190,7 +192,7 @@ def build_mcp_server(service: FlowService) -> MCPServer[Any]:
         name = unquote(source)
         if name not in chunks:
             raise ValueError(f"no chunks from source '{name[:80]}'; read flow://chunks for the sources.")
-        return redact(json.dumps({"source": name, "chunks": chunks[name]}, ensure_ascii=False))
+        return json.dumps(mask_secrets_obj({"source": name, "chunks": chunks[name]}), ensure_ascii=False)
 
     for prompt in service.prompts:
         server.add_prompt(_prompt(service, prompt.node_id))

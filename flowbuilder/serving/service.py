@@ -35,7 +35,7 @@ from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import FlowGraph, analyze
 from flowbuilder.node import RunContext
 from flowbuilder.ports import PortType
-from flowbuilder.secrets import redact, redact_obj
+from flowbuilder.secrets import mask_secrets, mask_secrets_obj, redact, redact_obj
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_K = 100
@@ -90,7 +90,7 @@ class SearchResult:
             where = data["source"] or "unknown source"
             if data["record_id"]:
                 where += f", {data['record_id']}"
-            lines.append(f"\n[{hit.rank}] score {hit.score:.4f}  ({where})\n{hit.document.text.strip()}")
+            lines.append(f"\n[{hit.rank}] score {hit.score:.4f}  ({where})\n{data['text'].strip()}")
         return "\n".join(lines)
 
 
@@ -121,16 +121,16 @@ def hit_json(hit: Hit) -> dict[str, Any]:
     data: dict[str, Any] = {
         "rank": hit.rank,
         "score": round(float(hit.score), 6),
-        "text": hit.document.text,
-        "source": str(meta.get("source") or ""),
-        "record_id": None if record_id is None else str(record_id),
+        "text": mask_secrets(hit.document.text),
+        "source": mask_secrets(str(meta.get("source") or "")),
+        "record_id": None if record_id is None else mask_secrets(str(record_id)),
         "id": hit.id,
     }
     for key in ("start", "end", "chunk_index", "page", "row"):
         if isinstance(meta.get(key), int):
             data[key] = meta[key]
     if isinstance(meta.get("record_ids"), list):
-        data["record_ids"] = [str(r) for r in meta["record_ids"]]
+        data["record_ids"] = [mask_secrets(str(r)) for r in meta["record_ids"]]
     return data
 
 
@@ -179,8 +179,10 @@ class FlowService:
         data_dir: Path | None = None,
         log: TextIO | None = None,
         executor: Executor | None = None,
+        inspect_only: bool = False,
     ) -> None:
-        """``flow`` is a flow file, or a Flow (the builder's open flow; then ``base_dir`` resolves its paths)."""
+        """``flow`` is a flow file, or a Flow (the builder's open flow; then ``base_dir`` resolves its paths).
+        ``inspect_only``: only to list what it would offer (no refusal of paths it may not read; nothing runs)."""
         if isinstance(flow, Flow):
             self.flow = flow.model_copy(deep=True)
             self.path = Path(f"{_slug(flow.name)}.json")
@@ -194,7 +196,12 @@ class FlowService:
         self._lock = threading.Lock()
         self._latest: dict[str, NodeResult] = {}
         """The latest successful result of every node any run produced (chunks come from here)."""
-        self.graph: FlowGraph = analyze(self.flow, self.executor.registry, self.executor.resolver)
+        self.graph: FlowGraph = analyze(
+            self.flow, self.executor.registry, self.executor.resolver, base_dir=self.base_dir
+        )
+        untrusted = [str(issue) for issue in self.graph.issues if issue.code == "untrusted-path"]
+        if untrusted and not inspect_only:  # nothing is served from a file the user did not allow
+            raise ServeError(f"{self.path}: refused to serve:\n  - " + "\n  - ".join(untrusted))
         self.searches = self._find_searches()
         self.answer_node = self._find_answer_node()
         self.prompts = self._find_prompts()
@@ -424,7 +431,7 @@ class FlowService:
                 question, None, False, redact(self._failure(run, self.answer_node)), self.answer_node, sources
             )
         answer = next((v for v in answer_result.outputs.values() if isinstance(v, str)), "")
-        return AskResult(question, redact(answer), True, None, self.answer_node, sources)
+        return AskResult(question, mask_secrets(answer), True, None, self.answer_node, sources)
 
     def _sources(self, run: RunResult) -> list[dict[str, Any]]:
         seen: set[tuple[str, str | None, str]] = set()
@@ -447,7 +454,7 @@ class FlowService:
                 for hit in call.get("hits", []) if isinstance(call, dict) else []:
                     if isinstance(hit, dict):
                         add({k: hit.get(k) for k in ("rank", "score", "text", "source", "record_id")}, nid)
-        return cast(list[dict[str, Any]], redact_obj(sources))
+        return cast(list[dict[str, Any]], mask_secrets_obj(sources))
 
     # ------------------------------------------------------------------ resources
     def _store_feeds(self) -> list[tuple[str, str, str]]:
@@ -489,7 +496,10 @@ class FlowService:
                     "record_id": meta.get("record_id"),
                     "text": doc.text,
                 }
-                by_source.setdefault(str(meta.get("source") or "unknown"), []).append(item)
+                # what leaves the machine from the user's files: keys in them are masked (shape, name, entropy)
+                masked = mask_secrets_obj(item)
+                assert isinstance(masked, dict)
+                by_source.setdefault(mask_secrets(str(meta.get("source") or "unknown")), []).append(masked)
         return by_source
 
     def flow_definition(self) -> dict[str, Any]:

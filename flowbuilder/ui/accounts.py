@@ -116,6 +116,13 @@ def issue_text(session: EditorSession, issue: ValidationIssue) -> str:
             f"{provider_name(provider)}'s service. Approve it only if you trust that server, or clear the "
             "node's endpoint field."
         )
+    folder = path_approval(issue)
+    if folder is not None:
+        return (
+            f"Would read {issue.detail.get('path', folder)}, outside this flow's folder, the workspace and the "
+            f"sample data. Approve the folder {folder} only if you trust this flow, or change the node's "
+            f"{issue.detail.get('field', 'path')}."
+        )
     command = command_approval(issue)
     if command is not None:
         return (
@@ -138,11 +145,18 @@ def command_approval(issue: ValidationIssue) -> str | None:
     return issue.detail.get("command") if issue.code == "untrusted-command" else None
 
 
+def path_approval(issue: ValidationIssue) -> str | None:
+    """The folder to approve when the issue is a path outside the folders the flow may read (None when no
+    approval can allow it: the credentials file, ~/.ssh, /etc ...)."""
+    return issue.detail.get("folder") if issue.code == "untrusted-path" else None
+
+
 def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: Callable[[], None]) -> None:
     """Say plainly what approving lets the flow do, and approve it for this session only."""
     endpoint = endpoint_approval(issue)
     command = command_approval(issue)
-    if endpoint is None and command is None:
+    folder = path_approval(issue)
+    if endpoint is None and command is None and folder is None:
         return
     with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-approve-dialog"):
         ui.label("Approve?").classes("text-h6")
@@ -150,6 +164,9 @@ def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: 
             provider, name, origin = endpoint
             question = f"Let this flow send your {provider_name(provider)} key (account “{name}”) to {origin}?"
             risk = f"Whoever runs {origin} can read and use that key."
+        elif folder is not None:
+            question = f"Let this flow read the files in {folder}?"
+            risk = "What it reads can be embedded, sent to a model or served: approve it only if you trust the flow."
         else:
             question = f"Let this flow start the program `{command}` on this computer?"
             risk = "The program runs with your user's rights: approve it only if you trust it."
@@ -161,6 +178,8 @@ def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: 
                 session.resolver.approve(f"{endpoint[0]}/{endpoint[1]}", endpoint[2])
             elif command is not None:
                 session.resolver.approve_command(command)
+            elif folder is not None:
+                session.resolver.approve_path(folder)
             dialog.close()
             ui.notify("Approved for this session.", type="positive")
             on_approved()
@@ -177,7 +196,7 @@ def approve_button(
     session: EditorSession, issue: ValidationIssue, on_approved: Callable[[], None], where: str = ""
 ) -> ui.button | None:
     """An "Approve" button for an endpoint or command issue, or None for any other issue."""
-    if endpoint_approval(issue) is None and command_approval(issue) is None:
+    if endpoint_approval(issue) is None and command_approval(issue) is None and path_approval(issue) is None:
         return None
     return (
         ui.button("Approve", icon="verified_user", on_click=lambda: approve_dialog(session, issue, on_approved))

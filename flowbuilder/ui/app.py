@@ -7,6 +7,7 @@ tests both use it. Every browser tab gets its own :class:`EditorSession` (state,
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,17 +100,19 @@ def register_pages(
     workspace: Path | str | None = None,
     flow_path: Path | str | None = None,
     registry: NodeRegistry | None = None,
+    allowed_paths: Sequence[str] = (),
 ) -> None:
-    """Define ``/`` (the builder), ``/compare`` and ``/eval``."""
+    """Define ``/`` (the builder), ``/compare`` and ``/eval``; ``allowed_paths``: ``--allow-path`` folders."""
     global _config
     _config = AppConfig(
         workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
         initial_flow=Path(flow_path) if flow_path else None,
         registry=registry,
+        allowed_paths=tuple(allowed_paths),
     )
     ui.page("/", title="Flowbuilder")(builder_page)
-    compare_page.register()
-    eval_page.register()
+    compare_page.register(_config)
+    eval_page.register(_config)
 
 
 class BuilderPage:
@@ -144,7 +147,7 @@ class BuilderPage:
                     self.tab_output = ui.tab("Output")
                     self.tab_run = ui.tab("Run log")
                     self.tab_chat = ui.tab("Chat")
-                    self.tab_serve = ui.tab("Serve")  # serve helper (issue 12): Serve panel hook
+                    self.tab_serve = ui.tab("Serve")
                 with (
                     # No slide animation: during it both panels are laid out side by side and the old one
                     # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
@@ -166,7 +169,7 @@ class BuilderPage:
                         self.runner = RunController(session, self.canvas, self.show_issues)
                     with ui.tab_panel(self.tab_chat):
                         self.chat = ChatPanel(session, self.runner)
-                    with ui.tab_panel(self.tab_serve):  # serve helper (issue 12): Serve panel hook
+                    with ui.tab_panel(self.tab_serve):
                         self.serve = ServePanel(session)
         self.runner.finished_listeners.append(self.after_run)
         self.chat.bound_listeners.append(self.refresh)
@@ -258,7 +261,7 @@ class BuilderPage:
     # ---------------------------------------------------------------- drawing
     def issues(self) -> dict[str, list[ValidationIssue]]:
         apply_account_keys(self.session)
-        return self.state.issues_by_node(self.session.resolver)
+        return self.state.issues_by_node(self.session.resolver, self.session.base_dir)
 
     def mark_changed(self) -> None:
         """Nodes edited since the last run, and everything downstream of them, lose their run badge

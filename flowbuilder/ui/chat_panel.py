@@ -153,7 +153,7 @@ class ChatPanel:
         self._scroll_to_end()
         self._streamed = ""
         # A model that cannot be bound (no key) blocks the whole run: run what retrieves instead.
-        issues = self.session.state.issues(self.session.resolver)
+        issues = self.session.state.issues(self.session.resolver, self.session.base_dir)
         models = set(model_nodes(self.session))
         to: str | None = None
         if issues and {i.node_id for i in issues} <= models:

@@ -31,6 +31,7 @@ from typing import Any
 
 from nicegui import run, ui
 
+from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.evaluation.chunk_stats import ChunkPlacement, place_chunks, record_spans
@@ -61,6 +62,7 @@ from flowbuilder.examples import IMPROVED_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, d
 from flowbuilder.executor import RunEvent
 from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
+from flowbuilder.ui.session import AppConfig
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
@@ -110,29 +112,24 @@ _CSS = """
 # -- inputs ----------------------------------------------------------------------------------------
 
 
-def workspace_dir() -> Path:
-    """The builder's workspace folder (set by ``register_pages``), or its default."""
-    try:
-        from flowbuilder.ui import app
-
-        return Path(app._config.workspace)
-    except Exception:  # the builder page is optional for this page
-        return Path("flowbuilder-workspace")
+def page_resolver(config: AppConfig) -> CredentialResolver:
+    """Credentials and approvals for this page's runs: the builder's workspace and its ``--allow-path`` folders."""
+    return CredentialResolver(paths=config.allowed_paths, workspace=config.workspace)
 
 
-def flow_options() -> dict[str, str]:
-    """``{path: label}`` for the flows in ``flows/`` and the workspace."""
+def flow_options(workspace: Path) -> dict[str, str]:
+    """``{path: label}`` for the flows in ``flows/`` and the builder's workspace folder."""
     options: dict[str, str] = {}
-    for folder, tag in ((flows_dir(), "examples"), (workspace_dir(), "workspace")):
+    for folder, tag in ((flows_dir(), "examples"), (workspace, "workspace")):
         if folder.is_dir():
             for path in sorted(folder.glob("*.json")):
                 options[str(path.resolve())] = f"{path.name} ({tag})"
     return options
 
 
-def question_options() -> dict[str, str]:
+def question_options(workspace: Path) -> dict[str, str]:
     options: dict[str, str] = {}
-    for folder, tag in ((data_dir() / "questions", "data"), (workspace_dir(), "workspace")):
+    for folder, tag in ((data_dir() / "questions", "data"), (workspace, "workspace")):
         if folder.is_dir():
             for path in sorted(folder.glob("*.jsonl")):
                 options[str(path.resolve())] = f"{path.name} ({tag})"
@@ -519,15 +516,15 @@ class Eta:
 
 
 class ComparePage:
-    def __init__(self, query: dict[str, str]) -> None:
+    def __init__(self, query: dict[str, str], workspace: Path) -> None:
         self.events: deque[tuple[str, RunEvent]] = deque()
         self.comparison: Comparison | None = None
         self.running = False
         self.cancel = threading.Event()
         self.eta: Eta | None = None
         self.detail: Any = None
-        flows = flow_options()
-        questions = question_options()
+        flows = flow_options(workspace)
+        questions = question_options(workspace)
         with ui.header().classes("items-center bg-slate-800 q-py-xs"):
             ui.label("Flowbuilder · Compare chunking").classes("text-lg text-white")
             ui.space()
@@ -887,13 +884,14 @@ def pick_exact(options: dict[str, str], name: str) -> str | None:
     return next((path for path in options if Path(path).name == name), None)
 
 
-def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
-                 rel: str | None = None, run: str | None = None, flows: str | None = None) -> None:  # fmt: skip
-    ui.add_css(_CSS)
-    given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows}
-    ComparePage({key: value for key, value in given.items() if value})
+def register(config: AppConfig) -> None:
+    """Define the ``/compare`` page (called by the builder's ``register_pages()`` with its settings)."""
+    _COMPARER.executor.resolver = page_resolver(config)
 
+    def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
+                     rel: str | None = None, run: str | None = None, flows: str | None = None) -> None:  # fmt: skip
+        ui.add_css(_CSS)
+        given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows}
+        ComparePage({key: value for key, value in given.items() if value}, config.workspace)
 
-def register() -> None:
-    """Define the ``/compare`` page (called by the builder's ``register_pages()``)."""
     ui.page("/compare", title="Flowbuilder · Compare")(compare_page)

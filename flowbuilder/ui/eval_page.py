@@ -1,4 +1,4 @@
-"""The ``/eval`` page: a flow's answers scored question by question (issue 11, "Answer evaluation").
+"""The ``/eval`` page: a flow's answers scored question by question.
 
 Pick a flow and a question set and Run: ``flowbuilder eval``'s logic (:func:`evaluate_answers`) runs in a
 background thread with a progress bar and Cancel (it stops between questions). Or load a saved
@@ -27,8 +27,16 @@ from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
 from flowbuilder.secrets import redact
-from flowbuilder.ui.compare_page import DEFAULT_QUESTIONS, ROW_LABELLED_FLOW, flow_options, pick, question_options
+from flowbuilder.ui.compare_page import (
+    DEFAULT_QUESTIONS,
+    ROW_LABELLED_FLOW,
+    flow_options,
+    page_resolver,
+    pick,
+    question_options,
+)
 from flowbuilder.ui.outputs import hits_view
+from flowbuilder.ui.session import AppConfig
 from flowbuilder.ui.widgets import WIDGET_CSS, message_box
 
 PASSING = {"correct", "refused"}
@@ -153,15 +161,16 @@ def chunk_marks(result: dict[str, Any]) -> str:
 
 
 class EvalPage:
-    def __init__(self, query: dict[str, str]) -> None:
+    def __init__(self, query: dict[str, str], config: AppConfig) -> None:
+        self.config = config
         self.events: deque[tuple[int, int, str]] = deque()
         self.data: dict[str, Any] | None = None
         self.running = False
         self.cancel = threading.Event()
         self.detail: Any = None
         self.table: ui.table | None = None
-        flows = flow_options()
-        questions = question_options()
+        flows = flow_options(config.workspace)
+        questions = question_options(config.workspace)
         with ui.header().classes("items-center bg-slate-800 q-py-xs"):
             ui.label("Flowbuilder · Evaluate answers").classes("text-lg text-white")
             ui.space()
@@ -272,7 +281,7 @@ class EvalPage:
                 flow,
                 questions,
                 base_dir=Path(flow_path).resolve().parent,
-                executor=Executor(),
+                executor=Executor(resolver=page_resolver(self.config)),
                 k=k,
                 on_question=on_question,
                 on_event=on_event,
@@ -440,14 +449,14 @@ _CSS = """
 """
 
 
-def eval_page(flow: str | None = None, q: str | None = None, k: str | None = None, run: str | None = None) -> None:
-    ui.add_css(WIDGET_CSS + _CSS)
-    given = {"flow": flow, "q": q, "k": k, "run": run}
-    EvalPage({key: value for key, value in given.items() if value})
+def register(config: AppConfig) -> None:
+    """Define the ``/eval`` page (called by the builder's ``register_pages()`` with its settings)."""
 
+    def eval_page(flow: str | None = None, q: str | None = None, k: str | None = None, run: str | None = None) -> None:
+        ui.add_css(WIDGET_CSS + _CSS)
+        given = {"flow": flow, "q": q, "k": k, "run": run}
+        EvalPage({key: value for key, value in given.items() if value}, config)
 
-def register() -> None:
-    """Define the ``/eval`` page (called by the builder's ``register_pages()``)."""
     ui.page("/eval", title="Flowbuilder · Evaluate answers")(eval_page)
 
 

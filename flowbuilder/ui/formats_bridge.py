@@ -8,7 +8,7 @@ from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import UnsupportedFormatError
 from flowbuilder.flow import Flow
 from flowbuilder.formats.convert import EXPORT_FORMATS as FOREIGN_FORMATS
-from flowbuilder.formats.convert import convert_data, export_flow
+from flowbuilder.formats.convert import convert_data, detect_foreign, export_flow
 from flowbuilder.formats.limits import check_size, parse_untrusted_json, strict_dumps
 from flowbuilder.formats.native import detect_format, dump_flow, flow_from_data
 from flowbuilder.formats.report import ImportReport
@@ -29,12 +29,11 @@ def import_data(
     data: Any, origin: str, resolver: CredentialResolver | None = None, local: bool = False
 ) -> tuple[Flow, ImportReport | None]:
     """A Flow and the importer's report (None for a native file) from parsed JSON of any known format."""
-    fmt = detect_format(data)
-    if fmt == "flowbuilder":
+    if detect_format(data) == "flowbuilder":
         return flow_from_data(data, origin), None
-    if fmt not in FOREIGN_FORMATS or not isinstance(data, dict):
-        raise UnsupportedFormatError(origin, "is neither a Flowbuilder, n8n nor LangFlow flow file")
-    return convert_data(data, fmt, origin, resolver=resolver, local=local)
+    # the command line's own checks (format, node and connection limits), not a copy of them
+    kind = detect_foreign(data, origin)
+    return convert_data(data, kind, origin, resolver=resolver, local=local)
 
 
 def export_text(flow: Flow, fmt: str) -> tuple[str, list[str]]:

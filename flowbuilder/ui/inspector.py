@@ -108,7 +108,7 @@ class Inspector:
             if flow.notes:
                 counts += f" · {len(flow.notes)} note{'s' if len(flow.notes) != 1 else ''}"
             ui.label(counts).classes("text-xs text-grey-7 fb-overview-counts")
-            issues = self.session.state.issues(self.session.resolver)
+            issues = self.session.state.issues(self.session.resolver, self.session.base_dir)
             if not flow.nodes:
                 ui.label("Drag a node from the palette to start.").classes("text-sm q-mt-sm fb-overview-hint")
                 return

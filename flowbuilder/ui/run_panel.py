@@ -17,8 +17,9 @@ from typing import Any
 
 from nicegui import run, ui
 
-from flowbuilder.errors import FlowbuilderError, FlowValidationError, ValidationIssue
+from flowbuilder.errors import FlowbuilderError, FlowValidationError, NodeError, ValidationIssue
 from flowbuilder.executor import GENERIC_INPUT, RunEvent, RunResult
+from flowbuilder.pathguard import expand_user
 from flowbuilder.secrets import redact
 from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
@@ -143,10 +144,13 @@ class RunController:
             if file_input:
                 # A file path also feeds the file inputs (n8n's form upload), but only a path that exists:
                 # a question typed into the same box must not become a file name.
-                candidate = Path(text).expanduser()
+                try:
+                    candidate = expand_user(text)
+                except NodeError:  # "~word ..." typed as a question names no file
+                    candidate = Path(text)
                 if not candidate.is_absolute():
                     candidate = self.session.base_dir / candidate
-                if candidate.is_file():
+                if _is_file(candidate):
                     for spec in flow.nodes:
                         cls = self.session.state.node_class(spec.id)
                         if cls is not None and cls.run_input == "file":
@@ -196,3 +200,11 @@ class RunController:
         if self.cancel_event is not None:
             self.cancel_event.set()
             ui.notify("Cancelling…")
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a name the system refuses (a long question is not a file name)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

@@ -117,7 +117,12 @@ class ServePanel:
         self.tools_box.clear()
         with self.tools_box:
             try:
-                service = FlowService(self.session.state.flow, base_dir=self.session.base_dir)
+                service = FlowService(
+                    self.session.state.flow,
+                    base_dir=self.session.base_dir,
+                    resolver=self.session.resolver,
+                    inspect_only=True,
+                )
             except FlowbuilderError as exc:
                 message_box("warning", "Tools", redact(str(exc)))
                 return
@@ -168,7 +173,7 @@ class ServePanel:
         try:
             from flowbuilder.serving.service import FlowService
 
-            FlowService(state.flow, base_dir=self.session.base_dir)
+            FlowService(state.flow, base_dir=self.session.base_dir, resolver=self.session.resolver, inspect_only=True)
         except FlowbuilderError as exc:
             ui.notify(redact(str(exc)), type="warning")
 

@@ -26,6 +26,8 @@ class AppConfig:
     workspace: Path = field(default_factory=lambda: Path("flowbuilder-workspace"))
     initial_flow: Path | None = None
     registry: NodeRegistry | None = None
+    allowed_paths: tuple[str, ...] = ()
+    """``--allow-path`` folders: every tab's flows may read them."""
 
 
 @dataclass
@@ -44,7 +46,7 @@ class EditorSession:
     @classmethod
     def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
         state = EditorState(flow, config.registry)
-        resolver = CredentialResolver()
+        resolver = CredentialResolver(paths=config.allowed_paths, workspace=config.workspace)
         executor = Executor(state.registry, resolver)
         return cls(state=state, resolver=resolver, executor=executor, workspace=config.workspace, path=path)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -344,12 +345,15 @@ class EditorState:
         return list(renamed.values())
 
     # ------------------------------------------------------------------ checks
-    def issues(self, resolver: CredentialResolver | None = None) -> list[ValidationIssue]:
-        return analyze(self.flow, self.registry, resolver).issues
+    def issues(self, resolver: CredentialResolver | None = None, base_dir: Path | None = None) -> list[ValidationIssue]:
+        """Every issue; ``base_dir`` is the flow's folder (which files it may read; its relative paths)."""
+        return analyze(self.flow, self.registry, resolver, base_dir=base_dir).issues
 
-    def issues_by_node(self, resolver: CredentialResolver | None = None) -> dict[str, list[ValidationIssue]]:
+    def issues_by_node(
+        self, resolver: CredentialResolver | None = None, base_dir: Path | None = None
+    ) -> dict[str, list[ValidationIssue]]:
         grouped: dict[str, list[ValidationIssue]] = defaultdict(list)
-        for issue in self.issues(resolver):
+        for issue in self.issues(resolver, base_dir):
             if issue.node_id is not None:
                 grouped[issue.node_id].append(issue)
         return dict(grouped)

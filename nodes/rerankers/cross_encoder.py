@@ -17,6 +17,7 @@ from pydantic import Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
+from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.registry import register_node
 from nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 
@@ -141,13 +142,18 @@ class CrossEncoderReranker(RerankerNode):
         return problems
 
     @classmethod
+    def config_paths(cls, config: Any) -> list[tuple[str, str, PathKind]]:
+        assert isinstance(config, CrossEncoderConfig)
+        return [("model_dir", config.model_dir, "file")] if config.model_dir.strip() else []
+
+    @classmethod
     def fingerprint(cls, config: Any, base_dir: Path | None, run_input: str | None, inputs: Any) -> str | None:
         if not isinstance(config, CrossEncoderConfig) or not config.model_dir:
             return None
-        folder = Path(config.model_dir).expanduser()
-        if not folder.is_absolute() and base_dir is not None:
-            folder = base_dir / folder
         try:
+            folder = expand_user(config.model_dir)
+            if not folder.is_absolute() and base_dir is not None:
+                folder = base_dir / folder
             model = find_model_file(folder)
         except NodeError:
             return None
@@ -160,7 +166,8 @@ class CrossEncoderReranker(RerankerNode):
         hits, query = rerank_inputs(inputs)
         if not config.model_dir.strip():
             raise NodeError(f"'model_dir' is empty. {HOW_TO_GET_ONE}")
-        folder = ctx.resolve_path(config.model_dir)
+        folder = ctx.resolve_path(config.model_dir, what="model_dir")
+        ctx.check_path(find_model_file(folder), what="model file")
         encoder = load_cross_encoder(folder, config.max_length)
         candidates = hits[: config.candidates]
         started = time.perf_counter()

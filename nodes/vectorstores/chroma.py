@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.pathguard import PathKind
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 from nodes.vectorstores.common import (
@@ -267,6 +268,15 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
         return [(None, problem)] if problem else []
 
     @classmethod
+    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
+        assert isinstance(config, ChromaConfig)
+        return (
+            []
+            if config.server_host or not config.persist_directory.strip()
+            else [("persist_directory", config.persist_directory, "store")]
+        )
+
+    @classmethod
     def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
         """``chroma:<location>:<collection>``: two nodes with the same address share one collection."""
         assert isinstance(config, ChromaConfig)
@@ -281,6 +291,8 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
         if problem:
             raise NodeError(problem)
         location, path = chroma_location(c, ctx.base_dir, ctx.data_dir)
+        if path is not None and c.persist_directory:
+            ctx.check_path(path, "store", "persist_directory")
         with persist_lock(path) if path is not None else contextlib.nullcontext():
             client = persistent_client(path) if path is not None else http_client(c.server_host, c.server_port)
             store = ChromaStore(open_collection(client, c.collection, embedder, location), embedder, location)

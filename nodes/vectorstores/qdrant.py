@@ -25,6 +25,7 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.pathguard import PathKind
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 from nodes.hybrid.fusion import fuse, stage_rows
@@ -417,6 +418,11 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig]):
         return [(None, problem)] if problem else []
 
     @classmethod
+    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
+        assert isinstance(config, QdrantConfig)
+        return [] if config.url or not config.path.strip() else [("path", config.path, "store")]
+
+    @classmethod
     def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
         """``qdrant:<folder or url>:<collection>``: two nodes with the same address share one collection."""
         assert isinstance(config, QdrantConfig)
@@ -433,7 +439,7 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig]):
             location = c.url
             client = server_client(c.url, ctx.secret("api_key") if ctx.has_secret("api_key") else None)
         else:
-            path = ctx.resolve_path(c.path) if c.path else ctx.data_dir / "qdrant"
+            path = ctx.resolve_path(c.path, "store", "path") if c.path else ctx.data_dir / "qdrant"
             location = str(path)
             client = local_client(path)
         open_collection(client, c.collection, embedder, location)

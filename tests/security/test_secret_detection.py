@@ -11,7 +11,7 @@ import pytest
 from flowbuilder.cli import main
 from flowbuilder.formats.convert import export_flow
 from flowbuilder.formats.native import load_flow
-from flowbuilder.secrets import is_secret_field, is_secret_value, looks_random
+from flowbuilder.secrets import is_secret_field, is_secret_value, looks_random, secret_reason
 
 FIXTURES = Path(__file__).resolve().parents[1] / "formats" / "fixtures"
 RANDOM_40 = "Q7vX2mLp9RtZ4kWb8NcY1dHs6FgJ3aUe5VoTiEr0"  # not shaped like any provider's key
@@ -78,3 +78,79 @@ def test_secrets_found_by_name_and_entropy_never_leave_the_import(tmp_path: Path
     for fmt in ("n8n", "langflow"):
         exported = json.dumps(export_flow(flow, fmt)[0])
         assert all(s not in exported for s in (RANDOM_40, PASSWORD, CRED_DATA))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "/srv/n8n/Uploads/HR-Policies-2024",
+        "C:/Users/qa/Documents/Release-Notes-2024.pdf",
+        "~/datasets/vwo/VWO_500_Test_Cases.csv",
+        "uploads/HR-Policies-2024-final.pdf",
+        "https://api.example.com/v1/embeddings2?page=3",
+        "https://docs.n8n.io/integrations/builtin/cluster-nodes/root-nodes/2024",
+    ],
+)
+def test_paths_and_urls_are_not_secrets(value: str) -> None:
+    assert not looks_random(value)
+    assert secret_reason("fileSelector", value) is None and secret_reason("url", value) is None
+
+
+def test_a_secret_inside_a_url_or_path_is_still_found() -> None:
+    assert looks_random(f"https://hooks.example.com/services/T000/{RANDOM_40}")
+    assert secret_reason("url", f"https://api.example.com/v1?key=1&x=sk-proj-{RANDOM_40}") is not None
+
+
+def test_the_reason_names_how_a_secret_was_recognised() -> None:
+    assert secret_reason("model", "sk-proj-" + RANDOM_40) == "shaped like a provider's API key"
+    assert "entropy" in str(secret_reason("model", RANDOM_40))
+    assert secret_reason("password", PASSWORD) == "a literal value in the secret-named field 'password'"
+
+
+def n8n_with_upload_path(tmp_path: Path, note: str = "") -> Path:
+    data = json.loads((FIXTURES / "n8n_small.json").read_text(encoding="utf-8"))
+    data["nodes"].append(
+        {
+            "id": "7a1c2d3e-0000-4000-8000-000000000019",
+            "name": "Read HR policies",
+            "type": "n8n-nodes-base.readWriteFile",
+            "typeVersion": 1,
+            "position": [0, 400],
+            "parameters": {"operation": "read", "fileSelector": "/srv/n8n/Uploads/HR-Policies-2024"},
+        }
+    )
+    if note:
+        sticky = next(n for n in data["nodes"] if n["type"] == "n8n-nodes-base.stickyNote")
+        sticky["parameters"]["content"] = note
+    path = tmp_path / "hr.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_an_n8n_upload_path_is_not_taken_for_a_secret(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "flow.json"
+    assert main(["import", str(n8n_with_upload_path(tmp_path)), "-o", str(out), "--report-json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["secrets_found"] == []
+    assert "/srv/n8n/Uploads/HR-Policies-2024" in json.dumps(report["warnings"])  # said, not refused
+
+
+def test_found_secrets_are_reported_with_location_and_reason(tmp_path: Path, capsys) -> None:
+    assert main(["import", str(hostile_n8n(tmp_path)), "-o", str(tmp_path / "o.json"), "--report-json"]) == 0
+    found = {(s["node"], s["parameter"]): s["detail"] for s in json.loads(capsys.readouterr().out)["secrets_found"]}
+    assert "entropy" in found[("Model", "options.apiKey")]
+    assert "entropy" in found[("Model", "options.customHeader")]
+    assert "'password'" in found[("HTTP Request", "password")]
+
+
+def test_a_refused_import_says_where_the_secret_would_have_gone(tmp_path: Path, capsys) -> None:
+    source = n8n_with_upload_path(tmp_path, note=f"Ops: the model key is {RANDOM_40}, ask Dana")
+    data = json.loads(source.read_text(encoding="utf-8"))
+    model = next(n for n in data["nodes"] if n["name"] == "Model")
+    model["parameters"]["options"]["apiKey"] = RANDOM_40
+    source.write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "o.json"
+    assert main(["import", str(source), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "import refused" in err and "entropy" in err and "notes[" in err and RANDOM_40 not in err
+    assert not out.exists()

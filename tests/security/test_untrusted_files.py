@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.examples import flows_dir
+from flowbuilder.examples import data_dir, flows_dir
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fuzz_harness import campaign
@@ -18,7 +18,10 @@ N8N = Path(__file__).resolve().parents[1] / "formats" / "fixtures" / "n8n_small.
 
 
 def native(**changes: object) -> str:
+    """The demo flow (its loader pointed at the sample data, which any flow may read, so the copy stays valid)."""
     data = json.loads((flows_dir() / "row_labelled_csv_rag.json").read_text(encoding="utf-8"))
+    loader = next(n for n in data["nodes"] if n["type"] == "loader.file")
+    loader["config"]["path"] = str(data_dir() / "VWO_500_Test_Cases.csv")
     data.update(changes)
     return json.dumps(data)
 

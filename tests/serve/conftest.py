@@ -12,12 +12,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
+from flowbuilder.flow import Edge, Flow, NodeSpec
 from tests.fakes.llm_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +36,46 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
+def search_flow(name: str, loader_path: str, collection: str, persist_directory: str, k: int) -> Flow:
+    """A file loader, one chunk per record, the local embedder and Chroma, searched with the chat input."""
+    return Flow(
+        name=name,
+        nodes=[
+            NodeSpec(id="loader", type="loader.file", config={"path": loader_path, "mode": "records"}),
+            NodeSpec(id="splitter", type="splitter.record"),
+            NodeSpec(id="embedder", type="embedder.local"),
+            NodeSpec(
+                id="store",
+                type="vectorstore.chroma",
+                config={"collection": collection, "persist_directory": persist_directory},
+            ),
+            NodeSpec(id="question", type="chat.input"),
+            NodeSpec(id="retriever", type="retriever.vector", config={"k": k}),
+        ],
+        edges=[
+            Edge(source="loader", source_port="records", target="splitter", target_port="documents"),
+            Edge(source="splitter", source_port="chunks", target="store", target_port="documents"),
+            Edge(source="embedder", source_port="embedder", target="store", target_port="embedder"),
+            Edge(source="store", source_port="store", target="retriever", target_port="store"),
+            Edge(source="question", source_port="message", target="retriever", target_port="query"),
+        ],
+    )
+
+
+def wait_healthy(process: subprocess.Popen[bytes], url: str, headers: dict[str, str], log: Path) -> None:
+    """Until ``url``/health answers 200 (60 s); if the process exits first, fail with the end of its ``log``."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, f"flowbuilder serve exited: {log.read_text()[-2000:]}"
+        try:
+            if httpx.get(url + "/health", headers=headers, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "flowbuilder serve did not start"
+        time.sleep(0.3)
+
+
 @dataclass
 class Served:
     url: str
@@ -46,36 +88,34 @@ class Served:
         return {"Authorization": f"Bearer {self.token}"}
 
 
-@pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+@contextmanager
+def serving(flow: Path, log: Path, *options: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``flowbuilder serve FLOW`` on a free loopback port, its stderr in ``log``: ``(url, process)``; stopped after."""
     port = free_port()
-    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
     with log.open("wb") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "flowbuilder", "serve", str(DEMO_FLOW), "--port", str(port), "--token", TOKEN],
+            [sys.executable, "-m", "flowbuilder", "serve", str(flow), "--port", str(port), *options],
             stdout=subprocess.DEVNULL,
             stderr=err,
             env=subprocess_env(),
         )
-    served = Served(f"http://127.0.0.1:{port}", TOKEN, process, log)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, f"flowbuilder serve exited: {log.read_text()[-2000:]}"
-            try:
-                if httpx.get(served.url + "/health", headers=served.auth, timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "flowbuilder serve did not start"
-            time.sleep(0.3)
-        # Waits for the ingest (the server's warm-up holds the same lock).
-        first = httpx.get(served.url + "/search", params={"q": QUESTION, "k": 1}, headers=served.auth, timeout=300)
-        assert first.status_code == 200, first.text
-        yield served
+        yield f"http://127.0.0.1:{port}", process
     finally:
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
+    with serving(DEMO_FLOW, log, "--token", TOKEN) as (url, process):
+        served = Served(url, TOKEN, process, log)
+        wait_healthy(process, served.url, served.auth, log)
+        # Waits for the ingest (the server's warm-up holds the same lock).
+        first = httpx.get(served.url + "/search", params={"q": QUESTION, "k": 1}, headers=served.auth, timeout=300)
+        assert first.status_code == 200, first.text
+        yield served

@@ -9,9 +9,8 @@ import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
-from tests.serve.conftest import subprocess_env
+from tests.serve.conftest import search_flow, subprocess_env
 
 # Runs flowbuilder's CLI with chat.input made noisy: the test's stand-in for any chatty library.
 NOISY_MAIN = """
@@ -36,28 +35,7 @@ def _small_flow(folder: Path) -> Path:
         "LOGIN_003,Login with an empty password\n",
         encoding="utf-8",
     )
-    flow = Flow(
-        name="Small",
-        nodes=[
-            NodeSpec(id="loader", type="loader.file", config={"path": "cases.csv", "mode": "records"}),
-            NodeSpec(id="splitter", type="splitter.record"),
-            NodeSpec(id="embedder", type="embedder.local"),
-            NodeSpec(
-                id="store",
-                type="vectorstore.chroma",
-                config={"collection": "stdio-clean", "persist_directory": str(folder / "chroma")},
-            ),
-            NodeSpec(id="question", type="chat.input"),
-            NodeSpec(id="retriever", type="retriever.vector", config={"k": 2}),
-        ],
-        edges=[
-            Edge(source="loader", source_port="records", target="splitter", target_port="documents"),
-            Edge(source="splitter", source_port="chunks", target="store", target_port="documents"),
-            Edge(source="embedder", source_port="embedder", target="store", target_port="embedder"),
-            Edge(source="store", source_port="store", target="retriever", target_port="store"),
-            Edge(source="question", source_port="message", target="retriever", target_port="query"),
-        ],
-    )
+    flow = search_flow("Small", "cases.csv", "stdio-clean", str(folder / "chroma"), k=2)
     path = folder / "small.json"
     save_flow(flow, path)
     return path
