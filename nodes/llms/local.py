@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import NodeError, ProviderError, RunCancelledError
 from flowbuilder.node import RunContext
+from flowbuilder.pathguard import PathKind
+from flowbuilder.paths import resolve_path
 from flowbuilder.registry import register_node
 from nodes.llms.base import BaseChatModel, ChatModelNode, TokenCallback
 from nodes.llms.local_runtime import INSTALL_HINT, LoadedModel, bundled_model, load_model
@@ -203,6 +206,13 @@ class LocalChatModel(BaseChatModel):
         return f"<LocalChatModel {self.model}>"
 
 
+def _is_bundled(chosen: str, base_dir: Path | None) -> bool:
+    bundled = bundled_model()
+    if bundled is None:
+        return False
+    return resolve_path(chosen, base_dir).resolve() == bundled.resolve()
+
+
 @register_node
 class LocalChat(ChatModelNode):
     """Embedded llama.cpp on a GGUF file, no server. The default SmolLM2-135M is a tiny test model that invents: real answers need a real GGUF, Ollama or a key.
@@ -226,11 +236,19 @@ class LocalChat(ChatModelNode):
             problems.append((None, "set either response_format json or a grammar, not both (the grammar wins)."))
         return problems
 
-    def model_path(self, ctx: RunContext) -> Any:
+    @classmethod
+    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
+        """The chosen GGUF, for the path guard; the bundled SmolLM2 is part of the install (like data/)."""
+        assert isinstance(config, LocalLLMConfig)
+        chosen = config.model_file.strip()
+        return [("model_file", chosen, "file")] if chosen and not _is_bundled(chosen, None) else []
+
+    def model_path(self, ctx: RunContext) -> Path:
         config = self.config
         assert isinstance(config, LocalLLMConfig)
-        if config.model_file.strip():
-            return ctx.resolve_path(config.model_file.strip())
+        chosen = config.model_file.strip()
+        if chosen and not _is_bundled(chosen, ctx.base_dir):
+            return ctx.resolve_path(chosen, "file", "model_file")
         bundled = bundled_model()
         if bundled is None:
             raise NodeError(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.data import ChatMessage, Hit
-from flowbuilder.errors import NodeError, RunCancelledError
+from flowbuilder.errors import FlowbuilderError, NodeError, RunCancelledError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
@@ -170,9 +170,14 @@ def test_a_missing_or_broken_gguf_gets_a_clear_error(tmp_path: Path) -> None:
     truncated.write_bytes(smollm().read_bytes()[:2_000_000])
     with pytest.raises(NodeError, match=r"llama\.cpp could not load truncated\.gguf"):
         run_node("x", model_file=str(truncated))
+    # the path guard judges model_file like any other path a flow names
+    with pytest.raises(FlowbuilderError, match="/etc"):
+        run_node("x", model_file="/etc/passwd")
+    assert LocalChat.config_paths(LocalLLMConfig(model_file="m.gguf")) == [("model_file", "m.gguf", "file")]
+    assert LocalChat.config_paths(LocalLLMConfig(model_file=str(smollm()))) == []  # shipped with the install
     # through the executor: one line naming the node, no traceback
     flow = Flow(nodes=[NodeSpec(id="gen", type="llm.local", config={"model_file": str(garbage)})], edges=[])
-    error = Executor(data_dir=tmp_path).run(flow).results["gen"].error or ""
+    error = Executor(data_dir=tmp_path / "data").run(flow).results["gen"].error or ""
     assert "gen" in error and "not a GGUF model" in error and "Traceback" not in error and "\n" not in error
 
 
