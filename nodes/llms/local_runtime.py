@@ -114,7 +114,6 @@ class LoadedModel:
     def name(self) -> str:
         return str(self.llama.metadata.get("general.name") or self.path.stem)
 
-
     def grammar_parses(self, grammar: str) -> bool:
         """Whether llama.cpp accepts a GBNF grammar with a ``root`` rule. Checked before any generation:
         llama-cpp-python hands the text to llama.cpp unchecked, and an invalid grammar crashes the process."""
