@@ -22,13 +22,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.data import ChatMessage, Hit
+from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Retriever, VectorStore
 from nodes.hybrid.fusion import fuse
+from nodes.llms.structured import ask, list_schema
 from nodes.prompts import render_template
 
 DEFAULT_REWRITE_PROMPT = (
@@ -89,13 +90,17 @@ class MultiQueryRetriever:
         self.model = model
         self.retrievers = list(retrievers)
         self.config = config
+        self.reply_format = ""
+        """"text", or "json" when the model was held to a JSON schema (llm.local)."""
         self.last: dict[str, Any] = {}
         """What the latest call did (prompt, reply, queries, per-leg hits), for the inspector."""
 
     def rewrite(self, question: str) -> tuple[list[str], str, str]:
         """(queries with the original first, the prompt sent, the model's reply)."""
         prompt = render_template(self.config.prompt, {"question": question, "n": str(self.config.n)})
-        reply = self.model.chat([ChatMessage(role="user", content=prompt)]).content or ""
+        answer = ask(self.model, prompt, list_schema("rewordings", self.config.n), "rewordings")
+        self.reply_format = answer.mode
+        reply = answer.text
         variants = parse_variants(reply, question, self.config.n)
         if not variants:
             preview = " ".join(reply.split())[:120] or "(empty)"
@@ -108,6 +113,7 @@ class MultiQueryRetriever:
     def retrieve(self, query: str) -> list[Hit]:
         started = time.perf_counter()
         failure = ""
+        self.reply_format = ""
         try:
             queries, prompt, reply = self.rewrite(query)
         except ProviderError as exc:
@@ -129,6 +135,7 @@ class MultiQueryRetriever:
             keep=self.config.keep,
         )
         self.last = {
+            "reply_format": self.reply_format,
             "prompt": prompt,
             "reply": reply,
             "queries": {f"q{i}": text for i, text in enumerate(queries)},

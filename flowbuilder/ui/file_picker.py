@@ -21,12 +21,25 @@ def is_file_field(name: str) -> bool:
     return name == "path" or name.endswith("_file")
 
 
-def choices(workspace: Path) -> list[Path]:
-    """Sample data files and this workspace's uploads, sorted by folder then name."""
+MODEL_FIELDS = {"model_file"}
+"""Fields that take a model (llm.local's GGUF) rather than data."""
+
+
+def suffixes_for(name: str) -> set[str]:
+    return {".gguf"} if name in MODEL_FIELDS else PICKABLE
+
+
+def choices(workspace: Path, suffixes: set[str] = PICKABLE) -> list[Path]:
+    """Sample data files (or the bundled GGUF) and this workspace's uploads, sorted by folder then name."""
     found: list[Path] = []
+    if ".gguf" in suffixes:
+        from nodes.llms.local_runtime import bundled_model
+
+        bundled = bundled_model()
+        found += [bundled] if bundled else []
     for folder in (data_dir(), workspace / UPLOADS):
         if folder.is_dir():
-            found += sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in PICKABLE)
+            found += sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
     return found
 
 
@@ -37,7 +50,7 @@ def as_config_path(path: Path, base_dir: Path) -> str:
     return str(path)
 
 
-def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None]) -> None:
+def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None], suffixes: set[str] = PICKABLE) -> None:
     with ui.dialog() as dialog, ui.card().classes("w-[34rem] fb-file-picker"):
         ui.label("Choose a file").classes("text-h6")
 
@@ -56,8 +69,8 @@ def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None]) -
         ui.label("Upload into the workspace").classes("text-subtitle2")
         ui.upload(
             label="Drop a file here, or click +", on_upload=uploaded, auto_upload=True, max_file_size=200_000_000
-        ).props('accept=".csv,.json,.jsonl,.pdf,.txt,.md"').classes("w-full fb-file-upload")
-        files = choices(workspace)
+        ).props(f'accept="{",".join(sorted(suffixes))}"').classes("w-full fb-file-upload")
+        files = choices(workspace, suffixes)
         if files:
             ui.label("Or choose one").classes("text-subtitle2")
             with ui.column().classes("w-full gap-0").style("max-height: 40vh; overflow-y: auto"):

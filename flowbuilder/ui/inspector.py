@@ -26,8 +26,9 @@ from flowbuilder.ui.accounts import (
     issue_text,
     provider_name,
 )
-from flowbuilder.ui.file_picker import is_file_field, pick_file
+from flowbuilder.ui.file_picker import is_file_field, pick_file, suffixes_for
 from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
+from flowbuilder.ui.runtime_install import runtime_panel
 from flowbuilder.ui.session import EditorSession, binding_source
 from flowbuilder.ui.widgets import ui_words
 
@@ -88,6 +89,8 @@ class Inspector:
                 with ui.expansion("Advanced").classes("w-full"):
                     for form_field in advanced:
                         self._field(form_field, spec.config)
+            if spec.type == "llm.local":
+                runtime_panel()
             if cls.credential_slots:
                 ui.label("Credentials").classes("text-subtitle2 q-mt-sm")
                 for slot in cls.credential_slots:
@@ -206,6 +209,7 @@ class Inspector:
             )
             if is_file_field(f.name):
                 field_input = element
+                suffixes = suffixes_for(f.name)
 
                 def picked(path: str, target: Any = field_input) -> None:
                     target.value = path  # fires on_value_change -> the checked config edit
@@ -213,7 +217,7 @@ class Inspector:
                 with element.add_slot("append"):
                     ui.button(
                         icon="folder_open",
-                        on_click=lambda: pick_file(self.session.workspace, self.session.base_dir, picked),
+                        on_click=lambda: pick_file(self.session.workspace, self.session.base_dir, picked, suffixes),
                     ).props("flat dense round size=sm").tooltip("Upload or choose a file").mark(f"pick-{f.name}")
         else:
             text = "" if value is None else json.dumps(value, ensure_ascii=False)

