@@ -35,7 +35,7 @@ from flowbuilder.evaluation.questions import Question, load_questions  # noqa: E
 from flowbuilder.executor import Executor  # noqa: E402
 from flowbuilder.flow import Flow  # noqa: E402
 from flowbuilder.formats.native import load_flow  # noqa: E402
-from nodes.extractive import NOT_FOUND  # noqa: E402
+from flowbuilder.nodes.extractive import NOT_FOUND  # noqa: E402
 
 FLOW = ROOT / "flows" / "row_labelled_csv_rag.json"
 QUESTIONS = ROOT / "data" / "questions"

@@ -31,14 +31,14 @@ sys.path.insert(0, str(ROOT))
 
 from flowbuilder.data import Document, Hit  # noqa: E402
 from flowbuilder.node import RunContext  # noqa: E402
-from nodes.embedders.local import LocalEmbedder  # noqa: E402
-from nodes.hybrid.fusion import fuse  # noqa: E402
-from nodes.hybrid.keyword import KeywordIndex  # noqa: E402
-from nodes.hybrid.views import make_views, return_parents  # noqa: E402
-from nodes.labeller import RowLabeller, RowLabellerConfig  # noqa: E402
-from nodes.loaders import FileLoader, FileLoaderConfig  # noqa: E402
-from nodes.vectorstores.chroma import ChromaConfig, ChromaNode  # noqa: E402
-from nodes.vectorstores.common import unique_documents  # noqa: E402
+from flowbuilder.nodes.embedders.local import LocalEmbedder  # noqa: E402
+from flowbuilder.nodes.hybrid.fusion import fuse  # noqa: E402
+from flowbuilder.nodes.hybrid.keyword import KeywordIndex  # noqa: E402
+from flowbuilder.nodes.hybrid.views import make_views, return_parents  # noqa: E402
+from flowbuilder.nodes.labeller import RowLabeller, RowLabellerConfig  # noqa: E402
+from flowbuilder.nodes.loaders import FileLoader, FileLoaderConfig  # noqa: E402
+from flowbuilder.nodes.vectorstores.chroma import ChromaConfig, ChromaNode  # noqa: E402
+from flowbuilder.nodes.vectorstores.common import unique_documents  # noqa: E402
 
 LABEL_500 = (
     "Scenario TID: {Scenario TID}\nDescription: {TestCase Description}\nPreCondition: {PreCondition}\n"
@@ -183,7 +183,7 @@ def main() -> None:
     t0 = time.perf_counter()
     store5 = chroma("summaries5000", summaries, embedder, work)
     print(f"5,000 summaries embedded/stored in {time.perf_counter() - t0:.1f} s")
-    from nodes.vectorstores.qdrant import QdrantStore, close_local_clients, local_client, open_collection
+    from flowbuilder.nodes.vectorstores.qdrant import QdrantStore, close_local_clients, local_client, open_collection
 
     client = local_client(work / "qdrant")
     open_collection(client, "vwo5000", embedder, str(work / "qdrant"))

@@ -27,7 +27,7 @@ from flowbuilder.cache import ResultCache
 from flowbuilder.data import Document
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
-from nodes.embedders.local import LocalEmbedder
+from flowbuilder.nodes.embedders.local import LocalEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATES = (

@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from flowbuilder.data import ChatMessage  # noqa: E402
 from flowbuilder.node import RunContext  # noqa: E402
-from nodes.llms import local_runtime  # noqa: E402
-from nodes.llms.local import LocalChat, LocalLLMConfig  # noqa: E402
+from flowbuilder.nodes.llms import local_runtime  # noqa: E402
+from flowbuilder.nodes.llms.local import LocalChat, LocalLLMConfig  # noqa: E402
 
 DEMO = ROOT / "flows" / "row_labelled_csv_rag.json"
 DATA = ROOT / "data" / "VWO_500_Test_Cases.csv"

@@ -31,7 +31,7 @@ KEY = "sk-bench-remote-embed"
 
 
 def embedder_table(base_url: str, texts: int, batch: int, rounds: int, latency: float) -> None:
-    from nodes.embedders.openai import OpenAIEmbedder
+    from flowbuilder.nodes.embedders.openai import OpenAIEmbedder
 
     corpus = [f"test case {i}: the login form rejects an email with two dots" for i in range(texts)]
     print(f"\nembedder alone: {texts} texts, batch {batch}, {latency * 1000:.0f} ms per request, {rounds} rounds")

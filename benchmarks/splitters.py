@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.node import EmptyConfig, RunContext
-from nodes.labeller import RowLabeller, RowLabellerConfig
-from nodes.loaders import FileLoader, FileLoaderConfig
-from nodes.splitters import (
+from flowbuilder.nodes.labeller import RowLabeller, RowLabellerConfig
+from flowbuilder.nodes.loaders import FileLoader, FileLoaderConfig
+from flowbuilder.nodes.splitters import (
     CharacterSplitter,
     CharacterSplitterConfig,
     MarkdownSplitter,

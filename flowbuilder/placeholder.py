@@ -14,7 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
-from flowbuilder.registry import register_node
 
 PLACEHOLDER_TYPE = "placeholder.unsupported"
 
@@ -29,11 +28,12 @@ class PlaceholderConfig(BaseModel):
     output_names: list[str] = Field(default_factory=list, description="Ports it was wired from.")
 
 
-@register_node
 class PlaceholderNode(Node[PlaceholderConfig]):
     """Stands in for an imported node type that Flowbuilder does not support."""
 
     type_name = PLACEHOLDER_TYPE
+    display_name = "Unsupported (imported)"
+    aliases = ("placeholder", "imported")
     category = "Imported"
     Config = PlaceholderConfig
 

@@ -1,15 +1,15 @@
 """The node registry: stable type names to node classes.
 
-Built-in nodes live in the top-level ``nodes`` package; node packs from other distributions
-register through the ``flowbuilder.nodes`` entry-point group (the entry point names a module to
-import or a callable that takes the registry). Nothing named inside a flow file is ever imported:
-a flow can only use types that are already registered.
+The built-in nodes (the repository's ``nodes/`` folder, imported as ``flowbuilder.nodes`` so that a
+stray ``nodes.py`` in the working directory cannot shadow them) register through the same
+``flowbuilder.nodes`` entry-point group as node packs from other distributions (the entry point names
+a module to import or a callable that takes the registry). Nothing named inside a flow file is ever
+imported: a flow can only use types that are already registered.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
 import logging
 from collections.abc import Iterator
 from importlib.metadata import entry_points
@@ -21,6 +21,7 @@ from flowbuilder.node import Node, node_class_problem
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "flowbuilder.nodes"
+BUILTIN_PROBE = "chat.input"  # a built-in type: its absence means the entry points are missing
 
 NodeClass = type[Node[Any]]
 
@@ -102,12 +103,16 @@ def default_registry() -> NodeRegistry:
     if _default is None:
         registry = NodeRegistry()
         _default = registry
-        importlib.import_module("flowbuilder.placeholder")
-        importlib.import_module("nodes")
-        for cls in _pending:
-            registry.register(cls)
-        _pending.clear()
+        from flowbuilder.placeholder import PlaceholderNode  # the importers' stand-in is part of the core
+
+        registry.register(PlaceholderNode)
         _load_entry_points(registry)
+        if BUILTIN_PROBE not in registry:
+            log.warning(
+                "Flowbuilder's built-in nodes are not registered: install the package (pip install -e .) so "
+                "its '%s' entry points exist.",
+                ENTRY_POINT_GROUP,
+            )
     return _default
 
 

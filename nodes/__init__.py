@@ -4,7 +4,7 @@ Importing this package registers every built-in node with the default registry. 
 imports from ``flowbuilder``'s public API; provider SDKs are imported lazily inside the nodes.
 """
 
-from nodes import (
+from flowbuilder.nodes import (
     agent,
     chat,
     embedders,

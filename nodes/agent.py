@@ -141,6 +141,8 @@ class WindowMemoryNode(Node[WindowMemoryConfig]):
     """Remember the last k exchanges of each chat session for an agent."""
 
     type_name = "memory.window"
+    display_name = "Chat Memory"
+    aliases = ("Simple Memory", "Window Buffer Memory", "Message History", "memory")
     category = "Agents"
     Config = WindowMemoryConfig
     outputs = (Port("memory", PortType.MEMORY, description="Chat history per session."),)
@@ -192,6 +194,8 @@ class ToolAgent(Node[AgentConfig]):
     """Answer a message with a chat model that may call tools (such as a knowledge-base search)."""
 
     type_name = "agent.tools"
+    display_name = "AI Agent"
+    aliases = ("Agent", "Tool Calling Agent", "tools agent", "chat")
     category = "Agents"
     Config = AgentConfig
     inputs = (
@@ -303,7 +307,7 @@ class ToolAgent(Node[AgentConfig]):
             ctx.details["tool_calls"].append(record)
             found = getattr(tool, "last_hits", [])
             hits += [hit for hit in found if isinstance(hit, Hit)]
-        from nodes.prompts import DEFAULT_TEMPLATE, render_template
+        from flowbuilder.nodes.prompts import DEFAULT_TEMPLATE, render_template
 
         answer = ""
         if model is not None:
@@ -319,7 +323,7 @@ class ToolAgent(Node[AgentConfig]):
             finally:
                 ctx.details["messages"] = _sent_messages(model, messages)
         if model is None:
-            from nodes.extractive import default_embedder, extract
+            from flowbuilder.nodes.extractive import default_embedder, extract
 
             extraction = extract(user.content, hits, default_embedder(ctx))
             ctx.details["extractive"] = extraction.details()

@@ -29,6 +29,8 @@ class ChatInput(Node[ChatInputConfig]):
     """The user's message: the run's input text, or the configured text."""
 
     type_name = "chat.input"
+    display_name = "Chat Input"
+    aliases = ("When chat message received", "Chat Trigger", "chat", "message", "user input")
     category = "Chat"
     Config = ChatInputConfig
     outputs = (Port("message", PortType.MESSAGE, description="The user's message."),)
@@ -54,6 +56,8 @@ class ChatOutput(Node[Any]):
     """The answer shown to the user at the end of a chat flow."""
 
     type_name = "chat.output"
+    display_name = "Chat Output"
+    aliases = ("chat", "Respond to Chat", "answer", "output")
     category = "Chat"
     inputs = (Port("message", PortType.ANSWER, description="The answer to show."),)
     outputs = (Port("message", PortType.MESSAGE, description="The answer, as shown."),)

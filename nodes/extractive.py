@@ -136,7 +136,7 @@ def units_of(text: str) -> list[tuple[str, str]]:
                 seen.add(value.lower())
                 unique.append((label, value))
         return unique
-    from nodes.splitting.sentences import sentence_units
+    from flowbuilder.nodes.splitting.sentences import sentence_units
 
     return [("", " ".join(text[u.start : u.end].split())) for u in sentence_units(text)]
 
@@ -151,7 +151,7 @@ def quotable(units: list[tuple[str, str]]) -> list[tuple[str, str, frozenset[int
 
 
 def _terms(text: str) -> set[str]:
-    from nodes.hybrid.terms import english_stopwords, tokenize
+    from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
 
     return {_stem(t) for t in tokenize(text, english_stopwords())}
 
@@ -256,7 +256,7 @@ def question_from_prompt(prompt: str) -> str:
 
 def default_embedder(ctx: RunContext) -> Embedder:
     """The offline MiniLM embedder, for an answerer with no embedder connected."""
-    from nodes.embedders.local import LocalEmbedder
+    from flowbuilder.nodes.embedders.local import LocalEmbedder
 
     return cast(Embedder, LocalEmbedder(cache_dir=ctx.data_dir))
 

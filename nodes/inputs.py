@@ -26,6 +26,8 @@ class FileInput(Node[FileInputConfig]):
     """A file chosen at run time (like an upload form); outputs its path for a file loader."""
 
     type_name = "input.file"
+    display_name = "File Input"
+    aliases = ("On form submission", "Form Trigger", "upload", "file upload")
     category = "Inputs"
     Config = FileInputConfig
     outputs = (Port("path", PortType.TEXT, description="Absolute path of the chosen file."),)

@@ -127,6 +127,8 @@ class RowLabeller(Node[RowLabellerConfig]):
     """Render each record's columns as labelled text so every chunk says what its values mean."""
 
     type_name = "labeller.row"
+    display_name = "Label Rows"
+    aliases = ("Parser", "row template", "format rows")
     category = "Transform"
     Config = RowLabellerConfig
     inputs = (Port("records", PortType.RECORDS),)
@@ -229,6 +231,8 @@ class Stringify(Node[StringifyConfig]):
     """Render records, chunks or search hits into one text (LangFlow's Parser 'Text: {text}')."""
 
     type_name = "parser.stringify"
+    display_name = "Parser (to text)"
+    aliases = ("Parser", "Parse Data", "Data to Message", "combine", "to text")
     category = "Transform"
     Config = StringifyConfig
     inputs = (Port("items", PortType.ANY),)

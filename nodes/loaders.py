@@ -60,6 +60,8 @@ class FileLoader(Node[FileLoaderConfig]):
     """Load a CSV, JSON, PDF, TXT or Markdown file as records (one per row, object, page or file)."""
 
     type_name = "loader.file"
+    display_name = "Read File"
+    aliases = ("File", "Default Data Loader", "document loader", "csv", "pdf", "load")
     category = "Loaders"
     Config = FileLoaderConfig
     inputs = (
@@ -224,7 +226,7 @@ def _pdf_pages(path: Path, mode: str = "layout") -> list[str]:
     from pypdf import PdfReader
     from pypdf.errors import FileNotDecryptedError, PdfReadError
 
-    from nodes.pdf_text import extract_pages
+    from flowbuilder.nodes.pdf_text import extract_pages
 
     try:
         reader = PdfReader(str(path))

@@ -238,6 +238,8 @@ class McpToolNode(Node[McpToolConfig]):
     """Give an agent the tools of an MCP server (stdio command or HTTP URL); all, selected or all-except."""
 
     type_name = "tool.mcp"
+    display_name = "MCP Tool"
+    aliases = ("MCP Client Tool", "MCP", "tool")
     category = "Agents"
     Config = McpToolConfig
     outputs = (Port("tool", PortType.TOOL, description="The server's tools, for agent.tools."),)

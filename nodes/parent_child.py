@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from flowbuilder.data import Document
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.splitters import SplitterNode, each_document, heading_index
+from flowbuilder.nodes.splitting.markdown import heading_sections, pack_blocks
+from flowbuilder.nodes.splitting.textsplit import Chunk, check_sizes, split_recursive
 from flowbuilder.registry import register_node
-from nodes.splitters import SplitterNode, each_document, heading_index
-from nodes.splitting.markdown import heading_sections, pack_blocks
-from nodes.splitting.textsplit import Chunk, check_sizes, split_recursive
 
 
 class ParentChildSplitterConfig(BaseModel):
@@ -50,6 +50,8 @@ class ParentChildSplitter(SplitterNode[ParentChildSplitterConfig]):
     """Small child chunks for search, each carrying its parent (section) to return instead."""
 
     type_name = "splitter.parent_child"
+    display_name = "Parent-Child Splitter"
+    aliases = ("Split Text", "Parent Document", "chunk")
     Config = ParentChildSplitterConfig
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:

@@ -106,6 +106,8 @@ class PromptTemplate(Node[PromptTemplateConfig]):
     """Fill a prompt template; each {variable} is an input (retrieved hits render as numbered sources)."""
 
     type_name = "prompt.template"
+    display_name = "Prompt Template"
+    aliases = ("Prompt", "template")
     category = "Prompts"
     Config = PromptTemplateConfig
     outputs = (Port("prompt", PortType.PROMPT, description="The filled-in prompt."),)

@@ -10,7 +10,7 @@ service that does the whole rewrite-search-merge for any question (for an agent'
 Each merged hit carries one leg per query that found it: ``legs["q0"]`` is the original question,
 ``legs["q1"]``... the variants (``"q1/r2"`` when several retrievers are connected), with the rank
 and score in that list; ``score`` is the RRF sum and ``explain`` shows it ("1/61 + 1/63"). The merge is
-retriever.fusion's :func:`nodes.hybrid.fusion.fuse`, so the two nodes rank alike.
+retriever.fusion's :func:`flowbuilder.nodes.hybrid.fusion.fuse`, so the two nodes rank alike.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.hybrid.fusion import fuse
+from flowbuilder.nodes.llms.structured import ask, list_schema
+from flowbuilder.nodes.prompts import render_template
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Retriever, VectorStore
-from nodes.hybrid.fusion import fuse
-from nodes.llms.structured import ask, list_schema
-from nodes.prompts import render_template
 
 DEFAULT_REWRITE_PROMPT = (
     "You help a search engine. Write {n} different rewordings of the question below, each one a full "
@@ -170,6 +170,8 @@ class QueryRewrite(Node[QueryRewriteConfig]):
     """Multi-query: an LLM rewords the question n times; all are searched and merged (RRF)."""
 
     type_name = "query.rewrite"
+    display_name = "Query Rewriter"
+    aliases = ("Multi Query Retriever", "rewrite", "HyDE", "LLM")
     category = "Retrieval"
     Config = QueryRewriteConfig
     inputs = (

@@ -51,6 +51,8 @@ class VectorRetrieverNode(Node[RetrieverConfig]):
     """Find the k chunks most similar to a question."""
 
     type_name = "retriever.vector"
+    display_name = "Vector Store Retriever"
+    aliases = ("retriever", "similarity search", "search", "vector store")
     category = "Retrieval"
     Config = RetrieverConfig
     inputs = (
@@ -165,6 +167,8 @@ class RetrieverToolNode(Node[ToolConfig]):
     """Let an agent search a vector store as a tool."""
 
     type_name = "retriever.tool"
+    display_name = "Vector Store Tool"
+    aliases = ("Answer questions with a vector store", "retriever tool", "tool")
     category = "Retrieval"
     Config = ToolConfig
     inputs = (Port("store", PortType.VECTOR_STORE, description="The store the tool searches."),)

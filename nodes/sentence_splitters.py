@@ -1,6 +1,6 @@
 """Sentence-based splitters: sentence packing and semantic chunking.
 
-Both see a document as units (:mod:`nodes.splitting.sentences`): pysbd sentences of the prose, and
+Both see a document as units (:mod:`flowbuilder.nodes.splitting.sentences`): pysbd sentences of the prose, and
 each code block or table whole, so a table is never sentence-split or mashed into the prose around
 it. Sentence packing fills chunks with whole units up to a size; semantic chunking embeds every unit
 with the flow's embedder and cuts where neighbouring units stop being similar.
@@ -16,12 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.splitters import SplitterNode, chunk_documents, input_documents
+from flowbuilder.nodes.splitting.sentences import Unit, check_language, pack_units, sentence_units
+from flowbuilder.nodes.splitting.textsplit import Chunk
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
-from nodes.splitters import SplitterNode, chunk_documents, input_documents
-from nodes.splitting.sentences import Unit, check_language, pack_units, sentence_units
-from nodes.splitting.textsplit import Chunk
 
 MAX_DETAIL_ROWS = 500  # inspect-only data stays small on large corpora
 
@@ -45,6 +45,8 @@ class SentenceSplitter(SplitterNode[SentenceSplitterConfig]):
     """Whole sentences (pysbd) packed up to a size; code blocks and tables stay whole units."""
 
     type_name = "splitter.sentence"
+    display_name = "Sentence Splitter"
+    aliases = ("Split Text", "chunk")
     Config = SentenceSplitterConfig
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
@@ -99,6 +101,8 @@ class SemanticSplitter(SplitterNode[SemanticSplitterConfig]):
     """Embed sentences with the flow's embedder and cut where neighbour similarity drops."""
 
     type_name = "splitter.semantic"
+    display_name = "Semantic Splitter"
+    aliases = ("Split Text", "Semantic Chunker", "chunk")
     Config = SemanticSplitterConfig
     inputs = (
         Port("documents", PortType.RECORDS),

@@ -19,11 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
-from flowbuilder.ports import Port, PortType
-from flowbuilder.registry import register_node
-from nodes.splitting.blocks import HeadingIndex, parse_blocks
-from nodes.splitting.markdown import heading_sections, pack_blocks
-from nodes.splitting.textsplit import (
+from flowbuilder.nodes.splitting.blocks import HeadingIndex, parse_blocks
+from flowbuilder.nodes.splitting.markdown import heading_sections, pack_blocks
+from flowbuilder.nodes.splitting.textsplit import (
     DEFAULT_SEPARATORS,
     Chunk,
     KeepSeparator,
@@ -32,6 +30,8 @@ from nodes.splitting.textsplit import (
     split_recursive,
     unescape_separator,
 )
+from flowbuilder.ports import Port, PortType
+from flowbuilder.registry import register_node
 
 
 class RecordSpans:
@@ -162,6 +162,8 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
     """Split text like LangChain's RecursiveCharacterTextSplitter (n8n and LangFlow's default)."""
 
     type_name = "splitter.recursive"
+    display_name = "Recursive Text Splitter"
+    aliases = ("Split Text", "Recursive Character Text Splitter", "chunk")
     Config = RecursiveSplitterConfig
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
@@ -209,6 +211,8 @@ class FixedSplitter(SplitterNode[FixedSplitterConfig]):
     """Fixed-size chunks: every N characters, no separators (with optional overlap); the baseline."""
 
     type_name = "splitter.fixed"
+    display_name = "Fixed-size Splitter"
+    aliases = ("Split Text", "Token Splitter", "chunk")
     Config = FixedSplitterConfig
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
@@ -232,6 +236,8 @@ class CharacterSplitter(SplitterNode[CharacterSplitterConfig]):
     """Split on one separator and merge pieces up to the size (LangFlow's Split Text)."""
 
     type_name = "splitter.character"
+    display_name = "Character Text Splitter"
+    aliases = ("Split Text", "chunk", "separator")
     Config = CharacterSplitterConfig
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
@@ -263,6 +269,8 @@ class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
     """Split markdown at headings; each chunk starts with its heading path; code blocks and tables stay whole."""
 
     type_name = "splitter.markdown"
+    display_name = "Markdown Splitter"
+    aliases = ("Split Text", "Markdown Header Text Splitter", "chunk")
     Config = MarkdownSplitterConfig
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
@@ -295,6 +303,8 @@ class RecordSplitter(SplitterNode[EmptyConfig]):
     """One chunk per record: never cuts a record (a multi-record document is cut at its record spans)."""
 
     type_name = "splitter.record"
+    display_name = "One Chunk per Record"
+    aliases = ("Split Text", "chunk", "row")
     Config = EmptyConfig
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
@@ -390,6 +400,8 @@ class WindowSplitter(SplitterNode[WindowSplitterConfig]):
     sentence or space break in its last 30%."""
 
     type_name = "splitter.window"
+    display_name = "RAG Explorer Window Splitter"
+    aliases = ("Split Text", "chunk", "window")
     Config = WindowSplitterConfig
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:

@@ -14,6 +14,8 @@ class Passthrough(Node[Any]):
     """Forward a value unchanged; a reroute point that tidies long connections."""
 
     type_name = "util.passthrough"
+    display_name = "Pass Through"
+    aliases = ("No Operation", "noop", "passthrough")
     category = "Utility"
     inputs = (Port("value", PortType.ANY, required=False),)
     outputs = (Port("value", PortType.ANY),)

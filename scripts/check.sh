@@ -6,4 +6,4 @@ PY="${PY:-.venv/bin/python}"
 [ -x "$PY" ] || PY=python3
 "$PY" -m ruff check flowbuilder nodes tests benchmarks
 "$PY" -m ruff format --check flowbuilder nodes tests benchmarks
-"$PY" -m mypy flowbuilder nodes
+"$PY" -m mypy  # packages from pyproject: flowbuilder, with flowbuilder.nodes

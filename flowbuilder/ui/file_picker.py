@@ -33,7 +33,7 @@ def choices(workspace: Path, suffixes: set[str] = PICKABLE) -> list[Path]:
     """Sample data files (or the bundled GGUF) and this workspace's uploads, sorted by folder then name."""
     found: list[Path] = []
     if ".gguf" in suffixes:
-        from nodes.llms.local_runtime import bundled_model
+        from flowbuilder.nodes.llms.local_runtime import bundled_model
 
         bundled = bundled_model()
         found += [bundled] if bundled else []

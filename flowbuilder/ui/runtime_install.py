@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from nicegui import background_tasks, ui
 
-from nodes.llms.local_runtime import bundled_model, install_command, install_env, runtime_available
+from flowbuilder.nodes.llms.local_runtime import bundled_model, install_command, install_env, runtime_available
 
 _STEP = re.compile(r"\[(\d+)/(\d+)\]")
 _REFRESH_S = 0.5

@@ -1,9 +1,9 @@
 """Embedder nodes: each outputs an ``embedder`` service (see flowbuilder.services.Embedder).
 
-Every embedder keeps an on-disk cache (:mod:`nodes.embedders.cache`) so only new texts reach the model.
+Every embedder keeps an on-disk cache (:mod:`flowbuilder.nodes.embedders.cache`) so only new texts reach the model.
 """
 
-from nodes.embedders import (
+from flowbuilder.nodes.embedders import (
     local,  # noqa: F401
     ollama,  # noqa: F401
     openai,  # noqa: F401

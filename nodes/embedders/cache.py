@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from flowbuilder.nodes.embedders.batching import QueryBatcher
 from flowbuilder.services import ProgressCallback
-from nodes.embedders.batching import QueryBatcher
 
 CACHE_FILE_NAME = "embeddings.sqlite"
 _SQLITE_MAX_PARAMS = 500  # stay well below SQLite's host-parameter limit per statement
@@ -191,7 +191,7 @@ class CachingEmbedder:
 
     def _embed_batches(self, batches: list[list[str]], deliver: Callable[[int, np.ndarray], None]) -> None:
         """Embed every batch and hand each result to ``deliver(number, vectors)``; one after another here,
-        several in flight for a server (:class:`nodes.embedders.remote.RemoteEmbedder`)."""
+        several in flight for a server (:class:`flowbuilder.nodes.embedders.remote.RemoteEmbedder`)."""
         for number, texts in enumerate(batches):
             deliver(number, np.asarray(self._embed_batch(texts), dtype=np.float32))
 

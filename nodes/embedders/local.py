@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
-from nodes.embedders.cache import CachingEmbedder, open_cache
 
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
 DIMENSION = 384
@@ -198,6 +198,8 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig]):
     """all-MiniLM-L6-v2 (384-d) on this machine: no key, no network, no PyTorch."""
 
     type_name = "embedder.local"
+    display_name = "Local Embeddings (MiniLM)"
+    aliases = ("Embeddings", "embedding model", "HuggingFace Embeddings")
     category = "Embedders"
     Config = LocalEmbedderConfig
     outputs = (Port("embedder", PortType.EMBEDDER),)

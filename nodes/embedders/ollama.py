@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.ollama_client import API_KEY_SLOT, make_client
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
-from nodes.embedders.remote import RemoteEmbedder
-from nodes.ollama_client import API_KEY_SLOT, make_client
 
 PROVIDER = "ollama"
 KNOWN_DIMENSIONS = {
@@ -139,6 +139,8 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig]):
     """Embeddings from an Ollama server (nomic-embed-text by default)."""
 
     type_name = "embedder.ollama"
+    display_name = "Ollama Embeddings"
+    aliases = ("Embeddings", "embedding model", "Embeddings Ollama")
     category = "Embedders"
     Config = OllamaEmbedderConfig
     outputs = (Port("embedder", PortType.EMBEDDER),)

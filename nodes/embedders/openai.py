@@ -10,10 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.embedders.remote import RemoteEmbedder
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
-from nodes.embedders.remote import RemoteEmbedder
 
 PROVIDER = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -135,6 +135,8 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig]):
     """Embeddings from OpenAI's text-embedding-3 models (needs an API key)."""
 
     type_name = "embedder.openai"
+    display_name = "OpenAI Embeddings"
+    aliases = ("Embeddings", "embedding model", "Embeddings OpenAI")
     category = "Embedders"
     Config = OpenAIEmbedderConfig
     outputs = (Port("embedder", PortType.EMBEDDER),)

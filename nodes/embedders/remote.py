@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from flowbuilder.errors import ProviderError
-from nodes.embedders.cache import CachingEmbedder, open_cache
+from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_WAIT = 120.0

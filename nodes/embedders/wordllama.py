@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
-from nodes.embedders.cache import CachingEmbedder, open_cache
 
 SCREENING_LABEL = "screening-grade (WordLlama static embeddings; rank settings with it, report with a real embedder)"
 _MODELS: dict[int, Any] = {}
@@ -85,6 +85,8 @@ class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig]):
     """Screening-grade WordLlama embedder (bundled weights, very fast, weaker): for sweeps, not final numbers."""
 
     type_name = "embedder.wordllama"
+    display_name = "WordLlama Embeddings"
+    aliases = ("Embeddings", "embedding model", "fast")
     category = "Embedders"
     Config = WordLlamaEmbedderConfig
     outputs = (Port("embedder", PortType.EMBEDDER),)

@@ -1,3 +1,3 @@
 """Hybrid retrieval nodes: keyword search, fusion of ranked lists, multi-view indexing and parents."""
 
-from nodes.hybrid import fusion, keyword, views  # noqa: F401
+from flowbuilder.nodes.hybrid import fusion, keyword, views  # noqa: F401

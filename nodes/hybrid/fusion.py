@@ -180,6 +180,8 @@ class FusionNode(Node[FusionConfig]):
     """Fuse several ranked hit lists (RRF or weighted) and show each leg's rank and score."""
 
     type_name = "retriever.fusion"
+    display_name = "Hybrid Fusion (RRF)"
+    aliases = ("hybrid search", "Ensemble Retriever", "reciprocal rank fusion")
     category = "Retrieval"
     Config = FusionConfig
     inputs = (

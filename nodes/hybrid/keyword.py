@@ -22,11 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
+from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
+from flowbuilder.nodes.vectorstores.common import decode_metadata, flatten_documents, unique_documents
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
-from nodes.hybrid.fusion import fuse, stage_rows
-from nodes.hybrid.terms import english_stopwords, tokenize
-from nodes.vectorstores.common import decode_metadata, flatten_documents, unique_documents
 
 Scorer = Literal["bm25", "overlap"]
 LEG = "keyword"
@@ -254,6 +254,8 @@ class KeywordRetrieverNode(Node[KeywordConfig]):
     """Find chunks by keywords (BM25 or word overlap); the index mirrors the store and is kept on disk."""
 
     type_name = "retriever.keyword"
+    display_name = "Keyword Retriever (BM25)"
+    aliases = ("BM25", "keyword search", "full-text", "retriever")
     category = "Retrieval"
     Config = KeywordConfig
     inputs = (

@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.hybrid.fusion import check_hit_lists, hit_key, stage_rows
+from flowbuilder.nodes.vectorstores.common import document_id, flatten_documents
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
-from nodes.hybrid.fusion import check_hit_lists, hit_key, stage_rows
-from nodes.vectorstores.common import document_id, flatten_documents
 
 View = Literal["whole", "field", "sentence"]
 _SENTENCE_END = re.compile(r"\s*\|\s+|(?<=[.!?])\s+|\s*\n+\s*")
@@ -143,6 +143,8 @@ class ViewsIndexerNode(Node[ViewsConfig]):
     """Index several views of each record (a field, sentences, the whole), each pointing to its parent."""
 
     type_name = "indexer.views"
+    display_name = "Multi-view Indexer"
+    aliases = ("Multi Vector Retriever", "parent document", "index")
     category = "Splitters"
     Config = ViewsConfig
     inputs = (Port("documents", PortType.RECORDS, description="Records or sections: the parents."),)
@@ -213,6 +215,8 @@ class ParentsRetrieverNode(Node[ParentsConfig]):
     """Map hits on views or child chunks to their parent records, deduplicated, best first."""
 
     type_name = "retriever.parents"
+    display_name = "Parent Document Retriever"
+    aliases = ("retriever", "parent", "small-to-big")
     category = "Retrieval"
     Config = ParentsConfig
     inputs = (Port("hits", PortType.HITS, description="Hits on views/children (from a store, keyword or fusion)."),)

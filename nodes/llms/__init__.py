@@ -1,4 +1,4 @@
 """Chat-model nodes: ``llm.openai``, ``llm.groq``, ``llm.ollama`` and ``llm.local``
-(shared code in :mod:`nodes.llms.base`)."""
+(shared code in :mod:`flowbuilder.nodes.llms.base`)."""
 
-from nodes.llms import groq, local, ollama, openai  # noqa: F401  (registers the nodes)
+from flowbuilder.nodes.llms import groq, local, ollama, openai  # noqa: F401  (registers the nodes)

@@ -289,7 +289,7 @@ class ChatModelNode(Node[LLMConfig]):
 
 def _extractive_instead(prompt: str, exc: ProviderError, ctx: RunContext) -> str:
     """The ``when_unreachable: extractive`` answer; the node's warning names the failure and the stand-in."""
-    from nodes.extractive import answer_from_prompt
+    from flowbuilder.nodes.extractive import answer_from_prompt
 
     try:
         extraction = answer_from_prompt(prompt, ctx)

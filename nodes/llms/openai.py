@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.nodes.llms.base import LLMConfig
+from flowbuilder.nodes.llms.openai_compatible import OpenAICompatibleChatNode
 from flowbuilder.registry import register_node
-from nodes.llms.base import LLMConfig
-from nodes.llms.openai_compatible import OpenAICompatibleChatNode
 
 
 class OpenAIChatConfig(LLMConfig):
@@ -19,6 +19,8 @@ class OpenAIChat(OpenAICompatibleChatNode):
     """Answer a prompt with an OpenAI chat model, or provide the model to an agent."""
 
     type_name = "llm.openai"
+    display_name = "OpenAI Chat Model"
+    aliases = ("LLM", "OpenAI", "chat model", "GPT", "model", "chat")
     Config = OpenAIChatConfig
     credential_slots = (CredentialSlot("api_key", "openai", description="OpenAI API key (OPENAI_API_KEY)."),)
     provider = "OpenAI"

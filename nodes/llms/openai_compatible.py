@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
-from nodes.llms.base import (
+from flowbuilder.nodes.llms.base import (
     BaseChatModel,
     ChatModelNode,
     LLMConfig,

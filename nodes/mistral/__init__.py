@@ -1,3 +1,3 @@
 """Mistral AI through the official ``mistralai`` SDK: ``embedder.mistral`` and ``llm.mistral``."""
 
-from nodes.mistral import chat, embeddings  # noqa: F401  (registers the nodes)
+from flowbuilder.nodes.mistral import chat, embeddings  # noqa: F401  (registers the nodes)

@@ -10,16 +10,16 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
-from flowbuilder.registry import register_node
-from nodes.llms.base import (
+from flowbuilder.nodes.llms.base import (
     BaseChatModel,
     ChatModelNode,
     LLMConfig,
     TokenCallback,
     neutral_tool_call,
 )
-from nodes.llms.openai_compatible import OpenAICompatibleChatModel
-from nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
+from flowbuilder.nodes.llms.openai_compatible import OpenAICompatibleChatModel
+from flowbuilder.nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
+from flowbuilder.registry import register_node
 
 
 class MistralChatConfig(LLMConfig):
@@ -107,6 +107,8 @@ class MistralChat(ChatModelNode):
     """Answer a prompt with a Mistral AI chat model, or provide the model to an agent."""
 
     type_name = "llm.mistral"
+    display_name = "Mistral Chat Model"
+    aliases = ("LLM", "Mistral Cloud Chat Model", "chat model", "model", "chat")
     Config = MistralChatConfig
     credential_slots = (CredentialSlot("api_key", PROVIDER, description=f"Mistral API key ({ENV_VAR})."),)
 

@@ -10,10 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
-from nodes.embedders.remote import RemoteEmbedder
-from nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
 
 KNOWN_DIMENSIONS = {"mistral-embed": 1024}
 
@@ -86,6 +86,8 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig]):
     """Embeddings from Mistral AI's mistral-embed (needs an API key)."""
 
     type_name = "embedder.mistral"
+    display_name = "Mistral Embeddings"
+    aliases = ("Embeddings", "embedding model", "Embeddings Mistral Cloud")
     category = "Embedders"
     Config = MistralEmbedderConfig
     outputs = (Port("embedder", PortType.EMBEDDER),)

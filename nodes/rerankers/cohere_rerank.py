@@ -10,9 +10,9 @@ from pydantic import Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import FlowbuilderError, ProviderError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.llms.base import scrub
+from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 from flowbuilder.registry import register_node
-from nodes.llms.base import scrub
-from nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 
 
 class CohereRerankConfig(RerankConfig):
@@ -37,6 +37,8 @@ class CohereReranker(RerankerNode):
     """Rerank hits with Cohere's rerank API (relevance scores 0-1)."""
 
     type_name = "reranker.cohere"
+    display_name = "Cohere Rerank"
+    aliases = ("rerank", "reranker", "Reranker Cohere")
     Config = CohereRerankConfig
     credential_slots = (CredentialSlot("api_key", "cohere", description="Cohere API key (COHERE_API_KEY)."),)
 

@@ -17,9 +17,9 @@ from pydantic import Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.registry import register_node
-from nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 
 MODEL_FILES = ("model.onnx", "onnx/model.onnx", "model_quantized.onnx", "onnx/model_quantized.onnx")
 HOW_TO_GET_ONE = (
@@ -132,6 +132,8 @@ class CrossEncoderReranker(RerankerNode):
     """Rerank hits with a local cross-encoder (ONNX model folder; runs offline)."""
 
     type_name = "reranker.cross_encoder"
+    display_name = "Cross-encoder Reranker"
+    aliases = ("rerank", "reranker", "cross encoder")
     Config = CrossEncoderConfig
 
     @classmethod

@@ -15,12 +15,12 @@ from pydantic import Field
 
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.llms.structured import ask, score_schema
+from flowbuilder.nodes.prompts import render_template
+from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel
-from nodes.llms.structured import ask, score_schema
-from nodes.prompts import render_template
-from nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
 
 DEFAULT_JUDGE_PROMPT = (
     "You judge search results. Rate how well the passage answers the question, from 0 (unrelated) "
@@ -60,6 +60,8 @@ class LLMJudgeReranker(RerankerNode):
     """Rerank hits with a chat model that scores each candidate 0-10 (an LLM judge)."""
 
     type_name = "reranker.llm"
+    display_name = "LLM Reranker"
+    aliases = ("rerank", "reranker", "LLM")
     Config = LLMJudgeConfig
     inputs = (
         *RerankerNode.inputs,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nodes.splitting.blocks import Block, heading_label, parse_blocks
-from nodes.splitting.textsplit import Chunk, split_recursive
+from flowbuilder.nodes.splitting.blocks import Block, heading_label, parse_blocks
+from flowbuilder.nodes.splitting.textsplit import Chunk, split_recursive
 
 
 @dataclass(frozen=True)

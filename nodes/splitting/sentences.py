@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nodes.splitting.blocks import parse_blocks
+from flowbuilder.nodes.splitting.blocks import parse_blocks
 
 UnitKind = Literal["sentence", "code", "table", "heading"]
 

@@ -19,10 +19,7 @@ from flowbuilder.data import Document
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.pathguard import PathKind
-from flowbuilder.registry import register_node
-from flowbuilder.services import Embedder
-from nodes.vectorstores.common import (
+from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
     STORE_INPUTS,
     STORE_OUTPUTS,
@@ -44,6 +41,9 @@ from nodes.vectorstores.common import (
     store_inputs,
     sync_inputs,
 )
+from flowbuilder.pathguard import PathKind
+from flowbuilder.registry import register_node
+from flowbuilder.services import Embedder
 
 PROVIDER = "chroma"
 MODEL_KEY = "flowbuilder:embedding_model"
@@ -259,6 +259,8 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
     """Store chunks in Chroma (embedded on disk or a server) and search them by cosine similarity."""
 
     type_name = "vectorstore.chroma"
+    display_name = "Chroma Vector Store"
+    aliases = ("Chroma DB", "vector store", "vector db", "database", "index")
     category = "Vector stores"
     Config = ChromaConfig
     inputs = STORE_INPUTS

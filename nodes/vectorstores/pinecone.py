@@ -19,9 +19,7 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.registry import register_node
-from flowbuilder.services import Embedder
-from nodes.vectorstores.common import (
+from flowbuilder.nodes.vectorstores.common import (
     MODEL_FIELD,
     SOURCE_FIELD,
     STORE_INPUTS,
@@ -42,6 +40,8 @@ from nodes.vectorstores.common import (
     store_inputs,
     sync_inputs,
 )
+from flowbuilder.registry import register_node
+from flowbuilder.services import Embedder
 
 PROVIDER = "pinecone"
 INT_KEYS_FIELD = "fb_int_keys"
@@ -257,6 +257,8 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig]):
     """Store chunks in a Pinecone index and search them (needs an API key)."""
 
     type_name = "vectorstore.pinecone"
+    display_name = "Pinecone Vector Store"
+    aliases = ("Pinecone", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = PineconeConfig
     inputs = STORE_INPUTS

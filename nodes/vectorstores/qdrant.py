@@ -25,12 +25,9 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.pathguard import PathKind
-from flowbuilder.registry import register_node
-from flowbuilder.services import Embedder
-from nodes.hybrid.fusion import fuse, stage_rows
-from nodes.hybrid.terms import english_stopwords, tokenize
-from nodes.vectorstores.common import (
+from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
+from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
+from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
     STORE_INPUTS,
     STORE_OUTPUTS,
@@ -49,6 +46,9 @@ from nodes.vectorstores.common import (
     store_inputs,
     sync_inputs,
 )
+from flowbuilder.pathguard import PathKind
+from flowbuilder.registry import register_node
+from flowbuilder.services import Embedder
 
 PROVIDER = "qdrant"
 DENSE, SPARSE = "dense", "sparse"
@@ -403,6 +403,8 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig]):
     """Store chunks in Qdrant (embedded folder or server) with dense + BM25 sparse vectors; hybrid search."""
 
     type_name = "vectorstore.qdrant"
+    display_name = "Qdrant Vector Store"
+    aliases = ("Qdrant", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = QdrantConfig
     inputs = STORE_INPUTS

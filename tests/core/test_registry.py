@@ -101,3 +101,26 @@ def test_core_never_imports_nicegui() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_a_stray_nodes_module_in_the_working_directory_changes_nothing(tmp_path: Any) -> None:
+    """ComfyUI and many projects ship a top-level ``nodes`` module; ours is ``flowbuilder.nodes``."""
+    (tmp_path / "nodes.py").write_text("raise SystemExit('the stray nodes.py was imported')\n")
+    (tmp_path / "nodes").mkdir()  # and a package of that name: neither is looked at
+    (tmp_path / "nodes" / "__init__.py").write_text("raise SystemExit('the stray nodes package was imported')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "flowbuilder", "nodes", "--json"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    listed = {entry["type"] for entry in json.loads(done.stdout)}
+    assert listed == set(REGISTRY.names()) and len(listed) > 40
+
+
+def test_the_built_in_nodes_come_through_the_entry_point_group() -> None:
+    from importlib.metadata import entry_points
+
+    from flowbuilder.registry import ENTRY_POINT_GROUP
+
+    (builtin,) = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == "builtin"]
+    assert builtin.value == "flowbuilder.nodes"
+    assert all(cls.__module__.startswith(("flowbuilder.nodes.", "flowbuilder.placeholder")) for cls in ALL)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.evaluation.questions import load_questions
-from nodes.loaders import FileLoaderConfig, load_file
+from flowbuilder.nodes.loaders import FileLoaderConfig, load_file
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "data" / "docs"

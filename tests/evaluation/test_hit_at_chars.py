@@ -8,7 +8,7 @@ from flowbuilder.evaluation.metrics import aggregate, default_relevance, judge_h
 from flowbuilder.evaluation.questions import Question
 from flowbuilder.flow import Flow
 from flowbuilder.node import RunContext
-from nodes.prompts import PromptTemplate, PromptTemplateConfig
+from flowbuilder.nodes.prompts import PromptTemplate, PromptTemplateConfig
 
 
 def hit(text: str, rank: int, record: str) -> Hit:

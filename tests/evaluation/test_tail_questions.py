@@ -49,7 +49,7 @@ def test_gold_is_every_row_of_the_area_with_that_priority_and_the_priority_matte
 
 def test_the_priority_lies_past_the_embedders_limit_in_naive_lines() -> None:
     """The physics the set relies on: MiniLM never reads a naive line's Priority column."""
-    from nodes.embedders.local import LocalEmbedder
+    from flowbuilder.nodes.embedders.local import LocalEmbedder
 
     embedder = LocalEmbedder()
     lines = CSV.read_text(encoding="utf-8-sig").splitlines()[1:]

@@ -6,8 +6,8 @@ from typing import Any
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.node import RunContext
-from nodes.llms.openai import OpenAIChat, OpenAIChatConfig
-from nodes.llms.openai_compatible import OpenAICompatibleChatModel
+from flowbuilder.nodes.llms.openai import OpenAIChat, OpenAIChatConfig
+from flowbuilder.nodes.llms.openai_compatible import OpenAICompatibleChatModel
 from tests.fakes.llm_server import FakeLLMServer
 
 KEY = "sk-test-rerank-0123456789"

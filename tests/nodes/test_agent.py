@@ -15,13 +15,13 @@ from flowbuilder.errors import NodeError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.agent import AgentConfig, ToolAgent, WindowMemory, WindowMemoryConfig, WindowMemoryNode
+from flowbuilder.nodes.llms.groq import GroqChat, GroqChatConfig
+from flowbuilder.nodes.llms.ollama import OllamaChat, OllamaChatConfig
+from flowbuilder.nodes.llms.openai import OpenAIChat, OpenAIChatConfig
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.services import Memory, Tool
-from nodes.agent import AgentConfig, ToolAgent, WindowMemory, WindowMemoryConfig, WindowMemoryNode
-from nodes.llms.groq import GroqChat, GroqChatConfig
-from nodes.llms.ollama import OllamaChat, OllamaChatConfig
-from nodes.llms.openai import OpenAIChat, OpenAIChatConfig
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, Reply, ToolCall, free_port, running_server
 

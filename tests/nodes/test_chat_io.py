@@ -12,7 +12,7 @@ from flowbuilder.errors import NodeError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
-from nodes.chat import ChatInput, ChatInputConfig, ChatOutput
+from flowbuilder.nodes.chat import ChatInput, ChatInputConfig, ChatOutput
 from tests.fakes.llm_server import FakeLLMServer, running_server
 
 

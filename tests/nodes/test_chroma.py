@@ -21,8 +21,8 @@ from flowbuilder.errors import NodeError, ProviderError, RunCancelledError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
-from nodes.embedders.local import LocalEmbedder
-from nodes.vectorstores.chroma import ChromaConfig, ChromaNode, ChromaStore
+from flowbuilder.nodes.embedders.local import LocalEmbedder
+from flowbuilder.nodes.vectorstores.chroma import ChromaConfig, ChromaNode, ChromaStore
 
 CSV_PATH = Path(__file__).resolve().parents[2] / "data" / "VWO_500_Test_Cases.csv"
 LABELLED_COLUMNS = ("Scenario TID", "TestCase Description", "PreCondition", "TestSteps", "Expected Result", "Priority")

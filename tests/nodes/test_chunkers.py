@@ -14,15 +14,15 @@ from pydantic import BaseModel, ValidationError
 
 from flowbuilder.data import Document
 from flowbuilder.node import Node, RunContext
-from nodes.embedders.local import LocalEmbedder
-from nodes.parent_child import ParentChildSplitter, ParentChildSplitterConfig
-from nodes.sentence_splitters import (
+from flowbuilder.nodes.embedders.local import LocalEmbedder
+from flowbuilder.nodes.parent_child import ParentChildSplitter, ParentChildSplitterConfig
+from flowbuilder.nodes.sentence_splitters import (
     SemanticSplitter,
     SemanticSplitterConfig,
     SentenceSplitter,
     SentenceSplitterConfig,
 )
-from nodes.splitters import (
+from flowbuilder.nodes.splitters import (
     FixedSplitter,
     FixedSplitterConfig,
     MarkdownSplitter,
@@ -30,7 +30,7 @@ from nodes.splitters import (
     RecursiveSplitter,
     RecursiveSplitterConfig,
 )
-from nodes.splitting.blocks import heading_label, parse_blocks
+from flowbuilder.nodes.splitting.blocks import heading_label, parse_blocks
 
 DOCS = Path(__file__).resolve().parents[2] / "data" / "docs"
 

@@ -15,7 +15,7 @@ import pytest
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
-from nodes.rerankers.cross_encoder import CrossEncoderConfig, CrossEncoderReranker
+from flowbuilder.nodes.rerankers.cross_encoder import CrossEncoderConfig, CrossEncoderReranker
 from tests.nodes.rerank_helpers import make_hits
 
 WORDS = (

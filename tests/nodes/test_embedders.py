@@ -13,12 +13,12 @@ import pytest
 
 from flowbuilder.errors import CredentialError, NodeError, ProviderError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.embedders import local
+from flowbuilder.nodes.embedders.cache import EmbeddingCache, text_hash
+from flowbuilder.nodes.embedders.local import LocalEmbedder, LocalEmbedderConfig, LocalEmbedderNode
+from flowbuilder.nodes.embedders.ollama import OllamaEmbedder, OllamaEmbedderConfig, OllamaEmbedderNode
+from flowbuilder.nodes.embedders.openai import OpenAIEmbedder, OpenAIEmbedderConfig, OpenAIEmbedderNode
 from flowbuilder.services import Embedder
-from nodes.embedders import local
-from nodes.embedders.cache import EmbeddingCache, text_hash
-from nodes.embedders.local import LocalEmbedder, LocalEmbedderConfig, LocalEmbedderNode
-from nodes.embedders.ollama import OllamaEmbedder, OllamaEmbedderConfig, OllamaEmbedderNode
-from nodes.embedders.openai import OpenAIEmbedder, OpenAIEmbedderConfig, OpenAIEmbedderNode
 from tests.fakes.llm_server import FakeLLMServer, fake_embedding, free_port
 
 KEY = "sk-test-embed-secret-789"

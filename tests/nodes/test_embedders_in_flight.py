@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from flowbuilder.errors import ProviderError
-from nodes.embedders.batching import QueryBatcher
-from nodes.embedders.ollama import OllamaEmbedder
-from nodes.embedders.openai import OpenAIEmbedder
-from nodes.embedders.remote import retry_after_seconds
+from flowbuilder.nodes.embedders.batching import QueryBatcher
+from flowbuilder.nodes.embedders.ollama import OllamaEmbedder
+from flowbuilder.nodes.embedders.openai import OpenAIEmbedder
+from flowbuilder.nodes.embedders.remote import retry_after_seconds
 from tests.fakes.llm_server import FakeLLMServer, fake_embedding
 
 KEY = "sk-test-in-flight-123"

@@ -16,8 +16,8 @@ from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow
 from flowbuilder.node import RunContext
-from nodes.embedders.local import LocalEmbedder
-from nodes.extractive import (
+from flowbuilder.nodes.embedders.local import LocalEmbedder
+from flowbuilder.nodes.extractive import (
     NOT_FOUND,
     ExtractiveAnswer,
     ExtractiveConfig,
@@ -26,7 +26,7 @@ from nodes.extractive import (
     question_from_prompt,
     units_of,
 )
-from nodes.prompts import DEFAULT_TEMPLATE, render_template
+from flowbuilder.nodes.prompts import DEFAULT_TEMPLATE, render_template
 from tests.evaluation.answer_flow import write_corpus
 from tests.fakes.llm_server import free_port
 

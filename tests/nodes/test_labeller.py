@@ -13,7 +13,7 @@ from flowbuilder.errors import FlowValidationError, NodeError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
-from nodes.labeller import (
+from flowbuilder.nodes.labeller import (
     RowLabeller,
     RowLabellerConfig,
     Stringify,
@@ -21,7 +21,7 @@ from nodes.labeller import (
     TemplateSyntaxError,
     parse_template,
 )
-from nodes.loaders import FileLoader, FileLoaderConfig
+from flowbuilder.nodes.loaders import FileLoader, FileLoaderConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV_PATH = ROOT / "data" / "VWO_500_Test_Cases.csv"

@@ -20,12 +20,12 @@ from flowbuilder.errors import FlowbuilderError, NodeError, RunCancelledError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
-from nodes.llms.local import LocalChat, LocalChatModel, LocalLLMConfig
-from nodes.llms.local_runtime import bundled_model, runtime_available
-from nodes.llms.structured import ask, list_schema, score_schema
-from nodes.prompts import render_template
-from nodes.query_rewrite import DEFAULT_REWRITE_PROMPT, QueryRewrite, QueryRewriteConfig
-from nodes.rerankers.llm_judge import LLMJudgeConfig, LLMJudgeReranker
+from flowbuilder.nodes.llms.local import LocalChat, LocalChatModel, LocalLLMConfig
+from flowbuilder.nodes.llms.local_runtime import bundled_model, runtime_available
+from flowbuilder.nodes.llms.structured import ask, list_schema, score_schema
+from flowbuilder.nodes.prompts import render_template
+from flowbuilder.nodes.query_rewrite import DEFAULT_REWRITE_PROMPT, QueryRewrite, QueryRewriteConfig
+from flowbuilder.nodes.rerankers.llm_judge import LLMJudgeConfig, LLMJudgeReranker
 from tests.nodes.rerank_helpers import make_hits
 
 pytestmark = pytest.mark.skipif(
@@ -186,7 +186,7 @@ def test_without_the_runtime_the_error_says_how_to_install_it(tmp_path: Path) ->
         "import sys\n"
         "sys.modules['llama_cpp'] = None  # Python's own way to make an import fail\n"
         "from flowbuilder.node import RunContext\n"
-        "from nodes.llms.local import LocalChat, LocalLLMConfig\n"
+        "from flowbuilder.nodes.llms.local import LocalChat, LocalLLMConfig\n"
         "try:\n"
         "    LocalChat(LocalLLMConfig()).run({'prompt': 'x'}, RunContext('gen'))\n"
         "except Exception as exc:\n"

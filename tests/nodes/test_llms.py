@@ -19,11 +19,11 @@ from flowbuilder.errors import CredentialError, ProviderError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.llms.base import ChatModelNode, LLMConfig
+from flowbuilder.nodes.llms.groq import GroqChat, GroqChatConfig, groq_base_url
+from flowbuilder.nodes.llms.ollama import OllamaChat, OllamaChatConfig
+from flowbuilder.nodes.llms.openai import OpenAIChat, OpenAIChatConfig
 from flowbuilder.services import ChatModel
-from nodes.llms.base import ChatModelNode, LLMConfig
-from nodes.llms.groq import GroqChat, GroqChatConfig, groq_base_url
-from nodes.llms.ollama import OllamaChat, OllamaChatConfig
-from nodes.llms.openai import OpenAIChat, OpenAIChatConfig
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
 

@@ -10,7 +10,7 @@ import pytest
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
-from nodes.loaders import FileLoader, FileLoaderConfig
+from flowbuilder.nodes.loaders import FileLoader, FileLoaderConfig
 
 
 def test_folder_loads_each_supported_file(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from flowbuilder.errors import NodeError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
-from nodes.loaders import FileLoader, FileLoaderConfig, dedupe_headers
+from flowbuilder.nodes.loaders import FileLoader, FileLoaderConfig, dedupe_headers
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV_PATH = ROOT / "data" / "VWO_500_Test_Cases.csv"

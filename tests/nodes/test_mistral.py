@@ -11,8 +11,8 @@ import pytest
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
-from nodes.mistral.chat import MistralChat, MistralChatConfig
-from nodes.mistral.embeddings import MistralEmbedderConfig, MistralEmbedderNode
+from flowbuilder.nodes.mistral.chat import MistralChat, MistralChatConfig
+from flowbuilder.nodes.mistral.embeddings import MistralEmbedderConfig, MistralEmbedderNode
 from tests.fakes.llm_server import fake_embedding
 from tests.fakes.mistral_server import FakeMistralServer
 

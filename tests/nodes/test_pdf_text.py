@@ -6,9 +6,9 @@ from pathlib import Path
 
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Flow
-from nodes.loaders import _pdf_pages
-from nodes.pdf_text import clean_pages
-from nodes.splitters import split_window
+from flowbuilder.nodes.loaders import _pdf_pages
+from flowbuilder.nodes.pdf_text import clean_pages
+from flowbuilder.nodes.splitters import split_window
 
 PRD = Path(__file__).resolve().parents[2] / "data" / "VWO_Login_Dashboard_PRD.pdf"
 

@@ -12,9 +12,9 @@ import pytest
 from flowbuilder.data import Document
 from flowbuilder.errors import CredentialError, NodeError, ProviderError
 from flowbuilder.node import RunContext
-from nodes.embedders.local import LocalEmbedder
-from nodes.vectorstores.common import MODEL_FIELD, TEXT_FIELD
-from nodes.vectorstores.pinecone import PineconeConfig, PineconeNode, PineconeStore
+from flowbuilder.nodes.embedders.local import LocalEmbedder
+from flowbuilder.nodes.vectorstores.common import MODEL_FIELD, TEXT_FIELD
+from flowbuilder.nodes.vectorstores.pinecone import PineconeConfig, PineconeNode, PineconeStore
 from tests.fakes.pinecone_server import FakePinecone, matches_filter
 from tests.nodes.test_chroma import vwo_records
 

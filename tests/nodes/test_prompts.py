@@ -12,14 +12,14 @@ from flowbuilder.errors import FlowValidationError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
-from flowbuilder.ports import PortType
-from nodes.prompts import (
+from flowbuilder.nodes.prompts import (
     DEFAULT_TEMPLATE,
     PromptTemplate,
     PromptTemplateConfig,
     render_template,
     template_variables,
 )
+from flowbuilder.ports import PortType
 
 
 def hit(text: str, score: float, rank: int, **metadata: object) -> Hit:

@@ -10,8 +10,8 @@ import pytest
 
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.nodes.query_rewrite import QueryRewrite, QueryRewriteConfig, parse_variants
 from flowbuilder.services import Retriever
-from nodes.query_rewrite import QueryRewrite, QueryRewriteConfig, parse_variants
 from tests.fakes.llm_server import FakeLLMServer, running_server
 from tests.nodes.rerank_helpers import ctx, make_hits, openai_model
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from flowbuilder.errors import CredentialError, NodeError, ProviderError
+from flowbuilder.nodes.rerankers.cohere_rerank import CohereRerankConfig, CohereReranker
+from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode
+from flowbuilder.nodes.rerankers.llm_judge import LLMJudgeConfig, LLMJudgeReranker, parse_score
 from flowbuilder.registry import default_registry
-from nodes.rerankers.cohere_rerank import CohereRerankConfig, CohereReranker
-from nodes.rerankers.common import RerankConfig, RerankerNode
-from nodes.rerankers.llm_judge import LLMJudgeConfig, LLMJudgeReranker, parse_score
 from tests.fakes.cohere_server import FakeCohereServer
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
 from tests.nodes.rerank_helpers import KEY, PASSAGES, ctx, make_hits, openai_model

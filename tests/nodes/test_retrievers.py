@@ -11,10 +11,10 @@ import pytest
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.embedders.local import LocalEmbedder
+from flowbuilder.nodes.retrievers import RetrieverConfig, RetrieverToolNode, ToolConfig, VectorRetrieverNode
+from flowbuilder.nodes.vectorstores.chroma import ChromaConfig, ChromaNode
 from flowbuilder.services import Retriever, Tool, VectorStore
-from nodes.embedders.local import LocalEmbedder
-from nodes.retrievers import RetrieverConfig, RetrieverToolNode, ToolConfig, VectorRetrieverNode
-from nodes.vectorstores.chroma import ChromaConfig, ChromaNode
 from tests.nodes.test_chroma import vwo_records
 
 

@@ -20,7 +20,7 @@ from flowbuilder.errors import FlowValidationError, NodeError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import EmptyConfig, RunContext
-from nodes.splitters import (
+from flowbuilder.nodes.splitters import (
     CharacterSplitter,
     CharacterSplitterConfig,
     MarkdownSplitter,
@@ -29,7 +29,7 @@ from nodes.splitters import (
     RecursiveSplitter,
     RecursiveSplitterConfig,
 )
-from nodes.splitting.textsplit import split_character, split_recursive, unescape_separator
+from flowbuilder.nodes.splitting.textsplit import split_character, split_recursive, unescape_separator
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV_PATH = ROOT / "data" / "VWO_500_Test_Cases.csv"

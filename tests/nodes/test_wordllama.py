@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.embedders.wordllama import WordLlamaEmbedder, WordLlamaEmbedderConfig, WordLlamaEmbedderNode
 from flowbuilder.services import Embedder
-from nodes.embedders.wordllama import WordLlamaEmbedder, WordLlamaEmbedderConfig, WordLlamaEmbedderNode
 
 
 def test_vectors_are_normalised_and_rank_related_text_higher() -> None:
@@ -44,7 +44,7 @@ def test_loads_without_network_and_without_torch() -> None:
         "import socket, sys\n"
         "def refuse(*a, **k): raise OSError('network used')\n"
         "socket.socket.connect = refuse\n"
-        "from nodes.embedders.wordllama import load_wordllama\n"
+        "from flowbuilder.nodes.embedders.wordllama import load_wordllama\n"
         "load_wordllama(256).embed(['hello'])\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
         "print('ok')\n"

@@ -59,7 +59,7 @@ def test_hybrid_flow_runs_offline_to_retrieval_with_stages(tmp_path: Path) -> No
 def test_advanced_flow_runs_offline_up_to_the_llm_steps(tmp_path: Path) -> None:
     """The first 40 of the 5,000 cases through labeller -> Qdrant embedded; without Ollama the rewrite searches
     the original question and the judge keeps the incoming order, each with a warning that says why."""
-    from nodes.vectorstores.qdrant import close_local_clients
+    from flowbuilder.nodes.vectorstores.qdrant import close_local_clients
 
     flow = load_flow(ADVANCED)
     source = flows_dir() / flow.node("loader").config["path"]

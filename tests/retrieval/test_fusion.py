@@ -9,7 +9,7 @@ import pytest
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
-from nodes.hybrid.fusion import FusionConfig, FusionNode, fuse, leg_names
+from flowbuilder.nodes.hybrid.fusion import FusionConfig, FusionNode, fuse, leg_names
 
 
 def hits(*records: str, scores: list[float] | None = None, leg: str | None = None) -> list[Hit]:

@@ -9,10 +9,10 @@ import pytest
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
-from nodes.embedders.local import LocalEmbedder
-from nodes.hybrid.keyword import KeywordConfig, KeywordIndex, KeywordRetrieverNode
-from nodes.hybrid.terms import tokenize
-from nodes.vectorstores.chroma import ChromaConfig, ChromaNode
+from flowbuilder.nodes.embedders.local import LocalEmbedder
+from flowbuilder.nodes.hybrid.keyword import KeywordConfig, KeywordIndex, KeywordRetrieverNode
+from flowbuilder.nodes.hybrid.terms import tokenize
+from flowbuilder.nodes.vectorstores.chroma import ChromaConfig, ChromaNode
 from tests.nodes.test_chroma import vwo_records
 
 DOCS = [

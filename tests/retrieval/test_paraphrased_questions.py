@@ -10,7 +10,7 @@ import pytest
 
 from flowbuilder.data import Document
 from flowbuilder.evaluation.questions import Question, load_questions
-from nodes.loaders import parse_csv
+from flowbuilder.nodes.loaders import parse_csv
 
 from .test_userworded_questions import CSV, _shingles
 from .test_userworded_questions import QUESTIONS as TUNED

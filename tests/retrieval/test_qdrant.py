@@ -9,9 +9,9 @@ import pytest
 
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import RunContext
-from nodes.embedders.local import LocalEmbedder
-from nodes.hybrid.keyword import KeywordConfig, KeywordRetrieverNode
-from nodes.vectorstores.qdrant import QdrantConfig, QdrantNode, QdrantStore, SparseBM25, close_local_clients
+from flowbuilder.nodes.embedders.local import LocalEmbedder
+from flowbuilder.nodes.hybrid.keyword import KeywordConfig, KeywordRetrieverNode
+from flowbuilder.nodes.vectorstores.qdrant import QdrantConfig, QdrantNode, QdrantStore, SparseBM25, close_local_clients
 from tests.nodes.test_chroma import vwo_records
 
 QUESTION = "two dots in a row in the email address"

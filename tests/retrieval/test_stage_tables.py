@@ -10,8 +10,8 @@ from nicegui.testing import User
 from flowbuilder.data import Document, Hit
 from flowbuilder.executor import NodeResult
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.hybrid.fusion import FusionConfig, FusionNode
 from flowbuilder.ui.outputs import hit_rows, render_result, stage_table
-from nodes.hybrid.fusion import FusionConfig, FusionNode
 
 
 def hits(*records: str, leg: str | None = None) -> list[Hit]:

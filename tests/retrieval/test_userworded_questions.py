@@ -9,7 +9,7 @@ import pytest
 
 from flowbuilder.data import Document
 from flowbuilder.evaluation.questions import Question, load_questions
-from nodes.loaders import parse_csv
+from flowbuilder.nodes.loaders import parse_csv
 
 REPO = Path(__file__).resolve().parents[2]
 CSV = REPO / "data" / "VWO_500_Test_Cases.csv"

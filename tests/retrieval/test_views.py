@@ -9,7 +9,7 @@ import pytest
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
-from nodes.hybrid.views import (
+from flowbuilder.nodes.hybrid.views import (
     ParentsConfig,
     ParentsRetrieverNode,
     ViewsConfig,
@@ -100,7 +100,7 @@ def test_parents_node_passes_plain_hits_through(tmp_path: Path) -> None:
 
 
 def test_parents_of_splitter_parent_child_children(tmp_path: Path) -> None:
-    from nodes.parent_child import ParentChildSplitter, ParentChildSplitterConfig
+    from flowbuilder.nodes.parent_child import ParentChildSplitter, ParentChildSplitterConfig
 
     text = "# Billing\n" + "Invoices are sent monthly. " * 20 + "\n# Login\n" + "Use two-step verification. " * 20
     doc = Document(text=text, metadata={"source": "help.md"})

@@ -20,7 +20,7 @@ from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
 from flowbuilder.netguard import is_loopback
-from nodes.embedders.ollama import OllamaEmbedder
+from flowbuilder.nodes.embedders.ollama import OllamaEmbedder
 from tests.fakes.llm_server import FakeLLMServer, running_server
 
 ENV_KEY = "ollama-env-key-NEVER-SENT-1234567890"

@@ -14,7 +14,7 @@ from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
-from nodes.mcp_tool import McpToolConfig, McpToolNode
+from flowbuilder.nodes.mcp_tool import McpToolConfig, McpToolNode
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
 from tests.serve.conftest import QUESTION, Served, subprocess_env

@@ -15,7 +15,7 @@ from tests.serve.conftest import search_flow, subprocess_env
 # Runs flowbuilder's CLI with chat.input made noisy: the test's stand-in for any chatty library.
 NOISY_MAIN = """
 import os, sys
-from nodes.chat import ChatInput
+from flowbuilder.nodes.chat import ChatInput
 original = ChatInput.run
 def noisy(self, inputs, ctx):
     print("NOISE FROM A NODE")

@@ -9,9 +9,9 @@ from collections.abc import Callable
 import pytest
 from nicegui.testing import User
 
+from flowbuilder.nodes.llms.local_runtime import bundled_model, install_command, runtime_available
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.runtime_install import InstallJob, progress_line
-from nodes.llms.local_runtime import bundled_model, install_command, runtime_available
 
 from .test_user_journeys import open_builder, wait_for
 
