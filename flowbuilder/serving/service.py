@@ -18,6 +18,7 @@ Tool names and descriptions come from the flow and its nodes, and can be edited 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 import threading
@@ -438,17 +439,9 @@ class FlowService:
     def _execute(
         self, flow: Flow, inputs: dict[str, str], to: str | None, session_id: str, reuse: dict[str, NodeResult] | None
     ) -> RunResult:
-        if session_id.startswith("serve-"):  # searches and ingests share no chat memory
-            return self.executor.run(
-                flow,
-                inputs=inputs,
-                to=to,
-                on_event=self.progress,
-                session_id=session_id,
-                base_dir=self.base_dir,
-                reuse=reuse,
-            )
-        with self._session_lock(session_id):  # one caller's chat memory is not written twice at once
+        # searches and ingests share no chat memory; one caller's chat memory is not written twice at once
+        guard = contextlib.nullcontext() if session_id.startswith("serve-") else self._session_lock(session_id)
+        with guard:
             return self.executor.run(
                 flow,
                 inputs=inputs,
