@@ -79,8 +79,13 @@ class QueryRewriteConfig(BaseModel):
     rrf_k: int = Field(60, ge=1, description="RRF constant: each list adds 1/(rrf_k + rank).")
     if_model_fails: Literal["fail", "continue"] = Field(
         "fail",
-        description="When the model cannot be reached: fail, or search the original question alone (a warning).",
+        description="When the model cannot be reached or writes no usable rewording: fail, or search the original "
+        "question alone (a warning).",
     )
+
+
+class UnusableRewordingError(NodeError):
+    """The model answered, but nothing in its reply is a rewording (a tiny model copying the question)."""
 
 
 class MultiQueryRetriever:
@@ -104,7 +109,7 @@ class MultiQueryRetriever:
         variants = parse_variants(reply, question, self.config.n)
         if not variants:
             preview = " ".join(reply.split())[:120] or "(empty)"
-            raise NodeError(
+            raise UnusableRewordingError(
                 f"the model wrote no usable rewording (one per line expected); it replied: {preview}. "
                 "Check the prompt or the model."
             )
@@ -116,7 +121,7 @@ class MultiQueryRetriever:
         self.reply_format = ""
         try:
             queries, prompt, reply = self.rewrite(query)
-        except ProviderError as exc:
+        except (ProviderError, UnusableRewordingError) as exc:
             if self.config.if_model_fails == "fail":
                 raise
             failure = str(exc)

@@ -122,3 +122,14 @@ def test_an_unreachable_model_fails_or_searches_the_original_with_a_warning(serv
     out = node.run(inputs, context)
     assert retriever.queries == ["refund card"] and out["hits"]  # the original question alone was searched
     assert "searched the original question only" in context.warning and "500" in context.warning
+
+
+def test_continue_also_covers_a_reply_with_no_usable_rewording(server: FakeLLMServer) -> None:
+    """A tiny local model that only copies the question: with continue the original is searched, with a warning."""
+    server.reply("refund card")
+    node = QueryRewrite(QueryRewriteConfig(if_model_fails="continue"))
+    retriever = WordRetriever()
+    context = ctx()
+    out = node.run({"query": "refund card", "model": openai_model(server), "retriever": [retriever]}, context)
+    assert retriever.queries == ["refund card"] and out["hits"]
+    assert "searched the original question only" in context.warning and "no usable rewording" in context.warning
