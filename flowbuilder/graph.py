@@ -162,15 +162,30 @@ def analyze(
 ) -> FlowGraph:
     """Resolve and check a flow; the issues are in ``FlowGraph.issues`` (nothing is raised).
 
+    The phases run in order, each adding to the result: ids, node types and configs, connections,
+    placeholders, order (cycles and implicit writer -> reader links), then every node in the run's scope.
+
     :param resolver: when given, unbound credential slots are reported too.
     :param only: when given, only these nodes (a run's scope) are checked for inputs and credentials.
     :param base_dir: the flow file's folder (relative store locations resolve against it).
     """
     registry = registry or default_registry()
     result = FlowGraph(flow=flow, registry=registry)
-    issues = result.issues
-    placeholder_issues: dict[str, list[ValidationIssue]] = defaultdict(list)
+    _check_ids(flow, result)
+    placeholder_issues = _resolve_nodes(flow, registry, result)
+    connected = _connect(flow, result)
+    _judge_placeholders(flow, result, placeholder_issues)
+    _order(flow, registry, base_dir, result)
+    roots = (resolver or CredentialResolver(store=_NO_FILE)).file_roots(base_dir)
+    for node_id in sorted(_scope(result, only)):
+        node = result.nodes[node_id]
+        if not node.spec.disabled:
+            _check_node(node_id, node, connected, roots, resolver, base_dir, result)
+    return result
 
+
+def _check_ids(flow: Flow, result: FlowGraph) -> None:
+    issues = result.issues
     seen: set[str] = set()
     for item_id in [n.id for n in flow.nodes] + [n.id for n in flow.notes]:
         if item_id in seen:
@@ -181,6 +196,11 @@ def analyze(
             )
         seen.add(item_id)
 
+
+def _resolve_nodes(flow: Flow, registry: NodeRegistry, result: FlowGraph) -> dict[str, list[ValidationIssue]]:
+    """Each node's class and parsed config; a placeholder's problems are returned (judged once wired)."""
+    issues = result.issues
+    placeholder_issues: dict[str, list[ValidationIssue]] = defaultdict(list)
     for spec in flow.nodes:
         if spec.id in result.nodes:
             continue
@@ -213,6 +233,12 @@ def analyze(
         )
         result.graph.add_node(spec.id)
 
+    return placeholder_issues
+
+
+def _connect(flow: Flow, result: FlowGraph) -> dict[tuple[str, str], list[Edge]]:
+    """Every connection checked against its ports; the valid ones, by (target, input port)."""
+    issues = result.issues
     known_ids = {n.id for n in flow.nodes}
     connected: dict[tuple[str, str], list[Edge]] = defaultdict(list)
     for edge in flow.edges:
@@ -269,6 +295,11 @@ def analyze(
         connected[(edge.target, edge.target_port)].append(edge)
         result.graph.add_edge(edge.source, edge.target, key=f"{edge.source_port}->{edge.target_port}", edge=edge)
 
+    return connected
+
+
+def _judge_placeholders(flow: Flow, result: FlowGraph, placeholder_issues: dict[str, list[ValidationIssue]]) -> None:
+    issues = result.issues
     # A placeholder blocks only when something is wired to it (it is on a path that runs); one left with
     # no connections is skipped with a warning, and a run that does not need it never sees it (scope).
     # A code placeholder that feeds nothing (a Code node at the end of a side branch) is off every path to
@@ -286,6 +317,10 @@ def analyze(
                 for i in found
             )
 
+
+def _order(flow: Flow, registry: NodeRegistry, base_dir: Path | None, result: FlowGraph) -> None:
+    """A cycle is an issue; without one, the implicit writer -> reader links the order honours."""
+    issues = result.issues
     try:
         cycle = nx.find_cycle(result.graph)
     except nx.NetworkXNoCycle:
@@ -306,64 +341,76 @@ def analyze(
             )
         )
 
-    roots = (resolver or CredentialResolver(store=_NO_FILE)).file_roots(base_dir)
+
+def _scope(result: FlowGraph, only: set[str] | None) -> set[str]:
+    """The nodes a run of ``only`` needs (all nodes when None), ancestors included."""
     scope = set(result.nodes) if only is None else {n for n in only if n in result.nodes}
     if only is not None:
         for node_id in list(scope):
             scope |= {a for a in result.ancestors(node_id) if a in result.nodes}
-    for node_id in sorted(scope):
-        node = result.nodes[node_id]
-        if node.spec.disabled:
-            continue
-        for port in node.inputs.values():
-            edges = connected.get((node_id, port.name), [])
-            if port.required and not edges:
+    return scope
+
+
+def _check_node(
+    node_id: str,
+    node: ResolvedNode,
+    connected: dict[tuple[str, str], list[Edge]],
+    roots: FileRoots,
+    resolver: CredentialResolver | None,
+    base_dir: Path | None,
+    result: FlowGraph,
+) -> None:
+    """One node in scope: its inputs, the files it reads, the program it starts, where it sends requests and
+    its credentials."""
+    issues = result.issues
+    for port in node.inputs.values():
+        edges = connected.get((node_id, port.name), [])
+        if port.required and not edges:
+            issues.append(
+                ValidationIssue(
+                    "missing-input",
+                    f"required input '{port.name}' ({port.type.value}) is not connected; connect a node that "
+                    f"outputs {port.type.value}",
+                    node_id,
+                    port.name,
+                )
+            )
+        if len(edges) > 1 and not port.multiple:
+            # Alternatives (a form and a Drive trigger into one loader): a run takes the first that
+            # delivers; said once, not refused.
+            sources = ", ".join(f"{e.source}.{e.source_port}" for e in edges)
+            result.notes.append(
+                f"node '{node_id}', input '{port.name}': {len(edges)} alternatives ({sources}); "
+                "a run takes the first one that delivers a value"
+            )
+    issues.extend(path_issues(node_id, node.cls, node.config, roots))
+    command = command_line_of(node, base_dir)
+    if command:
+        refusal = (resolver or CredentialResolver(store=_NO_FILE)).command_problem(command)
+        if refusal:
+            detail = {"command": normalize_command(command)}
+            issues.append(ValidationIssue("untrusted-command", refusal, node_id, detail=detail))
+    for slot in node.cls.credential_slots:
+        problem = reference_problem(slot, node.spec.credentials.get(slot.name))
+        if problem:
+            message = f"credential slot '{slot.name}': {problem}"
+            issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name))
+    # where the node sends requests, key or not; the detail is what an approval covers (for a UI)
+    for egress in node_problems(node_id, node.cls, node.config, node.spec.credentials, resolver):
+        issues.append(ValidationIssue(egress.code, egress.message, node_id, detail=egress.detail))
+    if resolver is not None:
+        for slot in node.cls.credential_slots:
+            ref = node.spec.credentials.get(slot.name)
+            if reference_problem(slot, ref) is None and slot.required and not resolver.resolve(node_id, slot, ref):
                 issues.append(
                     ValidationIssue(
-                        "missing-input",
-                        f"required input '{port.name}' ({port.type.value}) is not connected; connect a node that "
-                        f"outputs {port.type.value}",
+                        "missing-credential",
+                        f"credential slot '{slot.name}' ({ref.provider if ref else slot.provider}"
+                        f"{' / ' + ref.name if ref else ''}) is not bound: {resolver.describe_sources(slot, ref)}",
                         node_id,
-                        port.name,
+                        slot.name,
                     )
                 )
-            if len(edges) > 1 and not port.multiple:
-                # Alternatives (a form and a Drive trigger into one loader): a run takes the first that
-                # delivers; said once, not refused.
-                sources = ", ".join(f"{e.source}.{e.source_port}" for e in edges)
-                result.notes.append(
-                    f"node '{node_id}', input '{port.name}': {len(edges)} alternatives ({sources}); "
-                    "a run takes the first one that delivers a value"
-                )
-        issues.extend(path_issues(node_id, node.cls, node.config, roots))
-        command = command_line_of(node, base_dir)
-        if command:
-            refusal = (resolver or CredentialResolver(store=_NO_FILE)).command_problem(command)
-            if refusal:
-                detail = {"command": normalize_command(command)}
-                issues.append(ValidationIssue("untrusted-command", refusal, node_id, detail=detail))
-        for slot in node.cls.credential_slots:
-            problem = reference_problem(slot, node.spec.credentials.get(slot.name))
-            if problem:
-                message = f"credential slot '{slot.name}': {problem}"
-                issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name))
-        # where the node sends requests, key or not; the detail is what an approval covers (for a UI)
-        for egress in node_problems(node_id, node.cls, node.config, node.spec.credentials, resolver):
-            issues.append(ValidationIssue(egress.code, egress.message, node_id, detail=egress.detail))
-        if resolver is not None:
-            for slot in node.cls.credential_slots:
-                ref = node.spec.credentials.get(slot.name)
-                if reference_problem(slot, ref) is None and slot.required and not resolver.resolve(node_id, slot, ref):
-                    issues.append(
-                        ValidationIssue(
-                            "missing-credential",
-                            f"credential slot '{slot.name}' ({ref.provider if ref else slot.provider}"
-                            f"{' / ' + ref.name if ref else ''}) is not bound: {resolver.describe_sources(slot, ref)}",
-                            node_id,
-                            slot.name,
-                        )
-                    )
-    return result
 
 
 def path_issues(node_id: str, cls: NodeClass, config: BaseModel, roots: FileRoots) -> list[ValidationIssue]:
