@@ -218,6 +218,22 @@ class N8nImporter:
 
     # -- nodes -----------------------------------------------------------------------------------
     def run(self) -> Flow:
+        """The phases: check the node list's shape, read Edit Fields' literals, import each node, wire the
+        connections (where the structural hooks fold chains, loops and routing nodes), then the flow's meta."""
+        nodes = self._checked_nodes()
+        self.static = {n["name"]: v for n in nodes if (v := _static_fields(n)) is not None}
+        self.partial = {n["name"]: v for n in nodes if n["name"] not in self.static and (v := _static_fields(n, True))}
+        for node in nodes:
+            self._import_node(node)
+        self._import_connections()
+        self.flow.meta["source"] = {"format": "n8n", "name": self.data.get("name"), "id": self.data.get("id")}
+        if self.webhooks["entry"] or self.webhooks["answer"]:
+            self.flow.meta["source"]["webhooks"] = self.webhooks
+        self.report.flow_name = self.flow.name
+        return self.flow
+
+    def _checked_nodes(self) -> list[dict[str, Any]]:
+        """The node list, each an object with a unique name, a type and object parameters (else one clear error)."""
         nodes = self.data.get("nodes")
         if not isinstance(nodes, list):
             raise FlowFileError(self.origin, 'n8n workflow has no "nodes" list')
@@ -235,16 +251,7 @@ class N8nImporter:
             seen_names.add(node["name"])
             if not isinstance(node.get("parameters", {}), dict):
                 raise FlowFileError(self.origin, f'n8n node {node["name"]!r}: "parameters" is not an object')
-        self.static = {n["name"]: v for n in nodes if (v := _static_fields(n)) is not None}
-        self.partial = {n["name"]: v for n in nodes if n["name"] not in self.static and (v := _static_fields(n, True))}
-        for node in nodes:
-            self._import_node(node)
-        self._import_connections()
-        self.flow.meta["source"] = {"format": "n8n", "name": self.data.get("name"), "id": self.data.get("id")}
-        if self.webhooks["entry"] or self.webhooks["answer"]:
-            self.flow.meta["source"]["webhooks"] = self.webhooks
-        self.report.flow_name = self.flow.name
-        return self.flow
+        return nodes
 
     def _position(self, node: dict[str, Any]) -> Position:
         pos = node.get("position")
