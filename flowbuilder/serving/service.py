@@ -250,7 +250,8 @@ class FlowService:
             if node.spec.disabled:
                 continue
             types = {port.type for port in node.outputs.values()}
-            if PortType.HITS in types and nid in asked:
+            if PortType.HITS in types and nid in asked and node.cls.category != "Agents":
+                # an agent's hits are what its tools found on the way to an answer, not a search of their own
                 candidates[nid] = "hits"
             elif PortType.TOOL in types and node.cls.category == "Retrieval":
                 candidates[nid] = "tool"

@@ -273,9 +273,13 @@ class FileActions:
                     + "."
                 ).classes("text-sm fb-import-summary")
             if swaps:
-                ui.label(f"Running offline: {len(swaps)} cloud component(s) swapped for local ones").classes(
-                    "text-subtitle2 text-positive fb-import-swaps"
-                )
+                # a swap of a component has no parameter; other lines are settings --local changed or added
+                swapped = sum(1 for swap in swaps if not swap.parameter)
+                others = len(swaps) - swapped
+                ui.label(
+                    f"Running offline: {swapped} cloud component(s) swapped for local ones"
+                    + (f", {others} setting(s) changed or added" if others else "")
+                ).classes("text-subtitle2 text-positive fb-import-swaps")
                 for swap in swaps:
                     ui.label(f"{swap.node}: {swap.detail}").classes("text-xs")
             if missing:
