@@ -4,6 +4,7 @@ Every embedder keeps an on-disk cache (:mod:`flowbuilder.nodes.embedders.cache`)
 """
 
 from flowbuilder.nodes.embedders import (
+    cohere,  # noqa: F401
     local,  # noqa: F401
     ollama,  # noqa: F401
     openai,  # noqa: F401
