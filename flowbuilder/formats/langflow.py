@@ -70,7 +70,7 @@ _SILENT_FIELDS = {
 # Input fields that carry documents towards a store: a dropped edge into one stops ingestion.
 _INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "input_data", "data"}
 # Providers of secret fields on components without a mapping (mapped ones use their node's slot).
-_PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereEmbeddings": "cohere", "CohereModel": "cohere"}
+_PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereModel": "cohere"}
 # The model provider a LangFlow Agent names -> our chat model node (others: llm.openai, reported).
 _AGENT_PROVIDERS = {
     "openai": "llm.openai",

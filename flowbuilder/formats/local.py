@@ -18,15 +18,9 @@ from flowbuilder.formats.n8n_table import LC, N8N_TABLE
 from flowbuilder.formats.n8n_table import SWAP_COLLECTION as N8N_STORES
 from flowbuilder.formats.report import ImportReport, ParamIssue
 
-EMBEDDERS = ("embedder.openai", "embedder.ollama", "embedder.mistral")
+EMBEDDERS = ("embedder.openai", "embedder.ollama", "embedder.mistral", "embedder.cohere")
 LLMS = ("llm.openai", "llm.groq", "llm.mistral")
-PLACEHOLDER_EMBEDDERS = (
-    LC + "embeddingsCohere",
-    LC + "embeddingsGoogleGemini",
-    LC + "embeddingsAwsBedrock",
-    "CohereEmbeddings",
-    "GoogleGenerativeAIEmbeddings",
-)
+PLACEHOLDER_EMBEDDERS = (LC + "embeddingsGoogleGemini", LC + "embeddingsAwsBedrock", "GoogleGenerativeAIEmbeddings")
 PLACEHOLDER_LLMS = (LC + "lmChatOpenRouter", LC + "lmChatGoogleGemini", LC + "lmChatAnthropic", "CohereModel")
 _LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable")
 _STORE_KEEP = ("k", "min_score", "where")

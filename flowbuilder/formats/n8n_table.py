@@ -190,6 +190,8 @@ N8N_TABLE = Table(
         Adapter("embedder.mistral", LC + "embeddingsMistralCloud", (1,), outputs={"embedder": "ai_embedding"},
                 params=(Param("model", "model", "mistral-embed", keep=True),), fixed={"options": {}},
                 ignore=("options",)),
+        Adapter("embedder.cohere", LC + "embeddingsCohere", (1,), outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "modelName", "embed-english-v2.0", keep=True),), ignore=("notice",)),
         # The nearest n8n equivalent of the offline MiniLM embedder: all-minilm on a local Ollama.
         Adapter("embedder.local", LC + "embeddingsOllama", (1,), outputs={"embedder": "ai_embedding"},
                 fixed={"model": "all-minilm"}, imports=False,
