@@ -9,9 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from flowbuilder.cli import main
 from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.egress import node_problems
 from flowbuilder.errors import CredentialError, ProviderError
+from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.formats.native import save_flow
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.embedders.cohere import CohereEmbedder, CohereEmbedderConfig, CohereEmbedderNode
 from tests.fakes.cohere_server import FakeCohereServer
@@ -134,3 +137,42 @@ def test_the_key_goes_only_to_cohere_unless_approved(tmp_path: Path, url: str, c
         assert problems[0].detail["provider"] == "cohere"
         approved = resolver(tmp_path, approved=[("cohere", url)])
         assert node_problems("emb", CohereEmbedderNode, config, {}, approved) == []
+
+
+def test_a_flow_ingests_and_searches_through_cohere_once_the_endpoint_is_approved(
+    server: FakeCohereServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "handbook.txt").write_text(
+        "\n\n".join(f"Policy {i}: refunds are paid within {i + 3} days of a return." for i in range(12)),
+        encoding="utf-8",
+    )
+    flow = Flow(
+        name="cohere rag",
+        nodes=[
+            NodeSpec(id="loader", type="loader.file", config={"path": "handbook.txt"}),
+            NodeSpec(id="splitter", type="splitter.recursive", config={"chunk_size": 80, "chunk_overlap": 0}),
+            NodeSpec(id="embedder", type="embedder.cohere", config={"base_url": server.url}),
+            NodeSpec(id="store", type="vectorstore.chroma", config={"collection": "cohere-e2e"}),
+            NodeSpec(id="question", type="chat.input"),
+            NodeSpec(id="retriever", type="retriever.vector", config={"k": 2}),
+        ],
+        edges=[
+            Edge(source="loader", source_port="records", target="splitter", target_port="documents"),
+            Edge(source="splitter", source_port="chunks", target="store", target_port="documents"),
+            Edge(source="embedder", source_port="embedder", target="store", target_port="embedder"),
+            Edge(source="store", source_port="store", target="retriever", target_port="store"),
+            Edge(source="question", source_port="message", target="retriever", target_port="query"),
+        ],
+    )
+    path = tmp_path / "flow.json"
+    save_flow(flow, path)
+    run = ["run", str(path), "--input", "how fast are refunds paid", "--cred", f"cohere={KEY}"]
+    assert main(run) == 1  # a Cohere key to a server on this machine: refused before anything is sent
+    refused = capsys.readouterr()
+    assert "unsafe-credential" in refused.err and KEY not in refused.out + refused.err
+    assert server.requests == []
+    assert main([*run, "--allow-endpoint", f"cohere={server.url}"]) == 0, capsys.readouterr().err
+    kinds = [r.body["input_type"] for r in embeds(server)]
+    assert kinds.count("search_query") == 1 and kinds.count("search_document") >= 1
+    documents = sum(len(r.body["texts"]) for r in embeds(server) if r.body["input_type"] == "search_document")
+    assert documents == 12
