@@ -82,12 +82,17 @@ def test_kill_9_mid_ingest_resumes_from_the_cache_without_duplicates(tmp_path: P
     with FakeLLMServer(embedding_dim=8) as server:
         server.delay("embeddings", 0.3)
         flow = write_flow(tmp_path, server.openai_base_url)
-        command = [sys.executable, "-m", "flowbuilder", "run", str(flow)]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while cached(data_dir) < 16 and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        os.kill(process.pid, signal.SIGKILL)
+        # a cloud key goes to a server on this machine only once that server is approved
+        approve = f"openai={server.openai_base_url}"
+        command = [sys.executable, "-m", "flowbuilder", "run", str(flow), "--allow-endpoint", approve]
+        errors = tmp_path / "first-run.err"
+        with errors.open("w") as stderr:
+            process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+            deadline = time.monotonic() + 120
+            while cached(data_dir) < 16 and time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.05)
+            assert process.poll() is None, f"the first run ended before the kill: {errors.read_text()[-2000:]}"
+            os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         before = cached(data_dir)
         assert 16 <= before < ROWS, f"killed too late or too early: {before} of {ROWS} embedded"
