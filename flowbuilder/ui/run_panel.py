@@ -235,7 +235,10 @@ class RunController:
         if job is None or not job.running:
             return
         if job.covers(flow):
-            self.log.push(f"Waiting for the background ingest ({job.done}/{job.total} embedded)…")
+            waiting = f"waiting for the background ingest ({job.done}/{job.total} embedded)"
+            self.log.push(f"{waiting[0].upper()}{waiting[1:]}…")
+            for listener in self.stage_listeners:  # the chat says why its reply has not started
+                listener(waiting)
         else:
             job.cancel()
         await run.io_bound(job.wait)

@@ -69,11 +69,18 @@ def test_chat_run_shows_in_the_activity_bar_on_every_page(
     box = wait_until(lambda: [e for e in css(screen, ".fb-chat-compose input") if e.is_displayed()])
     box[0].send_keys("Which login case has two dots in the email?")  # type: ignore[index]
     css(screen, ".fb-chat-compose button")[0].click()
+
     # while the flow runs: the bar names the job and its stage, with Cancel; the chat says the stage too
-    snap = wait_until(lambda: screen.selenium.execute_script(BAR_JS))
+    def ended_of(snap: dict[str, object]) -> bool:
+        return any(word in str(snap["line"]) for word in ("Done", "Failed", "Cancelled"))
+
+    # Cancel exactly while it runs: a warm run can end between the line's redraw and the button's, so the
+    # test waits (briefly) for a view where the two agree; a Cancel that outlives the job never agrees
+    snap = wait_until(
+        lambda: (s := screen.selenium.execute_script(BAR_JS)) and s["cancel"] is not ended_of(s) and s, timeout=5
+    )
     assert snap["line"].startswith("Run RAG chat · "), snap  # type: ignore[index]
-    ended = any(word in snap["line"] for word in ("Done", "Failed", "Cancelled"))  # type: ignore[index]
-    assert snap["cancel"] is not ended, snap  # type: ignore[index]  # Cancel exactly while it runs
+    ended = ended_of(snap)  # type: ignore[arg-type]
     if not ended:  # a cold first run: the chat says the stage while it waits
         wait_until(lambda: len(css(screen, ".fb-chat-answer")[0].text) > 3 or css(screen, ".fb-hit"))
     shot(screen, f"activity-running-{size[0]}x{size[1]}")
@@ -84,7 +91,8 @@ def test_chat_run_shows_in_the_activity_bar_on_every_page(
         lambda: (snap := screen.selenium.execute_script(BAR_JS)) and "Run RAG chat · F" in snap["line"] and snap
     )
     assert done["line"].startswith("Run RAG chat · Failed: Local model"), done  # type: ignore[index]
-    assert done["cancel"] is False, done  # type: ignore[index]
+    # and Cancel goes with it (the button's redraw may trail the line's by a frame; one that stays fails)
+    wait_until(lambda: screen.selenium.execute_script(BAR_JS)["cancel"] is False, timeout=3)
     # the reply wraps inside the panel: nothing sticks out to the right
     overflow = screen.selenium.execute_script(
         "const side = document.querySelector('.fb-side').getBoundingClientRect();"
@@ -111,7 +119,10 @@ def test_a_job_started_in_the_builder_is_seen_from_compare_and_eval(
             )
             assert "Ingest cases.csv · Chroma: embedding 96/500" in line  # type: ignore[operator]
         shot(screen, "activity-builder")
-        css(screen, "[data-testid=activity-cancel]")[0].click()
+        # the bar may still show an earlier job's outcome (kept a moment, no Cancel): click the visible Cancel
+        visible = wait_until(lambda: [b for b in css(screen, "[data-testid=activity-cancel]") if b.is_displayed()])
+        assert isinstance(visible, list) and len(visible) == 1, visible
+        visible[0].click()
         wait_until(lambda: cancelled == [True])
         job.finish("Cancelled.")
         wait_until(lambda: not [b for b in css(screen, "[data-testid=activity-cancel]") if b.is_displayed()])
