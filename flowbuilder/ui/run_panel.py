@@ -241,6 +241,8 @@ class RunController:
                 listener(waiting)
         else:
             job.cancel()
+            for listener in self.stage_listeners:
+                listener("stopping the background ingest of the flow before your edit")
         await run.io_bound(job.wait)
 
     def cancel(self) -> None:

@@ -82,7 +82,8 @@ def test_chat_run_shows_in_the_activity_bar_on_every_page(
     assert snap["line"].startswith("Run RAG chat · "), snap  # type: ignore[index]
     ended = ended_of(snap)  # type: ignore[arg-type]
     if not ended:  # a cold first run: the chat says the stage while it waits
-        wait_until(lambda: len(css(screen, ".fb-chat-answer")[0].text) > 3 or css(screen, ".fb-hit"))
+        # (a cold machine loads the embedder and ingests before the first stage event: minutes, not seconds)
+        wait_until(lambda: len(css(screen, ".fb-chat-answer")[0].text) > 3 or css(screen, ".fb-hit"), timeout=180)
     shot(screen, f"activity-running-{size[0]}x{size[1]}")
     # the same job is listed on /compare while it runs... or its outcome, once it ended
     wait_until(lambda: css(screen, ".fb-hit"), timeout=180)
