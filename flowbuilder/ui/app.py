@@ -273,7 +273,8 @@ class BuilderPage:
             self.name_input: ui.input = (
                 ui.input(value=self.state.flow.name)
                 .props("dense dark borderless input-class=text-white")
-                .classes("w-48 fb-flow-name")
+                .classes("fb-flow-name")
+                .style("flex: 0 1 12rem; min-width: 6rem")
             )
             self.name_input.on("blur", lambda: self.rename_flow(str(self.name_input.value or "")))
             self.dirty_mark = ui.label("").classes("text-amber-4")
@@ -288,10 +289,10 @@ class BuilderPage:
                     "Save (Ctrl+S)"
                 )
                 ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
-                    "flat dense no-caps color=white"
+                    "flat dense no-caps no-wrap color=white"
                 ).mark("import")
                 ui.button("Export", icon="download", on_click=lambda: self.files.export_dialog()).props(
-                    "flat dense no-caps color=white"
+                    "flat dense no-caps no-wrap color=white"
                 ).mark("export")
             ui.separator().props("vertical dark")
             ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip(
@@ -313,29 +314,34 @@ class BuilderPage:
             self.run_input = (
                 ui.input(placeholder="Run input (question or file path)")
                 .props("dense dark outlined clearable")
-                .classes("w-64 fb-run-input")
+                .classes("fb-run-input")
+                .style("flex: 0 1 16rem; min-width: 9rem")
             )
             ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props(
-                "unelevated dense no-caps color=positive"
+                "unelevated dense no-caps no-wrap color=positive"
             ).classes("fb-run").mark("run")
             self.run_to_button = (
                 ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected)
-                .props("unelevated dense no-caps color=primary")
+                .props("unelevated dense no-caps no-wrap color=primary")
                 .mark("run-to")
+                .tooltip("Run the flow up to the selected node")
             )
+            self.run_to_button.set_visibility(False)
             ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props(
                 "unelevated dense color=negative"
             ).tooltip("Cancel the run").classes("fb-cancel")
             with ui.row().classes("items-center no-wrap gap-0 fb-background") as self.background_box:
-                self.background_label = ui.label("").classes("text-caption text-white q-ml-sm")
+                self.background_label = (
+                    ui.label("").classes("text-caption text-white q-ml-sm ellipsis").style("max-width: 9rem")
+                )
                 ui.button(icon="close", on_click=self.cancel_background).props(
                     "flat dense round size=sm color=white"
                 ).tooltip("Stop embedding in the background (what is done stays in the embedding cache)").mark(
                     "background-cancel"
                 )
             self.background_box.set_visibility(False)
-            ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm")
-            ui.link("Evaluate", "/eval").classes("text-white q-ml-sm").tooltip(
+            ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm whitespace-nowrap")
+            ui.link("Evaluate", "/eval").classes("text-white q-ml-sm whitespace-nowrap").tooltip(
                 "Evaluate a flow's answers on a question set"
             )
 
@@ -565,6 +571,7 @@ class BuilderPage:
             return
         self.selected = node_id if node_id in self.state.flow.node_ids() else None
         self.session.selected = self.selected
+        self.run_to_button.set_visibility(self.selected is not None)  # it needs a selection; room for the rest
         self.inspector.show(self.selected)
         self.show_output(self.selected)
         if self.selected and self.selected in self.session.results:
@@ -627,7 +634,7 @@ class BuilderPage:
             return
         if job.running:
             counts = f" {job.done}/{job.total}" if job.total else ""
-            self.background_label.text = f"Embedding in the background{counts}"
+            self.background_label.text = f"Embedding{counts}"
             self.background_box.set_visibility(True)
             return
         self.background_box.set_visibility(False)
@@ -640,6 +647,7 @@ class BuilderPage:
     def after_load(self) -> None:
         self.start_background()
         self.selected = None
+        self.run_to_button.set_visibility(False)
         self.ran = {}
         self.canvas.status = {}
         self.inspector.show(None)

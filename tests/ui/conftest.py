@@ -122,3 +122,16 @@ def nicegui_chrome_options():  # type: ignore[no-untyped-def]
     )
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return options
+
+
+PAGE_LOAD_S = 60.0
+"""NiceGUI's screen gives a page 4 s to load and 3 s to connect; a 2-core machine running other jobs (or a cold
+first page) needs longer, and a slow page is not what these tests judge."""
+
+
+@pytest.fixture
+def screen(screen):  # type: ignore[no-untyped-def]  # NiceGUI's own fixture, with patient page loads
+    screen.selenium.set_page_load_timeout(PAGE_LOAD_S)
+    open_page = screen.open
+    screen.open = lambda path, timeout=PAGE_LOAD_S: open_page(path, timeout)
+    return screen

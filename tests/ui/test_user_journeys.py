@@ -172,7 +172,9 @@ async def test_run_with_issues_marks_nodes_and_does_not_run(user: User, builder:
 
 async def test_run_to_selected_runs_only_ancestors(user: User, builder: Callable[..., None]) -> None:
     page = await open_builder(user, builder)
+    await user.should_not_see(marker="run-to")  # it needs a selection, so it leaves the header's room to others
     user.find(FlowCanvas).trigger("node_click", {"id": "loader", "kind": "fbnode"})
+    await user.should_see(marker="run-to")
     user.find(marker="run-to").click()
     await wait_for(lambda: "loader" in page.session.results)
     assert set(page.session.results) == {"loader"}
