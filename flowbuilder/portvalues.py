@@ -33,6 +33,8 @@ Hits: TypeAlias = list[Hit]
 Vectors: TypeAlias = list[list[float]]
 Text: TypeAlias = str
 """Text, a chat message, a filled-in prompt, an answer: all plain strings."""
+Tools: TypeAlias = Tool | list[Tool]
+"""One tool, or a toolkit (``tool.mcp``: every tool of a server) on one connection."""
 
 Side = Literal["input", "output"]
 
@@ -62,6 +64,7 @@ PYTHON_TYPES: Mapping[PortType, object] = {
     PortType.VECTORS: Vectors,
     PortType.ANY: Any,
     **_SERVICES,
+    PortType.TOOL: Tools,
 }
 """The Python type of each port type: what a node's ``Inputs``/``Outputs`` declare for a port of that type."""
 
@@ -73,7 +76,8 @@ _MEMBERS: dict[PortType, tuple[str, ...]] = {
 def expected(port_type: PortType) -> str:
     """What a value of ``port_type`` is, in words: "vector_store (VectorStore: count, name, search)"."""
     if port_type in _SERVICES:
-        return f"{port_type.value} (a {_SERVICES[port_type].__name__}: {', '.join(_MEMBERS[port_type])})"
+        kit = " or a list of them" if port_type is PortType.TOOL else ""
+        return f"{port_type.value} (a {_SERVICES[port_type].__name__}: {', '.join(_MEMBERS[port_type])}{kit})"
     if port_type in _ITEMS:
         item = "lists of numbers" if port_type is PortType.VECTORS else f"{_ITEMS[port_type].__name__}s"
         return f"{port_type.value} (a list of {item})"
@@ -97,14 +101,20 @@ def matches(port_type: PortType, value: object) -> bool:
     without calling them (an embedder's ``dimension`` may ask its provider)."""
     if port_type is PortType.ANY:
         return True
+    if port_type is PortType.TOOL and isinstance(value, list | tuple):
+        return bool(value) and all(_is_service(port_type, v) for v in value)
     if port_type in _SERVICES:
-        return not isinstance(value, type) and all(_has(value, name) for name in _MEMBERS[port_type])
+        return _is_service(port_type, value)
     if port_type in _ITEMS:
         item = _ITEMS[port_type]
         if port_type is PortType.VECTORS:
             return isinstance(value, list | tuple) and all(isinstance(v, list | tuple) for v in value)
         return isinstance(value, list | tuple) and all(isinstance(v, item) for v in value)
     return isinstance(value, str)
+
+
+def _is_service(port_type: PortType, value: object) -> bool:
+    return not isinstance(value, type) and all(_has(value, name) for name in _MEMBERS[port_type])
 
 
 def _has(value: object, name: str) -> bool:
