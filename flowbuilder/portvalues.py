@@ -19,7 +19,7 @@ from typing_extensions import get_protocol_members
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import PortValueError
-from flowbuilder.ports import Port, PortKind, PortType
+from flowbuilder.ports import Port, PortType
 from flowbuilder.services import ChatModel, Embedder, Memory, Retriever, Tool, VectorStore
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def port_value_problems(ports: Iterable[Port], side: Side, values: Mapping[str, 
     for name, port in declared.items():
         value = values.get(name)
         if value is None:
-            if side == "input" and port.required and name not in values and port.kind is PortKind.DATA:
+            if side == "input" and port.required and name not in values:
                 problems.append(f"required input '{name}' expects {expected(port.type)}, got nothing")
             continue
         if port.multiple and side == "input":
