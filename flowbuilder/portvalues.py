@@ -77,7 +77,9 @@ def expected(port_type: PortType) -> str:
     """What a value of ``port_type`` is, in words: "vector_store (VectorStore: count, name, search)"."""
     if port_type in _SERVICES:
         kit = " or a list of them" if port_type is PortType.TOOL else ""
-        return f"{port_type.value} (a {_SERVICES[port_type].__name__}: {', '.join(_MEMBERS[port_type])}{kit})"
+        name = _SERVICES[port_type].__name__
+        article = "an" if name[0] in "AEIOU" else "a"
+        return f"{port_type.value} ({article} {name}: {', '.join(_MEMBERS[port_type])}{kit})"
     if port_type in _ITEMS:
         item = "lists of numbers" if port_type is PortType.VECTORS else f"{_ITEMS[port_type].__name__}s"
         return f"{port_type.value} (a list of {item})"

@@ -117,7 +117,7 @@ def test_check_port_values_lists_every_problem(registry: NodeRegistry) -> None:
 BAD_INPUTS = [
     ("retriever.vector", {"store": [Document(text="x")], "query": "q"}, "input 'store' expects vector_store"),
     ("retriever.vector", {"store": None, "query": 42}, "input 'query' expects text (text), got int"),
-    ("vectorstore.chroma", {"embedder": "not an embedder"}, "input 'embedder' expects embedder (a Embedder"),
+    ("vectorstore.chroma", {"embedder": "not an embedder"}, "input 'embedder' expects embedder (an Embedder"),
     ("reranker.llm", {"hits": "text", "query": "q", "model": "nope"}, "input 'hits' expects hits"),
     ("reranker.llm", {"hits": [hit()], "query": "q", "model": "nope"}, "input 'model' expects chat_model"),
     ("query.rewrite", {"query": "q", "model": None, "retriever": [object()]}, "input 'retriever' expects one"),

@@ -215,7 +215,7 @@ def test_semantic_without_embedder_is_a_clear_error() -> None:
 
     problems = port_value_problems(SemanticSplitter.inputs, "input", {"documents": [Document(text=TOPICS)]})
     assert problems == [
-        "required input 'embedder' expects embedder (a Embedder: count_tokens, dimension, "
+        "required input 'embedder' expects embedder (an Embedder: count_tokens, dimension, "
         "embed_documents, embed_query, max_tokens, model_id), got nothing"
     ]
 
