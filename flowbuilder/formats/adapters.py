@@ -19,6 +19,8 @@ from typing import Any
 
 from flowbuilder.credentials import CredentialSlot
 
+PLACEHOLDER = "placeholder.unsupported"
+
 
 class _NoDefault:
     def __repr__(self) -> str:
@@ -55,6 +57,20 @@ class Param:
 
     def theirs_value(self, value: Any) -> Any:
         return self.to_theirs(value) if self.to_theirs else value
+
+
+@dataclass(frozen=True)
+class Local:
+    """``import --local``: the offline node an entry's node (or kept placeholder) is swapped for."""
+
+    to: str
+    keep: tuple[str, ...] = ()
+    """Config fields carried over to the new node."""
+    collection: tuple[str, ...] = ()
+    """A store's collection name: the first of these our config fields (a mapped node) or foreign parameters
+    (a kept placeholder) that is set. Empty: not a store."""
+    detail: str = ""
+    """Added to the report line; ``{collection}`` is the new collection's name."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,24 @@ class Adapter:
     """Format-specific export details (LangFlow: outputs with types and methods, input handle types)."""
     note: str = ""
     """A report line added on import (what the user must do, e.g. which file to fetch)."""
+    local: Local | None = None
+    """What ``import --local`` swaps the node for (on the entry that exports ``ours``, or a kept entry)."""
+    replace: str = ""
+    """Shown when the foreign node stays a placeholder: what replaces it."""
+    provider: str = ""
+    """A kept entry: the credential provider of the component's secret fields."""
+    hits: bool = False
+    """A kept entry: the component gives search hits (a store)."""
+
+    @property
+    def kept(self) -> bool:
+        """A foreign type we know but do not run: it imports as a placeholder with this entry's replace,
+        provider and --local swap."""
+        return self.ours == PLACEHOLDER
+
+    @property
+    def gives_hits(self) -> bool:
+        return self.hits or "hits" in self.outputs
 
     @property
     def version(self) -> float:
@@ -116,22 +150,54 @@ class Adapter:
         return self.out_aliases.get(theirs)
 
 
-class Table:
-    """The adapters of one format, looked up by our type (export) or the foreign type (import)."""
+# The offline stand-ins ``import --local`` swaps remote nodes for (shared by both formats' entries).
+OFFLINE_EMBEDDER = Local("embedder.local")
+OFFLINE_CHAT = Local(
+    "llm.ollama",
+    keep=("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable"),
+    detail=" (default model llama3.2 on a local Ollama server)",
+)
 
-    def __init__(self, fmt: str, adapters: Iterable[Adapter]) -> None:
+
+def offline_store(*collection: str) -> Local:
+    """An embedded Chroma store named after the first of ``collection`` that is set."""
+    detail = " (embedded, collection {collection!r})"
+    return Local("vectorstore.chroma", ("k", "min_score", "where"), collection, detail)
+
+
+class Table:
+    """The adapters of one format, looked up by our type (export) or the foreign type (import).
+
+    ``original_param(original, name)`` reads a parameter of a kept placeholder's original foreign node."""
+
+    def __init__(
+        self, fmt: str, adapters: Iterable[Adapter], original_param: Callable[[Mapping[str, Any], str], Any]
+    ) -> None:
         self.fmt = fmt
         self.adapters = tuple(adapters)
+        self.original_param = original_param
         self.by_theirs: dict[str, Adapter] = {}
+        self.known: dict[str, Adapter] = {}
         self.by_ours: dict[str, Adapter] = {}
         for adapter in self.adapters:
-            for theirs in (adapter.theirs, *adapter.also) if adapter.imports else ():
-                self.by_theirs.setdefault(theirs, adapter)
-            if adapter.export:
+            for theirs in (adapter.theirs, *adapter.also):
+                if adapter.imports and not adapter.kept:
+                    self.by_theirs.setdefault(theirs, adapter)
+                if adapter.imports:
+                    self.known.setdefault(theirs, adapter)
+            if adapter.export and not adapter.kept:
                 self.by_ours.setdefault(adapter.ours, adapter)
 
     def importer(self, theirs: str) -> Adapter | None:
         return self.by_theirs.get(theirs)
+
+    def entry(self, theirs: str) -> Adapter | None:
+        """The entry of a foreign type, mapped or kept (for its replace, provider and --local swap)."""
+        return self.known.get(theirs)
+
+    def hit_sources(self) -> set[str]:
+        """Foreign types whose output is search hits."""
+        return {theirs for theirs, adapter in self.known.items() if adapter.gives_hits}
 
     def exporter(self, ours: str) -> Adapter | None:
         return self.by_ours.get(ours)

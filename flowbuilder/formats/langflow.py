@@ -28,7 +28,7 @@ from flowbuilder.formats.adapters import (
     read_params,
     to_float,
 )
-from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, PROVIDER_NODES, REPLACEMENTS
+from flowbuilder.formats.langflow_table import LANGFLOW_TABLE, PROVIDER_NODES
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import is_secret_field, is_secret_value, secret_reason
@@ -69,8 +69,7 @@ _SILENT_FIELDS = {
 }
 # Input fields that carry documents towards a store: a dropped edge into one stops ingestion.
 _INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "input_data", "data"}
-# Providers of secret fields on components without a mapping (mapped ones use their node's slot).
-_PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereModel": "cohere"}
+_HIT_SOURCES = LANGFLOW_TABLE.hit_sources()
 # The model provider a LangFlow Agent names -> our chat model node (others: llm.openai, reported).
 _AGENT_PROVIDERS = {
     "openai": "llm.openai",
@@ -284,7 +283,8 @@ class LangflowImporter:
                 any_input=True,
             )
             mapping.outputs = {name: name for name in mapping.config["output_names"]}
-            outcome.note = f"replace with {REPLACEMENTS[lf_type]}" if lf_type in REPLACEMENTS else "no equivalent"
+            known = LANGFLOW_TABLE.entry(lf_type)
+            outcome.note = f"replace with {known.replace}" if known and known.replace else "no equivalent"
             for slot_field, ref in refs.items():
                 self.report.credentials.append(CredentialFound(node["id"], slot_field, ref.provider, ref.name, None))
         else:
@@ -323,10 +323,11 @@ class LangflowImporter:
             flagged = spec.get("password") and (is_secret_field(name) or is_secret_value(name, str(value)))
             if flagged and isinstance(value, str) and value.strip():
                 if spec.get("load_from_db"):
-                    adapter = LANGFLOW_TABLE.importer(lf_type)
-                    slot = credential_slot(adapter.ours) if adapter else None
+                    # a mapped node's credential slot, a kept component's provider, else the variable's name
+                    known = LANGFLOW_TABLE.entry(lf_type)
+                    slot = credential_slot(known.ours) if known else None
                     provider = (
-                        slot.provider if slot else _PROVIDER_BY_TYPE.get(lf_type) or _provider_from_variable(value)
+                        slot.provider if slot else (known.provider if known else "") or _provider_from_variable(value)
                     )
                     refs[name] = CredentialRef(provider=provider, name=value)
                 else:
@@ -440,7 +441,7 @@ class LangflowImporter:
         used.update({"mode", "template"})
         config = self._config(adapter, t, used)
         pattern = config.pop("template", None) or _obj(t.get("template")).get("value")
-        from_store = any(self.types.get(link.source) in HIT_SOURCES for link in inc)
+        from_store = any(self.types.get(link.source) in _HIT_SOURCES for link in inc)
         if mode == "Parser" and pattern and not from_store:
             # A pattern over table rows: one labelled text per row, joined as LangFlow's Parser does.
             return _Mapping("labeller.row", {"template": str(pattern), "join": True, **config}, *self._ports(adapter))

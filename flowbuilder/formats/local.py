@@ -10,20 +10,12 @@ import re
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec
-from flowbuilder.formats.adapters import Table, port_names
+from flowbuilder.formats.adapters import Local, Table, port_names
 from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
-from flowbuilder.formats.langflow_table import SWAP_COLLECTION as LANGFLOW_STORES
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
-from flowbuilder.formats.n8n_table import LC, N8N_TABLE
-from flowbuilder.formats.n8n_table import SWAP_COLLECTION as N8N_STORES
+from flowbuilder.formats.n8n_table import N8N_TABLE
 from flowbuilder.formats.report import ImportReport, ParamIssue
 
-EMBEDDERS = ("embedder.openai", "embedder.ollama", "embedder.mistral", "embedder.cohere")
-LLMS = ("llm.openai", "llm.groq", "llm.mistral")
-PLACEHOLDER_EMBEDDERS = (LC + "embeddingsGoogleGemini", LC + "embeddingsAwsBedrock", "GoogleGenerativeAIEmbeddings")
-PLACEHOLDER_LLMS = (LC + "lmChatOpenRouter", LC + "lmChatGoogleGemini", LC + "lmChatAnthropic", "CohereModel")
-_LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable")
-_STORE_KEEP = ("k", "min_score", "where")
 TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
 # A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
 _ROLE_OUTPUTS = {"ai_tool": "retriever.tool", "ai_retriever": "retriever.vector", "component_as_tool": "retriever.tool"}
@@ -50,43 +42,55 @@ def _answer_without_model(flow: Flow, report: ImportReport) -> None:
             )
 
 
+def swap_of(spec: NodeSpec) -> Local | None:
+    """What ``--local`` swaps ``spec`` for: the entry of its foreign type (a kept placeholder), else the
+    entry that exports its type (the formats' entries agree; tests/formats/test_adapter_tables.py)."""
+    if spec.type == PLACEHOLDER:
+        foreign = str(spec.config.get("original_type", ""))
+        for table in _tables_for(str(spec.config.get("source_format", ""))):
+            entry = table.entry(foreign)
+            if entry is not None and entry.kept:
+                return entry.local
+        return None
+    for table in TABLES.values():
+        adapter = table.exporter(spec.type)
+        if adapter is not None and adapter.local is not None:
+            return adapter.local
+    return None
+
+
+def _tables_for(fmt: str) -> list[Table]:
+    first = TABLES.get(fmt)
+    return [first, *(t for t in TABLES.values() if t is not first)] if first else list(TABLES.values())
+
+
 def _swap_remote(flow: Flow, report: ImportReport) -> None:
     swapped: list[str] = []
     for spec in list(flow.nodes):
+        swap = swap_of(spec)
+        if swap is None:
+            continue
         original = spec.type
         foreign = str(spec.config.get("original_type", "")) if original == PLACEHOLDER else ""
         fmt = str(spec.config.get("source_format", ""))
-        if original in EMBEDDERS or foreign in PLACEHOLDER_EMBEDDERS:
-            new_type, config = "embedder.local", {}
-        elif original in LLMS or foreign in PLACEHOLDER_LLMS:
-            new_type = "llm.ollama"
-            config = {k: v for k, v in spec.config.items() if k in _LLM_KEEP}
-        elif original == "vectorstore.pinecone":
-            new_type = "vectorstore.chroma"
-            collection = str(spec.config.get("index") or spec.config.get("namespace") or "flowbuilder")
-            config = {"collection": collection, **{k: v for k, v in spec.config.items() if k in _STORE_KEEP}}
-        elif foreign in N8N_STORES or foreign in LANGFLOW_STORES:
-            new_type = "vectorstore.chroma"
-            config = {"collection": _placeholder_collection(spec, foreign)}
-        else:
-            continue
-        if new_type == "vectorstore.chroma" and not _CHROMA_NAME.match(config["collection"]):
-            fixed = chroma_collection(config["collection"])
-            report.warnings.append(
-                f"{spec.id}: collection {config['collection']!r} is not a valid Chroma name; --local uses {fixed!r}"
-            )
-            config["collection"] = fixed
+        config = {k: v for k, v in spec.config.items() if k in swap.keep} if original != PLACEHOLDER else {}
+        collection = ""
+        if swap.collection:
+            collection = _collection(spec, swap, TABLES.get(fmt))
+            if not _CHROMA_NAME.match(collection):
+                fixed = chroma_collection(collection)
+                report.warnings.append(
+                    f"{spec.id}: collection {collection!r} is not a valid Chroma name; --local uses {fixed!r}"
+                )
+                collection = fixed
+            config = {"collection": collection, **config}
         mode = _n8n_mode(spec) if original == PLACEHOLDER else ""
-        spec.type, spec.config, spec.credentials = new_type, config, {}
+        spec.type, spec.config, spec.credentials = swap.to, config, {}
         if original == PLACEHOLDER:
             _rewire(flow, spec, TABLES.get(fmt), mode, report)
         report.credentials = [c for c in report.credentials if c.node not in (spec.id, spec.name)]
         detail = f"{original}{f' ({foreign})' if foreign else ''} -> {spec.type}"
-        if spec.type == "vectorstore.chroma":
-            detail += f" (embedded, collection {spec.config['collection']!r})"
-        elif spec.type == "llm.ollama":
-            detail += " (default model llama3.2 on a local Ollama server)"
-        report.local_swaps.append(ParamIssue(spec.id, "", detail))
+        report.local_swaps.append(ParamIssue(spec.id, "", detail + swap.detail.format(collection=collection)))
         swapped.append(spec.id)
         for outcome in report.nodes:
             outcome.targets = [(i, spec.type if i == spec.id else t) for i, t in outcome.targets]
@@ -171,18 +175,16 @@ def _fill_embedders(flow: Flow, report: ImportReport) -> None:
         )
 
 
-def _placeholder_collection(spec: NodeSpec, foreign: str) -> str:
+def _collection(spec: NodeSpec, swap: Local, table: Table | None) -> str:
+    """The swapped store's collection: the first of the swap's fields set in our config (a mapped node) or
+    in the original foreign node (a placeholder, never an expression), else the node's name."""
+    if spec.type != PLACEHOLDER:
+        return next((str(spec.config[f]) for f in swap.collection if spec.config.get(f)), "flowbuilder")
     original: dict[str, Any] = spec.config.get("original") or {}
-    if foreign in N8N_STORES:
-        value = (original.get("parameters") or {}).get(N8N_STORES[foreign])
-        if isinstance(value, dict):
-            value = value.get("cachedResultName") or value.get("value")
-    else:
-        template = ((original.get("data") or {}).get("node") or {}).get("template") or {}
-        field = template.get(LANGFLOW_STORES[foreign]) or {}
-        value = field.get("value") if isinstance(field, dict) else None
-    if isinstance(value, str) and value and not value.startswith("="):
-        return value
+    for name in swap.collection:
+        value = table.original_param(original, name) if table else None
+        if isinstance(value, str) and value and not value.startswith("="):
+            return value
     return slugify(spec.name or spec.id, "flowbuilder")
 
 

@@ -43,8 +43,6 @@ from flowbuilder.formats.n8n_table import (
     MCP_SERVER_TRIGGER,
     MCP_SERVER_VERSIONS,
     N8N_TABLE,
-    REPLACEMENTS,
-    SWAP_COLLECTION,
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
@@ -424,7 +422,8 @@ class N8nImporter:
                 provider = CREDENTIAL_PROVIDERS.get(cred_type, cred_type)
                 self.report.credentials.append(CredentialFound(node["name"], "", provider, str(ref.get("name") or "")))
         outcome = self.outcomes.get(node["name"])
-        replacement = REPLACEMENTS.get(node["type"])
+        known = N8N_TABLE.entry(node["type"])
+        replacement = known.replace if known else ""
         if node["type"] in CODE_NODES and not why:
             params = node.get("parameters") or {}
             source = next((params[k] for k in ("jsCode", "pythonCode", "code", "functionCode") if k in params), "")
@@ -687,7 +686,10 @@ class N8nImporter:
     def _runs(self, name: str) -> bool:
         """Whether a node runs here: mapped, or a store ``--local`` swaps for Chroma."""
         mapped = self.mapped.get(name)
-        return mapped is not None and (mapped.adapter is not None or mapped.n8n_type in SWAP_COLLECTION)
+        if mapped is None:
+            return False
+        known = N8N_TABLE.entry(mapped.n8n_type)
+        return mapped.adapter is not None or bool(known and known.local and known.local.collection)
 
     def _fold_loops(self, links: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
         """Cut every loop's closing ``main`` link. A Split In Batches loop whose body our nodes run in one

@@ -7,14 +7,19 @@ Adding a mapping = one entry here + one fixture in ``tests/formats/fixtures/n8n/
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flowbuilder.formats.adapters import (
+    OFFLINE_CHAT,
+    OFFLINE_EMBEDDER,
+    PLACEHOLDER,
     Adapter,
     ByVersion,
     Param,
     Table,
     nonempty_str,
+    offline_store,
     positive_int,
     to_float,
     to_int,
@@ -117,6 +122,14 @@ ROUTES: tuple[tuple[str, tuple[float, ...], str], ...] = (
     ("aggregate", (1,), "Aggregate: the items go on as one list"),
 )
 
+
+def _original_param(original: Mapping[str, Any], name: str) -> Any:
+    """A parameter of a kept node's original n8n JSON (a resource locator's name or value)."""
+    value = (original.get("parameters") or {}).get(name)
+    return value.get("cachedResultName") or value.get("value") if isinstance(value, dict) else value
+
+
+_CHROMA_SWAP = "vectorstore.chroma (--local swaps it in with the same collection name)"
 _SPLITTER = {"chunks": "ai_textSplitter"}
 _STORE_IN = {"embedder": "ai_embedding", "documents": "ai_document", "query": "main"}
 _STORE_OUT = {"store": "ai_vectorStore", "hits": "main"}
@@ -184,14 +197,15 @@ N8N_TABLE = Table(
                         Param("dimensions", "options.dimensions", 0, to_ours=positive_int,
                               to_theirs=lambda v: v or 0),
                         Param("base_url", "options.baseURL", "", to_ours=nonempty_str)),
-                fixed={"options": {}}),
+                fixed={"options": {}}, local=OFFLINE_EMBEDDER),
         Adapter("embedder.ollama", LC + "embeddingsOllama", (1,), outputs={"embedder": "ai_embedding"},
-                params=(Param("model", "model", "llama3.2", keep=True),)),
+                params=(Param("model", "model", "llama3.2", keep=True),), local=OFFLINE_EMBEDDER),
         Adapter("embedder.mistral", LC + "embeddingsMistralCloud", (1,), outputs={"embedder": "ai_embedding"},
                 params=(Param("model", "model", "mistral-embed", keep=True),), fixed={"options": {}},
-                ignore=("options",)),
+                ignore=("options",), local=OFFLINE_EMBEDDER),
         Adapter("embedder.cohere", LC + "embeddingsCohere", (1,), outputs={"embedder": "ai_embedding"},
-                params=(Param("model", "modelName", "embed-english-v2.0", keep=True),), ignore=("notice",)),
+                params=(Param("model", "modelName", "embed-english-v2.0", keep=True),), ignore=("notice",),
+                local=OFFLINE_EMBEDDER),
         # The nearest n8n equivalent of the offline MiniLM embedder: all-minilm on a local Ollama.
         Adapter("embedder.local", LC + "embeddingsOllama", (1,), outputs={"embedder": "ai_embedding"},
                 fixed={"model": "all-minilm"}, imports=False,
@@ -201,9 +215,9 @@ N8N_TABLE = Table(
         Adapter("llm.openai", LC + "lmChatOpenAi", (1, 1.1, 1.2, 1.3), outputs=_CHAT_OUT,
                 params=(*_chat_params("gpt-4o-mini", resource=True),
                         Param("base_url", "options.baseURL", "", to_ours=nonempty_str)),
-                fixed={"options": {}}, ignore=("builtInTools",), export_version=1.2),
+                fixed={"options": {}}, ignore=("builtInTools",), export_version=1.2, local=OFFLINE_CHAT),
         Adapter("llm.groq", LC + "lmChatGroq", (1,), outputs=_CHAT_OUT,
-                params=_chat_params("llama3-8b-8192"), fixed={"options": {}}),
+                params=_chat_params("llama3-8b-8192"), fixed={"options": {}}, local=OFFLINE_CHAT),
         Adapter("llm.ollama", LC + "lmChatOllama", (1,), outputs=_CHAT_OUT,
                 params=_chat_params("llama3.2"), fixed={"options": {}}),
         Adapter("llm.mistral", LC + "lmChatMistralCloud", (1,), outputs=_CHAT_OUT,
@@ -212,7 +226,7 @@ N8N_TABLE = Table(
                         Param("max_tokens", "options.maxTokens", -1, to_ours=positive_int, to_theirs=_max_tokens),
                         Param("timeout", "options.timeout", 60000, to_ours=_seconds, to_theirs=_ms),
                         Param("max_retries", "options.maxRetries", 2, to_ours=to_int)),
-                fixed={"options": {}}),
+                fixed={"options": {}}, local=OFFLINE_CHAT),
         Adapter("memory.window", LC + "memoryBufferWindow", (1, 1.1, 1.2, 1.3, 1.4), outputs={"memory": "ai_memory"},
                 params=(Param("window", "contextWindowLength", 5, to_ours=to_int),),
                 ignore=("sessionIdType", "sessionKey"), export_version=1.3),
@@ -231,7 +245,7 @@ N8N_TABLE = Table(
                 outputs=_STORE_OUT, hook="store",
                 params=(Param("index", "pineconeIndex", "", to_theirs=_index),
                         Param("namespace", "options.pineconeNamespace", "")),
-                fixed={"options": {}}),
+                fixed={"options": {}}, local=offline_store("index", "namespace")),
         Adapter("vectorstore.qdrant", LC + "vectorStoreQdrant", (1, 1.1, 1.2, 1.3), inputs=_STORE_IN,
                 outputs=_STORE_OUT, hook="store", preset={"search": "dense"},  # n8n searches dense vectors only
                 params=(Param("collection", "qdrantCollection", "", to_theirs=_index),), fixed={"options": {}}),
@@ -260,11 +274,25 @@ N8N_TABLE = Table(
         Adapter("prompt.template", LC + "chainRetrievalQa", (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7),
                 inputs={"question": "main"}, outputs={"prompt": "main"}, export=False, hook="chain",
                 params=(Param("template", "options.systemPromptTemplate", QA_SYSTEM_PROMPT, to_ours=_with_question),),
-                ignore=("promptType", "text", "query", "options")),
+                ignore=("promptType", "text", "query", "options"),
+                replace="retriever.vector -> prompt.template -> an llm node"),
         Adapter("retriever.vector", LC + "retrieverVectorStore", (1,), inputs={"store": "ai_vectorStore"},
                 outputs={"retriever": "ai_retriever"}, export=False,
                 params=(Param("k", "topK", 4, to_ours=to_int),)),
+        # -- kept: n8n nodes we do not run, imported as placeholders that name what replaces them --------
+        Adapter(PLACEHOLDER, LC + "vectorStoreSupabase", export=False, replace=_CHROMA_SWAP,
+                local=offline_store("tableName")),
+        Adapter(PLACEHOLDER, LC + "vectorStorePGVector", export=False, replace=_CHROMA_SWAP,
+                local=offline_store("tableName")),
+        Adapter(PLACEHOLDER, LC + "lmChatOpenRouter", export=False, local=OFFLINE_CHAT,
+                replace="llm.openai with base_url https://openrouter.ai/api/v1 (--local: llm.ollama)"),
+        Adapter(PLACEHOLDER, LC + "lmChatGoogleGemini", export=False, local=OFFLINE_CHAT),
+        Adapter(PLACEHOLDER, LC + "lmChatAnthropic", export=False, local=OFFLINE_CHAT),
+        Adapter(PLACEHOLDER, LC + "embeddingsGoogleGemini", export=False, replace="embedder.local (--local)",
+                local=OFFLINE_EMBEDDER),
+        Adapter(PLACEHOLDER, LC + "embeddingsAwsBedrock", export=False, local=OFFLINE_EMBEDDER),
     ],
+    original_param=_original_param,
 )
 # fmt: on
 
@@ -274,16 +302,3 @@ STORE_SUFFIX = "vectorStore"
 # is structure, not a node: the importer drops it with a report line and keeps the tools wired into it.
 MCP_SERVER_TRIGGER = LC + "mcpTrigger"
 MCP_SERVER_VERSIONS = (1, 1.1, 2, 2.1)
-# Stores n8n can run and we do not: kept as placeholders that name what replaces them.
-REPLACEMENTS = {
-    LC + "vectorStoreSupabase": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    LC + "vectorStorePGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    LC + "lmChatOpenRouter": "llm.openai with base_url https://openrouter.ai/api/v1 (--local: llm.ollama)",
-    LC + "embeddingsGoogleGemini": "embedder.local (--local)",
-    LC + "chainRetrievalQa": "retriever.vector -> prompt.template -> an llm node",
-}
-# The collection-name parameter of each store --local swaps for Chroma.
-SWAP_COLLECTION = {
-    LC + "vectorStoreSupabase": "tableName",
-    LC + "vectorStorePGVector": "tableName",
-}
