@@ -119,6 +119,9 @@ class Adapter:
     """A kept entry: the credential provider of the component's secret fields."""
     hits: bool = False
     """A kept entry: the component gives search hits (a store)."""
+    providers: tuple[str, ...] = ()
+    """LangFlow: the model providers (lower case) for which a provider-neutral model component or an
+    Agent's own model becomes this entry's node."""
 
     @property
     def kept(self) -> bool:
@@ -194,6 +197,13 @@ class Table:
     def entry(self, theirs: str) -> Adapter | None:
         """The entry of a foreign type, mapped or kept (for its replace, provider and --local swap)."""
         return self.known.get(theirs)
+
+    def by_provider(self, kind: str, provider: str) -> str | None:
+        """Our node of family ``kind`` (``llm``, ``embedder``) for a model provider's name."""
+        for adapter in self.adapters:
+            if provider.lower() in adapter.providers and adapter.ours.split(".", 1)[0] == kind:
+                return adapter.ours
+        return None
 
     def hit_sources(self) -> set[str]:
         """Foreign types whose output is search hits."""

@@ -28,7 +28,7 @@ from flowbuilder.formats.adapters import (
     read_params,
     to_float,
 )
-from flowbuilder.formats.langflow_table import LANGFLOW_TABLE, PROVIDER_NODES
+from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import is_secret_field, is_secret_value, secret_reason
@@ -70,14 +70,6 @@ _SILENT_FIELDS = {
 # Input fields that carry documents towards a store: a dropped edge into one stops ingestion.
 _INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "input_data", "data"}
 _HIT_SOURCES = LANGFLOW_TABLE.hit_sources()
-# The model provider a LangFlow Agent names -> our chat model node (others: llm.openai, reported).
-_AGENT_PROVIDERS = {
-    "openai": "llm.openai",
-    "groq": "llm.groq",
-    "ollama": "llm.ollama",
-    "mistral": "llm.mistral",
-    "mistralai": "llm.mistral",
-}
 
 
 def decode_handle(handle: Any) -> dict[str, Any] | None:
@@ -140,6 +132,8 @@ class LangflowImporter:
         self.labels: dict[str, str] = {}
         self.agent_models: dict[str, tuple[str, str, str]] = {}
         """Agents whose model is built in: LangFlow node id -> (provider, model name, key variable)."""
+        self.agents: dict[str, Adapter] = {}
+        """LangFlow agents: node id -> their entry (what their own model and message become)."""
 
     def run(self) -> Flow:
         nodes, edges = self.graph.get("nodes"), self.graph.get("edges")
@@ -464,6 +458,7 @@ class LangflowImporter:
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
     ) -> _Mapping:
         mapping = self._generic(adapter, t, used)
+        self.agents[node_id] = adapter
         used.update({"api_key", "openai_api_key"})
         if adapter.inputs.get("model") not in {link.field for link in inc}:
             # LangFlow's Agent calls its own model: provider and model name are fields of the agent
@@ -517,15 +512,13 @@ class LangflowImporter:
         chosen = _model_choice(t)
         kind = adapter.ours.split(".", 1)[0]
         provider = str(chosen.get("provider") or chosen.get("category") or chosen.get("icon") or "OpenAI")
-        type_name = PROVIDER_NODES[kind].get(provider.lower())
+        type_name = LANGFLOW_TABLE.by_provider(kind, provider)
         if type_name is None:
             return None
-        mapping = self._generic(adapter, t, used)
+        mapping = self._generic(adapter, t, used)  # only the fields the entry lists (none for an embedder)
         mapping.type_name = type_name
         if chosen.get("name"):
             mapping.config["model"] = str(chosen["name"])
-        if kind == "embedder":
-            mapping.config = {k: v for k, v in mapping.config.items() if k == "model"}
         return mapping
 
     def _agent_parts(self) -> None:
@@ -533,7 +526,9 @@ class LangflowImporter:
         input the playground gave it. Each becomes a node wired into the agent, with a report line."""
         for node_id, (provider, model, variable) in self.agent_models.items():
             agent = self.node_ids[node_id]
-            type_name = _AGENT_PROVIDERS.get(provider.lower(), "llm.openai")
+            kind, fallback = self.agents[node_id].extra["model"]
+            type_name = LANGFLOW_TABLE.by_provider(kind, provider) or LANGFLOW_TABLE.by_provider(kind, fallback)
+            assert type_name is not None, "the entry's fallback provider has a node"
             config = {"model": model} if model else {}
             spec = NodeSpec(id=self.ids.take(f"{agent}-model"), type=type_name, name=f"{provider} model", config=config)
             slot = credential_slot(type_name)
@@ -547,13 +542,11 @@ class LangflowImporter:
             self.report.warnings.append(
                 f"{node_id}: the agent's own model ({shown}) is node '{spec.id}' ({type_name}) wired into it"
             )
-        for node_id, mapping in self.mappings.items():
+        for node_id, entry in self.agents.items():
             agent = self.node_ids[node_id]
-            if mapping.type_name != "agent.tools" or any(
-                e.target == agent and e.target_port == "message" for e in self.flow.edges
-            ):
+            if any(e.target == agent and e.target_port == "message" for e in self.flow.edges):
                 continue
-            spec = NodeSpec(id=self.ids.take(f"{agent}-input"), type="chat.input", name="Chat Input")
+            spec = NodeSpec(id=self.ids.take(f"{agent}-input"), type=entry.extra["message"], name="Chat Input")
             self._add_part(spec, agent, "message", "message")
             self.report.warnings.append(
                 f"{node_id}: the agent answered LangFlow's playground chat: its message comes from chat input "
@@ -638,6 +631,9 @@ class LangflowImporter:
         meta = ((node["data"].get("node") or {}).get("metadata") or {}).get("flowbuilder")
         if not isinstance(meta, dict) or not isinstance(meta.get("type"), str):
             return None
+        entry = LANGFLOW_TABLE.ports_of(meta["type"])
+        if entry is not None and entry.hook == "agent":  # an agent still gets its playground message
+            self.agents[node_id] = entry
         ports = {link.field: link.field for link in inc}
         outs = {link.output: link.output for link in out}
         return _Mapping(meta["type"], dict(meta.get("config") or {}), ports, outs, set(t))

@@ -135,6 +135,9 @@ _PARSER: dict[str, Any] = {
     },
 }
 _EMBEDDINGS_OUT: dict[str, Any] = {"outputs": {"embedder": "embeddings"}}
+# An agent's own model: our node family and the provider when none is named; the node its playground
+# message comes from.
+_AGENT_EXTRA: dict[str, Any] = {"model": ("llm", "openai"), "message": "chat.input"}
 _SAME_NAME = "it in with the same collection name"
 _KB_NAME = "in a collection named after the knowledge base"
 # Stores --local swaps for Chroma: component, the field naming its collection, how the swap names it.
@@ -232,13 +235,13 @@ LANGFLOW_TABLE = Table(
                               widget="IntInput", kind="int"),
                         Param("base_url", "openai_api_base", to_ours=nonempty_str, widget="MessageTextInput")),
                 extra={"outputs": (_out("embeddings", "Embedding Model", ("Embeddings",), "build_embeddings"),),
-                       "secret": "openai_api_key"}, local=OFFLINE_EMBEDDER),
+                       "secret": "openai_api_key"}, local=OFFLINE_EMBEDDER, providers=("openai",)),
         Adapter("embedder.ollama", "OllamaEmbeddings", display="Ollama Embeddings", **_EMBEDDINGS_OUT,
                 params=(Param("model", "model_name", "nomic-embed-text", widget="DropdownInput"),
                         Param("model", "model", export=False),
                         Param("base_url", "base_url", to_ours=nonempty_str, widget="MessageTextInput")),
                 extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
-                local=OFFLINE_EMBEDDER),
+                local=OFFLINE_EMBEDDER, providers=("ollama",)),
         Adapter("embedder.mistral", "MistalAIEmbeddings", also=("MistralAIEmbeddings",),
                 display="MistralAI Embeddings", **_EMBEDDINGS_OUT,
                 params=(Param("model", "model", "mistral-embed", widget="DropdownInput"),
@@ -247,7 +250,8 @@ LANGFLOW_TABLE = Table(
                               kind="int")),
                 ignore=("max_concurrent_requests", "max_retries"),
                 extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
-                       "secret": "mistral_api_key"}, local=OFFLINE_EMBEDDER),
+                       "secret": "mistral_api_key"}, local=OFFLINE_EMBEDDER,
+                providers=("mistral", "mistralai")),
         Adapter("embedder.cohere", "CohereEmbeddings", display="Cohere Embeddings", **_EMBEDDINGS_OUT,
                 params=(Param("model", "model_name", "embed-english-v2.0", widget="DropdownInput"),
                         Param("timeout", "request_timeout", to_ours=lambda v: to_float(v) or None,
@@ -267,15 +271,16 @@ LANGFLOW_TABLE = Table(
                 extra={"outputs": (_out("prompt", "Prompt", MESSAGE, "build_prompt"),)}),
         Adapter("llm.openai", "OpenAIModel", display="OpenAI", **_LLM_PORTS,
                 params=(*_LLM_PARAMS, Param("base_url", "openai_api_base", to_ours=_api_base,
-                                            widget="MessageTextInput")), local=OFFLINE_CHAT),
+                                            widget="MessageTextInput")), local=OFFLINE_CHAT, providers=("openai",)),
         Adapter("llm.groq", "GroqModel", display="Groq", **_LLM_PORTS,
                 params=(*_LLM_PARAMS, Param("base_url", "base_url", to_ours=_api_base, widget="MessageTextInput")),
-                local=OFFLINE_CHAT),
-        Adapter("llm.ollama", "OllamaModel", display="Ollama", **_LLM_PORTS,
+                local=OFFLINE_CHAT, providers=("groq",)),
+        Adapter("llm.ollama", "OllamaModel", display="Ollama", **_LLM_PORTS, providers=("ollama",),
                 params=(*_LLM_PARAMS, Param("base_url", "base_url", to_ours=_api_base, widget="MessageTextInput"))),
         Adapter("llm.mistral", "MistralModel", display="MistralAI", **_LLM_PORTS,
                 params=(*_LLM_PARAMS, Param("base_url", "mistral_api_base", to_ours=_mistral_endpoint,
-                                            widget="MessageTextInput")), local=OFFLINE_CHAT),
+                                            widget="MessageTextInput")), local=OFFLINE_CHAT,
+                providers=("mistral", "mistralai")),
         # LangFlow's Cohere Rerank (an LCCompressorComponent): the store's results and the question in,
         # the best top_n out.
         Adapter("reranker.cohere", "CohereRerank", display="Cohere Rerank",
@@ -294,7 +299,7 @@ LANGFLOW_TABLE = Table(
                 extra={"outputs": (_out("component_as_tool", "Toolset", ("Tool",), "to_toolkit"),)}),
         # LangFlow's Agent carries its own model (provider + model name): the "agent" hook makes it an
         # llm node wired into the agent's model port, as LangFlow would have called it.
-        Adapter("agent.tools", "Agent", display="Agent", hook="agent", export=False,
+        Adapter("agent.tools", "Agent", display="Agent", hook="agent", export=False, extra=_AGENT_EXTRA,
                 inputs={"message": "input_value", "tools": "tools", "memory": "memory", "model": "agent_llm"},
                 outputs={"answer": "response"}, out_aliases={"structured_response": "answer"},
                 params=(Param("system_message", "system_prompt", to_ours=nonempty_str),
@@ -306,6 +311,7 @@ LANGFLOW_TABLE = Table(
                         "sender_name", "session_id", "should_store_message", "context_id")),
         # Pre-1.0 agents over a described store: the store's "info" is the search tool the agent gets.
         Adapter("agent.tools", "VectorStoreAgent", display="VectorStoreAgent", hook="agent", export=False,
+                extra=_AGENT_EXTRA,
                 inputs={"model": "llm", "tools": "vectorstoreinfo", "message": "input_value"},
                 outputs={"answer": "AgentExecutor"}, out_aliases={"AgentExecutor": "answer"},
                 ignore=("handle_parsing_errors", "verbose", "max_iterations")),
@@ -391,20 +397,3 @@ LANGFLOW_TABLE = Table(
     original_param=_original_param,
 )
 # fmt: on
-
-# The provider a provider-neutral model component names -> our node, by the kind of model.
-PROVIDER_NODES = {
-    "llm": {
-        "openai": "llm.openai",
-        "groq": "llm.groq",
-        "ollama": "llm.ollama",
-        "mistral": "llm.mistral",
-        "mistralai": "llm.mistral",
-    },
-    "embedder": {
-        "openai": "embedder.openai",
-        "ollama": "embedder.ollama",
-        "mistral": "embedder.mistral",
-        "mistralai": "embedder.mistral",
-    },
-}
