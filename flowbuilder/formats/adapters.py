@@ -194,6 +194,10 @@ class Table:
     def importer(self, theirs: str) -> Adapter | None:
         return self.by_theirs.get(theirs)
 
+    def hooked(self, hook: str, ours: str) -> Adapter | None:
+        """The entry of ``ours`` with that hook (an import-only form written back, n8n's webhook)."""
+        return next((a for a in self.adapters if a.hook == hook and a.ours == ours), None)
+
     def entry(self, theirs: str) -> Adapter | None:
         """The entry of a foreign type, mapped or kept (for its replace, provider and --local swap)."""
         return self.known.get(theirs)

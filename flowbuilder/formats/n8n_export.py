@@ -19,7 +19,7 @@ from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, wri
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n import STICKY
 from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
-from flowbuilder.formats.n8n_table import BASE, MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
+from flowbuilder.formats.n8n_table import MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
 _ROLE_TYPES = ("retriever.tool", "retriever.vector")
@@ -227,47 +227,58 @@ class N8nExporter:
             self._export_placeholder(spec)
             return
         webhooks = (self.flow.meta.get("source") or {}).get("webhooks") or {}
-        if spec.type == "chat.input" and spec.id in (webhooks.get("entry") or {}):
-            entry = webhooks["entry"][spec.id]
-            hook: dict[str, Any] = {
-                "httpMethod": entry.get("httpMethod") or "POST",
-                "path": entry.get("path") or spec.id,
-                "responseMode": "responseNode",
-                "options": {},
-            }
-            self.names[spec.id] = self._node(spec, BASE + "webhook", 2, hook)
-            return
-        if spec.type == "chat.output" and spec.id in (webhooks.get("answer") or []):
-            answer: dict[str, Any] = {"respondWith": "firstIncomingItem", "options": {}}
-            self.names[spec.id] = self._node(spec, BASE + "respondToWebhook", 1.1, answer)
-            return
-        adapter = N8N_TABLE.exporter(spec.type)
+        # an imported webhook entry or answer goes back as what it was (the entries with those hooks)
+        hook = "webhook" if spec.id in (webhooks.get("entry") or {}) else ""
+        hook = "respond" if spec.id in (webhooks.get("answer") or []) else hook
+        adapter = N8N_TABLE.hooked(hook, spec.type) if hook else None
+        adapter = adapter or N8N_TABLE.exporter(spec.type)
         if adapter is None:
-            note = "chat output: n8n answers in the chat trigger" if spec.type == "chat.output" else "no n8n node"
+            entry = N8N_TABLE.ports_of(spec.type)
+            note = entry.extra.get("unexported", "no n8n node") if entry else "no n8n node"
             self.warnings.append(f"{spec.id}: {note} for {spec.type}; left out")
             return
-        if adapter.hook == "store":
-            self._export_store(spec, adapter)
+        write = getattr(self, f"_write_{adapter.hook}", None) if adapter.hook else None
+        if write is not None:
+            write(spec, adapter)
             return
-        params = self._params(adapter, spec)
-        if adapter.hook == "form":
-            fields = {"values": [{"fieldLabel": "File", "fieldType": "file", "fieldName": "files"}]}
-            params = {"formTitle": spec.name or "Upload a file", "formFields": fields, "options": {}}
-        elif adapter.hook == "loader":
-            params = {"dataType": "binary", **params}
-            if self._splitters_after(spec.id):
-                params["textSplittingMode"] = "custom"
-            else:
-                self.warnings.append(
-                    f"{spec.id}: no splitter wired; n8n's loader will split with its built-in 1000/200 splitter"
-                )
-            if spec.config.get("path"):
-                self.warnings.append(
-                    f"{spec.id}: path {spec.config['path']!r} not exported; n8n loads the file given to the form"
-                )
-        if adapter.note:
+        self._write(spec, adapter, self._params(adapter, spec))
+
+    def _write(self, spec: NodeSpec, adapter: Adapter, params: dict[str, Any]) -> None:
+        if adapter.note and adapter.export:
             self.warnings.append(f"{spec.id}: {adapter.note}")
         self.names[spec.id] = self._node(spec, adapter.theirs, adapter.version, params)
+
+    # -- export hooks (the entry's ``hook``) --------------------------------------------------------
+    def _write_webhook(self, spec: NodeSpec, adapter: Adapter) -> None:
+        entry = self.flow.meta["source"]["webhooks"]["entry"][spec.id]
+        hook: dict[str, Any] = {
+            "httpMethod": entry.get("httpMethod") or "POST",
+            "path": entry.get("path") or spec.id,
+            "responseMode": "responseNode",
+            "options": {},
+        }
+        self._write(spec, adapter, hook)
+
+    def _write_respond(self, spec: NodeSpec, adapter: Adapter) -> None:
+        self._write(spec, adapter, {"respondWith": "firstIncomingItem", "options": {}})
+
+    def _write_form(self, spec: NodeSpec, adapter: Adapter) -> None:
+        fields = {"values": [{"fieldLabel": "File", "fieldType": "file", "fieldName": "files"}]}
+        self._write(spec, adapter, {"formTitle": spec.name or "Upload a file", "formFields": fields, "options": {}})
+
+    def _write_loader(self, spec: NodeSpec, adapter: Adapter) -> None:
+        params = {"dataType": "binary", **self._params(adapter, spec)}
+        if self._splitters_after(spec.id):
+            params["textSplittingMode"] = "custom"
+        else:
+            self.warnings.append(
+                f"{spec.id}: no splitter wired; n8n's loader will split with its built-in 1000/200 splitter"
+            )
+        if spec.config.get("path"):
+            self.warnings.append(
+                f"{spec.id}: path {spec.config['path']!r} not exported; n8n loads the file given to the form"
+            )
+        self._write(spec, adapter, params)
 
     def _splitters_after(self, node_id: str) -> list[Edge]:
         return [
@@ -353,7 +364,7 @@ class N8nExporter:
             return not self._outgoing(consumer.id, "retriever")  # n8n's load mode only answers on main
         return True
 
-    def _export_store(self, spec: NodeSpec, adapter: Adapter) -> None:
+    def _write_store(self, spec: NodeSpec, adapter: Adapter) -> None:
         base = self._params(adapter, spec)
         consumers = [self.flow.node(e.target) for e in self._outgoing(spec.id, "store")]
         consumers = [n for n in consumers if n.type in _ROLE_TYPES and self._as_mode(n)]

@@ -160,10 +160,12 @@ N8N_TABLE = Table(
         # An HTTP call as the entry of a served flow: the webhook is `flowbuilder serve`'s /ask, its
         # answer is Respond to Webhook's (the "webhook" hook names the path in the report).
         Adapter("chat.input", BASE + "webhook", (1, 1.1, 2, 2.1), outputs={"message": "main"}, export=False,
+                export_version=2,
                 hook="webhook", note="a webhook: `flowbuilder serve` takes the message at /ask (it was POST "
                 "/{what}); `run --input TEXT` gives it here"),
         Adapter("chat.output", BASE + "respondToWebhook", (1, 1.1, 1.2, 1.3, 1.4, 1.5), inputs={"message": "main"},
-                outputs={"message": "main"}, export=False, hook="respond",
+                outputs={"message": "main"}, export=False, hook="respond", export_version=1.1,
+                extra={"unexported": "chat output: n8n answers in the chat trigger"},
                 ignore=("respondWith", "responseBody", "options", "enableResponseOutput", "responseCode"),
                 note="Respond to Webhook: the answer `flowbuilder serve` returns at /ask"),
         # -- routing: reroute points (util.passthrough) whose logic is never evaluated; the "route" hook
