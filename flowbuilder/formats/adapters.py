@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.formats import roles
 
 PLACEHOLDER = "placeholder.unsupported"
 
@@ -154,9 +155,9 @@ class Adapter:
 
 
 # The offline stand-ins ``import --local`` swaps remote nodes for (shared by both formats' entries).
-OFFLINE_EMBEDDER = Local("embedder.local")
+OFFLINE_EMBEDDER = Local(roles.OFFLINE_EMBEDDER)
 OFFLINE_CHAT = Local(
-    "llm.ollama",
+    roles.OFFLINE_CHAT,
     keep=("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable"),
     detail=" (default model llama3.2 on a local Ollama server)",
 )
@@ -165,7 +166,7 @@ OFFLINE_CHAT = Local(
 def offline_store(*collection: str) -> Local:
     """An embedded Chroma store named after the first of ``collection`` that is set."""
     detail = " (embedded, collection {collection!r})"
-    return Local("vectorstore.chroma", ("k", "min_score", "where"), collection, detail)
+    return Local(roles.OFFLINE_STORE, ("k", "min_score", "where"), collection, detail)
 
 
 class Table:

@@ -22,6 +22,7 @@ from typing import Any
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
+from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import (
     Adapter,
     credential_slot,
@@ -426,7 +427,7 @@ class LangflowImporter:
         if mode != "auto":
             config["mode"] = mode
         ins, outs = self._ports(adapter)
-        return _Mapping("loader.file", config, ins, outs)
+        return _Mapping(roles.LOADER, config, ins, outs)
 
     def _hook_parser(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -438,12 +439,12 @@ class LangflowImporter:
         from_store = any(self.types.get(link.source) in _HIT_SOURCES for link in inc)
         if mode == "Parser" and pattern and not from_store:
             # A pattern over table rows: one labelled text per row, joined as LangFlow's Parser does.
-            return _Mapping("labeller.row", {"template": str(pattern), "join": True, **config}, *self._ports(adapter))
-        stringify = LANGFLOW_TABLE.exporter("parser.stringify")
+            return _Mapping(roles.LABELLER, {"template": str(pattern), "join": True, **config}, *self._ports(adapter))
+        stringify = LANGFLOW_TABLE.exporter(roles.STRINGIFY)
         assert stringify is not None
         template = str(pattern) if mode == "Parser" and pattern else "{text}"
         ins, outs = self._ports(stringify)
-        return _Mapping("parser.stringify", {"template": template, **config}, ins, outs)
+        return _Mapping(roles.STRINGIFY, {"template": template, **config}, ins, outs)
 
     def _hook_prompt(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -452,7 +453,7 @@ class LangflowImporter:
         template = str(config.get("template", ""))
         used.update(link.field for link in inc)
         used.update(re.findall(r"\{([^{}]+)\}", template))
-        return _Mapping("prompt.template", {"template": template}, {}, self._ports(adapter)[1], any_input=True)
+        return _Mapping(roles.PROMPT, {"template": template}, {}, self._ports(adapter)[1], any_input=True)
 
     def _hook_agent(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -490,7 +491,7 @@ class LangflowImporter:
                 f"{node_id}: fetched {shown}: save the page's text next to the flow as {name!r} "
                 "(Flowbuilder reads local files; a flow never reaches a host by itself)"
             )
-        return _Mapping("loader.file", {"path": name, "mode": "whole"}, *self._ports(adapter))
+        return _Mapping(roles.LOADER, {"path": name, "mode": "whole"}, *self._ports(adapter))
 
     def _hook_directory(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -503,7 +504,7 @@ class LangflowImporter:
             "folder next to the flow or set the loader's path"
             + ("; subfolders are not read (recursive was on)" if recursive else "")
         )
-        return _Mapping("loader.file", {"path": name, "mode": "records"}, *self._ports(adapter))
+        return _Mapping(roles.LOADER, {"path": name, "mode": "records"}, *self._ports(adapter))
 
     def _hook_provider(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]

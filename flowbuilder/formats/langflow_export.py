@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note
+from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import NO_DEFAULT, Adapter, credential_slot, our_defaults
 from flowbuilder.formats.langflow import encode_handle, short_hash
 from flowbuilder.formats.langflow_table import DATA_IN, LANGFLOW_TABLE, MESSAGE
@@ -240,9 +241,9 @@ class LangflowExporter:
         folded: set[str] = set()
         for spec in self.flow.nodes:
             out = [e for e in self.flow.edges if e.source == spec.id]
-            if spec.type != "input.file" or not out:
+            if spec.type != roles.FILE_INPUT or not out:
                 continue
-            if all(e.target_port == "path" and self.flow.node(e.target).type == "loader.file" for e in out):
+            if all(e.target_port == "path" and self.flow.node(e.target).type == roles.LOADER for e in out):
                 folded.add(spec.id)
                 names = ", ".join(sorted(e.target for e in out))
                 self.warnings.append(f"{spec.id}: the file it gives is the upload of File node(s) {names}")

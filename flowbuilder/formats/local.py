@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Local, Table, port_names
 from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
@@ -18,7 +19,7 @@ from flowbuilder.formats.report import ImportReport, ParamIssue
 
 TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
 # A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
-_ROLE_OUTPUTS = {"ai_tool": "retriever.tool", "ai_retriever": "retriever.vector", "component_as_tool": "retriever.tool"}
+_ROLE_OUTPUTS = {"ai_tool": roles.TOOL, "ai_retriever": roles.RETRIEVER, "component_as_tool": roles.TOOL}
 _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
@@ -31,7 +32,7 @@ def _answer_without_model(flow: Flow, report: ImportReport) -> None:
     """Every chat model answers extractively when no model is reachable: visible in its config and, when it
     happens, as the node's warning; an agent quotes its search results the same way (see nodes/agent.py)."""
     for spec in flow.nodes:
-        if spec.type.startswith("llm.") and spec.config.get("when_unreachable", "error") == "error":
+        if spec.type.startswith(roles.LLMS) and spec.config.get("when_unreachable", "error") == "error":
             spec.config["when_unreachable"] = "extractive"
             report.local_swaps.append(
                 ParamIssue(
@@ -105,11 +106,11 @@ def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
     written = {
         str(n.config.get("collection"))
         for n in flow.nodes
-        if n.type == "vectorstore.chroma" and any(e.target == n.id and e.target_port == "documents" for e in flow.edges)
+        if n.type == roles.OFFLINE_STORE and any(e.target == n.id and e.target_port == "documents" for e in flow.edges)
     }
     for node_id in swapped:
         spec = flow.node(node_id)
-        if spec.type != "vectorstore.chroma" or str(spec.config.get("collection")) in written:
+        if spec.type != roles.OFFLINE_STORE or str(spec.config.get("collection")) in written:
             continue
         searched = any(e.target == spec.id and e.target_port == "query" for e in flow.edges) or any(
             e.source == spec.id and e.source_port == "store" for e in flow.edges
@@ -118,8 +119,8 @@ def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
             continue
         written.add(str(spec.config.get("collection")))
         pos = flow.position(spec.id)
-        parts = (("file", "input.file", "File to index"), ("loader", "loader.file", "Load file"),
-                 ("splitter", "splitter.recursive", "Split"))  # fmt: skip
+        parts = (("file", roles.FILE_INPUT, "File to index"), ("loader", roles.LOADER, "Load file"),
+                 ("splitter", roles.SPLITTER, "Split"))  # fmt: skip
         ids: list[str] = []
         for offset, (suffix, type_name, label) in enumerate(parts):
             new_id = f"{spec.id}-{suffix}"
@@ -152,7 +153,7 @@ def _fill_embedders(flow: Flow, report: ImportReport) -> None:
     base's own model) gets the offline embedder: the one such a store used, or one added for all."""
     bare = [
         spec for spec in flow.nodes
-        if spec.type == "vectorstore.chroma"
+        if spec.type == roles.OFFLINE_STORE
         and not any(e.target == spec.id and e.target_port == "embedder" for e in flow.edges)
         and any(spec.id in (e.source, e.target) for e in flow.edges)
     ]  # fmt: skip
@@ -160,7 +161,7 @@ def _fill_embedders(flow: Flow, report: ImportReport) -> None:
         return
     embedder = next((n for n in flow.nodes if n.id == "local-embedder"), None)
     if embedder is None:
-        embedder = NodeSpec(id="local-embedder", type="embedder.local", name="Local embedder (added)")
+        embedder = NodeSpec(id="local-embedder", type=roles.OFFLINE_EMBEDDER, name="Local embedder (added)")
         while flow.find_node(embedder.id) is not None:
             embedder.id += "-1"
         flow.nodes.append(embedder)
@@ -201,7 +202,7 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
         if edge.target == spec.id and edge.target_port not in ins:
             port = adapter.our_input(edge.target_port) if adapter else None
             source = flow.node(edge.source)
-            if source.type == "input.file" and spec.type == "vectorstore.chroma":
+            if source.type == roles.FILE_INPUT and spec.type == roles.OFFLINE_STORE:
                 flow.edges.remove(edge)  # n8n's trigger -> store(insert): the file goes to the store's loaders
                 for loader in _loaders_feeding(flow, spec.id):
                     _add(flow, Edge(source=source.id, source_port="path", target=loader, target_port="path"))
@@ -213,10 +214,10 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
                 report.connections_dropped.append(f"{edge.key}: {spec.type} has no input for {edge.target_port!r}")
         elif edge.source == spec.id and edge.source_port not in outs:
             port = adapter.our_output(edge.source_port) if adapter else None
-            if port is None and spec.type == "vectorstore.chroma" and edge.source_port in _ROLE_OUTPUTS:
+            if port is None and spec.type == roles.OFFLINE_STORE and edge.source_port in _ROLE_OUTPUTS:
                 role = _role_node(flow, spec, _ROLE_OUTPUTS[edge.source_port])
                 edge.source = role.id
-                edge.source_port = "tool" if role.type == "retriever.tool" else "retriever"
+                edge.source_port = "tool" if role.type == roles.TOOL else "retriever"
                 continue
             if port in outs:
                 edge.source_port = port
@@ -224,12 +225,12 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
                 flow.edges.remove(edge)
                 report.connections_dropped.append(f"{edge.key}: {spec.type} has no output for {edge.source_port!r}")
     if mode in ("retrieve-as-tool", "load"):
-        _role_node(flow, spec, "retriever.tool" if mode == "retrieve-as-tool" else "retriever.vector")
+        _role_node(flow, spec, roles.TOOL if mode == "retrieve-as-tool" else roles.RETRIEVER)
 
 
 def _role_node(flow: Flow, spec: NodeSpec, type_name: str) -> NodeSpec:
     """The retriever or tool node that carries an n8n store's mode (made once)."""
-    suffix = "tool" if type_name == "retriever.tool" else "retriever"
+    suffix = "tool" if type_name == roles.TOOL else "retriever"
     node_id = f"{spec.id}-{suffix}"
     found = flow.find_node(node_id)
     if found is not None:
@@ -252,7 +253,7 @@ def _loaders_feeding(flow: Flow, node_id: str) -> list[str]:
             if edge.target != current or edge.source in seen:
                 continue
             seen.add(edge.source)
-            if flow.node(edge.source).type == "loader.file":
+            if flow.node(edge.source).type == roles.LOADER:
                 found.append(edge.source)
             else:
                 frontier.append(edge.source)

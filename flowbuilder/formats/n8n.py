@@ -25,6 +25,7 @@ import networkx as nx
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
+from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, node_class, read_params
 from flowbuilder.formats.code_summary import summarize_code
 from flowbuilder.formats.mapping import (
@@ -458,7 +459,7 @@ class N8nImporter:
 
     # -- structural hooks ------------------------------------------------------------------------
     def _hook_form(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
-        return [("main", self._new_spec(node, "input.file", {}))]
+        return [("main", self._new_spec(node, adapter.ours, {}))]
 
     def _hook_cloud_file(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         what = ""
@@ -474,7 +475,7 @@ class N8nImporter:
                 what = f"the file named by the expression {value}"
                 break
         used.update(params)  # nothing of a cloud source runs here: the report line says what to fetch
-        spec = self._new_spec(node, "input.file", {})
+        spec = self._new_spec(node, adapter.ours, {})
         self.report.warnings.append(f"{node['name']!r}: " + adapter.note.format(id=spec.id, what=what or "the file"))
         return [("main", spec)]
 
@@ -500,7 +501,7 @@ class N8nImporter:
             return []
         used.update(params)
         path = str(url).split("?")[0].rstrip("/").rsplit("/", 1)[-1]
-        spec = self._new_spec(node, "loader.file", {"path": path})
+        spec = self._new_spec(node, adapter.ours, {"path": path})
         self.report.warnings.append(
             f"{node['name']!r}: fetched {url}: download it next to the flow as {path!r} (Flowbuilder reads local files)"
         )
@@ -566,7 +567,7 @@ class N8nImporter:
             self.report.drop(
                 node["name"], "dataType", f"{params.get('dataType', 'json')!r}: only files are loaded (binary)"
             )
-        specs: Specs = [("main", self._new_spec(node, "loader.file", self._config(node, params, adapter, used)))]
+        specs: Specs = [("main", self._new_spec(node, adapter.ours, self._config(node, params, adapter, used)))]
         version = node.get("typeVersion", 1)
         if (
             isinstance(version, int | float)
@@ -574,9 +575,7 @@ class N8nImporter:
             and params.get("textSplittingMode", "simple") != "custom"
         ):
             # n8n's "simple" mode splits with a recursive splitter of 1000/200 built into the loader.
-            splitter = self._new_spec(
-                node, "splitter.recursive", {"chunk_size": 1000, "chunk_overlap": 200}, "splitter"
-            )
+            splitter = self._new_spec(node, roles.SPLITTER, {"chunk_size": 1000, "chunk_overlap": 200}, "splitter")
             self.report.default(
                 node["name"], "textSplittingMode", "simple", "n8n's built-in splitter 1000/200 made explicit"
             )
@@ -601,7 +600,7 @@ class N8nImporter:
                     self.report.default(node["name"], "topK", 4, "n8n default, omitted in the export")
             if mode == "load":
                 used.add("prompt")
-                specs.append(("retriever", self._new_spec(node, "retriever.vector", {"k": k}, "retriever")))
+                specs.append(("retriever", self._new_spec(node, roles.RETRIEVER, {"k": k}, "retriever")))
             else:
                 used.update({"toolName", "toolDescription"})
                 state, tool_name = lookup("toolName")
@@ -612,7 +611,7 @@ class N8nImporter:
                 state, description = lookup("toolDescription")
                 if state == "set":
                     tool_config["description"] = description
-                specs.append(("tool", self._new_spec(node, "retriever.tool", tool_config, "tool")))
+                specs.append(("tool", self._new_spec(node, roles.TOOL, tool_config, "tool")))
         elif mode not in ("insert", "retrieve"):
             self.report.drop(node["name"], "mode", f"{mode!r} is not supported; the node is kept as a store")
         if params.get("useReranker"):
@@ -746,12 +745,12 @@ class N8nImporter:
     ) -> None:
         src, tgt = self.mapped[source], self.mapped[target]
         src_type, tgt_type = self._type(source), self._type(target)
-        if conn_type == "ai_textSplitter" and tgt_type in ("loader.file", PLACEHOLDER):
-            port = "records" if tgt_type == "loader.file" else "ai_document"
+        if conn_type == "ai_textSplitter" and tgt_type in (roles.LOADER, PLACEHOLDER):
+            port = "records" if tgt_type == roles.LOADER else "ai_document"
             self._edge(tgt.main, port, src.main, "documents")
             return
-        if conn_type == "ai_document" and src_type in ("loader.file", PLACEHOLDER):
-            feeder, port = src.main, "records" if src_type == "loader.file" else "ai_document"
+        if conn_type == "ai_document" and src_type in (roles.LOADER, PLACEHOLDER):
+            feeder, port = src.main, "records" if src_type == roles.LOADER else "ai_document"
             splitter = splitter_of.get(source)
             if splitter in self.mapped:
                 feeder, port = self.mapped[splitter].main, "chunks"
@@ -772,9 +771,9 @@ class N8nImporter:
             )
             return
         store = self._store_of(tgt) if conn_type == "main" and tgt.mode == "insert" else None
-        if store is not None and src_type == "input.file":
+        if store is not None and src_type == roles.FILE_INPUT:
             loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
-            loaders = [m for m in loaders if self._type(m.name) == "loader.file"]
+            loaders = [m for m in loaders if self._type(m.name) == roles.LOADER]
             if not loaders:
                 self.report.connections_dropped.append(
                     f"{source!r} -main-> {target!r}: the store has no data loader; ingestion is cut off here"
@@ -782,7 +781,7 @@ class N8nImporter:
             for loader in loaders:
                 self._edge(src.main, "path", loader.main, "path")
             return
-        if store is not None and src_type == "loader.file":
+        if store is not None and src_type == roles.LOADER:
             # Items read upstream (Extract from File, a download) are what the store's data loader
             # would split: they go to its splitter, and the data loader itself has nothing to read.
             loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
@@ -791,7 +790,7 @@ class N8nImporter:
             for node_id, port in into or [store]:
                 self._edge(src.main, "records", node_id, port)
             for loader in loaders:
-                if self._type(loader.name) == "loader.file" and loader.name not in self.superseded:
+                if self._type(loader.name) == roles.LOADER and loader.name not in self.superseded:
                     self.superseded.add(loader.name)
                     self.report.warnings.append(
                         f"{loader.name!r}: disabled: the records of {source!r} reach its splitter directly"
@@ -831,13 +830,13 @@ class N8nImporter:
         """question -> prompt and retriever; retriever hits -> prompt context; prompt -> model; model answers."""
         model: _Mapped | None = chain.get("ai_languageModel")
         retriever: _Mapped | None = chain.get("ai_retriever")
-        if model is not None and self._type(model.name).startswith("llm."):
+        if model is not None and self._type(model.name).startswith(roles.LLMS):
             self._edge(prompt.main, "prompt", model.main, "prompt")
         else:
             self.report.connections_dropped.append(f"{prompt.name!r}: the Q&A chain has no chat model")
         if retriever is not None and "retriever" in retriever.ids:
             self._edge(retriever.ids["retriever"], "hits", prompt.main, "context")
-        elif retriever is not None and self._type(retriever.name) == "retriever.vector":
+        elif retriever is not None and self._type(retriever.name) == roles.RETRIEVER:
             self._edge(retriever.main, "hits", prompt.main, "context")
         for src, conn_type, tgt, in_type, outgoing in chain.get("main", []):
             if outgoing and model is not None:  # the chain's answer is the model's
@@ -849,7 +848,7 @@ class N8nImporter:
             if out is None:
                 continue
             self._edge(out[0], out[1], prompt.main, "question")
-            if retriever is not None and self._type(retriever.name) == "retriever.vector":
+            if retriever is not None and self._type(retriever.name) == roles.RETRIEVER:
                 self._edge(out[0], out[1], retriever.main, "query")
 
     def _store_of(self, mapped: _Mapped) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note
+from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, write_params
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n import STICKY
@@ -22,7 +23,7 @@ from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find
 from flowbuilder.formats.n8n_table import MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
-_ROLE_TYPES = ("retriever.tool", "retriever.vector")
+_ROLE_TYPES = (roles.TOOL, roles.RETRIEVER)
 
 
 class N8nExporter:
@@ -94,9 +95,9 @@ class N8nExporter:
         for spec in self.flow.nodes:
             into = [e for e in self.flow.edges if e.target == spec.id]
             out = [e for e in self.flow.edges if e.source == spec.id]
-            if spec.type != "labeller.row" or not into or not out:
+            if spec.type != roles.LABELLER or not into or not out:
                 continue
-            if not all(self.flow.node(e.source).type == "loader.file" for e in into):
+            if not all(self.flow.node(e.source).type == roles.LOADER for e in into):
                 continue
             folded.add(spec.id)
             self.labelled |= {e.key for e in into + out}
@@ -130,8 +131,8 @@ class N8nExporter:
             for e in self.flow.edges
             if e.source_port == "hits"
             and e.target_port == "hits"
-            and self.flow.node(e.target).type.startswith("reranker.")
-            and self.flow.node(e.source).type == "retriever.vector"
+            and self.flow.node(e.target).type.startswith(roles.RERANKERS)
+            and self.flow.node(e.source).type == roles.RETRIEVER
         }
         chains = find_chains(self.flow)
         folded = {n.id for chain in chains for n in (chain.prompt, *chain.folded)}
@@ -169,7 +170,7 @@ class N8nExporter:
         found = mcp.get("n8n_trigger")
         trigger: dict[str, Any] = found if isinstance(found, dict) else {}
         tools = [t for t in trigger.get("tools", []) if isinstance(t, str)] or [
-            n.id for n in self.flow.nodes if n.type == "retriever.tool"
+            n.id for n in self.flow.nodes if n.type == roles.TOOL
         ]
         names = [self.names[t] for t in tools if t in self.names]
         if not names:
@@ -284,7 +285,7 @@ class N8nExporter:
         return [
             e
             for e in self._outgoing(node_id, "records")
-            if self.flow.node(e.target).type.startswith("splitter.") or self.flow.node(e.target).type == PLACEHOLDER
+            if self.flow.node(e.target).type.startswith(roles.SPLITTERS) or self.flow.node(e.target).type == PLACEHOLDER
         ]
 
     def _export_placeholder(self, spec: NodeSpec) -> None:
@@ -318,9 +319,9 @@ class N8nExporter:
             store_name = self._node(chain.store, adapter.theirs, adapter.version, params,
                                     self._name(f"{chain.store.name or chain.store.id} (retrieve)"))  # fmt: skip
             self.store_nodes.setdefault(chain.store.id, []).append(store_name)
-        retriever = N8N_TABLE.ports_of("retriever.vector")
+        retriever = N8N_TABLE.ports_of(roles.RETRIEVER)
         assert retriever is not None
-        spec = NodeSpec(id=f"{chain.store.id}-retriever", type="retriever.vector", name=f"{chain.store.name} retriever",
+        spec = NodeSpec(id=f"{chain.store.id}-retriever", type=roles.RETRIEVER, name=f"{chain.store.name} retriever",
                         config={"k": chain.k})  # fmt: skip
         self.flow.layout.positions.setdefault(spec.id, self.flow.position(chain.store.id))
         retriever_name = self._node(spec, retriever.theirs, retriever.version, self._params(retriever, spec))
@@ -341,9 +342,9 @@ class N8nExporter:
         )
         for node in chain.folded:
             what = {
-                "parser.stringify": "n8n's chain joins the retrieved documents itself",
-                "retriever.vector": "n8n's Vector Store Retriever carries it",
-                "chat.output": "n8n answers in the chat",
+                roles.STRINGIFY: "n8n's chain joins the retrieved documents itself",
+                roles.RETRIEVER: "n8n's Vector Store Retriever carries it",
+                roles.CHAT_OUTPUT: "n8n answers in the chat",
             }.get(node.type, "carried by the chain")
             self.warnings.append(f"{node.id}: {what}")
 
@@ -360,7 +361,7 @@ class N8nExporter:
 
     def _as_mode(self, consumer: NodeSpec) -> bool:
         """Whether a retriever/tool is written as a mode of its store's n8n node."""
-        if consumer.type == "retriever.vector":
+        if consumer.type == roles.RETRIEVER:
             return not self._outgoing(consumer.id, "retriever")  # n8n's load mode only answers on main
         return True
 
@@ -380,8 +381,8 @@ class N8nExporter:
             self.insert_node[spec.id] = name
             names.append(name)
         for consumer in consumers:
-            params = {"mode": "retrieve-as-tool" if consumer.type == "retriever.tool" else "load"}
-            if consumer.type == "retriever.tool":
+            params = {"mode": "retrieve-as-tool" if consumer.type == roles.TOOL else "load"}
+            if consumer.type == roles.TOOL:
                 params["toolDescription"] = consumer.config.get(
                     "description", "Search the knowledge base and return the most relevant passages."
                 )
@@ -421,7 +422,7 @@ class N8nExporter:
         if source.type == PLACEHOLDER and edge.source_port.startswith(("ai_", "main")):
             self._link(src_name, edge.source_port, self.insert_node.get(target.id, tgt_name))
             return
-        if target.type == PLACEHOLDER and edge.target_port == "ai_document" and source.type != "loader.file":
+        if target.type == PLACEHOLDER and edge.target_port == "ai_document" and source.type != roles.LOADER:
             # Documents reach an n8n store only from a data loader: link the loader that feeds this
             # splitter, never the splitter itself (n8n rejects a splitter on an ai_document port).
             for loader in self._loaders_before(source.id):
@@ -438,19 +439,19 @@ class N8nExporter:
         if reranked:
             src_name = self.rerank_after[source.id]  # the reranked hits come out of the load-mode store node
         port = edge.target_port
-        if (port == "documents" and target.type.startswith("splitter.")) or (
+        if (port == "documents" and target.type.startswith(roles.SPLITTERS)) or (
             target.type == PLACEHOLDER and port == "documents"
         ):
             self._link(tgt_name, "ai_textSplitter", src_name)  # sub-node -> root: splitter into the loader
             return
         if port == "documents" and target.id in self.store_nodes:
-            loaders = [source.id] if source.type == "loader.file" else self._loaders_before(source.id)
+            loaders = [source.id] if source.type == roles.LOADER else self._loaders_before(source.id)
             if not loaders:
                 self.warnings.append(f"connection {edge.key}: n8n needs a data loader in front of the splitter")
             for loader_id in loaders:
                 self._link(self.names[loader_id], "ai_document", self.insert_node.get(target.id, tgt_name))
             return
-        if source.type == "input.file" and target.type == "loader.file":
+        if source.type == roles.FILE_INPUT and target.type == roles.LOADER:
             for store in self._stores_fed_by(target.id):
                 self._link(src_name, "main", self.insert_node.get(store, self.names[store]))
             return
@@ -471,9 +472,9 @@ class N8nExporter:
         found: list[str] = []
         for edge in self._incoming(node_id, "documents"):
             feeder = self.flow.node(edge.source)
-            if feeder.type == "loader.file" and feeder.id in self.names:
+            if feeder.type == roles.LOADER and feeder.id in self.names:
                 found.append(feeder.id)
-            elif feeder.type.startswith("splitter.") or feeder.type == "labeller.row":
+            elif feeder.type.startswith(roles.SPLITTERS) or feeder.type == roles.LABELLER:
                 found += self._loaders_before(feeder.id)
         return found
 
