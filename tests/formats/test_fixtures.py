@@ -55,7 +55,7 @@ def test_a_fixture_imports_with_each_mapped_node_as_its_entry_says(fmt: str, pat
         if adapter is None or adapter.hook:  # hooks may make other types or keep a placeholder, by design
             continue
         made = {type_name for _, type_name in outcome.targets}
-        assert adapter.ours in made, f"{outcome.source}: {outcome.source_type} became {made}, not {adapter.ours}"
+        assert adapter.ours in made, f"{outcome.source_name}: {outcome.source_type} became {made}, not {adapter.ours}"
 
 
 @pytest.mark.parametrize(("fmt", "path"), FILES, ids=IDS)
