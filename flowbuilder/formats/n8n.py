@@ -38,19 +38,15 @@ from flowbuilder.formats.mapping import (
     slugify,
 )
 from flowbuilder.formats.n8n_table import (
-    BASE,
     CREDENTIAL_PROVIDERS,
-    LC,
     MCP_SERVER_TRIGGER,
     MCP_SERVER_VERSIONS,
     N8N_TABLE,
+    STICKY,
+    STORE_PREFIX,
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
-STICKY = BASE + "stickyNote"
-CODE_NODES = (BASE + "code", BASE + "function", BASE + "functionItem", LC + "code", LC + "toolCode")
-LOOP = BASE + "splitInBatches"
-EDIT_FIELDS = BASE + "set"
 _DOC_EXTENSIONS = (".pdf", ".csv", ".txt", ".md", ".json", ".html", ".htm", ".docx", ".xlsx")
 
 
@@ -105,7 +101,8 @@ def _lookup(params: dict[str, Any], resolve: Callable[[str], Any] | None = None)
 def _static_fields(node: dict[str, Any], partial: bool = False) -> dict[str, Any] | None:
     """The fields an Edit Fields node sets when every value is a literal; None otherwise. With
     ``partial``, the literal fields of one that also sets expressions."""
-    if node.get("type") != EDIT_FIELDS:
+    entry = N8N_TABLE.importer(node["type"])
+    if entry is None or not entry.extra.get("sets_fields"):
         return None
     params = node.get("parameters") or {}
     entries = (params.get("assignments") or {}).get("assignments")
@@ -185,7 +182,7 @@ class N8nImporter:
         """Edit Fields nodes whose values are all literals: node name -> {field: value}."""
         self.webhooks: dict[str, Any] = {"entry": {}, "answer": []}
         """Webhook entries (chat.input id -> path, method) and Respond to Webhook answers (chat.output ids)."""
-        self.routes: dict[str, str] = {}
+        self.routes: dict[str, Adapter] = {}
         """Routing nodes (If, Switch, Split In Batches...) absorbed: node name -> n8n type."""
         self.partial: dict[str, dict[str, Any]] = {}
         """Edit Fields nodes with some expression values: node name -> their literal fields."""
@@ -301,8 +298,11 @@ class N8nImporter:
         outcome = self.report.node(name, node["type"])
         self.outcomes[name] = outcome
         adapter = N8N_TABLE.importer(node["type"])
+        kept = N8N_TABLE.entry(node["type"]) if adapter is None else None
         used: set[str] = set()
         specs: Specs = []
+        if kept is not None and kept.hook:  # a node kept as a placeholder whose hook says what it did
+            getattr(self, f"_hook_{kept.hook}")(node, params, kept, used)
         if adapter is not None:
             version = node.get("typeVersion", 1)
             if isinstance(version, int | float) and version not in adapter.versions:
@@ -425,12 +425,6 @@ class N8nImporter:
         outcome = self.outcomes.get(node["name"])
         known = N8N_TABLE.entry(node["type"])
         replacement = known.replace if known else ""
-        if node["type"] in CODE_NODES and not why:
-            params = node.get("parameters") or {}
-            source = next((params[k] for k in ("jsCode", "pythonCode", "code", "functionCode") if k in params), "")
-            language = "Python" if params.get("language") == "python" or "pythonCode" in params else ""
-            why = f"code, never run here ({summarize_code(source, language)}); replace it with nodes that do this"
-            self.report.warnings.append(f"{node['name']!r}: {why}")
         if outcome is not None and not outcome.note:
             outcome.note = why or (f"replace with {replacement}" if replacement else "no Flowbuilder equivalent")
         return NodeSpec(
@@ -507,6 +501,15 @@ class N8nImporter:
         )
         return [("main", spec)]
 
+    def _hook_code(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        """Code (JavaScript or Python): kept as a placeholder, never run; the report says what it does."""
+        source = next((params[k] for k in ("jsCode", "pythonCode", "code", "functionCode") if k in params), "")
+        language = "Python" if params.get("language") == "python" or "pythonCode" in params else ""
+        why = f"code, never run here ({summarize_code(source, language)}); replace it with nodes that do this"
+        self.report.warnings.append(f"{node['name']!r}: {why}")
+        self.outcomes[node["name"]].note = why
+        return []
+
     def _hook_route(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         """A routing or item-shaping node: absorbed like a static Edit Fields node (its connections pass
         straight through); its logic (expressions) is never evaluated, and the report says so."""
@@ -517,7 +520,7 @@ class N8nImporter:
             note += "; static: " + ", ".join(f"{k}={v!r}" for k, v in static.items())
         self.outcomes[name].note = note
         self.report.warnings.append(f"{name!r}: {note}")
-        self.routes[name] = node["type"]
+        self.routes[name] = adapter
         return []
 
     def _hook_webhook(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
@@ -616,7 +619,7 @@ class N8nImporter:
             self.report.drop(node["name"], "mode", f"{mode!r} is not supported; the node is kept as a store")
         if params.get("useReranker"):
             used.add("useReranker")  # the reranker wired in with ai_reranker carries it
-            if N8N_TABLE.importer(LC + "rerankerCohere") is None:
+            if not any(a.hook == "reranker" for a in N8N_TABLE.adapters):
                 self.report.drop(node["name"], "useReranker", "no reranker node here; results are not reranked")
         return specs
 
@@ -690,6 +693,11 @@ class N8nImporter:
         known = N8N_TABLE.entry(mapped.n8n_type)
         return mapped.adapter is not None or bool(known and known.local and known.local.collection)
 
+    def _loops(self, name: str) -> bool:
+        """Whether a node is an absorbed loop head (Split In Batches)."""
+        route = self.routes.get(name)
+        return route is not None and bool(route.extra.get("loop"))
+
     def _fold_loops(self, links: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
         """Cut every loop's closing ``main`` link. A Split In Batches loop whose body our nodes run in one
         pass (they batch internally) is folded into a straight path; any other loop is reported with the
@@ -698,7 +706,7 @@ class N8nImporter:
         graph.add_edges_from((a, b) for a, kind, b, _ in links if kind == "main")
         cut: set[tuple[str, str]] = set()
         for cycle in _cycles(graph):
-            head = next((n for n in cycle if self.routes.get(n) == LOOP), None)
+            head = next((n for n in cycle if self._loops(n)), None)
             if head is None:  # no Split In Batches: cut where the loop returns to its earliest node
                 order = {name: i for i, name in enumerate([*self.mapped, *self.routes])}
                 head = min(cycle, key=lambda n: order.get(n, len(order)))
@@ -707,13 +715,13 @@ class N8nImporter:
             body = [n for n in cycle if n != head]
             runnable = all(n in self.routes or self._runs(n) for n in body)
             names = ", ".join(repr(n) for n in body)
-            if self.routes.get(head) == LOOP and runnable:
+            if self._loops(head) and runnable:
                 self.report.warnings.append(
                     f"{head!r}: loop folded into one pass over all items: its body ({names}) batches internally; "
                     f"the link {back!r} -> {head!r} that closed the loop is left out"
                 )
             else:
-                why = "its body has nodes Flowbuilder does not run" if self.routes.get(head) == LOOP else "a cycle"
+                why = "its body has nodes Flowbuilder does not run" if self._loops(head) else "a cycle"
                 self.report.warnings.append(
                     f"{head!r}: a loop through {names} ({why}) runs once here: the link {back!r} -> {head!r} "
                     "that closed it is left out; the rest of the flow imports and runs"
@@ -855,7 +863,7 @@ class N8nImporter:
         """Where an n8n vector store (mapped, or kept as a placeholder) takes documents."""
         if "store" in mapped.ids:
             return mapped.ids["store"], "documents"
-        if mapped.adapter is None and short_type(mapped.n8n_type).startswith("vectorStore"):
+        if mapped.adapter is None and short_type(mapped.n8n_type).startswith(STORE_PREFIX):
             return mapped.main, "ai_document"
         return None
 

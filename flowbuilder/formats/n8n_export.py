@@ -18,9 +18,14 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, write_params
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
-from flowbuilder.formats.n8n import STICKY
 from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
-from flowbuilder.formats.n8n_table import MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
+from flowbuilder.formats.n8n_table import (
+    MCP_SERVER_TRIGGER,
+    MCP_SERVER_VERSIONS,
+    N8N_TABLE,
+    PROVIDER_CREDENTIALS,
+    STICKY,
+)
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
 _ROLE_TYPES = (roles.TOOL, roles.RETRIEVER)

@@ -171,7 +171,8 @@ N8N_TABLE = Table(
         # -- routing: reroute points (util.passthrough) whose logic is never evaluated; the "route" hook
         # reports what each one decided in n8n and that every item goes on.
         *[Adapter("util.passthrough", BASE + kind, versions, inputs={"value": "main"}, outputs={"value": "main"},
-                  export=False, hook="route", note=what)
+                  export=False, hook="route", note=what,
+                  extra={"loop": kind == "splitInBatches", "sets_fields": kind == "set"})
           for kind, versions, what in ROUTES],
         # -- loading and splitting -------------------------------------------------------------------
         Adapter("loader.file", LC + "documentDefaultDataLoader", (1, 1.1), inputs={"path": "main"},
@@ -293,12 +294,18 @@ N8N_TABLE = Table(
         Adapter(PLACEHOLDER, LC + "embeddingsGoogleGemini", export=False, replace="embedder.local (--local)",
                 local=OFFLINE_EMBEDDER),
         Adapter(PLACEHOLDER, LC + "embeddingsAwsBedrock", export=False, local=OFFLINE_EMBEDDER),
+        # code: never run; the "code" hook summarises what it does for the placeholder's note
+        *[Adapter(PLACEHOLDER, prefix + kind, export=False, hook="code")
+          for prefix, kind in ((BASE, "code"), (BASE, "function"), (BASE, "functionItem"), (LC, "code"),
+                               (LC, "toolCode"))],
     ],
     original_param=_original_param,
 )
 # fmt: on
 
-STORE_SUFFIX = "vectorStore"
+STORE_PREFIX = "vectorStore"
+"""An n8n vector store's short type begins so (a store we keep as a placeholder still takes documents)."""
+STICKY = BASE + "stickyNote"
 # n8n's MCP Server Trigger has no node of ours: Flowbuilder serves a whole flow over MCP
 # (`flowbuilder serve` / `flowbuilder mcp` / the Serve tab), each retrieval tool a search tool. The trigger
 # is structure, not a node: the importer drops it with a report line and keeps the tools wired into it.
