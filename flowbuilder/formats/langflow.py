@@ -29,7 +29,7 @@ from flowbuilder.formats.adapters import (
     read_params,
     to_float,
 )
-from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
+from flowbuilder.formats.langflow_table import LANGFLOW_TABLE, NOTE_TYPES, OURS
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import is_secret_field, is_secret_value, secret_reason
@@ -236,7 +236,7 @@ class LangflowImporter:
         pos = Position(x=to_float(position.get("x")) or 0.0, y=to_float(position.get("y")) or 0.0)
         label = str(info.get("display_name") or lf_type)
         outcome = self.report.node(node["id"], lf_type)
-        if node.get("type") == "noteNode" or lf_type == "note":
+        if node.get("type") == NOTE_TYPES[0] or lf_type == NOTE_TYPES[1]:
             note_id = self.ids.take(_safe_id(node["id"]))
             measured = _obj(node.get("measured"))
             style = _obj(node.get("style"))
@@ -361,7 +361,7 @@ class LangflowImporter:
     def _map(
         self, node_id: str, lf_type: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]
     ) -> _Mapping | None:
-        if lf_type == "FlowbuilderNode":
+        if lf_type == OURS:
             return self._flowbuilder(node_id, t, inc, out)
         adapter = LANGFLOW_TABLE.importer(lf_type)
         if adapter is None:

@@ -17,7 +17,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import NO_DEFAULT, Adapter, credential_slot, our_defaults
 from flowbuilder.formats.langflow import encode_handle, short_hash
-from flowbuilder.formats.langflow_table import DATA_IN, LANGFLOW_TABLE, MESSAGE
+from flowbuilder.formats.langflow_table import DATA_IN, LANGFLOW_TABLE, MESSAGE, NOTE_TYPES, OURS
 from flowbuilder.formats.mapping import PLACEHOLDER
 
 _MESSAGE = list(MESSAGE)
@@ -255,11 +255,11 @@ class LangflowExporter:
             "data": {
                 "id": note.id,
                 "node": {"description": note.text, "display_name": "", "documentation": "", "template": {}},
-                "type": "note",
+                "type": NOTE_TYPES[1],
             },
             "id": note.id,
             "position": {"x": pos.x, "y": pos.y},
-            "type": "noteNode",
+            "type": NOTE_TYPES[0],
         }
         if note.color:
             node["data"]["node"]["template"] = {"backgroundColor": note.color}
@@ -287,7 +287,7 @@ class LangflowExporter:
             in_names = sorted({e.target_port for e in self.flow.edges if e.target == spec.id})
             out_names = sorted({e.source_port for e in self.flow.edges if e.source == spec.id})
             shape = _LfShape(
-                "FlowbuilderNode", spec.name or spec.type, f"Flowbuilder {spec.type}",
+                OURS, spec.name or spec.type, f"Flowbuilder {spec.type}",
                 {n: _handle(n, ["Data", "Message"]) for n in in_names},
                 [_out(n, n, ["Data"], "run") for n in out_names],
                 {n: n for n in in_names}, {n: n for n in out_names},
@@ -297,7 +297,7 @@ class LangflowExporter:
         self.lf_ids[spec.id] = lf_id
         template: dict[str, Any] = {"_type": "Component", **shape.fields}
         metadata: dict[str, Any] = {}
-        if shape.lf_type == "FlowbuilderNode":
+        if shape.lf_type == OURS:
             config = spec.config
             if spec.type == PLACEHOLDER:
                 config = {k: v for k, v in config.items() if k != "original"}

@@ -32,6 +32,10 @@ from flowbuilder.formats.adapters import (
 )
 
 MESSAGE = ("Message",)
+NOTE_TYPES = ("noteNode", "note")
+"""A LangFlow note: the node's ``type`` or its ``data.type``."""
+OURS = "FlowbuilderNode"
+"""The component our exporter writes for a type LangFlow lacks (our type and config in its metadata)."""
 DATA_IN = ("Data", "JSON", "DataFrame", "Table", "Message")
 
 

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats import roles
 
-CHAIN_TYPE = "@n8n/n8n-nodes-langchain.chainRetrievalQa"
-CHAIN_VERSION = 1.7
 _STORES = (roles.STORES,)
 
 

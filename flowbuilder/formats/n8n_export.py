@@ -18,7 +18,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, write_params
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
-from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
+from flowbuilder.formats.n8n_chain import Chain, find_chains
 from flowbuilder.formats.n8n_table import (
     MCP_SERVER_TRIGGER,
     MCP_SERVER_VERSIONS,
@@ -335,7 +335,9 @@ class N8nExporter:
             "text": "={{ $json.chatInput }}",
             "options": {"systemPromptTemplate": chain.system_prompt()},
         }
-        chain_name = self._node(chain.prompt, CHAIN_TYPE, CHAIN_VERSION, params)
+        qa = N8N_TABLE.hooked("chain", chain.prompt.type)  # the entry that imports n8n's Q&A chain
+        assert qa is not None
+        chain_name = self._node(chain.prompt, qa.theirs, qa.version, params)
         self._link(store_name, "ai_vectorStore", retriever_name)
         self._link(retriever_name, "ai_retriever", chain_name)
         self._link(self.names[chain.llm.id], "ai_languageModel", chain_name)
