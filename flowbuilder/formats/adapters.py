@@ -1,13 +1,50 @@
-"""Declarative two-way adapters: one entry per Flowbuilder node type and foreign format.
+"""Declarative two-way adapters: the table entry is the unit of a mapping.
 
-An :class:`Adapter` says which foreign type a node type becomes, how each config field maps to a
-foreign parameter (with the foreign default and a converter each way) and which foreign connection
-type or handle each port becomes. The n8n and LangFlow importers/exporters walk these tables; only
-structure that no table can say (n8n's vector-store modes, its loader's built-in splitter, LangFlow's
-edge handles) lives in named hooks in the format modules.
+One :class:`Adapter` (an *entry*) says everything about one Flowbuilder node type in one foreign format:
 
-Our own defaults, config fields, ports and credential slots are read from the registered node class,
-never copied into the tables; ``tests/formats/test_adapter_tables.py`` checks every name a table uses.
+- **import**: the foreign type(s) it reads (``theirs``, ``also``, ``versions``), each config field's
+  foreign parameter with the foreign default and a converter each way (``params``), values the foreign
+  node implies (``preset``), parameters that mean nothing here (``ignore``), a report line (``note``);
+- **export**: whether it writes ``ours`` (``export``), at which version (``export_version``), parameters
+  always written (``fixed``), LangFlow's outputs, handle types and secret field (``extra``);
+- **connect**: which foreign connection type (n8n) or handle (LangFlow) each port becomes (``inputs``,
+  ``outputs``, older names in ``in_aliases`` / ``out_aliases``);
+- **--local**: what ``import --local`` swaps the node for (``local``: a :class:`Local`; the shared
+  :data:`OFFLINE_EMBEDDER`, :data:`OFFLINE_CHAT`, :func:`offline_store`);
+- **structure no row can say** (n8n's vector-store modes, its loader's built-in splitter, LangFlow's File
+  outputs): ``hook``, the name of a method each engine may have: ``_hook_<name>`` in the importer,
+  ``_write_<name>`` in the n8n exporter, a ``_SHAPES[<name>]`` function in the LangFlow exporter.
+
+A foreign type we know but do not run is a *kept* entry: ``ours`` is :data:`PLACEHOLDER`, and it says what
+replaces it (``replace``), what ``--local`` swaps it for (``local``, a store's collection parameter in
+``offline_store(...)``), its credential provider (``provider``), that it gives search hits (``hits``) or a
+hook that explains it (n8n's code nodes). LangFlow entries name the model providers a provider-neutral
+component or an Agent picks them for (``providers``).
+
+The engines (``n8n.py``, ``langflow.py``, ``n8n_export.py``, ``langflow_export.py``, ``local.py``) walk the
+entries and name no node type: structure between nodes speaks of the roles in ``roles.py``. Our own
+defaults, config fields, ports and credential slots are read from the registered node class, never copied
+into the tables; ``tests/formats/test_adapter_tables.py`` checks every name an entry uses and
+``tests/formats/test_fixtures.py`` globs the fixtures.
+
+**Adding a mapping, both directions** = one entry in ``n8n_table.py`` or ``langflow_table.py`` (one per
+format it exists in) plus one small flow in ``tests/formats/fixtures/<format>/``. An entry in the older
+style (no ``local``/``replace``/``provider``) is still valid as it is; to port the side tables it used to
+need, move each fact onto the entry:
+
+====================================================  ======================================================
+before                                                 now, on the entry
+====================================================  ======================================================
+``local.py`` ``EMBEDDERS`` / ``LLMS``                  ``local=OFFLINE_EMBEDDER`` / ``local=OFFLINE_CHAT``
+``local.py`` ``PLACEHOLDER_EMBEDDERS`` / ``_LLMS``     kept entry ``Adapter(PLACEHOLDER, theirs, export=False,
+                                                       local=...)``
+``*_table.SWAP_COLLECTION[theirs] = field``            kept entry with ``local=offline_store(field)``
+``*_table.REPLACEMENTS[theirs] = text``                ``replace=text`` (kept or mapped entry)
+``langflow._PROVIDER_BY_TYPE[theirs] = provider``      kept entry with ``provider=provider``
+``langflow_table.VECTOR_STORES`` (unmapped store)      kept entry with ``hits=True``
+``langflow_table.PROVIDER_NODES[kind][name]``          ``providers=(name, ...)`` on the entry
+``if t == "loader.file"`` in an exporter               ``hook=...`` and the exporter's hook function
+====================================================  ======================================================
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
 names (edge ``targetHandle.fieldName``) and output names (``sourceHandle.name``). ``extra`` holds what
 an exported component needs to look like LangFlow's own: its outputs (display name, types, method),
 the accepted types of each input handle and the secret field that names a global variable.
-Adding a mapping = one entry here + one fixture in ``tests/formats/fixtures/langflow/``.
+Adding a mapping = one entry here (its import, export, ports and ``--local`` swap) + one fixture in
+``tests/formats/fixtures/langflow/`` (globbed by ``tests/formats/test_fixtures.py``); see ``adapters.py``.
 """
 
 from __future__ import annotations

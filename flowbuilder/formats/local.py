@@ -1,5 +1,8 @@
 """``import --local``: swap remote components for local ones so a user without keys can run the flow.
 
+What a node is swapped for is its table entry's ``local`` (:func:`swap_of`): the entry that exports its type,
+or the kept entry of a placeholder's foreign type.
+
 A swapped node's edges are rewired to the new node's ports through the format's mapping table (a
 placeholder was wired by the foreign handle or connection-type names), so nothing dangles.
 """

@@ -2,7 +2,8 @@
 
 ``theirs`` is the n8n type without its package prefix; ports map to n8n connection types. Defaults
 here are n8n's (what an export means when it omits a parameter); ours come from the node classes.
-Adding a mapping = one entry here + one fixture in ``tests/formats/fixtures/n8n/``.
+Adding a mapping = one entry here (its import, export, ports and ``--local`` swap) + one fixture in
+``tests/formats/fixtures/n8n/`` (globbed by ``tests/formats/test_fixtures.py``); see ``adapters.py``.
 """
 
 from __future__ import annotations
