@@ -427,7 +427,7 @@ class LangflowImporter:
         if mode != "auto":
             config["mode"] = mode
         ins, outs = self._ports(adapter)
-        return _Mapping(roles.LOADER, config, ins, outs)
+        return _Mapping(adapter.ours, config, ins, outs)
 
     def _hook_parser(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -439,12 +439,12 @@ class LangflowImporter:
         from_store = any(self.types.get(link.source) in _HIT_SOURCES for link in inc)
         if mode == "Parser" and pattern and not from_store:
             # A pattern over table rows: one labelled text per row, joined as LangFlow's Parser does.
-            return _Mapping(roles.LABELLER, {"template": str(pattern), "join": True, **config}, *self._ports(adapter))
+            return _Mapping(adapter.ours, {"template": str(pattern), "join": True, **config}, *self._ports(adapter))
         stringify = LANGFLOW_TABLE.exporter(roles.STRINGIFY)
         assert stringify is not None
         template = str(pattern) if mode == "Parser" and pattern else "{text}"
         ins, outs = self._ports(stringify)
-        return _Mapping(roles.STRINGIFY, {"template": template, **config}, ins, outs)
+        return _Mapping(stringify.ours, {"template": template, **config}, ins, outs)
 
     def _hook_prompt(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -453,7 +453,7 @@ class LangflowImporter:
         template = str(config.get("template", ""))
         used.update(link.field for link in inc)
         used.update(re.findall(r"\{([^{}]+)\}", template))
-        return _Mapping(roles.PROMPT, {"template": template}, {}, self._ports(adapter)[1], any_input=True)
+        return _Mapping(adapter.ours, {"template": template}, {}, self._ports(adapter)[1], any_input=True)
 
     def _hook_agent(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -491,7 +491,7 @@ class LangflowImporter:
                 f"{node_id}: fetched {shown}: save the page's text next to the flow as {name!r} "
                 "(Flowbuilder reads local files; a flow never reaches a host by itself)"
             )
-        return _Mapping(roles.LOADER, {"path": name, "mode": "whole"}, *self._ports(adapter))
+        return _Mapping(adapter.ours, {"path": name, "mode": "whole"}, *self._ports(adapter))
 
     def _hook_directory(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -504,7 +504,7 @@ class LangflowImporter:
             "folder next to the flow or set the loader's path"
             + ("; subfolders are not read (recursive was on)" if recursive else "")
         )
-        return _Mapping(roles.LOADER, {"path": name, "mode": "records"}, *self._ports(adapter))
+        return _Mapping(adapter.ours, {"path": name, "mode": "records"}, *self._ports(adapter))
 
     def _hook_provider(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -604,7 +604,7 @@ class LangflowImporter:
             f"{node_id}: all tools of MCP server {name!r} are given to the agent (LangFlow's per-tool choices "
             "are not carried; set the tool.mcp node's selection)"
         )
-        return _Mapping("tool.mcp", config, *self._ports(adapter))
+        return _Mapping(adapter.ours, config, *self._ports(adapter))
 
     def _plain_entries(self, node_id: str, where: str, value: Any) -> tuple[dict[str, str], tuple[str, str] | None]:
         """Env variables or headers without secrets, and the first secret entry (name, value) for the token
