@@ -19,6 +19,7 @@ and never a traceback for these.
     │   └── EndpointError              (a malformed URL, or a destination not approved)
     ├── NodeError                      (raised by a node's run: bad input, bad data)
     │   ├── ProviderError              (a remote provider refused or was unreachable)
+    │   ├── PortValueError             (a value on a port is not of the port's type)
     │   └── UntrustedPathError         (a path outside the folders a flow may read)
     ├── NodeExecutionError             (a NodeError or any exception, wrapped with the node id)
     ├── RunCancelledError
@@ -116,6 +117,17 @@ class ProviderError(NodeError):
     def __init__(self, provider: str, message: str) -> None:
         super().__init__(f"{provider}: {message}")
         self.provider = provider
+
+
+class PortValueError(NodeError):
+    """A node received or returned values that do not match its declared ports (checked by the executor)."""
+
+    def __init__(self, node_id: str, type_name: str, side: str, problems: Sequence[str]) -> None:
+        super().__init__(f"Node '{node_id}' ({type_name}) {side}s do not match its ports: {'; '.join(problems)}.")
+        self.node_id = node_id
+        self.type_name = type_name
+        self.side = side
+        self.problems = list(problems)
 
 
 class UntrustedPathError(NodeError):

@@ -30,6 +30,7 @@ from flowbuilder.errors import (
     FlowbuilderError,
     FlowValidationError,
     NodeExecutionError,
+    PortValueError,
     RunCancelledError,
 )
 from flowbuilder.flow import Edge, Flow
@@ -38,6 +39,7 @@ from flowbuilder.node import RunContext
 from flowbuilder.pathguard import FileRoots
 from flowbuilder.paths import resolve_path
 from flowbuilder.ports import PortKind
+from flowbuilder.portvalues import check_port_values
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.secrets import redact, redact_obj
 
@@ -346,11 +348,10 @@ class Executor:
         emit("node_started", node_id, {"type": type_name})
         started = time.perf_counter()
         try:
+            check_port_values(node, "input", values)
             instance = node.cls(node.config)
-            outputs = instance.run(values, ctx) or {}
-            unknown = set(outputs) - set(node.outputs)
-            if unknown:
-                raise RuntimeError(f"returned unknown output(s) {sorted(unknown)}; declared: {sorted(node.outputs)}")
+            outputs = dict(instance.run(values, ctx) or {})
+            check_port_values(node, "output", outputs)
             summary = redact(instance.summarize(outputs))
         except RunCancelledError as exc:
             duration = time.perf_counter() - started
@@ -358,7 +359,7 @@ class Executor:
             return NodeResult(node_id, type_name, "cancelled", duration=duration, error=str(exc), details=ctx.details)
         except Exception as exc:
             duration = time.perf_counter() - started
-            error = redact(str(NodeExecutionError(node_id, type_name, exc)))
+            error = redact(str(exc if isinstance(exc, PortValueError) else NodeExecutionError(node_id, type_name, exc)))
             log.debug("node %s failed", node_id, exc_info=True)
             emit("node_failed", node_id, {"error": error, "duration": duration})
             return NodeResult(

@@ -5,8 +5,14 @@
     class SplitterConfig(BaseModel):
         chunk_size: int = Field(1000, ge=1, description="Max characters per chunk.")
 
+    class SplitterInputs(TypedDict):
+        documents: Records
+
+    class SplitterOutputs(TypedDict):
+        chunks: Chunks
+
     @register_node
-    class RecursiveSplitter(Node[SplitterConfig]):
+    class RecursiveSplitter(Node[SplitterConfig, SplitterInputs, SplitterOutputs]):
         \"\"\"Split documents like LangChain's RecursiveCharacterTextSplitter.\"\"\"
         type_name = "splitter.recursive"
         category = "Splitters"
@@ -14,11 +20,16 @@
         inputs = (Port("documents", PortType.RECORDS),)
         outputs = (Port("chunks", PortType.CHUNKS),)
 
-        def run(self, inputs, ctx):
+        def run(self, inputs: SplitterInputs, ctx: RunContext) -> SplitterOutputs:
             return {"chunks": ...}
 
 The class docstring's first line is the node's one-line description in the palette. A node whose
 ports depend on its config (a prompt template's variables) overrides :meth:`Node.input_ports`.
+
+``Inputs``/``Outputs`` are TypedDicts with one key per port, typed by :data:`flowbuilder.portvalues.PYTHON_TYPES`
+(optional ports are ``NotRequired``; a ``multiple`` input is a list of the port's type). The executor checks the
+values against the declared ports before and after ``run`` (:func:`flowbuilder.portvalues.check_port_values`),
+so ``run`` trusts its inputs' types. The class-method hooks receive the node's own Config type.
 """
 
 from __future__ import annotations
@@ -27,9 +38,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic
 
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeVar
 
 from flowbuilder.credentials import ENDPOINT_FIELDS, LOCAL_PROVIDERS, CredentialSlot
 from flowbuilder.egress import Destination
@@ -45,6 +57,10 @@ class EmptyConfig(BaseModel):
 
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
+InputsT = TypeVar("InputsT", bound=Mapping[str, Any], default=Any)
+"""A node's ``Inputs`` TypedDict (port name -> value)."""
+OutputsT = TypeVar("OutputsT", bound=Mapping[str, Any], default=Any)
+"""A node's ``Outputs`` TypedDict (port name -> value)."""
 
 EventSink = Callable[[str, dict[str, Any]], None]
 
@@ -158,7 +174,7 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("FLOWBUILDER_DATA_DIR") or user_data_dir("flowbuilder"))
 
 
-class Node(Generic[ConfigT]):
+class Node(Generic[ConfigT, InputsT, OutputsT]):
     """Base class of every node type. Subclasses set the class attributes and implement ``run``."""
 
     type_name: ClassVar[str]
@@ -185,36 +201,36 @@ class Node(Generic[ConfigT]):
         return doc.splitlines()[0] if doc else ""
 
     @classmethod
-    def input_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
+    def input_ports(cls, config: ConfigT | None = None) -> tuple[Port, ...]:
         return cls.inputs
 
     @classmethod
-    def output_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
+    def output_ports(cls, config: ConfigT | None = None) -> tuple[Port, ...]:
         return cls.outputs
 
     @classmethod
     def fingerprint(
-        cls, config: BaseModel, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
+        cls, config: ConfigT, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
     ) -> str | None:
         """Extra state the result depends on beyond config and inputs (a file's size and mtime),
         so that the result cache notices when it changes. ``inputs`` are this run's input values."""
         return None
 
     @classmethod
-    def command_line(cls, config: BaseModel, base_dir: Path | None = None) -> str | None:
+    def command_line(cls, config: ConfigT, base_dir: Path | None = None) -> str | None:
         """The program this node would start on the user's machine (``tool.mcp`` over stdio), or None.
         A flow file names it, so it runs only once the user approved that exact command line (which
         names the resolved program and the absolute folder it runs in)."""
         return None
 
     @classmethod
-    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
+    def config_paths(cls, config: ConfigT) -> list[tuple[str, str, PathKind]]:
         """``(field, path, kind)`` for every non-empty config field that names something on disk to read, so
         that ``validate`` judges it before a run (:mod:`flowbuilder.pathguard`); ``run`` checks again."""
         return []
 
     @classmethod
-    def destinations(cls, config: BaseModel) -> list[Destination]:
+    def destinations(cls, config: ConfigT) -> list[Destination]:
         """The servers this node sends requests to, as its config names them (checked by
         :mod:`flowbuilder.egress` before anything is sent). By default: the config's endpoint fields
         (``base_url``, ``host``, ``url`` ...), for the provider of the node's credential slot."""
@@ -226,14 +242,14 @@ class Node(Generic[ConfigT]):
         ]
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+    def config_problems(cls, config: ConfigT) -> list[tuple[str | None, str]]:
         """Checks beyond the Config schema that need no data: ``[(port or None, message)]``."""
         return []
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: InputsT, ctx: RunContext) -> OutputsT:
         raise NotImplementedError(f"{type(self).__name__}.run")
 
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
+    def summarize(self, outputs: OutputsT) -> str:
         """A short summary for the run table and the node badge, e.g. "481 chunks"."""
         return summarize_outputs(self.output_ports(self.config), outputs)
 

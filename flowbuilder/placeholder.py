@@ -28,7 +28,7 @@ class PlaceholderConfig(BaseModel):
     output_names: list[str] = Field(default_factory=list, description="Ports it was wired from.")
 
 
-class PlaceholderNode(Node[PlaceholderConfig]):
+class PlaceholderNode(Node[PlaceholderConfig, dict[str, Any], dict[str, Any]]):
     """Stands in for an imported node type that Flowbuilder does not support."""
 
     type_name = PLACEHOLDER_TYPE
@@ -38,18 +38,17 @@ class PlaceholderNode(Node[PlaceholderConfig]):
     Config = PlaceholderConfig
 
     @classmethod
-    def input_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
-        names = config.input_names if isinstance(config, PlaceholderConfig) else []
+    def input_ports(cls, config: PlaceholderConfig | None = None) -> tuple[Port, ...]:
+        names = config.input_names if config is not None else []
         return tuple(Port(n, PortType.ANY, required=False, multiple=True) for n in names)
 
     @classmethod
-    def output_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
-        names = config.output_names if isinstance(config, PlaceholderConfig) else []
+    def output_ports(cls, config: PlaceholderConfig | None = None) -> tuple[Port, ...]:
+        names = config.output_names if config is not None else []
         return tuple(Port(n, PortType.ANY) for n in names)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, PlaceholderConfig)
+    def config_problems(cls, config: PlaceholderConfig) -> list[tuple[str | None, str]]:
         return [
             (
                 None,

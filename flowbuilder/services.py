@@ -17,11 +17,19 @@ ProgressCallback = Callable[[int, int], None]
 
 @runtime_checkable
 class Embedder(Protocol):
-    model_id: str
-    """Stable identity of the model, e.g. ``local/all-MiniLM-L6-v2-int8``; recorded on collections."""
-    dimension: int
-    max_tokens: int | None
-    """The longest input (in the model's tokens) the model reads; longer text is truncated by it."""
+    # read-only properties: an embedder may compute them (an Ollama model's dimension is probed)
+    @property
+    def model_id(self) -> str:
+        """Stable identity of the model, e.g. ``local/all-MiniLM-L6-v2-int8``; recorded on collections."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The longest input (in the model's tokens) the model reads; longer text is truncated by it."""
+        ...
 
     def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> list[list[float]]: ...
 

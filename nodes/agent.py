@@ -17,14 +17,16 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError, NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import NoInputs
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Hits, Text, Tools
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Memory, Tool
 
@@ -136,8 +138,12 @@ class WindowMemoryConfig(BaseModel):
     )
 
 
+class MemoryOut(TypedDict):
+    memory: Memory
+
+
 @register_node
-class WindowMemoryNode(Node[WindowMemoryConfig]):
+class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
     """Remember the last k exchanges of each chat session for an agent."""
 
     type_name = "memory.window"
@@ -148,9 +154,8 @@ class WindowMemoryNode(Node[WindowMemoryConfig]):
     outputs = (Port("memory", PortType.MEMORY, description="Chat history per session."),)
     cacheable = False  # cheap, and the details must show the current history
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> MemoryOut:
         config = self.config
-        assert isinstance(config, WindowMemoryConfig)
         memory = shared_memory(ctx.node_id, ctx.data_dir, config.window, config.persist)
         ctx.details["window"] = config.window
         ctx.details["session"] = ctx.session_id
@@ -160,9 +165,8 @@ class WindowMemoryNode(Node[WindowMemoryConfig]):
             ctx.details["file"] = str(path)
         return {"memory": memory}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
-        memory = outputs.get("memory")
-        return f"window {memory.window}" if isinstance(memory, WindowMemory) else "memory ready"
+    def summarize(self, outputs: MemoryOut) -> str:
+        return f"window {outputs['memory'].window}"
 
 
 # ------------------------------------------------------------------------------------------ agent
@@ -189,8 +193,20 @@ class AgentConfig(BaseModel):
     )
 
 
+class AgentIn(TypedDict):
+    message: Text
+    model: NotRequired[ChatModel]
+    memory: NotRequired[Memory]
+    tools: NotRequired[list[Tools]]
+
+
+class AgentOut(TypedDict):
+    answer: Text
+    hits: Hits
+
+
 @register_node
-class ToolAgent(Node[AgentConfig]):
+class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
     """Answer a message with a chat model that may call tools (such as a knowledge-base search)."""
 
     type_name = "agent.tools"
@@ -215,16 +231,13 @@ class ToolAgent(Node[AgentConfig]):
     )
     cacheable = False
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: AgentIn, ctx: RunContext) -> AgentOut:
         config = self.config
-        assert isinstance(config, AgentConfig)
         model = inputs.get("model")
-        if model is not None and not isinstance(model, ChatModel):
-            raise NodeError(f"the 'model' input is a {type(model).__name__}, not a chat model; connect an llm.* node.")
-        memory: Memory | None = inputs.get("memory")
-        tools = _tools_by_name(inputs.get("tools") or [])
+        memory = inputs.get("memory")
+        tools = _tools_by_name(inputs.get("tools", []))
         session = config.session_id or ctx.session_id
-        user = ChatMessage(role="user", content=str(inputs["message"]))
+        user = ChatMessage(role="user", content=inputs["message"])
         history = memory.load(session) if memory is not None else []
 
         messages: list[ChatMessage] = []
@@ -295,7 +308,7 @@ class ToolAgent(Node[AgentConfig]):
         memory: Memory | None,
         session: str,
         ctx: RunContext,
-    ) -> dict[str, Any]:
+    ) -> AgentOut:
         """Search once with the user's message, then answer from the passages (model, else extractive)."""
         if not searches:
             raise NodeError(f"{why}, and no search tool (retriever.tool) is connected to answer from.")
@@ -336,18 +349,16 @@ class ToolAgent(Node[AgentConfig]):
             memory.save(session, user, ChatMessage(role="assistant", content=answer))
         return {"answer": answer, "hits": hits}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
-        answer = " ".join(str(outputs.get("answer", "")).split())
+    def summarize(self, outputs: AgentOut) -> str:
+        answer = " ".join(outputs["answer"].split())
         return answer if len(answer) <= 60 else answer[:60] + "…"
 
 
-def _tools_by_name(tools: list[Any]) -> dict[str, Tool]:
+def _tools_by_name(tools: list[Tools]) -> dict[str, Tool]:
     by_name: dict[str, Tool] = {}
     # One tool port may carry several tools (tool.mcp: every tool of a server), so lists are flattened.
-    flat = [t for item in tools for t in (item if isinstance(item, list | tuple) else [item])]
+    flat = [t for item in tools for t in (item if isinstance(item, list) else [item])]
     for tool in flat:
-        if not isinstance(tool, Tool):
-            raise NodeError(f"a 'tools' input is a {type(tool).__name__}, not a tool; connect a retriever.tool node.")
         if tool.name in by_name:
             raise NodeError(
                 f"two connected tools are both named '{tool.name}'; give each tool a distinct name in its config."

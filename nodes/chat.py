@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import NodeError
-from flowbuilder.node import Node, RunContext
+from flowbuilder.node import EmptyConfig, Node, RunContext
+from flowbuilder.nodes.io import NoInputs
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 
 PREVIEW_CHARS = 60
@@ -24,8 +26,16 @@ class ChatInputConfig(BaseModel):
     )
 
 
+class MessageOut(TypedDict):
+    message: Text
+
+
+class AnswerIn(TypedDict):
+    message: Text
+
+
 @register_node
-class ChatInput(Node[ChatInputConfig]):
+class ChatInput(Node[ChatInputConfig, NoInputs, MessageOut]):
     """The user's message: the run's input text, or the configured text."""
 
     type_name = "chat.input"
@@ -36,9 +46,8 @@ class ChatInput(Node[ChatInputConfig]):
     outputs = (Port("message", PortType.MESSAGE, description="The user's message."),)
     run_input = "text"
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> MessageOut:
         config = self.config
-        assert isinstance(config, ChatInputConfig)
         message = ctx.run_input if ctx.run_input else config.text
         if not message:
             raise NodeError(
@@ -47,12 +56,12 @@ class ChatInput(Node[ChatInputConfig]):
         ctx.details["source"] = "run input" if ctx.run_input else "config"
         return {"message": message}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
-        return preview(str(outputs.get("message", "")))
+    def summarize(self, outputs: MessageOut) -> str:
+        return preview(outputs["message"])
 
 
 @register_node
-class ChatOutput(Node[Any]):
+class ChatOutput(Node[EmptyConfig, AnswerIn, MessageOut]):
     """The answer shown to the user at the end of a chat flow."""
 
     type_name = "chat.output"
@@ -62,11 +71,11 @@ class ChatOutput(Node[Any]):
     inputs = (Port("message", PortType.ANSWER, description="The answer to show."),)
     outputs = (Port("message", PortType.MESSAGE, description="The answer, as shown."),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        return {"message": str(inputs["message"])}
+    def run(self, inputs: AnswerIn, ctx: RunContext) -> MessageOut:
+        return {"message": inputs["message"]}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
-        return preview(str(outputs.get("message", "")))
+    def summarize(self, outputs: MessageOut) -> str:
+        return preview(outputs["message"])
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:

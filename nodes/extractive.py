@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +23,7 @@ from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Hits, Text
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 
@@ -275,8 +276,19 @@ def answer_from_prompt(prompt: str, ctx: RunContext, config: ExtractiveConfig | 
     return extract(question, hits, default_embedder(ctx), config)
 
 
+class ExtractiveIn(TypedDict):
+    question: NotRequired[Text]
+    context: NotRequired[Hits]
+    prompt: NotRequired[Text]
+    embedder: NotRequired[Embedder]
+
+
+class AnswerOut(TypedDict):
+    answer: Text
+
+
 @register_node
-class ExtractiveAnswer(Node[ExtractiveConfig]):
+class ExtractiveAnswer(Node[ExtractiveConfig, ExtractiveIn, AnswerOut]):
     """Answer by quoting the retrieved chunks that best match the question (no model, never invents)."""
 
     type_name = "answer.extractive"
@@ -302,31 +314,28 @@ class ExtractiveAnswer(Node[ExtractiveConfig]):
     )
     outputs = (Port("answer", PortType.ANSWER, description="The quotes with their chunk citations, or 'not found'."),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: ExtractiveIn, ctx: RunContext) -> AnswerOut:
         config = self.config
-        assert isinstance(config, ExtractiveConfig)
         embedder = inputs.get("embedder") or default_embedder(ctx)
         hits = inputs.get("context")
         question = inputs.get("question")
         prompt = inputs.get("prompt")
-        if hits is None and isinstance(prompt, str):
+        if hits is None and prompt is not None:
             hits = hits_from_prompt(prompt)
             ctx.details["context_from"] = "prompt"
-        if not question and isinstance(prompt, str):
+        if not question and prompt is not None:
             question = question_from_prompt(prompt)
         if not question:
             raise NodeError("no question: connect 'question' (a chat input) or a 'prompt' with a 'Question:' line")
         if hits is None:
             raise NodeError("nothing to quote: connect 'context' (a retriever's hits) or 'prompt' (a prompt.template)")
-        if not isinstance(hits, list) or not all(isinstance(h, Hit) for h in hits):
-            raise NodeError(f"the 'context' input is a {type(hits).__name__}, not a retriever's hits")
-        extraction = extract(str(question), hits, embedder, config)
+        extraction = extract(question, hits, embedder, config)
         ctx.details.update(extraction.details())
         ctx.details["threshold"] = config.threshold
         if not hits:
             ctx.warn("no chunks were retrieved: answered 'not found'")
         return {"answer": extraction.answer}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
-        flat = " ".join(str(outputs.get("answer", "")).split())
+    def summarize(self, outputs: AnswerOut) -> str:
+        flat = " ".join(outputs["answer"].split())
         return flat if len(flat) <= 60 else flat[:59] + "…"

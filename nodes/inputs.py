@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import NoInputs
 from flowbuilder.pathguard import PathKind
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
 
@@ -21,8 +23,12 @@ class FileInputConfig(BaseModel):
     path: str = Field("", description="The file to use when the run does not supply one (--input NODE=PATH).")
 
 
+class PathOut(TypedDict):
+    path: Text
+
+
 @register_node
-class FileInput(Node[FileInputConfig]):
+class FileInput(Node[FileInputConfig, NoInputs, PathOut]):
     """A file chosen at run time (like an upload form); outputs its path for a file loader."""
 
     type_name = "input.file"
@@ -34,11 +40,10 @@ class FileInput(Node[FileInputConfig]):
     run_input = "file"
 
     @classmethod
-    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
-        assert isinstance(config, FileInputConfig)
+    def config_paths(cls, config: FileInputConfig) -> list[tuple[str, str, PathKind]]:
         return [("path", config.path, "file")] if config.path.strip() else []
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> PathOut:
         chosen = ctx.run_input or self.config.path
         if not chosen:
             raise NodeError(f"no file given: run with --input {ctx.node_id}=PATH or set the node's path")
@@ -51,5 +56,5 @@ class FileInput(Node[FileInputConfig]):
             raise NodeError(f"{path}: no such file; give an existing file with --input {ctx.node_id}=PATH")
         return {"path": str(path)}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
-        return Path(str(outputs.get("path", ""))).name
+    def summarize(self, outputs: PathOut) -> str:
+        return Path(outputs["path"]).name

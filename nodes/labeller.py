@@ -10,14 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import RecordsIn, RecordsOut
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
@@ -94,14 +96,6 @@ def _template_problems(template: str) -> list[tuple[str | None, str]]:
     return []
 
 
-def _as_documents(value: Any, port: str) -> list[Document]:
-    if isinstance(value, Document):
-        return [value]
-    if isinstance(value, list) and all(isinstance(item, Document) for item in value):
-        return value
-    raise NodeError(f"input '{port}' expects records (a list of documents), got {type(value).__name__}.")
-
-
 class RowLabellerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -123,7 +117,7 @@ class RowLabellerConfig(BaseModel):
 
 
 @register_node
-class RowLabeller(Node[RowLabellerConfig]):
+class RowLabeller(Node[RowLabellerConfig, RecordsIn, RecordsOut]):
     """Render each record's columns as labelled text so every chunk says what its values mean."""
 
     type_name = "labeller.row"
@@ -135,12 +129,11 @@ class RowLabeller(Node[RowLabellerConfig]):
     outputs = (Port("records", PortType.RECORDS),)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, RowLabellerConfig)
+    def config_problems(cls, config: RowLabellerConfig) -> list[tuple[str | None, str]]:
         return _template_problems(config.template)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        records = _as_documents(inputs.get("records"), "records")
+    def run(self, inputs: RecordsIn, ctx: RunContext) -> RecordsOut:
+        records = inputs["records"]
         template = _parse_or_fail(self.config.template, "labeller") if self.config.template else None
         rendered: list[Document] = []
         for index, record in enumerate(records):
@@ -158,8 +151,8 @@ class RowLabeller(Node[RowLabellerConfig]):
             return {"records": rendered}
         return {"records": [join_records(rendered, self.config.separator)]}
 
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
-        records = outputs.get("records") or []
+    def summarize(self, outputs: RecordsOut) -> str:
+        records = outputs["records"]
         if self.config.join and len(records) == 1:
             return f"1 document ({len(records[0].metadata.get('record_spans', []))} records)"
         return f"{len(records)} records"
@@ -226,8 +219,16 @@ class StringifyConfig(BaseModel):
     separator: str = Field("\n", description="Placed between items.")
 
 
+class ItemsIn(TypedDict):
+    items: Any
+
+
+class TextOut(TypedDict):
+    text: Text
+
+
 @register_node
-class Stringify(Node[StringifyConfig]):
+class Stringify(Node[StringifyConfig, ItemsIn, TextOut]):
     """Render records, chunks or search hits into one text (LangFlow's Parser 'Text: {text}')."""
 
     type_name = "parser.stringify"
@@ -239,11 +240,10 @@ class Stringify(Node[StringifyConfig]):
     outputs = (Port("text", PortType.TEXT),)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, StringifyConfig)
+    def config_problems(cls, config: StringifyConfig) -> list[tuple[str | None, str]]:
         return _template_problems(config.template)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: ItemsIn, ctx: RunContext) -> TextOut:
         template = _parse_or_fail(self.config.template, "stringify")
         items = inputs.get("items")
         values = [_item_values(item) for item in (items if isinstance(items, list) else [items]) if item is not None]
@@ -266,8 +266,8 @@ class Stringify(Node[StringifyConfig]):
         ctx.details["items"] = len(values)
         return {"text": text}
 
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
-        return f"{len(outputs.get('text') or '')} chars"
+    def summarize(self, outputs: TextOut) -> str:
+        return f"{len(outputs['text'])} chars"
 
 
 def _item_values(item: Any) -> dict[str, Any]:

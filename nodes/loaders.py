@@ -14,16 +14,18 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.paths import resolve_path
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 
 SUPPORTED_EXTENSIONS = (".csv", ".tsv", ".json", ".pdf", ".txt", ".md", ".markdown")
@@ -55,8 +57,12 @@ class FileLoaderConfig(BaseModel):
     )
 
 
+class PathIn(TypedDict):
+    path: NotRequired[Text]
+
+
 @register_node
-class FileLoader(Node[FileLoaderConfig]):
+class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     """Load a CSV, JSON, PDF, TXT or Markdown file as records (one per row, object, page or file)."""
 
     type_name = "loader.file"
@@ -71,15 +77,13 @@ class FileLoader(Node[FileLoaderConfig]):
     run_input = "file"
 
     @classmethod
-    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
-        assert isinstance(config, FileLoaderConfig)
+    def config_paths(cls, config: FileLoaderConfig) -> list[tuple[str, str, PathKind]]:
         return [("path", config.path, "file")] if config.path.strip() else []
 
     @classmethod
     def fingerprint(
-        cls, config: BaseModel, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
+        cls, config: FileLoaderConfig, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
     ) -> str | None:
-        assert isinstance(config, FileLoaderConfig)
         chosen = run_input or inputs.get("path") or config.path
         if not chosen:
             return None
@@ -97,7 +101,7 @@ class FileLoader(Node[FileLoaderConfig]):
             parts.append(f"{file.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
         return "\n".join(parts) or f"{path}|empty"
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: PathIn, ctx: RunContext) -> RecordsOut:
         chosen = ctx.run_input or inputs.get("path") or self.config.path
         if not chosen:
             raise NodeError(
@@ -118,8 +122,8 @@ class FileLoader(Node[FileLoaderConfig]):
         ctx.details["records"] = len(records) if not whole else len(records[0].metadata.get("record_spans", []))
         return {"records": records}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
-        records = outputs.get("records") or []
+    def summarize(self, outputs: RecordsOut) -> str:
+        records = outputs["records"]
         if self.config.mode == "whole" and len(records) == 1:
             spans = records[0].metadata.get("record_spans") or []
             return f"1 document ({len(spans)} records)" if spans else f"1 document ({len(records[0].text)} chars)"

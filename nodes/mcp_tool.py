@@ -23,9 +23,11 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import NoInputs, ToolOut
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
+from flowbuilder.services import Tool
 from flowbuilder.terminal import excerpt, quote_argv
 
 T = TypeVar("T")
@@ -234,7 +236,7 @@ class McpTool:
 
 
 @register_node
-class McpToolNode(Node[McpToolConfig]):
+class McpToolNode(Node[McpToolConfig, NoInputs, ToolOut]):
     """Give an agent the tools of an MCP server (stdio command or HTTP URL); all, selected or all-except."""
 
     type_name = "tool.mcp"
@@ -255,8 +257,7 @@ class McpToolNode(Node[McpToolConfig]):
     cacheable = False  # the server's tool list can change between runs
 
     @classmethod
-    def command_line(cls, config: BaseModel, base_dir: Path | None = None) -> str | None:
-        assert isinstance(config, McpToolConfig)
+    def command_line(cls, config: McpToolConfig, base_dir: Path | None = None) -> str | None:
         if config.transport != "stdio" or not config.command.strip():
             return None
         # The environment, the program the name resolves to and the folder change what runs, so an
@@ -266,15 +267,13 @@ class McpToolNode(Node[McpToolConfig]):
         return f"{quote_argv([*env, program, *config.args])} (in {folder})"
 
     @classmethod
-    def destinations(cls, config: BaseModel) -> list[Destination]:
-        assert isinstance(config, McpToolConfig)
+    def destinations(cls, config: McpToolConfig) -> list[Destination]:
         if config.transport != "http" or not config.url.strip():
             return []
         return [Destination("url", config.url, "mcp", always_ask=True)]
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> ToolOut:
         c = self.config
-        assert isinstance(c, McpToolConfig)
         if c.transport == "http" and not c.url.strip():
             raise NodeError(
                 "transport is 'http' but 'url' is empty: give the server's endpoint, e.g. http://127.0.0.1:8765/mcp."
@@ -315,9 +314,10 @@ class McpToolNode(Node[McpToolConfig]):
         ctx.details["server"] = redact(connection.label)
         ctx.details["offered"] = available
         ctx.details["tools"] = [{"name": t.name, "remote": t.remote_name, "description": t.description} for t in tools]
-        return {"tool": tools[0] if len(tools) == 1 else tools}
+        toolkit: list[Tool] = list(tools)
+        return {"tool": toolkit[0] if len(toolkit) == 1 else toolkit}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
-        value = outputs.get("tool")
+    def summarize(self, outputs: ToolOut) -> str:
+        value = outputs["tool"]
         tools = value if isinstance(value, list) else [value]
-        return f"{len(tools)} MCP tool(s): " + ", ".join(str(getattr(t, "name", "?")) for t in tools)
+        return f"{len(tools)} MCP tool(s): " + ", ".join(t.name for t in tools)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from flowbuilder.data import Document
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.io import ChunksOut
 from flowbuilder.nodes.splitters import SplitterNode, each_document, heading_index
 from flowbuilder.nodes.splitting.markdown import heading_sections, pack_blocks
 from flowbuilder.nodes.splitting.textsplit import Chunk, check_sizes, split_recursive
@@ -105,7 +106,7 @@ class ParentChildSplitter(SplitterNode[ParentChildSplitterConfig]):
             parents.extend((p, prefix + p.text, section.path) for p in pieces)
         return parents
 
-    def summarize(self, outputs: Any) -> str:
-        chunks = outputs.get("chunks") or []
+    def summarize(self, outputs: ChunksOut) -> str:
+        chunks = outputs["chunks"]
         parents = {c.metadata.get("parent_id") for c in chunks}
         return f"{len(chunks)} children of {len(parents)} parents"

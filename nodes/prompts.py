@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,7 @@ from flowbuilder.context import cut_context, render_hits
 from flowbuilder.data import ChatMessage, Document, Hit
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 
 DEFAULT_TEMPLATE = (
@@ -101,8 +102,12 @@ def _is_hits(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(item, Hit) for item in value)
 
 
-@register_node
-class PromptTemplate(Node[PromptTemplateConfig]):
+class PromptOut(TypedDict):
+    prompt: Text
+
+
+@register_node  # its inputs are the template's variables, any value each: a plain dict, not a TypedDict
+class PromptTemplate(Node[PromptTemplateConfig, dict[str, Any], PromptOut]):
     """Fill a prompt template; each {variable} is an input (retrieved hits render as numbered sources)."""
 
     type_name = "prompt.template"
@@ -113,16 +118,15 @@ class PromptTemplate(Node[PromptTemplateConfig]):
     outputs = (Port("prompt", PortType.PROMPT, description="The filled-in prompt."),)
 
     @classmethod
-    def input_ports(cls, config: BaseModel | None = None) -> tuple[Port, ...]:
-        template = config.template if isinstance(config, PromptTemplateConfig) else DEFAULT_TEMPLATE
+    def input_ports(cls, config: PromptTemplateConfig | None = None) -> tuple[Port, ...]:
+        template = config.template if config is not None else DEFAULT_TEMPLATE
         return tuple(
             Port(name, PortType.ANY, description=f"Value for {{{name}}} in the template.")
             for name in template_variables(template)
         )
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: dict[str, Any], ctx: RunContext) -> PromptOut:
         config = self.config
-        assert isinstance(config, PromptTemplateConfig)
         values = inputs
         if config.context_chars:
             values = {
@@ -134,5 +138,5 @@ class PromptTemplate(Node[PromptTemplateConfig]):
         ctx.details["variables"] = template_variables(config.template)
         return {"prompt": prompt}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+    def summarize(self, outputs: PromptOut) -> str:
         return f"{len(str(outputs.get('prompt', '')))} chars"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,7 @@ from flowbuilder.nodes.hybrid.fusion import fuse
 from flowbuilder.nodes.llms.structured import ask, list_schema
 from flowbuilder.nodes.prompts import render_template
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Hits, Text
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Retriever, VectorStore
 
@@ -170,8 +171,21 @@ class _StoreRetriever:
         return self.store.search(query, self.k)
 
 
+class RewriteIn(TypedDict):
+    query: Text
+    model: ChatModel
+    retriever: NotRequired[list[Retriever]]
+    store: NotRequired[VectorStore]
+
+
+class RewriteOut(TypedDict):
+    hits: Hits
+    queries: Text
+    retriever: Retriever
+
+
 @register_node
-class QueryRewrite(Node[QueryRewriteConfig]):
+class QueryRewrite(Node[QueryRewriteConfig, RewriteIn, RewriteOut]):
     """Multi-query: an LLM rewords the question n times; all are searched and merged (RRF)."""
 
     type_name = "query.rewrite"
@@ -203,24 +217,15 @@ class QueryRewrite(Node[QueryRewriteConfig]):
     )
     cacheable = False
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: RewriteIn, ctx: RunContext) -> RewriteOut:
         config = self.config
-        query = inputs.get("query")
-        if not isinstance(query, str) or not query.strip():
+        query = inputs["query"]
+        if not query.strip():
             raise NodeError("Input 'query' is empty: connect a chat input or text with the question.")
-        model = inputs.get("model")
-        if not isinstance(model, ChatModel):
-            raise NodeError("Input 'model' must be a chat model: connect an llm.* node's 'model' output.")
-        connected = inputs.get("retriever")
-        retrievers: list[Retriever] = []
-        for value in connected if isinstance(connected, list) else [connected] if connected is not None else []:
-            if not isinstance(value, Retriever):
-                raise NodeError(f"Input 'retriever' must be a retriever service, got {type(value).__name__}.")
-            retrievers.append(value)
+        model = inputs["model"]
+        retrievers = list(inputs.get("retriever", []))
         store = inputs.get("store")
         if store is not None:
-            if not isinstance(store, VectorStore):
-                raise NodeError(f"Input 'store' must be a vector store, got {type(store).__name__}.")
             retrievers.append(_StoreRetriever(store, config.k))
         if not retrievers:
             raise NodeError(

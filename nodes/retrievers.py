@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import SearchOut, ToolOut
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 from flowbuilder.services import VectorStore
-
-
-def check_store(value: Any) -> VectorStore:
-    if not isinstance(value, VectorStore):
-        raise NodeError(
-            "Input 'store' must be a vector store service (vectorstore.chroma, vectorstore.pinecone), "
-            f"got {type(value).__name__}."
-        )
-    return value
 
 
 class VectorRetriever:
@@ -46,8 +39,17 @@ class RetrieverConfig(BaseModel):
     where: dict[str, Any] = Field(default_factory=dict, description='Metadata filter, e.g. {"source": "a.csv"}.')
 
 
+class SearchIn(TypedDict):
+    store: VectorStore
+    query: Text
+
+
+class StoreIn(TypedDict):
+    store: VectorStore
+
+
 @register_node
-class VectorRetrieverNode(Node[RetrieverConfig]):
+class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
     """Find the k chunks most similar to a question."""
 
     type_name = "retriever.vector"
@@ -64,12 +66,10 @@ class VectorRetrieverNode(Node[RetrieverConfig]):
         Port("retriever", PortType.RETRIEVER, description="The same search as a service."),
     )
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        retriever = VectorRetriever(
-            check_store(inputs.get("store")), self.config.k, self.config.min_score, self.config.where
-        )
-        query = inputs.get("query")
-        if not isinstance(query, str) or not query.strip():
+    def run(self, inputs: SearchIn, ctx: RunContext) -> SearchOut:
+        retriever = VectorRetriever(inputs["store"], self.config.k, self.config.min_score, self.config.where)
+        query = inputs["query"]
+        if not query.strip():
             raise NodeError("Input 'query' is empty: connect a chat input or text with the question.")
         hits = retriever.retrieve(query)
         ctx.details["query"] = query
@@ -79,7 +79,7 @@ class VectorRetrieverNode(Node[RetrieverConfig]):
 
     note: str = ""
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+    def summarize(self, outputs: SearchOut) -> str:
         summary = super().summarize(outputs)
         return f"{summary} ({self.note})" if self.note else summary
 
@@ -163,7 +163,7 @@ class ToolConfig(BaseModel):
 
 
 @register_node
-class RetrieverToolNode(Node[ToolConfig]):
+class RetrieverToolNode(Node[ToolConfig, StoreIn, ToolOut]):
     """Let an agent search a vector store as a tool."""
 
     type_name = "retriever.tool"
@@ -174,9 +174,9 @@ class RetrieverToolNode(Node[ToolConfig]):
     inputs = (Port("store", PortType.VECTOR_STORE, description="The store the tool searches."),)
     outputs = (Port("tool", PortType.TOOL, description="A search tool for agent.tools."),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: StoreIn, ctx: RunContext) -> ToolOut:
         c = self.config
-        tool = SearchTool(check_store(inputs.get("store")), c.name, c.description, c.k)
+        tool = SearchTool(inputs["store"], c.name, c.description, c.k)
         ctx.details["schema"] = tool.parameters_schema()
         if tool.store.count() == 0:  # an agent would search nothing and answer from its own knowledge
             ctx.warn(str(getattr(tool.store, "empty_reason", "") or f"collection {tool.store.name} is empty"))

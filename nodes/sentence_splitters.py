@@ -14,9 +14,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from flowbuilder.data import Document
-from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.splitters import SplitterNode, chunk_documents, input_documents
+from flowbuilder.nodes.io import ChunksOut, DocumentsIn
+from flowbuilder.nodes.splitters import SplitterNode, chunk_documents
 from flowbuilder.nodes.splitting.sentences import Unit, check_language, pack_units, sentence_units
 from flowbuilder.nodes.splitting.textsplit import Chunk
 from flowbuilder.ports import Port, PortType
@@ -96,8 +96,12 @@ class SemanticSplitterConfig(BaseModel):
         return self
 
 
+class SemanticIn(DocumentsIn):
+    embedder: Embedder
+
+
 @register_node
-class SemanticSplitter(SplitterNode[SemanticSplitterConfig]):
+class SemanticSplitter(SplitterNode[SemanticSplitterConfig, SemanticIn]):
     """Embed sentences with the flow's embedder and cut where neighbour similarity drops."""
 
     type_name = "splitter.semantic"
@@ -109,11 +113,8 @@ class SemanticSplitter(SplitterNode[SemanticSplitterConfig]):
         Port("embedder", PortType.EMBEDDER, description="Embeds the sentences (use the flow's own embedder)."),
     )
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        embedder = inputs.get("embedder")
-        if not isinstance(embedder, Embedder):
-            raise NodeError("input 'embedder' expects an embedder service: connect the flow's embedder node to it.")
-        return {"chunks": self.split_with(input_documents(inputs), embedder, ctx)}
+    def run(self, inputs: SemanticIn, ctx: RunContext) -> ChunksOut:
+        return {"chunks": self.split_with(inputs["documents"], inputs["embedder"], ctx)}
 
     def split_with(self, documents: list[Document], embedder: Embedder, ctx: RunContext) -> list[Document]:
         c = self.config

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing_extensions import TypeVar
 
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
+from flowbuilder.nodes.io import ChunksOut, DocumentsIn
 from flowbuilder.nodes.splitting.blocks import HeadingIndex, parse_blocks
 from flowbuilder.nodes.splitting.markdown import heading_sections, pack_blocks
 from flowbuilder.nodes.splitting.textsplit import (
@@ -57,15 +59,6 @@ class RecordSpans:
                 found.append(self._ids[index])
             index += 1
         return found
-
-
-def input_documents(inputs: Mapping[str, Any]) -> list[Document]:
-    value = inputs.get("documents")
-    if isinstance(value, Document):
-        return [value]
-    if isinstance(value, list) and all(isinstance(item, Document) for item in value):
-        return value
-    raise NodeError(f"input 'documents' expects records (a list of documents), got {type(value).__name__}.")
 
 
 def each_document(
@@ -116,7 +109,10 @@ def _size_problem(config: BaseModel) -> str | None:
     return check_sizes(size, overlap)
 
 
-class SplitterNode(Node[ConfigT]):
+SplitInputsT = TypeVar("SplitInputsT", bound=DocumentsIn, default=DocumentsIn)
+
+
+class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
     """What every splitter shares: the ports, the chunk-size check before running, and the summary.
 
     Subclasses implement :meth:`split_documents`.
@@ -127,22 +123,22 @@ class SplitterNode(Node[ConfigT]):
     outputs = (Port("chunks", PortType.CHUNKS),)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+    def config_problems(cls, config: ConfigT) -> list[tuple[str | None, str]]:
         problem = _size_problem(config)
         return [(None, problem)] if problem else []
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: SplitInputsT, ctx: RunContext) -> ChunksOut:
         # checked again here because a node can be run without the graph validation
         problem = _size_problem(self.config)
         if problem:
             raise NodeError(problem)
-        return {"chunks": self.split_documents(input_documents(inputs), ctx)}
+        return {"chunks": self.split_documents(inputs["documents"], ctx)}
 
     def split_documents(self, documents: list[Document], ctx: RunContext) -> list[Document]:
         raise NotImplementedError(f"{type(self).__name__}.split_documents")
 
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
-        return f"{len(outputs.get('chunks') or [])} chunks"
+    def summarize(self, outputs: ChunksOut) -> str:
+        return f"{len(outputs['chunks'])} chunks"
 
 
 class RecursiveSplitterConfig(BaseModel):

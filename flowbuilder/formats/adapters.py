@@ -1,13 +1,50 @@
-"""Declarative two-way adapters: one entry per Flowbuilder node type and foreign format.
+"""Declarative two-way adapters: the table entry is the unit of a mapping.
 
-An :class:`Adapter` says which foreign type a node type becomes, how each config field maps to a
-foreign parameter (with the foreign default and a converter each way) and which foreign connection
-type or handle each port becomes. The n8n and LangFlow importers/exporters walk these tables; only
-structure that no table can say (n8n's vector-store modes, its loader's built-in splitter, LangFlow's
-edge handles) lives in named hooks in the format modules.
+One :class:`Adapter` (an *entry*) says everything about one Flowbuilder node type in one foreign format:
 
-Our own defaults, config fields, ports and credential slots are read from the registered node class,
-never copied into the tables; ``tests/formats/test_adapter_tables.py`` checks every name a table uses.
+- **import**: the foreign type(s) it reads (``theirs``, ``also``, ``versions``), each config field's
+  foreign parameter with the foreign default and a converter each way (``params``), values the foreign
+  node implies (``preset``), parameters that mean nothing here (``ignore``), a report line (``note``);
+- **export**: whether it writes ``ours`` (``export``), at which version (``export_version``), parameters
+  always written (``fixed``), LangFlow's outputs, handle types and secret field (``extra``);
+- **connect**: which foreign connection type (n8n) or handle (LangFlow) each port becomes (``inputs``,
+  ``outputs``, older names in ``in_aliases`` / ``out_aliases``);
+- **--local**: what ``import --local`` swaps the node for (``local``: a :class:`Local`; the shared
+  :data:`OFFLINE_EMBEDDER`, :data:`OFFLINE_CHAT`, :func:`offline_store`);
+- **structure no row can say** (n8n's vector-store modes, its loader's built-in splitter, LangFlow's File
+  outputs): ``hook``, the name of a method each engine may have: ``_hook_<name>`` in the importer,
+  ``_write_<name>`` in the n8n exporter, a ``_SHAPES[<name>]`` function in the LangFlow exporter.
+
+A foreign type we know but do not run is a *kept* entry: ``ours`` is :data:`PLACEHOLDER`, and it says what
+replaces it (``replace``), what ``--local`` swaps it for (``local``, a store's collection parameter in
+``offline_store(...)``), its credential provider (``provider``), that it gives search hits (``hits``) or a
+hook that explains it (n8n's code nodes). LangFlow entries name the model providers a provider-neutral
+component or an Agent picks them for (``providers``).
+
+The engines (``n8n.py``, ``langflow.py``, ``n8n_export.py``, ``langflow_export.py``, ``local.py``) walk the
+entries and name no node type: structure between nodes speaks of the roles in ``roles.py``. Our own
+defaults, config fields, ports and credential slots are read from the registered node class, never copied
+into the tables; ``tests/formats/test_adapter_tables.py`` checks every name an entry uses and
+``tests/formats/test_fixtures.py`` globs the fixtures.
+
+**Adding a mapping, both directions** = one entry in ``n8n_table.py`` or ``langflow_table.py`` (one per
+format it exists in) plus one small flow in ``tests/formats/fixtures/<format>/``. An entry in the older
+style (no ``local``/``replace``/``provider``) is still valid as it is; to port the side tables it used to
+need, move each fact onto the entry:
+
+====================================================  ======================================================
+before                                                 now, on the entry
+====================================================  ======================================================
+``local.py`` ``EMBEDDERS`` / ``LLMS``                  ``local=OFFLINE_EMBEDDER`` / ``local=OFFLINE_CHAT``
+``local.py`` ``PLACEHOLDER_EMBEDDERS`` / ``_LLMS``     kept entry ``Adapter(PLACEHOLDER, theirs, export=False,
+                                                       local=...)``
+``*_table.SWAP_COLLECTION[theirs] = field``            kept entry with ``local=offline_store(field)``
+``*_table.REPLACEMENTS[theirs] = text``                ``replace=text`` (kept or mapped entry)
+``langflow._PROVIDER_BY_TYPE[theirs] = provider``      kept entry with ``provider=provider``
+``langflow_table.VECTOR_STORES`` (unmapped store)      kept entry with ``hits=True``
+``langflow_table.PROVIDER_NODES[kind][name]``          ``providers=(name, ...)`` on the entry
+``if t == "loader.file"`` in an exporter               ``hook=...`` and the exporter's hook function
+====================================================  ======================================================
 """
 
 from __future__ import annotations
@@ -18,6 +55,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.formats import roles
+
+PLACEHOLDER = "placeholder.unsupported"
 
 
 class _NoDefault:
@@ -58,6 +98,20 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Local:
+    """``import --local``: the offline node an entry's node (or kept placeholder) is swapped for."""
+
+    to: str
+    keep: tuple[str, ...] = ()
+    """Config fields carried over to the new node."""
+    collection: tuple[str, ...] = ()
+    """A store's collection name: the first of these our config fields (a mapped node) or foreign parameters
+    (a kept placeholder) that is set. Empty: not a store."""
+    detail: str = ""
+    """Added to the report line; ``{collection}`` is the new collection's name."""
+
+
+@dataclass(frozen=True)
 class Adapter:
     """One Flowbuilder node type in one foreign format."""
 
@@ -95,6 +149,27 @@ class Adapter:
     """Format-specific export details (LangFlow: outputs with types and methods, input handle types)."""
     note: str = ""
     """A report line added on import (what the user must do, e.g. which file to fetch)."""
+    local: Local | None = None
+    """What ``import --local`` swaps the node for (on the entry that exports ``ours``, or a kept entry)."""
+    replace: str = ""
+    """Shown when the foreign node stays a placeholder: what replaces it."""
+    provider: str = ""
+    """A kept entry: the credential provider of the component's secret fields."""
+    hits: bool = False
+    """A kept entry: the component gives search hits (a store)."""
+    providers: tuple[str, ...] = ()
+    """LangFlow: the model providers (lower case) for which a provider-neutral model component or an
+    Agent's own model becomes this entry's node."""
+
+    @property
+    def kept(self) -> bool:
+        """A foreign type we know but do not run: it imports as a placeholder with this entry's replace,
+        provider and --local swap."""
+        return self.ours == PLACEHOLDER
+
+    @property
+    def gives_hits(self) -> bool:
+        return self.hits or "hits" in self.outputs
 
     @property
     def version(self) -> float:
@@ -116,22 +191,65 @@ class Adapter:
         return self.out_aliases.get(theirs)
 
 
-class Table:
-    """The adapters of one format, looked up by our type (export) or the foreign type (import)."""
+# The offline stand-ins ``import --local`` swaps remote nodes for (shared by both formats' entries).
+OFFLINE_EMBEDDER = Local(roles.OFFLINE_EMBEDDER)
+OFFLINE_CHAT = Local(
+    roles.OFFLINE_CHAT,
+    keep=("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable"),
+    detail=" (default model llama3.2 on a local Ollama server)",
+)
 
-    def __init__(self, fmt: str, adapters: Iterable[Adapter]) -> None:
+
+def offline_store(*collection: str) -> Local:
+    """An embedded Chroma store named after the first of ``collection`` that is set."""
+    detail = " (embedded, collection {collection!r})"
+    return Local(roles.OFFLINE_STORE, ("k", "min_score", "where"), collection, detail)
+
+
+class Table:
+    """The adapters of one format, looked up by our type (export) or the foreign type (import).
+
+    ``original_param(original, name)`` reads a parameter of a kept placeholder's original foreign node."""
+
+    def __init__(
+        self, fmt: str, adapters: Iterable[Adapter], original_param: Callable[[Mapping[str, Any], str], Any]
+    ) -> None:
         self.fmt = fmt
         self.adapters = tuple(adapters)
+        self.original_param = original_param
         self.by_theirs: dict[str, Adapter] = {}
+        self.known: dict[str, Adapter] = {}
         self.by_ours: dict[str, Adapter] = {}
         for adapter in self.adapters:
-            for theirs in (adapter.theirs, *adapter.also) if adapter.imports else ():
-                self.by_theirs.setdefault(theirs, adapter)
-            if adapter.export:
+            for theirs in (adapter.theirs, *adapter.also):
+                if adapter.imports and not adapter.kept:
+                    self.by_theirs.setdefault(theirs, adapter)
+                if adapter.imports:
+                    self.known.setdefault(theirs, adapter)
+            if adapter.export and not adapter.kept:
                 self.by_ours.setdefault(adapter.ours, adapter)
 
     def importer(self, theirs: str) -> Adapter | None:
         return self.by_theirs.get(theirs)
+
+    def hooked(self, hook: str, ours: str) -> Adapter | None:
+        """The entry of ``ours`` with that hook (an import-only form written back, n8n's webhook)."""
+        return next((a for a in self.adapters if a.hook == hook and a.ours == ours), None)
+
+    def entry(self, theirs: str) -> Adapter | None:
+        """The entry of a foreign type, mapped or kept (for its replace, provider and --local swap)."""
+        return self.known.get(theirs)
+
+    def by_provider(self, kind: str, provider: str) -> str | None:
+        """Our node of family ``kind`` (``llm``, ``embedder``) for a model provider's name."""
+        for adapter in self.adapters:
+            if provider.lower() in adapter.providers and adapter.ours.split(".", 1)[0] == kind:
+                return adapter.ours
+        return None
+
+    def hit_sources(self) -> set[str]:
+        """Foreign types whose output is search hits."""
+        return {theirs for theirs, adapter in self.known.items() if adapter.gives_hits}
 
     def exporter(self, ours: str) -> Adapter | None:
         return self.by_ours.get(ours)

@@ -22,13 +22,14 @@ from typing import Any
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
+from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import (
     Adapter,
     credential_slot,
     read_params,
     to_float,
 )
-from flowbuilder.formats.langflow_table import HIT_SOURCES, LANGFLOW_TABLE, PROVIDER_NODES, REPLACEMENTS
+from flowbuilder.formats.langflow_table import LANGFLOW_TABLE, NOTE_TYPES, OURS
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import is_secret_field, is_secret_value, secret_reason
@@ -69,16 +70,7 @@ _SILENT_FIELDS = {
 }
 # Input fields that carry documents towards a store: a dropped edge into one stops ingestion.
 _INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "input_data", "data"}
-# Providers of secret fields on components without a mapping (mapped ones use their node's slot).
-_PROVIDER_BY_TYPE = {"AstraDB": "astra", "CohereModel": "cohere"}
-# The model provider a LangFlow Agent names -> our chat model node (others: llm.openai, reported).
-_AGENT_PROVIDERS = {
-    "openai": "llm.openai",
-    "groq": "llm.groq",
-    "ollama": "llm.ollama",
-    "mistral": "llm.mistral",
-    "mistralai": "llm.mistral",
-}
+_HIT_SOURCES = LANGFLOW_TABLE.hit_sources()
 
 
 def decode_handle(handle: Any) -> dict[str, Any] | None:
@@ -141,6 +133,8 @@ class LangflowImporter:
         self.labels: dict[str, str] = {}
         self.agent_models: dict[str, tuple[str, str, str]] = {}
         """Agents whose model is built in: LangFlow node id -> (provider, model name, key variable)."""
+        self.agents: dict[str, Adapter] = {}
+        """LangFlow agents: node id -> their entry (what their own model and message become)."""
 
     def run(self) -> Flow:
         nodes, edges = self.graph.get("nodes"), self.graph.get("edges")
@@ -242,7 +236,7 @@ class LangflowImporter:
         pos = Position(x=to_float(position.get("x")) or 0.0, y=to_float(position.get("y")) or 0.0)
         label = str(info.get("display_name") or lf_type)
         outcome = self.report.node(node["id"], lf_type)
-        if node.get("type") == "noteNode" or lf_type == "note":
+        if node.get("type") == NOTE_TYPES[0] or lf_type == NOTE_TYPES[1]:
             note_id = self.ids.take(_safe_id(node["id"]))
             measured = _obj(node.get("measured"))
             style = _obj(node.get("style"))
@@ -284,7 +278,8 @@ class LangflowImporter:
                 any_input=True,
             )
             mapping.outputs = {name: name for name in mapping.config["output_names"]}
-            outcome.note = f"replace with {REPLACEMENTS[lf_type]}" if lf_type in REPLACEMENTS else "no equivalent"
+            known = LANGFLOW_TABLE.entry(lf_type)
+            outcome.note = f"replace with {known.replace}" if known and known.replace else "no equivalent"
             for slot_field, ref in refs.items():
                 self.report.credentials.append(CredentialFound(node["id"], slot_field, ref.provider, ref.name, None))
         else:
@@ -323,10 +318,11 @@ class LangflowImporter:
             flagged = spec.get("password") and (is_secret_field(name) or is_secret_value(name, str(value)))
             if flagged and isinstance(value, str) and value.strip():
                 if spec.get("load_from_db"):
-                    adapter = LANGFLOW_TABLE.importer(lf_type)
-                    slot = credential_slot(adapter.ours) if adapter else None
+                    # a mapped node's credential slot, a kept component's provider, else the variable's name
+                    known = LANGFLOW_TABLE.entry(lf_type)
+                    slot = credential_slot(known.ours) if known else None
                     provider = (
-                        slot.provider if slot else _PROVIDER_BY_TYPE.get(lf_type) or _provider_from_variable(value)
+                        slot.provider if slot else (known.provider if known else "") or _provider_from_variable(value)
                     )
                     refs[name] = CredentialRef(provider=provider, name=value)
                 else:
@@ -365,7 +361,7 @@ class LangflowImporter:
     def _map(
         self, node_id: str, lf_type: str, t: dict[str, Any], inc: list[_Link], out: list[_Link]
     ) -> _Mapping | None:
-        if lf_type == "FlowbuilderNode":
+        if lf_type == OURS:
             return self._flowbuilder(node_id, t, inc, out)
         adapter = LANGFLOW_TABLE.importer(lf_type)
         if adapter is None:
@@ -431,7 +427,7 @@ class LangflowImporter:
         if mode != "auto":
             config["mode"] = mode
         ins, outs = self._ports(adapter)
-        return _Mapping("loader.file", config, ins, outs)
+        return _Mapping(adapter.ours, config, ins, outs)
 
     def _hook_parser(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -440,15 +436,15 @@ class LangflowImporter:
         used.update({"mode", "template"})
         config = self._config(adapter, t, used)
         pattern = config.pop("template", None) or _obj(t.get("template")).get("value")
-        from_store = any(self.types.get(link.source) in HIT_SOURCES for link in inc)
+        from_store = any(self.types.get(link.source) in _HIT_SOURCES for link in inc)
         if mode == "Parser" and pattern and not from_store:
             # A pattern over table rows: one labelled text per row, joined as LangFlow's Parser does.
-            return _Mapping("labeller.row", {"template": str(pattern), "join": True, **config}, *self._ports(adapter))
-        stringify = LANGFLOW_TABLE.exporter("parser.stringify")
+            return _Mapping(adapter.ours, {"template": str(pattern), "join": True, **config}, *self._ports(adapter))
+        stringify = LANGFLOW_TABLE.exporter(roles.STRINGIFY)
         assert stringify is not None
         template = str(pattern) if mode == "Parser" and pattern else "{text}"
         ins, outs = self._ports(stringify)
-        return _Mapping("parser.stringify", {"template": template, **config}, ins, outs)
+        return _Mapping(stringify.ours, {"template": template, **config}, ins, outs)
 
     def _hook_prompt(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -457,12 +453,13 @@ class LangflowImporter:
         template = str(config.get("template", ""))
         used.update(link.field for link in inc)
         used.update(re.findall(r"\{([^{}]+)\}", template))
-        return _Mapping("prompt.template", {"template": template}, {}, self._ports(adapter)[1], any_input=True)
+        return _Mapping(adapter.ours, {"template": template}, {}, self._ports(adapter)[1], any_input=True)
 
     def _hook_agent(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
     ) -> _Mapping:
         mapping = self._generic(adapter, t, used)
+        self.agents[node_id] = adapter
         used.update({"api_key", "openai_api_key"})
         if adapter.inputs.get("model") not in {link.field for link in inc}:
             # LangFlow's Agent calls its own model: provider and model name are fields of the agent
@@ -494,7 +491,7 @@ class LangflowImporter:
                 f"{node_id}: fetched {shown}: save the page's text next to the flow as {name!r} "
                 "(Flowbuilder reads local files; a flow never reaches a host by itself)"
             )
-        return _Mapping("loader.file", {"path": name, "mode": "whole"}, *self._ports(adapter))
+        return _Mapping(adapter.ours, {"path": name, "mode": "whole"}, *self._ports(adapter))
 
     def _hook_directory(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -507,7 +504,7 @@ class LangflowImporter:
             "folder next to the flow or set the loader's path"
             + ("; subfolders are not read (recursive was on)" if recursive else "")
         )
-        return _Mapping("loader.file", {"path": name, "mode": "records"}, *self._ports(adapter))
+        return _Mapping(adapter.ours, {"path": name, "mode": "records"}, *self._ports(adapter))
 
     def _hook_provider(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -516,15 +513,13 @@ class LangflowImporter:
         chosen = _model_choice(t)
         kind = adapter.ours.split(".", 1)[0]
         provider = str(chosen.get("provider") or chosen.get("category") or chosen.get("icon") or "OpenAI")
-        type_name = PROVIDER_NODES[kind].get(provider.lower())
+        type_name = LANGFLOW_TABLE.by_provider(kind, provider)
         if type_name is None:
             return None
-        mapping = self._generic(adapter, t, used)
+        mapping = self._generic(adapter, t, used)  # only the fields the entry lists (none for an embedder)
         mapping.type_name = type_name
         if chosen.get("name"):
             mapping.config["model"] = str(chosen["name"])
-        if kind == "embedder":
-            mapping.config = {k: v for k, v in mapping.config.items() if k == "model"}
         return mapping
 
     def _agent_parts(self) -> None:
@@ -532,7 +527,9 @@ class LangflowImporter:
         input the playground gave it. Each becomes a node wired into the agent, with a report line."""
         for node_id, (provider, model, variable) in self.agent_models.items():
             agent = self.node_ids[node_id]
-            type_name = _AGENT_PROVIDERS.get(provider.lower(), "llm.openai")
+            kind, fallback = self.agents[node_id].extra["model"]
+            type_name = LANGFLOW_TABLE.by_provider(kind, provider) or LANGFLOW_TABLE.by_provider(kind, fallback)
+            assert type_name is not None, "the entry's fallback provider has a node"
             config = {"model": model} if model else {}
             spec = NodeSpec(id=self.ids.take(f"{agent}-model"), type=type_name, name=f"{provider} model", config=config)
             slot = credential_slot(type_name)
@@ -546,13 +543,11 @@ class LangflowImporter:
             self.report.warnings.append(
                 f"{node_id}: the agent's own model ({shown}) is node '{spec.id}' ({type_name}) wired into it"
             )
-        for node_id, mapping in self.mappings.items():
+        for node_id, entry in self.agents.items():
             agent = self.node_ids[node_id]
-            if mapping.type_name != "agent.tools" or any(
-                e.target == agent and e.target_port == "message" for e in self.flow.edges
-            ):
+            if any(e.target == agent and e.target_port == "message" for e in self.flow.edges):
                 continue
-            spec = NodeSpec(id=self.ids.take(f"{agent}-input"), type="chat.input", name="Chat Input")
+            spec = NodeSpec(id=self.ids.take(f"{agent}-input"), type=entry.extra["message"], name="Chat Input")
             self._add_part(spec, agent, "message", "message")
             self.report.warnings.append(
                 f"{node_id}: the agent answered LangFlow's playground chat: its message comes from chat input "
@@ -609,7 +604,7 @@ class LangflowImporter:
             f"{node_id}: all tools of MCP server {name!r} are given to the agent (LangFlow's per-tool choices "
             "are not carried; set the tool.mcp node's selection)"
         )
-        return _Mapping("tool.mcp", config, *self._ports(adapter))
+        return _Mapping(adapter.ours, config, *self._ports(adapter))
 
     def _plain_entries(self, node_id: str, where: str, value: Any) -> tuple[dict[str, str], tuple[str, str] | None]:
         """Env variables or headers without secrets, and the first secret entry (name, value) for the token
@@ -637,6 +632,9 @@ class LangflowImporter:
         meta = ((node["data"].get("node") or {}).get("metadata") or {}).get("flowbuilder")
         if not isinstance(meta, dict) or not isinstance(meta.get("type"), str):
             return None
+        entry = LANGFLOW_TABLE.ports_of(meta["type"])
+        if entry is not None and entry.hook == "agent":  # an agent still gets its playground message
+            self.agents[node_id] = entry
         ports = {link.field: link.field for link in inc}
         outs = {link.output: link.output for link in out}
         return _Mapping(meta["type"], dict(meta.get("config") or {}), ports, outs, set(t))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note
-from flowbuilder.formats.adapters import NO_DEFAULT, credential_slot, our_defaults
+from flowbuilder.formats import roles
+from flowbuilder.formats.adapters import NO_DEFAULT, Adapter, credential_slot, our_defaults
 from flowbuilder.formats.langflow import encode_handle, short_hash
-from flowbuilder.formats.langflow_table import DATA_IN, LANGFLOW_TABLE, MESSAGE
+from flowbuilder.formats.langflow_table import DATA_IN, LANGFLOW_TABLE, MESSAGE, NOTE_TYPES, OURS
 from flowbuilder.formats.mapping import PLACEHOLDER
 
 _MESSAGE = list(MESSAGE)
@@ -33,6 +34,7 @@ class _LfShape:
     outputs: list[dict[str, Any]]
     in_ports: dict[str, str]
     out_ports: dict[str, str]
+    custom_fields: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _field(name: str, value: Any, input_type: str = "StrInput", kind: str = "str", **extra: Any) -> dict[str, Any]:
@@ -84,73 +86,73 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
     adapter = LANGFLOW_TABLE.exporter(spec.type)
     if adapter is None:
         return None
-    t = spec.type
-    defaults = our_defaults(t)
-    c = {**defaults, **spec.config}  # hooks read our defaults from the node's Config, never a copy
+    c = {**our_defaults(spec.type), **spec.config}  # hooks read our defaults from the node's Config, never a copy
     if adapter.note:
         warnings.append(f"{spec.id}: {adapter.note}")
-    if t == "loader.file":
-        path = str(c.get("path", ""))
-        mode = c.get("mode", "auto")
-        tabular = mode == "records" or (
-            mode == "auto" and path.lower().endswith((".csv", ".json", ".xlsx", ".parquet"))
-        )
-        fields: dict[str, dict[str, Any]] = {
-            "path": _field("path", "", "FileInput", "file", file_path=[path] if path else [], list=True)
-        }
-        outputs = [
-            _out("dataframe", "Structured Content", ["Table"], "load_files_structured", tabular),
-            _out("message", "Raw Content", _MESSAGE, "load_files_message", not tabular),
-        ]
-        port = "dataframe" if tabular else "message"
-        if c.get("path"):
-            warnings.append(f"{spec.id}: LangFlow stores uploads on its server; upload {path!r} again in the File node")
-        return _LfShape("File", "Read File", "Loads a file.", fields, outputs, {}, {"records": port})
-    if t in ("labeller.row", "parser.stringify"):
-        template = str(c.get("template", "" if t == "labeller.row" else "{text}"))
-        stringify = t == "parser.stringify" and template == "{text}"
-        if t == "labeller.row" and not c.get("join", False):
-            warnings.append(f"{spec.id}: LangFlow's Parser always joins rows; one record per row is not kept")
-        if t == "labeller.row" and not template:
-            warnings.append(f"{spec.id}: an empty template (label every column) has no LangFlow form; use a pattern")
-        fields = {
-            "input_data": _handle("input_data", ["DataFrame", "Table", "Data", "JSON"], True),
-            "mode": _field(
-                "mode", "Stringify" if stringify else "Parser", "TabInput", "tab", options=["Parser", "Stringify"]
-            ),
-            "pattern": _field("pattern", template, "MultilineInput", input_types=_MESSAGE, show=not stringify),
-            "sep": _field("sep", c.get("separator", "\n"), "MessageTextInput", input_types=_MESSAGE),
-        }
-        outputs = [_out("parsed_text", "Parsed Text", _MESSAGE, "parse_combined_text")]
-        in_port = "records" if t == "labeller.row" else "items"
-        out_port = "records" if t == "labeller.row" else "text"
-        return _LfShape(
-            "ParserComponent",
-            "Parser",
-            "Format data as text.",
-            fields,
-            outputs,
-            {in_port: "input_data"},
-            {out_port: "parsed_text"},
-        )
-    if t == "prompt.template":
-        template = str(c.get("template", ""))
-        variables = list(dict.fromkeys(re.findall(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}", template)))
-        fields = {"template": _field("template", template, "PromptInput", "prompt")}
-        for var in variables:
-            fields[var] = _field(var, "", "", "str", input_types=_MESSAGE, multiline=True, field_type="str")
-            fields[var].pop("_input_type")
-        outputs = [_out("prompt", "Prompt", _MESSAGE, "build_prompt")]
-        shape = _LfShape(
-            "Prompt Template",
-            "Prompt Template",
-            "Create a prompt template with dynamic variables.",
-            fields,
-            outputs,
-            {v: v for v in variables},
-            {"prompt": "prompt"},
-        )
-        return shape
+    hook = _SHAPES.get(adapter.hook, _generic_shape)
+    return hook(spec, adapter, c, warnings)
+
+
+def _file_shape(spec: NodeSpec, adapter: Adapter, c: dict[str, Any], warnings: list[str]) -> _LfShape:
+    """LangFlow's File: the output that is selected depends on the file (a table or raw text)."""
+    path = str(c.get("path", ""))
+    mode = c.get("mode", "auto")
+    tabular = mode == "records" or (mode == "auto" and path.lower().endswith((".csv", ".json", ".xlsx", ".parquet")))
+    fields: dict[str, dict[str, Any]] = {
+        "path": _field("path", "", "FileInput", "file", file_path=[path] if path else [], list=True)
+    }
+    outputs = [
+        _out("dataframe", "Structured Content", ["Table"], "load_files_structured", tabular),
+        _out("message", "Raw Content", _MESSAGE, "load_files_message", not tabular),
+    ]
+    port = "dataframe" if tabular else "message"
+    if c.get("path"):
+        warnings.append(f"{spec.id}: LangFlow stores uploads on its server; upload {path!r} again in the File node")
+    (records,) = adapter.outputs
+    return _LfShape(adapter.theirs, adapter.display, "Loads a file.", fields, outputs, {}, {records: port})
+
+
+def _parser_shape(spec: NodeSpec, adapter: Adapter, c: dict[str, Any], warnings: list[str]) -> _LfShape:
+    """LangFlow's Parser: a pattern over rows (a node with a ``join`` option labels rows) or a stringifier."""
+    template = str(c.get("template", ""))
+    rows = "join" in c
+    stringify = not rows and template == "{text}"
+    if rows and not c.get("join", False):
+        warnings.append(f"{spec.id}: LangFlow's Parser always joins rows; one record per row is not kept")
+    if rows and not template:
+        warnings.append(f"{spec.id}: an empty template (label every column) has no LangFlow form; use a pattern")
+    fields = {
+        "input_data": _handle("input_data", ["DataFrame", "Table", "Data", "JSON"], True),
+        "mode": _field(
+            "mode", "Stringify" if stringify else "Parser", "TabInput", "tab", options=["Parser", "Stringify"]
+        ),
+        "pattern": _field("pattern", template, "MultilineInput", input_types=_MESSAGE, show=not stringify),
+        "sep": _field("sep", c.get("separator", "\n"), "MessageTextInput", input_types=_MESSAGE),
+    }
+    outputs = [_out("parsed_text", "Parsed Text", _MESSAGE, "parse_combined_text")]
+    return _LfShape(
+        adapter.theirs, adapter.display, "Format data as text.", fields, outputs, dict(adapter.inputs),
+        dict(adapter.outputs),
+    )  # fmt: skip
+
+
+def _prompt_shape(spec: NodeSpec, adapter: Adapter, c: dict[str, Any], warnings: list[str]) -> _LfShape:
+    """LangFlow's Prompt Template: each variable of the template is an input field of its own."""
+    template = str(c.get("template", ""))
+    variables = list(dict.fromkeys(re.findall(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}", template)))
+    fields = {"template": _field("template", template, "PromptInput", "prompt")}
+    for var in variables:
+        fields[var] = _field(var, "", "", "str", input_types=_MESSAGE, multiline=True, field_type="str")
+        fields[var].pop("_input_type")
+    outputs = [_out("prompt", "Prompt", _MESSAGE, "build_prompt")]
+    description = "Create a prompt template with dynamic variables."
+    shape = _LfShape(adapter.theirs, adapter.display, description, fields, outputs, {v: v for v in variables},
+                     dict(adapter.outputs))  # fmt: skip
+    shape.custom_fields = {"template": variables}
+    return shape
+
+
+def _generic_shape(spec: NodeSpec, adapter: Adapter, c: dict[str, Any], warnings: list[str]) -> _LfShape:
     handles = adapter.extra.get("handles", {})
     fields = {name: _handle(name, list(handles.get(name, DATA_IN))) for name in adapter.inputs.values()}
     for param in adapter.params:
@@ -178,6 +180,9 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
     return _LfShape(
         adapter.theirs, adapter.display, description, fields, outputs, dict(adapter.inputs), dict(adapter.outputs)
     )
+
+
+_SHAPES = {"file": _file_shape, "parser": _parser_shape, "prompt": _prompt_shape}
 
 
 def _ref_name(spec: NodeSpec) -> str:
@@ -236,9 +241,9 @@ class LangflowExporter:
         folded: set[str] = set()
         for spec in self.flow.nodes:
             out = [e for e in self.flow.edges if e.source == spec.id]
-            if spec.type != "input.file" or not out:
+            if spec.type != roles.FILE_INPUT or not out:
                 continue
-            if all(e.target_port == "path" and self.flow.node(e.target).type == "loader.file" for e in out):
+            if all(e.target_port == "path" and self.flow.node(e.target).type == roles.LOADER for e in out):
                 folded.add(spec.id)
                 names = ", ".join(sorted(e.target for e in out))
                 self.warnings.append(f"{spec.id}: the file it gives is the upload of File node(s) {names}")
@@ -250,11 +255,11 @@ class LangflowExporter:
             "data": {
                 "id": note.id,
                 "node": {"description": note.text, "display_name": "", "documentation": "", "template": {}},
-                "type": "note",
+                "type": NOTE_TYPES[1],
             },
             "id": note.id,
             "position": {"x": pos.x, "y": pos.y},
-            "type": "noteNode",
+            "type": NOTE_TYPES[0],
         }
         if note.color:
             node["data"]["node"]["template"] = {"backgroundColor": note.color}
@@ -282,7 +287,7 @@ class LangflowExporter:
             in_names = sorted({e.target_port for e in self.flow.edges if e.target == spec.id})
             out_names = sorted({e.source_port for e in self.flow.edges if e.source == spec.id})
             shape = _LfShape(
-                "FlowbuilderNode", spec.name or spec.type, f"Flowbuilder {spec.type}",
+                OURS, spec.name or spec.type, f"Flowbuilder {spec.type}",
                 {n: _handle(n, ["Data", "Message"]) for n in in_names},
                 [_out(n, n, ["Data"], "run") for n in out_names],
                 {n: n for n in in_names}, {n: n for n in out_names},
@@ -292,7 +297,7 @@ class LangflowExporter:
         self.lf_ids[spec.id] = lf_id
         template: dict[str, Any] = {"_type": "Component", **shape.fields}
         metadata: dict[str, Any] = {}
-        if shape.lf_type == "FlowbuilderNode":
+        if shape.lf_type == OURS:
             config = spec.config
             if spec.type == PLACEHOLDER:
                 config = {k: v for k, v in config.items() if k != "original"}
@@ -302,7 +307,7 @@ class LangflowExporter:
             "base_classes": base_classes,
             "beta": False,
             "conditional_paths": [],
-            "custom_fields": {"template": list(shape.in_ports.values())} if shape.lf_type == "Prompt Template" else {},
+            "custom_fields": shape.custom_fields,
             "description": shape.description,
             "display_name": spec.name or shape.display_name,
             "documentation": "",

@@ -4,20 +4,26 @@
 names (edge ``targetHandle.fieldName``) and output names (``sourceHandle.name``). ``extra`` holds what
 an exported component needs to look like LangFlow's own: its outputs (display name, types, method),
 the accepted types of each input handle and the secret field that names a global variable.
-Adding a mapping = one entry here + one fixture in ``tests/formats/fixtures/langflow/``.
+Adding a mapping = one entry here (its import, export, ports and ``--local`` swap) + one fixture in
+``tests/formats/fixtures/langflow/`` (globbed by ``tests/formats/test_fixtures.py``); see ``adapters.py``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from flowbuilder.formats.adapters import (
     NO_DEFAULT,
+    OFFLINE_CHAT,
+    OFFLINE_EMBEDDER,
+    PLACEHOLDER,
     Adapter,
     Param,
     Table,
     nonempty_str,
+    offline_store,
     positive_int,
     to_bool,
     to_float,
@@ -27,6 +33,10 @@ from flowbuilder.formats.adapters import (
 )
 
 MESSAGE = ("Message",)
+NOTE_TYPES = ("noteNode", "note")
+"""A LangFlow note: the node's ``type`` or its ``data.type``."""
+OURS = "FlowbuilderNode"
+"""The component our exporter writes for a type LangFlow lacks (our type and config in its metadata)."""
 DATA_IN = ("Data", "JSON", "DataFrame", "Table", "Message")
 
 
@@ -130,6 +140,30 @@ _PARSER: dict[str, Any] = {
     },
 }
 _EMBEDDINGS_OUT: dict[str, Any] = {"outputs": {"embedder": "embeddings"}}
+# An agent's own model: our node family and the provider when none is named; the node its playground
+# message comes from.
+_AGENT_EXTRA: dict[str, Any] = {"model": ("llm", "openai"), "message": "chat.input"}
+_SAME_NAME = "it in with the same collection name"
+_KB_NAME = "in a collection named after the knowledge base"
+# Stores --local swaps for Chroma: component, the field naming its collection, how the swap names it.
+_SWAPPED_STORES = (
+    ("AstraDB", "collection_name", _SAME_NAME),
+    ("AstraVectorStoreComponent", "collection_name", _SAME_NAME),
+    ("AstraDBGraph", "collection_name", _SAME_NAME + "; no graph traversal"),
+    ("Knowledge", "knowledge_base", _KB_NAME),
+    ("KnowledgeBase", "knowledge_base", _KB_NAME),
+    ("KnowledgeRetrieval", "knowledge_base", _KB_NAME),
+    ("SupabaseVectorStore", "table_name", _SAME_NAME),
+    ("PGVector", "collection_name", _SAME_NAME),
+)
+
+
+def _original_param(original: Mapping[str, Any], name: str) -> Any:
+    """A template field's value in a kept component's original LangFlow JSON."""
+    template = ((original.get("data") or {}).get("node") or {}).get("template") or {}
+    field = template.get(name) or {}
+    return field.get("value") if isinstance(field, dict) else None
+
 
 # fmt: off
 LANGFLOW_TABLE = Table(
@@ -199,19 +233,20 @@ LANGFLOW_TABLE = Table(
                         _int_param("k", "number_of_results", 4),
                         Param("metric", "distance_strategy", "Cosine", to_ours=_metric_in, to_theirs=_metric_out,
                               widget="DropdownInput")),
-                extra={**_STORE_EXTRA, "secret": "pinecone_api_key"}),
+                extra={**_STORE_EXTRA, "secret": "pinecone_api_key"}, local=offline_store("index", "namespace")),
         Adapter("embedder.openai", "OpenAIEmbeddings", display="OpenAI Embeddings", **_EMBEDDINGS_OUT,
                 params=(Param("model", "model", "text-embedding-3-small", widget="DropdownInput"),
                         Param("dimensions", "dimensions", to_ours=positive_int, to_theirs=lambda v: v or 0,
                               widget="IntInput", kind="int"),
                         Param("base_url", "openai_api_base", to_ours=nonempty_str, widget="MessageTextInput")),
                 extra={"outputs": (_out("embeddings", "Embedding Model", ("Embeddings",), "build_embeddings"),),
-                       "secret": "openai_api_key"}),
+                       "secret": "openai_api_key"}, local=OFFLINE_EMBEDDER, providers=("openai",)),
         Adapter("embedder.ollama", "OllamaEmbeddings", display="Ollama Embeddings", **_EMBEDDINGS_OUT,
                 params=(Param("model", "model_name", "nomic-embed-text", widget="DropdownInput"),
                         Param("model", "model", export=False),
                         Param("base_url", "base_url", to_ours=nonempty_str, widget="MessageTextInput")),
-                extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)}),
+                extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
+                local=OFFLINE_EMBEDDER, providers=("ollama",)),
         Adapter("embedder.mistral", "MistalAIEmbeddings", also=("MistralAIEmbeddings",),
                 display="MistralAI Embeddings", **_EMBEDDINGS_OUT,
                 params=(Param("model", "model", "mistral-embed", widget="DropdownInput"),
@@ -220,14 +255,15 @@ LANGFLOW_TABLE = Table(
                               kind="int")),
                 ignore=("max_concurrent_requests", "max_retries"),
                 extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
-                       "secret": "mistral_api_key"}),
+                       "secret": "mistral_api_key"}, local=OFFLINE_EMBEDDER,
+                providers=("mistral", "mistralai")),
         Adapter("embedder.cohere", "CohereEmbeddings", display="Cohere Embeddings", **_EMBEDDINGS_OUT,
                 params=(Param("model", "model_name", "embed-english-v2.0", widget="DropdownInput"),
                         Param("timeout", "request_timeout", to_ours=lambda v: to_float(v) or None,
                               widget="FloatInput", kind="float")),
                 ignore=("truncate", "max_retries", "user_agent"),
                 extra={"outputs": (_out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
-                       "secret": "api_key"}),
+                       "secret": "api_key"}, local=OFFLINE_EMBEDDER),
         # The offline MiniLM embedder's nearest LangFlow component: Ollama's all-minilm.
         Adapter("embedder.local", "OllamaEmbeddings", display="Ollama Embeddings", imports=False, **_EMBEDDINGS_OUT,
                 fixed={"model_name": "all-minilm", "base_url": "http://127.0.0.1:11434"},
@@ -240,14 +276,16 @@ LANGFLOW_TABLE = Table(
                 extra={"outputs": (_out("prompt", "Prompt", MESSAGE, "build_prompt"),)}),
         Adapter("llm.openai", "OpenAIModel", display="OpenAI", **_LLM_PORTS,
                 params=(*_LLM_PARAMS, Param("base_url", "openai_api_base", to_ours=_api_base,
-                                            widget="MessageTextInput"))),
+                                            widget="MessageTextInput")), local=OFFLINE_CHAT, providers=("openai",)),
         Adapter("llm.groq", "GroqModel", display="Groq", **_LLM_PORTS,
-                params=(*_LLM_PARAMS, Param("base_url", "base_url", to_ours=_api_base, widget="MessageTextInput"))),
-        Adapter("llm.ollama", "OllamaModel", display="Ollama", **_LLM_PORTS,
+                params=(*_LLM_PARAMS, Param("base_url", "base_url", to_ours=_api_base, widget="MessageTextInput")),
+                local=OFFLINE_CHAT, providers=("groq",)),
+        Adapter("llm.ollama", "OllamaModel", display="Ollama", **_LLM_PORTS, providers=("ollama",),
                 params=(*_LLM_PARAMS, Param("base_url", "base_url", to_ours=_api_base, widget="MessageTextInput"))),
         Adapter("llm.mistral", "MistralModel", display="MistralAI", **_LLM_PORTS,
                 params=(*_LLM_PARAMS, Param("base_url", "mistral_api_base", to_ours=_mistral_endpoint,
-                                            widget="MessageTextInput"))),
+                                            widget="MessageTextInput")), local=OFFLINE_CHAT,
+                providers=("mistral", "mistralai")),
         # LangFlow's Cohere Rerank (an LCCompressorComponent): the store's results and the question in,
         # the best top_n out.
         Adapter("reranker.cohere", "CohereRerank", display="Cohere Rerank",
@@ -262,10 +300,11 @@ LANGFLOW_TABLE = Table(
         Adapter("tool.mcp", "MCPTools", display="MCP Tools", hook="mcp", export=False,
                 outputs={"tool": "component_as_tool"},
                 ignore=("mcp_server", "tool", "tool_placeholder", "tools_metadata", "tool_mode"),
+                replace="tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
                 extra={"outputs": (_out("component_as_tool", "Toolset", ("Tool",), "to_toolkit"),)}),
         # LangFlow's Agent carries its own model (provider + model name): the "agent" hook makes it an
         # llm node wired into the agent's model port, as LangFlow would have called it.
-        Adapter("agent.tools", "Agent", display="Agent", hook="agent", export=False,
+        Adapter("agent.tools", "Agent", display="Agent", hook="agent", export=False, extra=_AGENT_EXTRA,
                 inputs={"message": "input_value", "tools": "tools", "memory": "memory", "model": "agent_llm"},
                 outputs={"answer": "response"}, out_aliases={"structured_response": "answer"},
                 params=(Param("system_message", "system_prompt", to_ours=nonempty_str),
@@ -277,6 +316,7 @@ LANGFLOW_TABLE = Table(
                         "sender_name", "session_id", "should_store_message", "context_id")),
         # Pre-1.0 agents over a described store: the store's "info" is the search tool the agent gets.
         Adapter("agent.tools", "VectorStoreAgent", display="VectorStoreAgent", hook="agent", export=False,
+                extra=_AGENT_EXTRA,
                 inputs={"model": "llm", "tools": "vectorstoreinfo", "message": "input_value"},
                 outputs={"answer": "AgentExecutor"}, out_aliases={"AgentExecutor": "answer"},
                 ignore=("handle_parsing_errors", "verbose", "max_iterations")),
@@ -332,6 +372,7 @@ LANGFLOW_TABLE = Table(
                 inputs={"value": "input_value"}, outputs={"value": "structured_output"},
                 out_aliases={"structured_output_dataframe": "value", "dataframe_output": "value"},
                 ignore=("llm", "output_schema", "system_prompt", "multiple", "schema_name"),
+                replace="no structured-output node yet",
                 note="Structured Output: the fields of its schema are not extracted (no structured-output "
                 "node yet); the input text goes on unchanged"),
         Adapter("chat.input", "TextInput", display="Text Input", outputs={"message": "text"}, export=False,
@@ -348,55 +389,16 @@ LANGFLOW_TABLE = Table(
                 outputs={"message": "message"},
                 extra={"outputs": (_out("message", "Output Message", MESSAGE, "message_response"),),
                        "handles": {"input_value": DATA_IN}}),
+        # -- kept: components we do not run, imported as placeholders that name what replaces them ----------
+        *[Adapter(PLACEHOLDER, theirs, export=False, hits=True, replace=f"vectorstore.chroma (--local swaps {how})",
+                  local=offline_store(field), provider="astra" if theirs == "AstraDB" else "")
+          for theirs, field, how in _SWAPPED_STORES],
+        *[Adapter(PLACEHOLDER, theirs, export=False, hits=True)
+          for theirs in ("FAISS", "Weaviate", "Milvus", "Redis", "MongoDBAtlasVector")],
+        Adapter(PLACEHOLDER, "CohereModel", export=False, replace="llm.ollama (--local)", local=OFFLINE_CHAT,
+                provider="cohere"),
+        Adapter(PLACEHOLDER, "GoogleGenerativeAIEmbeddings", export=False, local=OFFLINE_EMBEDDER),
     ],
+    original_param=_original_param,
 )
 # fmt: on
-
-VECTOR_STORES = {
-    "Chroma", "AstraDB", "AstraVectorStoreComponent", "AstraDBGraph", "Knowledge", "KnowledgeBase",
-    "KnowledgeRetrieval", "Pinecone", "Qdrant", "FAISS", "Weaviate", "PGVector", "Milvus", "Redis",
-    "MongoDBAtlasVector", "SupabaseVectorStore",
-}  # fmt: skip
-# Components we will not run here: kept as placeholders that name what replaces them.
-REPLACEMENTS = {
-    "AstraDB": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    "AstraVectorStoreComponent": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    "AstraDBGraph": "vectorstore.chroma (--local swaps it in with the same collection name; no graph traversal)",
-    "Knowledge": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
-    "KnowledgeBase": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
-    "KnowledgeRetrieval": "vectorstore.chroma (--local swaps in a collection named after the knowledge base)",
-    "SupabaseVectorStore": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    "PGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    "CohereModel": "llm.ollama (--local)",
-    "StructuredOutput": "no structured-output node yet",
-    "MCPTools": "tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
-}
-# The provider a provider-neutral model component names -> our node, by the kind of model.
-PROVIDER_NODES = {
-    "llm": {
-        "openai": "llm.openai",
-        "groq": "llm.groq",
-        "ollama": "llm.ollama",
-        "mistral": "llm.mistral",
-        "mistralai": "llm.mistral",
-    },
-    "embedder": {
-        "openai": "embedder.openai",
-        "ollama": "embedder.ollama",
-        "mistral": "embedder.mistral",
-        "mistralai": "embedder.mistral",
-    },
-}
-# Components whose output is search hits (a Parser after one stringifies hits, it does not label rows).
-HIT_SOURCES = VECTOR_STORES | {"CohereRerank"}
-# The collection-name field of each store --local swaps for Chroma.
-SWAP_COLLECTION = {
-    "AstraDB": "collection_name",
-    "AstraVectorStoreComponent": "collection_name",
-    "AstraDBGraph": "collection_name",
-    "Knowledge": "knowledge_base",
-    "KnowledgeBase": "knowledge_base",
-    "KnowledgeRetrieval": "knowledge_base",
-    "SupabaseVectorStore": "table_name",
-    "PGVector": "collection_name",
-}

@@ -1,5 +1,8 @@
 """``import --local``: swap remote components for local ones so a user without keys can run the flow.
 
+What a node is swapped for is its table entry's ``local`` (:func:`swap_of`): the entry that exports its type,
+or the kept entry of a placeholder's foreign type.
+
 A swapped node's edges are rewired to the new node's ports through the format's mapping table (a
 placeholder was wired by the foreign handle or connection-type names), so nothing dangles.
 """
@@ -10,23 +13,16 @@ import re
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec
-from flowbuilder.formats.adapters import Table, port_names
+from flowbuilder.formats import roles
+from flowbuilder.formats.adapters import Local, Table, port_names
 from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
-from flowbuilder.formats.langflow_table import SWAP_COLLECTION as LANGFLOW_STORES
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
-from flowbuilder.formats.n8n_table import LC, N8N_TABLE
-from flowbuilder.formats.n8n_table import SWAP_COLLECTION as N8N_STORES
+from flowbuilder.formats.n8n_table import N8N_TABLE
 from flowbuilder.formats.report import ImportReport, ParamIssue
 
-EMBEDDERS = ("embedder.openai", "embedder.ollama", "embedder.mistral", "embedder.cohere")
-LLMS = ("llm.openai", "llm.groq", "llm.mistral")
-PLACEHOLDER_EMBEDDERS = (LC + "embeddingsGoogleGemini", LC + "embeddingsAwsBedrock", "GoogleGenerativeAIEmbeddings")
-PLACEHOLDER_LLMS = (LC + "lmChatOpenRouter", LC + "lmChatGoogleGemini", LC + "lmChatAnthropic", "CohereModel")
-_LLM_KEEP = ("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable")
-_STORE_KEEP = ("k", "min_score", "where")
 TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
 # A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
-_ROLE_OUTPUTS = {"ai_tool": "retriever.tool", "ai_retriever": "retriever.vector", "component_as_tool": "retriever.tool"}
+_ROLE_OUTPUTS = {"ai_tool": roles.TOOL, "ai_retriever": roles.RETRIEVER, "component_as_tool": roles.TOOL}
 _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
@@ -39,7 +35,7 @@ def _answer_without_model(flow: Flow, report: ImportReport) -> None:
     """Every chat model answers extractively when no model is reachable: visible in its config and, when it
     happens, as the node's warning; an agent quotes its search results the same way (see nodes/agent.py)."""
     for spec in flow.nodes:
-        if spec.type.startswith("llm.") and spec.config.get("when_unreachable", "error") == "error":
+        if spec.type.startswith(roles.LLMS) and spec.config.get("when_unreachable", "error") == "error":
             spec.config["when_unreachable"] = "extractive"
             report.local_swaps.append(
                 ParamIssue(
@@ -50,43 +46,55 @@ def _answer_without_model(flow: Flow, report: ImportReport) -> None:
             )
 
 
+def swap_of(spec: NodeSpec) -> Local | None:
+    """What ``--local`` swaps ``spec`` for: the entry of its foreign type (a kept placeholder), else the
+    entry that exports its type (the formats' entries agree; tests/formats/test_adapter_tables.py)."""
+    if spec.type == PLACEHOLDER:
+        foreign = str(spec.config.get("original_type", ""))
+        for table in _tables_for(str(spec.config.get("source_format", ""))):
+            entry = table.entry(foreign)
+            if entry is not None and entry.kept:
+                return entry.local
+        return None
+    for table in TABLES.values():
+        adapter = table.exporter(spec.type)
+        if adapter is not None and adapter.local is not None:
+            return adapter.local
+    return None
+
+
+def _tables_for(fmt: str) -> list[Table]:
+    first = TABLES.get(fmt)
+    return [first, *(t for t in TABLES.values() if t is not first)] if first else list(TABLES.values())
+
+
 def _swap_remote(flow: Flow, report: ImportReport) -> None:
     swapped: list[str] = []
     for spec in list(flow.nodes):
+        swap = swap_of(spec)
+        if swap is None:
+            continue
         original = spec.type
         foreign = str(spec.config.get("original_type", "")) if original == PLACEHOLDER else ""
         fmt = str(spec.config.get("source_format", ""))
-        if original in EMBEDDERS or foreign in PLACEHOLDER_EMBEDDERS:
-            new_type, config = "embedder.local", {}
-        elif original in LLMS or foreign in PLACEHOLDER_LLMS:
-            new_type = "llm.ollama"
-            config = {k: v for k, v in spec.config.items() if k in _LLM_KEEP}
-        elif original == "vectorstore.pinecone":
-            new_type = "vectorstore.chroma"
-            collection = str(spec.config.get("index") or spec.config.get("namespace") or "flowbuilder")
-            config = {"collection": collection, **{k: v for k, v in spec.config.items() if k in _STORE_KEEP}}
-        elif foreign in N8N_STORES or foreign in LANGFLOW_STORES:
-            new_type = "vectorstore.chroma"
-            config = {"collection": _placeholder_collection(spec, foreign)}
-        else:
-            continue
-        if new_type == "vectorstore.chroma" and not _CHROMA_NAME.match(config["collection"]):
-            fixed = chroma_collection(config["collection"])
-            report.warnings.append(
-                f"{spec.id}: collection {config['collection']!r} is not a valid Chroma name; --local uses {fixed!r}"
-            )
-            config["collection"] = fixed
+        config = {k: v for k, v in spec.config.items() if k in swap.keep} if original != PLACEHOLDER else {}
+        collection = ""
+        if swap.collection:
+            collection = _collection(spec, swap, TABLES.get(fmt))
+            if not _CHROMA_NAME.match(collection):
+                fixed = chroma_collection(collection)
+                report.warnings.append(
+                    f"{spec.id}: collection {collection!r} is not a valid Chroma name; --local uses {fixed!r}"
+                )
+                collection = fixed
+            config = {"collection": collection, **config}
         mode = _n8n_mode(spec) if original == PLACEHOLDER else ""
-        spec.type, spec.config, spec.credentials = new_type, config, {}
+        spec.type, spec.config, spec.credentials = swap.to, config, {}
         if original == PLACEHOLDER:
             _rewire(flow, spec, TABLES.get(fmt), mode, report)
         report.credentials = [c for c in report.credentials if c.node not in (spec.id, spec.name)]
         detail = f"{original}{f' ({foreign})' if foreign else ''} -> {spec.type}"
-        if spec.type == "vectorstore.chroma":
-            detail += f" (embedded, collection {spec.config['collection']!r})"
-        elif spec.type == "llm.ollama":
-            detail += " (default model llama3.2 on a local Ollama server)"
-        report.local_swaps.append(ParamIssue(spec.id, "", detail))
+        report.local_swaps.append(ParamIssue(spec.id, "", detail + swap.detail.format(collection=collection)))
         swapped.append(spec.id)
         for outcome in report.nodes:
             outcome.targets = [(i, spec.type if i == spec.id else t) for i, t in outcome.targets]
@@ -101,11 +109,11 @@ def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
     written = {
         str(n.config.get("collection"))
         for n in flow.nodes
-        if n.type == "vectorstore.chroma" and any(e.target == n.id and e.target_port == "documents" for e in flow.edges)
+        if n.type == roles.OFFLINE_STORE and any(e.target == n.id and e.target_port == "documents" for e in flow.edges)
     }
     for node_id in swapped:
         spec = flow.node(node_id)
-        if spec.type != "vectorstore.chroma" or str(spec.config.get("collection")) in written:
+        if spec.type != roles.OFFLINE_STORE or str(spec.config.get("collection")) in written:
             continue
         searched = any(e.target == spec.id and e.target_port == "query" for e in flow.edges) or any(
             e.source == spec.id and e.source_port == "store" for e in flow.edges
@@ -114,8 +122,8 @@ def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
             continue
         written.add(str(spec.config.get("collection")))
         pos = flow.position(spec.id)
-        parts = (("file", "input.file", "File to index"), ("loader", "loader.file", "Load file"),
-                 ("splitter", "splitter.recursive", "Split"))  # fmt: skip
+        parts = (("file", roles.FILE_INPUT, "File to index"), ("loader", roles.LOADER, "Load file"),
+                 ("splitter", roles.SPLITTER, "Split"))  # fmt: skip
         ids: list[str] = []
         for offset, (suffix, type_name, label) in enumerate(parts):
             new_id = f"{spec.id}-{suffix}"
@@ -148,7 +156,7 @@ def _fill_embedders(flow: Flow, report: ImportReport) -> None:
     base's own model) gets the offline embedder: the one such a store used, or one added for all."""
     bare = [
         spec for spec in flow.nodes
-        if spec.type == "vectorstore.chroma"
+        if spec.type == roles.OFFLINE_STORE
         and not any(e.target == spec.id and e.target_port == "embedder" for e in flow.edges)
         and any(spec.id in (e.source, e.target) for e in flow.edges)
     ]  # fmt: skip
@@ -156,7 +164,7 @@ def _fill_embedders(flow: Flow, report: ImportReport) -> None:
         return
     embedder = next((n for n in flow.nodes if n.id == "local-embedder"), None)
     if embedder is None:
-        embedder = NodeSpec(id="local-embedder", type="embedder.local", name="Local embedder (added)")
+        embedder = NodeSpec(id="local-embedder", type=roles.OFFLINE_EMBEDDER, name="Local embedder (added)")
         while flow.find_node(embedder.id) is not None:
             embedder.id += "-1"
         flow.nodes.append(embedder)
@@ -171,18 +179,16 @@ def _fill_embedders(flow: Flow, report: ImportReport) -> None:
         )
 
 
-def _placeholder_collection(spec: NodeSpec, foreign: str) -> str:
+def _collection(spec: NodeSpec, swap: Local, table: Table | None) -> str:
+    """The swapped store's collection: the first of the swap's fields set in our config (a mapped node) or
+    in the original foreign node (a placeholder, never an expression), else the node's name."""
+    if spec.type != PLACEHOLDER:
+        return next((str(spec.config[f]) for f in swap.collection if spec.config.get(f)), "flowbuilder")
     original: dict[str, Any] = spec.config.get("original") or {}
-    if foreign in N8N_STORES:
-        value = (original.get("parameters") or {}).get(N8N_STORES[foreign])
-        if isinstance(value, dict):
-            value = value.get("cachedResultName") or value.get("value")
-    else:
-        template = ((original.get("data") or {}).get("node") or {}).get("template") or {}
-        field = template.get(LANGFLOW_STORES[foreign]) or {}
-        value = field.get("value") if isinstance(field, dict) else None
-    if isinstance(value, str) and value and not value.startswith("="):
-        return value
+    for name in swap.collection:
+        value = table.original_param(original, name) if table else None
+        if isinstance(value, str) and value and not value.startswith("="):
+            return value
     return slugify(spec.name or spec.id, "flowbuilder")
 
 
@@ -199,7 +205,7 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
         if edge.target == spec.id and edge.target_port not in ins:
             port = adapter.our_input(edge.target_port) if adapter else None
             source = flow.node(edge.source)
-            if source.type == "input.file" and spec.type == "vectorstore.chroma":
+            if source.type == roles.FILE_INPUT and spec.type == roles.OFFLINE_STORE:
                 flow.edges.remove(edge)  # n8n's trigger -> store(insert): the file goes to the store's loaders
                 for loader in _loaders_feeding(flow, spec.id):
                     _add(flow, Edge(source=source.id, source_port="path", target=loader, target_port="path"))
@@ -211,10 +217,10 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
                 report.connections_dropped.append(f"{edge.key}: {spec.type} has no input for {edge.target_port!r}")
         elif edge.source == spec.id and edge.source_port not in outs:
             port = adapter.our_output(edge.source_port) if adapter else None
-            if port is None and spec.type == "vectorstore.chroma" and edge.source_port in _ROLE_OUTPUTS:
+            if port is None and spec.type == roles.OFFLINE_STORE and edge.source_port in _ROLE_OUTPUTS:
                 role = _role_node(flow, spec, _ROLE_OUTPUTS[edge.source_port])
                 edge.source = role.id
-                edge.source_port = "tool" if role.type == "retriever.tool" else "retriever"
+                edge.source_port = "tool" if role.type == roles.TOOL else "retriever"
                 continue
             if port in outs:
                 edge.source_port = port
@@ -222,12 +228,12 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
                 flow.edges.remove(edge)
                 report.connections_dropped.append(f"{edge.key}: {spec.type} has no output for {edge.source_port!r}")
     if mode in ("retrieve-as-tool", "load"):
-        _role_node(flow, spec, "retriever.tool" if mode == "retrieve-as-tool" else "retriever.vector")
+        _role_node(flow, spec, roles.TOOL if mode == "retrieve-as-tool" else roles.RETRIEVER)
 
 
 def _role_node(flow: Flow, spec: NodeSpec, type_name: str) -> NodeSpec:
     """The retriever or tool node that carries an n8n store's mode (made once)."""
-    suffix = "tool" if type_name == "retriever.tool" else "retriever"
+    suffix = "tool" if type_name == roles.TOOL else "retriever"
     node_id = f"{spec.id}-{suffix}"
     found = flow.find_node(node_id)
     if found is not None:
@@ -250,7 +256,7 @@ def _loaders_feeding(flow: Flow, node_id: str) -> list[str]:
             if edge.target != current or edge.source in seen:
                 continue
             seen.add(edge.source)
-            if flow.node(edge.source).type == "loader.file":
+            if flow.node(edge.source).type == roles.LOADER:
                 found.append(edge.source)
             else:
                 frontier.append(edge.source)

@@ -8,11 +8,10 @@ from typing import Any
 
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.flow import Flow, NodeSpec
+from flowbuilder.formats.adapters import PLACEHOLDER as PLACEHOLDER
 from flowbuilder.formats.adapters import credential_slot
 from flowbuilder.formats.report import CredentialFound, ImportReport
 from flowbuilder.secrets import is_secret_field, register_secret, secret_reason
-
-PLACEHOLDER = "placeholder.unsupported"
 
 
 def slugify(text: str, fallback: str = "node") -> str:

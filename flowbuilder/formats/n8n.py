@@ -25,6 +25,7 @@ import networkx as nx
 from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
+from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, node_class, read_params
 from flowbuilder.formats.code_summary import summarize_code
 from flowbuilder.formats.mapping import (
@@ -37,21 +38,15 @@ from flowbuilder.formats.mapping import (
     slugify,
 )
 from flowbuilder.formats.n8n_table import (
-    BASE,
     CREDENTIAL_PROVIDERS,
-    LC,
     MCP_SERVER_TRIGGER,
     MCP_SERVER_VERSIONS,
     N8N_TABLE,
-    REPLACEMENTS,
-    SWAP_COLLECTION,
+    STICKY,
+    STORE_PREFIX,
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
-STICKY = BASE + "stickyNote"
-CODE_NODES = (BASE + "code", BASE + "function", BASE + "functionItem", LC + "code", LC + "toolCode")
-LOOP = BASE + "splitInBatches"
-EDIT_FIELDS = BASE + "set"
 _DOC_EXTENSIONS = (".pdf", ".csv", ".txt", ".md", ".json", ".html", ".htm", ".docx", ".xlsx")
 
 
@@ -106,7 +101,8 @@ def _lookup(params: dict[str, Any], resolve: Callable[[str], Any] | None = None)
 def _static_fields(node: dict[str, Any], partial: bool = False) -> dict[str, Any] | None:
     """The fields an Edit Fields node sets when every value is a literal; None otherwise. With
     ``partial``, the literal fields of one that also sets expressions."""
-    if node.get("type") != EDIT_FIELDS:
+    entry = N8N_TABLE.importer(node["type"])
+    if entry is None or not entry.extra.get("sets_fields"):
         return None
     params = node.get("parameters") or {}
     entries = (params.get("assignments") or {}).get("assignments")
@@ -186,7 +182,7 @@ class N8nImporter:
         """Edit Fields nodes whose values are all literals: node name -> {field: value}."""
         self.webhooks: dict[str, Any] = {"entry": {}, "answer": []}
         """Webhook entries (chat.input id -> path, method) and Respond to Webhook answers (chat.output ids)."""
-        self.routes: dict[str, str] = {}
+        self.routes: dict[str, Adapter] = {}
         """Routing nodes (If, Switch, Split In Batches...) absorbed: node name -> n8n type."""
         self.partial: dict[str, dict[str, Any]] = {}
         """Edit Fields nodes with some expression values: node name -> their literal fields."""
@@ -302,8 +298,11 @@ class N8nImporter:
         outcome = self.report.node(name, node["type"])
         self.outcomes[name] = outcome
         adapter = N8N_TABLE.importer(node["type"])
+        kept = N8N_TABLE.entry(node["type"]) if adapter is None else None
         used: set[str] = set()
         specs: Specs = []
+        if kept is not None and kept.hook:  # a node kept as a placeholder whose hook says what it did
+            getattr(self, f"_hook_{kept.hook}")(node, params, kept, used)
         if adapter is not None:
             version = node.get("typeVersion", 1)
             if isinstance(version, int | float) and version not in adapter.versions:
@@ -424,13 +423,8 @@ class N8nImporter:
                 provider = CREDENTIAL_PROVIDERS.get(cred_type, cred_type)
                 self.report.credentials.append(CredentialFound(node["name"], "", provider, str(ref.get("name") or "")))
         outcome = self.outcomes.get(node["name"])
-        replacement = REPLACEMENTS.get(node["type"])
-        if node["type"] in CODE_NODES and not why:
-            params = node.get("parameters") or {}
-            source = next((params[k] for k in ("jsCode", "pythonCode", "code", "functionCode") if k in params), "")
-            language = "Python" if params.get("language") == "python" or "pythonCode" in params else ""
-            why = f"code, never run here ({summarize_code(source, language)}); replace it with nodes that do this"
-            self.report.warnings.append(f"{node['name']!r}: {why}")
+        known = N8N_TABLE.entry(node["type"])
+        replacement = known.replace if known else ""
         if outcome is not None and not outcome.note:
             outcome.note = why or (f"replace with {replacement}" if replacement else "no Flowbuilder equivalent")
         return NodeSpec(
@@ -459,7 +453,7 @@ class N8nImporter:
 
     # -- structural hooks ------------------------------------------------------------------------
     def _hook_form(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
-        return [("main", self._new_spec(node, "input.file", {}))]
+        return [("main", self._new_spec(node, adapter.ours, {}))]
 
     def _hook_cloud_file(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         what = ""
@@ -475,7 +469,7 @@ class N8nImporter:
                 what = f"the file named by the expression {value}"
                 break
         used.update(params)  # nothing of a cloud source runs here: the report line says what to fetch
-        spec = self._new_spec(node, "input.file", {})
+        spec = self._new_spec(node, adapter.ours, {})
         self.report.warnings.append(f"{node['name']!r}: " + adapter.note.format(id=spec.id, what=what or "the file"))
         return [("main", spec)]
 
@@ -501,11 +495,20 @@ class N8nImporter:
             return []
         used.update(params)
         path = str(url).split("?")[0].rstrip("/").rsplit("/", 1)[-1]
-        spec = self._new_spec(node, "loader.file", {"path": path})
+        spec = self._new_spec(node, adapter.ours, {"path": path})
         self.report.warnings.append(
             f"{node['name']!r}: fetched {url}: download it next to the flow as {path!r} (Flowbuilder reads local files)"
         )
         return [("main", spec)]
+
+    def _hook_code(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        """Code (JavaScript or Python): kept as a placeholder, never run; the report says what it does."""
+        source = next((params[k] for k in ("jsCode", "pythonCode", "code", "functionCode") if k in params), "")
+        language = "Python" if params.get("language") == "python" or "pythonCode" in params else ""
+        why = f"code, never run here ({summarize_code(source, language)}); replace it with nodes that do this"
+        self.report.warnings.append(f"{node['name']!r}: {why}")
+        self.outcomes[node["name"]].note = why
+        return []
 
     def _hook_route(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         """A routing or item-shaping node: absorbed like a static Edit Fields node (its connections pass
@@ -517,7 +520,7 @@ class N8nImporter:
             note += "; static: " + ", ".join(f"{k}={v!r}" for k, v in static.items())
         self.outcomes[name].note = note
         self.report.warnings.append(f"{name!r}: {note}")
-        self.routes[name] = node["type"]
+        self.routes[name] = adapter
         return []
 
     def _hook_webhook(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
@@ -567,7 +570,7 @@ class N8nImporter:
             self.report.drop(
                 node["name"], "dataType", f"{params.get('dataType', 'json')!r}: only files are loaded (binary)"
             )
-        specs: Specs = [("main", self._new_spec(node, "loader.file", self._config(node, params, adapter, used)))]
+        specs: Specs = [("main", self._new_spec(node, adapter.ours, self._config(node, params, adapter, used)))]
         version = node.get("typeVersion", 1)
         if (
             isinstance(version, int | float)
@@ -575,9 +578,7 @@ class N8nImporter:
             and params.get("textSplittingMode", "simple") != "custom"
         ):
             # n8n's "simple" mode splits with a recursive splitter of 1000/200 built into the loader.
-            splitter = self._new_spec(
-                node, "splitter.recursive", {"chunk_size": 1000, "chunk_overlap": 200}, "splitter"
-            )
+            splitter = self._new_spec(node, roles.SPLITTER, {"chunk_size": 1000, "chunk_overlap": 200}, "splitter")
             self.report.default(
                 node["name"], "textSplittingMode", "simple", "n8n's built-in splitter 1000/200 made explicit"
             )
@@ -602,7 +603,7 @@ class N8nImporter:
                     self.report.default(node["name"], "topK", 4, "n8n default, omitted in the export")
             if mode == "load":
                 used.add("prompt")
-                specs.append(("retriever", self._new_spec(node, "retriever.vector", {"k": k}, "retriever")))
+                specs.append(("retriever", self._new_spec(node, roles.RETRIEVER, {"k": k}, "retriever")))
             else:
                 used.update({"toolName", "toolDescription"})
                 state, tool_name = lookup("toolName")
@@ -613,12 +614,12 @@ class N8nImporter:
                 state, description = lookup("toolDescription")
                 if state == "set":
                     tool_config["description"] = description
-                specs.append(("tool", self._new_spec(node, "retriever.tool", tool_config, "tool")))
+                specs.append(("tool", self._new_spec(node, roles.TOOL, tool_config, "tool")))
         elif mode not in ("insert", "retrieve"):
             self.report.drop(node["name"], "mode", f"{mode!r} is not supported; the node is kept as a store")
         if params.get("useReranker"):
             used.add("useReranker")  # the reranker wired in with ai_reranker carries it
-            if N8N_TABLE.importer(LC + "rerankerCohere") is None:
+            if not any(a.hook == "reranker" for a in N8N_TABLE.adapters):
                 self.report.drop(node["name"], "useReranker", "no reranker node here; results are not reranked")
         return specs
 
@@ -687,7 +688,15 @@ class N8nImporter:
     def _runs(self, name: str) -> bool:
         """Whether a node runs here: mapped, or a store ``--local`` swaps for Chroma."""
         mapped = self.mapped.get(name)
-        return mapped is not None and (mapped.adapter is not None or mapped.n8n_type in SWAP_COLLECTION)
+        if mapped is None:
+            return False
+        known = N8N_TABLE.entry(mapped.n8n_type)
+        return mapped.adapter is not None or bool(known and known.local and known.local.collection)
+
+    def _loops(self, name: str) -> bool:
+        """Whether a node is an absorbed loop head (Split In Batches)."""
+        route = self.routes.get(name)
+        return route is not None and bool(route.extra.get("loop"))
 
     def _fold_loops(self, links: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
         """Cut every loop's closing ``main`` link. A Split In Batches loop whose body our nodes run in one
@@ -697,7 +706,7 @@ class N8nImporter:
         graph.add_edges_from((a, b) for a, kind, b, _ in links if kind == "main")
         cut: set[tuple[str, str]] = set()
         for cycle in _cycles(graph):
-            head = next((n for n in cycle if self.routes.get(n) == LOOP), None)
+            head = next((n for n in cycle if self._loops(n)), None)
             if head is None:  # no Split In Batches: cut where the loop returns to its earliest node
                 order = {name: i for i, name in enumerate([*self.mapped, *self.routes])}
                 head = min(cycle, key=lambda n: order.get(n, len(order)))
@@ -706,13 +715,13 @@ class N8nImporter:
             body = [n for n in cycle if n != head]
             runnable = all(n in self.routes or self._runs(n) for n in body)
             names = ", ".join(repr(n) for n in body)
-            if self.routes.get(head) == LOOP and runnable:
+            if self._loops(head) and runnable:
                 self.report.warnings.append(
                     f"{head!r}: loop folded into one pass over all items: its body ({names}) batches internally; "
                     f"the link {back!r} -> {head!r} that closed the loop is left out"
                 )
             else:
-                why = "its body has nodes Flowbuilder does not run" if self.routes.get(head) == LOOP else "a cycle"
+                why = "its body has nodes Flowbuilder does not run" if self._loops(head) else "a cycle"
                 self.report.warnings.append(
                     f"{head!r}: a loop through {names} ({why}) runs once here: the link {back!r} -> {head!r} "
                     "that closed it is left out; the rest of the flow imports and runs"
@@ -744,12 +753,12 @@ class N8nImporter:
     ) -> None:
         src, tgt = self.mapped[source], self.mapped[target]
         src_type, tgt_type = self._type(source), self._type(target)
-        if conn_type == "ai_textSplitter" and tgt_type in ("loader.file", PLACEHOLDER):
-            port = "records" if tgt_type == "loader.file" else "ai_document"
+        if conn_type == "ai_textSplitter" and tgt_type in (roles.LOADER, PLACEHOLDER):
+            port = "records" if tgt_type == roles.LOADER else "ai_document"
             self._edge(tgt.main, port, src.main, "documents")
             return
-        if conn_type == "ai_document" and src_type in ("loader.file", PLACEHOLDER):
-            feeder, port = src.main, "records" if src_type == "loader.file" else "ai_document"
+        if conn_type == "ai_document" and src_type in (roles.LOADER, PLACEHOLDER):
+            feeder, port = src.main, "records" if src_type == roles.LOADER else "ai_document"
             splitter = splitter_of.get(source)
             if splitter in self.mapped:
                 feeder, port = self.mapped[splitter].main, "chunks"
@@ -770,9 +779,9 @@ class N8nImporter:
             )
             return
         store = self._store_of(tgt) if conn_type == "main" and tgt.mode == "insert" else None
-        if store is not None and src_type == "input.file":
+        if store is not None and src_type == roles.FILE_INPUT:
             loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
-            loaders = [m for m in loaders if self._type(m.name) == "loader.file"]
+            loaders = [m for m in loaders if self._type(m.name) == roles.LOADER]
             if not loaders:
                 self.report.connections_dropped.append(
                     f"{source!r} -main-> {target!r}: the store has no data loader; ingestion is cut off here"
@@ -780,7 +789,7 @@ class N8nImporter:
             for loader in loaders:
                 self._edge(src.main, "path", loader.main, "path")
             return
-        if store is not None and src_type == "loader.file":
+        if store is not None and src_type == roles.LOADER:
             # Items read upstream (Extract from File, a download) are what the store's data loader
             # would split: they go to its splitter, and the data loader itself has nothing to read.
             loaders = [self.mapped[n] for n in loaders_of.get(target, []) if n in self.mapped]
@@ -789,7 +798,7 @@ class N8nImporter:
             for node_id, port in into or [store]:
                 self._edge(src.main, "records", node_id, port)
             for loader in loaders:
-                if self._type(loader.name) == "loader.file" and loader.name not in self.superseded:
+                if self._type(loader.name) == roles.LOADER and loader.name not in self.superseded:
                     self.superseded.add(loader.name)
                     self.report.warnings.append(
                         f"{loader.name!r}: disabled: the records of {source!r} reach its splitter directly"
@@ -829,13 +838,13 @@ class N8nImporter:
         """question -> prompt and retriever; retriever hits -> prompt context; prompt -> model; model answers."""
         model: _Mapped | None = chain.get("ai_languageModel")
         retriever: _Mapped | None = chain.get("ai_retriever")
-        if model is not None and self._type(model.name).startswith("llm."):
+        if model is not None and self._type(model.name).startswith(roles.LLMS):
             self._edge(prompt.main, "prompt", model.main, "prompt")
         else:
             self.report.connections_dropped.append(f"{prompt.name!r}: the Q&A chain has no chat model")
         if retriever is not None and "retriever" in retriever.ids:
             self._edge(retriever.ids["retriever"], "hits", prompt.main, "context")
-        elif retriever is not None and self._type(retriever.name) == "retriever.vector":
+        elif retriever is not None and self._type(retriever.name) == roles.RETRIEVER:
             self._edge(retriever.main, "hits", prompt.main, "context")
         for src, conn_type, tgt, in_type, outgoing in chain.get("main", []):
             if outgoing and model is not None:  # the chain's answer is the model's
@@ -847,14 +856,14 @@ class N8nImporter:
             if out is None:
                 continue
             self._edge(out[0], out[1], prompt.main, "question")
-            if retriever is not None and self._type(retriever.name) == "retriever.vector":
+            if retriever is not None and self._type(retriever.name) == roles.RETRIEVER:
                 self._edge(out[0], out[1], retriever.main, "query")
 
     def _store_of(self, mapped: _Mapped) -> tuple[str, str] | None:
         """Where an n8n vector store (mapped, or kept as a placeholder) takes documents."""
         if "store" in mapped.ids:
             return mapped.ids["store"], "documents"
-        if mapped.adapter is None and short_type(mapped.n8n_type).startswith("vectorStore"):
+        if mapped.adapter is None and short_type(mapped.n8n_type).startswith(STORE_PREFIX):
             return mapped.main, "ai_document"
         return None
 

@@ -13,10 +13,9 @@ import re
 from dataclasses import dataclass, field
 
 from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.formats import roles
 
-CHAIN_TYPE = "@n8n/n8n-nodes-langchain.chainRetrievalQa"
-CHAIN_VERSION = 1.7
-_STORES = ("vectorstore.",)
+_STORES = (roles.STORES,)
 
 
 @dataclass
@@ -45,9 +44,9 @@ class Chain:
 def find_chains(flow: Flow) -> list[Chain]:
     chains: list[Chain] = []
     for prompt in flow.nodes:
-        if prompt.type != "prompt.template":
+        if prompt.type != roles.PROMPT:
             continue
-        llm_edges = [e for e in _out(flow, prompt.id) if flow.node(e.target).type.startswith("llm.")]
+        llm_edges = [e for e in _out(flow, prompt.id) if flow.node(e.target).type.startswith(roles.LLMS)]
         if len(llm_edges) != 1 or llm_edges[0].target_port != "prompt":
             continue
         llm = flow.node(llm_edges[0].target)
@@ -59,20 +58,20 @@ def find_chains(flow: Flow) -> list[Chain]:
         k = 4
         for edge in _in(flow, prompt.id):
             source = flow.node(edge.source)
-            if source.type == "chat.input":
+            if source.type == roles.CHAT_INPUT:
                 question, chat = edge.target_port, source
                 edges.add(edge.key)
                 continue
             hits_from = source
             path = [edge]
-            if source.type == "parser.stringify":
+            if source.type == roles.STRINGIFY:
                 feeders = _in(flow, source.id)
                 if len(feeders) != 1:
                     continue
                 folded.append(source)
                 hits_from = flow.node(feeders[0].source)
                 path.append(feeders[0])
-            if hits_from.type == "retriever.vector":
+            if hits_from.type == roles.RETRIEVER:
                 stores = [e for e in _in(flow, hits_from.id) if e.target_port == "store"]
                 if len(stores) != 1:
                     continue
@@ -90,7 +89,7 @@ def find_chains(flow: Flow) -> list[Chain]:
         edges.update(e.key for e in _in(flow, store.id) if e.source == chat.id)
         edges.update(e.key for e in _in(flow, prompt.id))
         for edge in _out(flow, llm.id):
-            if edge.source_port == "answer" and flow.node(edge.target).type == "chat.output":
+            if edge.source_port == "answer" and flow.node(edge.target).type == roles.CHAT_OUTPUT:
                 folded.append(flow.node(edge.target))
                 edges.add(edge.key)
         chains.append(Chain(prompt, llm, store, chat, context, question, k, folded, edges))

@@ -15,14 +15,20 @@ import uuid
 from typing import Any
 
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note
+from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, write_params
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
-from flowbuilder.formats.n8n import STICKY
-from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
-from flowbuilder.formats.n8n_table import BASE, MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
+from flowbuilder.formats.n8n_chain import Chain, find_chains
+from flowbuilder.formats.n8n_table import (
+    MCP_SERVER_TRIGGER,
+    MCP_SERVER_VERSIONS,
+    N8N_TABLE,
+    PROVIDER_CREDENTIALS,
+    STICKY,
+)
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
-_ROLE_TYPES = ("retriever.tool", "retriever.vector")
+_ROLE_TYPES = (roles.TOOL, roles.RETRIEVER)
 
 
 class N8nExporter:
@@ -94,9 +100,9 @@ class N8nExporter:
         for spec in self.flow.nodes:
             into = [e for e in self.flow.edges if e.target == spec.id]
             out = [e for e in self.flow.edges if e.source == spec.id]
-            if spec.type != "labeller.row" or not into or not out:
+            if spec.type != roles.LABELLER or not into or not out:
                 continue
-            if not all(self.flow.node(e.source).type == "loader.file" for e in into):
+            if not all(self.flow.node(e.source).type == roles.LOADER for e in into):
                 continue
             folded.add(spec.id)
             self.labelled |= {e.key for e in into + out}
@@ -130,8 +136,8 @@ class N8nExporter:
             for e in self.flow.edges
             if e.source_port == "hits"
             and e.target_port == "hits"
-            and self.flow.node(e.target).type.startswith("reranker.")
-            and self.flow.node(e.source).type == "retriever.vector"
+            and self.flow.node(e.target).type.startswith(roles.RERANKERS)
+            and self.flow.node(e.source).type == roles.RETRIEVER
         }
         chains = find_chains(self.flow)
         folded = {n.id for chain in chains for n in (chain.prompt, *chain.folded)}
@@ -169,7 +175,7 @@ class N8nExporter:
         found = mcp.get("n8n_trigger")
         trigger: dict[str, Any] = found if isinstance(found, dict) else {}
         tools = [t for t in trigger.get("tools", []) if isinstance(t, str)] or [
-            n.id for n in self.flow.nodes if n.type == "retriever.tool"
+            n.id for n in self.flow.nodes if n.type == roles.TOOL
         ]
         names = [self.names[t] for t in tools if t in self.names]
         if not names:
@@ -227,53 +233,64 @@ class N8nExporter:
             self._export_placeholder(spec)
             return
         webhooks = (self.flow.meta.get("source") or {}).get("webhooks") or {}
-        if spec.type == "chat.input" and spec.id in (webhooks.get("entry") or {}):
-            entry = webhooks["entry"][spec.id]
-            hook: dict[str, Any] = {
-                "httpMethod": entry.get("httpMethod") or "POST",
-                "path": entry.get("path") or spec.id,
-                "responseMode": "responseNode",
-                "options": {},
-            }
-            self.names[spec.id] = self._node(spec, BASE + "webhook", 2, hook)
-            return
-        if spec.type == "chat.output" and spec.id in (webhooks.get("answer") or []):
-            answer: dict[str, Any] = {"respondWith": "firstIncomingItem", "options": {}}
-            self.names[spec.id] = self._node(spec, BASE + "respondToWebhook", 1.1, answer)
-            return
-        adapter = N8N_TABLE.exporter(spec.type)
+        # an imported webhook entry or answer goes back as what it was (the entries with those hooks)
+        hook = "webhook" if spec.id in (webhooks.get("entry") or {}) else ""
+        hook = "respond" if spec.id in (webhooks.get("answer") or []) else hook
+        adapter = N8N_TABLE.hooked(hook, spec.type) if hook else None
+        adapter = adapter or N8N_TABLE.exporter(spec.type)
         if adapter is None:
-            note = "chat output: n8n answers in the chat trigger" if spec.type == "chat.output" else "no n8n node"
+            entry = N8N_TABLE.ports_of(spec.type)
+            note = entry.extra.get("unexported", "no n8n node") if entry else "no n8n node"
             self.warnings.append(f"{spec.id}: {note} for {spec.type}; left out")
             return
-        if adapter.hook == "store":
-            self._export_store(spec, adapter)
+        write = getattr(self, f"_write_{adapter.hook}", None) if adapter.hook else None
+        if write is not None:
+            write(spec, adapter)
             return
-        params = self._params(adapter, spec)
-        if adapter.hook == "form":
-            fields = {"values": [{"fieldLabel": "File", "fieldType": "file", "fieldName": "files"}]}
-            params = {"formTitle": spec.name or "Upload a file", "formFields": fields, "options": {}}
-        elif adapter.hook == "loader":
-            params = {"dataType": "binary", **params}
-            if self._splitters_after(spec.id):
-                params["textSplittingMode"] = "custom"
-            else:
-                self.warnings.append(
-                    f"{spec.id}: no splitter wired; n8n's loader will split with its built-in 1000/200 splitter"
-                )
-            if spec.config.get("path"):
-                self.warnings.append(
-                    f"{spec.id}: path {spec.config['path']!r} not exported; n8n loads the file given to the form"
-                )
-        if adapter.note:
+        self._write(spec, adapter, self._params(adapter, spec))
+
+    def _write(self, spec: NodeSpec, adapter: Adapter, params: dict[str, Any]) -> None:
+        if adapter.note and adapter.export:
             self.warnings.append(f"{spec.id}: {adapter.note}")
         self.names[spec.id] = self._node(spec, adapter.theirs, adapter.version, params)
+
+    # -- export hooks (the entry's ``hook``) --------------------------------------------------------
+    def _write_webhook(self, spec: NodeSpec, adapter: Adapter) -> None:
+        entry = self.flow.meta["source"]["webhooks"]["entry"][spec.id]
+        hook: dict[str, Any] = {
+            "httpMethod": entry.get("httpMethod") or "POST",
+            "path": entry.get("path") or spec.id,
+            "responseMode": "responseNode",
+            "options": {},
+        }
+        self._write(spec, adapter, hook)
+
+    def _write_respond(self, spec: NodeSpec, adapter: Adapter) -> None:
+        self._write(spec, adapter, {"respondWith": "firstIncomingItem", "options": {}})
+
+    def _write_form(self, spec: NodeSpec, adapter: Adapter) -> None:
+        fields = {"values": [{"fieldLabel": "File", "fieldType": "file", "fieldName": "files"}]}
+        self._write(spec, adapter, {"formTitle": spec.name or "Upload a file", "formFields": fields, "options": {}})
+
+    def _write_loader(self, spec: NodeSpec, adapter: Adapter) -> None:
+        params = {"dataType": "binary", **self._params(adapter, spec)}
+        if self._splitters_after(spec.id):
+            params["textSplittingMode"] = "custom"
+        else:
+            self.warnings.append(
+                f"{spec.id}: no splitter wired; n8n's loader will split with its built-in 1000/200 splitter"
+            )
+        if spec.config.get("path"):
+            self.warnings.append(
+                f"{spec.id}: path {spec.config['path']!r} not exported; n8n loads the file given to the form"
+            )
+        self._write(spec, adapter, params)
 
     def _splitters_after(self, node_id: str) -> list[Edge]:
         return [
             e
             for e in self._outgoing(node_id, "records")
-            if self.flow.node(e.target).type.startswith("splitter.") or self.flow.node(e.target).type == PLACEHOLDER
+            if self.flow.node(e.target).type.startswith(roles.SPLITTERS) or self.flow.node(e.target).type == PLACEHOLDER
         ]
 
     def _export_placeholder(self, spec: NodeSpec) -> None:
@@ -307,9 +324,9 @@ class N8nExporter:
             store_name = self._node(chain.store, adapter.theirs, adapter.version, params,
                                     self._name(f"{chain.store.name or chain.store.id} (retrieve)"))  # fmt: skip
             self.store_nodes.setdefault(chain.store.id, []).append(store_name)
-        retriever = N8N_TABLE.ports_of("retriever.vector")
+        retriever = N8N_TABLE.ports_of(roles.RETRIEVER)
         assert retriever is not None
-        spec = NodeSpec(id=f"{chain.store.id}-retriever", type="retriever.vector", name=f"{chain.store.name} retriever",
+        spec = NodeSpec(id=f"{chain.store.id}-retriever", type=roles.RETRIEVER, name=f"{chain.store.name} retriever",
                         config={"k": chain.k})  # fmt: skip
         self.flow.layout.positions.setdefault(spec.id, self.flow.position(chain.store.id))
         retriever_name = self._node(spec, retriever.theirs, retriever.version, self._params(retriever, spec))
@@ -318,7 +335,9 @@ class N8nExporter:
             "text": "={{ $json.chatInput }}",
             "options": {"systemPromptTemplate": chain.system_prompt()},
         }
-        chain_name = self._node(chain.prompt, CHAIN_TYPE, CHAIN_VERSION, params)
+        qa = N8N_TABLE.hooked("chain", chain.prompt.type)  # the entry that imports n8n's Q&A chain
+        assert qa is not None
+        chain_name = self._node(chain.prompt, qa.theirs, qa.version, params)
         self._link(store_name, "ai_vectorStore", retriever_name)
         self._link(retriever_name, "ai_retriever", chain_name)
         self._link(self.names[chain.llm.id], "ai_languageModel", chain_name)
@@ -330,9 +349,9 @@ class N8nExporter:
         )
         for node in chain.folded:
             what = {
-                "parser.stringify": "n8n's chain joins the retrieved documents itself",
-                "retriever.vector": "n8n's Vector Store Retriever carries it",
-                "chat.output": "n8n answers in the chat",
+                roles.STRINGIFY: "n8n's chain joins the retrieved documents itself",
+                roles.RETRIEVER: "n8n's Vector Store Retriever carries it",
+                roles.CHAT_OUTPUT: "n8n answers in the chat",
             }.get(node.type, "carried by the chain")
             self.warnings.append(f"{node.id}: {what}")
 
@@ -349,11 +368,11 @@ class N8nExporter:
 
     def _as_mode(self, consumer: NodeSpec) -> bool:
         """Whether a retriever/tool is written as a mode of its store's n8n node."""
-        if consumer.type == "retriever.vector":
+        if consumer.type == roles.RETRIEVER:
             return not self._outgoing(consumer.id, "retriever")  # n8n's load mode only answers on main
         return True
 
-    def _export_store(self, spec: NodeSpec, adapter: Adapter) -> None:
+    def _write_store(self, spec: NodeSpec, adapter: Adapter) -> None:
         base = self._params(adapter, spec)
         consumers = [self.flow.node(e.target) for e in self._outgoing(spec.id, "store")]
         consumers = [n for n in consumers if n.type in _ROLE_TYPES and self._as_mode(n)]
@@ -369,8 +388,8 @@ class N8nExporter:
             self.insert_node[spec.id] = name
             names.append(name)
         for consumer in consumers:
-            params = {"mode": "retrieve-as-tool" if consumer.type == "retriever.tool" else "load"}
-            if consumer.type == "retriever.tool":
+            params = {"mode": "retrieve-as-tool" if consumer.type == roles.TOOL else "load"}
+            if consumer.type == roles.TOOL:
                 params["toolDescription"] = consumer.config.get(
                     "description", "Search the knowledge base and return the most relevant passages."
                 )
@@ -410,7 +429,7 @@ class N8nExporter:
         if source.type == PLACEHOLDER and edge.source_port.startswith(("ai_", "main")):
             self._link(src_name, edge.source_port, self.insert_node.get(target.id, tgt_name))
             return
-        if target.type == PLACEHOLDER and edge.target_port == "ai_document" and source.type != "loader.file":
+        if target.type == PLACEHOLDER and edge.target_port == "ai_document" and source.type != roles.LOADER:
             # Documents reach an n8n store only from a data loader: link the loader that feeds this
             # splitter, never the splitter itself (n8n rejects a splitter on an ai_document port).
             for loader in self._loaders_before(source.id):
@@ -427,19 +446,19 @@ class N8nExporter:
         if reranked:
             src_name = self.rerank_after[source.id]  # the reranked hits come out of the load-mode store node
         port = edge.target_port
-        if (port == "documents" and target.type.startswith("splitter.")) or (
+        if (port == "documents" and target.type.startswith(roles.SPLITTERS)) or (
             target.type == PLACEHOLDER and port == "documents"
         ):
             self._link(tgt_name, "ai_textSplitter", src_name)  # sub-node -> root: splitter into the loader
             return
         if port == "documents" and target.id in self.store_nodes:
-            loaders = [source.id] if source.type == "loader.file" else self._loaders_before(source.id)
+            loaders = [source.id] if source.type == roles.LOADER else self._loaders_before(source.id)
             if not loaders:
                 self.warnings.append(f"connection {edge.key}: n8n needs a data loader in front of the splitter")
             for loader_id in loaders:
                 self._link(self.names[loader_id], "ai_document", self.insert_node.get(target.id, tgt_name))
             return
-        if source.type == "input.file" and target.type == "loader.file":
+        if source.type == roles.FILE_INPUT and target.type == roles.LOADER:
             for store in self._stores_fed_by(target.id):
                 self._link(src_name, "main", self.insert_node.get(store, self.names[store]))
             return
@@ -460,9 +479,9 @@ class N8nExporter:
         found: list[str] = []
         for edge in self._incoming(node_id, "documents"):
             feeder = self.flow.node(edge.source)
-            if feeder.type == "loader.file" and feeder.id in self.names:
+            if feeder.type == roles.LOADER and feeder.id in self.names:
                 found.append(feeder.id)
-            elif feeder.type.startswith("splitter.") or feeder.type == "labeller.row":
+            elif feeder.type.startswith(roles.SPLITTERS) or feeder.type == roles.LABELLER:
                 found += self._loaders_before(feeder.id)
         return found
 

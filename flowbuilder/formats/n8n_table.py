@@ -2,19 +2,25 @@
 
 ``theirs`` is the n8n type without its package prefix; ports map to n8n connection types. Defaults
 here are n8n's (what an export means when it omits a parameter); ours come from the node classes.
-Adding a mapping = one entry here + one fixture in ``tests/formats/fixtures/n8n/``.
+Adding a mapping = one entry here (its import, export, ports and ``--local`` swap) + one fixture in
+``tests/formats/fixtures/n8n/`` (globbed by ``tests/formats/test_fixtures.py``); see ``adapters.py``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flowbuilder.formats.adapters import (
+    OFFLINE_CHAT,
+    OFFLINE_EMBEDDER,
+    PLACEHOLDER,
     Adapter,
     ByVersion,
     Param,
     Table,
     nonempty_str,
+    offline_store,
     positive_int,
     to_float,
     to_int,
@@ -117,6 +123,14 @@ ROUTES: tuple[tuple[str, tuple[float, ...], str], ...] = (
     ("aggregate", (1,), "Aggregate: the items go on as one list"),
 )
 
+
+def _original_param(original: Mapping[str, Any], name: str) -> Any:
+    """A parameter of a kept node's original n8n JSON (a resource locator's name or value)."""
+    value = (original.get("parameters") or {}).get(name)
+    return value.get("cachedResultName") or value.get("value") if isinstance(value, dict) else value
+
+
+_CHROMA_SWAP = "vectorstore.chroma (--local swaps it in with the same collection name)"
 _SPLITTER = {"chunks": "ai_textSplitter"}
 _STORE_IN = {"embedder": "ai_embedding", "documents": "ai_document", "query": "main"}
 _STORE_OUT = {"store": "ai_vectorStore", "hits": "main"}
@@ -147,16 +161,19 @@ N8N_TABLE = Table(
         # An HTTP call as the entry of a served flow: the webhook is `flowbuilder serve`'s /ask, its
         # answer is Respond to Webhook's (the "webhook" hook names the path in the report).
         Adapter("chat.input", BASE + "webhook", (1, 1.1, 2, 2.1), outputs={"message": "main"}, export=False,
+                export_version=2,
                 hook="webhook", note="a webhook: `flowbuilder serve` takes the message at /ask (it was POST "
                 "/{what}); `run --input TEXT` gives it here"),
         Adapter("chat.output", BASE + "respondToWebhook", (1, 1.1, 1.2, 1.3, 1.4, 1.5), inputs={"message": "main"},
-                outputs={"message": "main"}, export=False, hook="respond",
+                outputs={"message": "main"}, export=False, hook="respond", export_version=1.1,
+                extra={"unexported": "chat output: n8n answers in the chat trigger"},
                 ignore=("respondWith", "responseBody", "options", "enableResponseOutput", "responseCode"),
                 note="Respond to Webhook: the answer `flowbuilder serve` returns at /ask"),
         # -- routing: reroute points (util.passthrough) whose logic is never evaluated; the "route" hook
         # reports what each one decided in n8n and that every item goes on.
         *[Adapter("util.passthrough", BASE + kind, versions, inputs={"value": "main"}, outputs={"value": "main"},
-                  export=False, hook="route", note=what)
+                  export=False, hook="route", note=what,
+                  extra={"loop": kind == "splitInBatches", "sets_fields": kind == "set"})
           for kind, versions, what in ROUTES],
         # -- loading and splitting -------------------------------------------------------------------
         Adapter("loader.file", LC + "documentDefaultDataLoader", (1, 1.1), inputs={"path": "main"},
@@ -184,14 +201,15 @@ N8N_TABLE = Table(
                         Param("dimensions", "options.dimensions", 0, to_ours=positive_int,
                               to_theirs=lambda v: v or 0),
                         Param("base_url", "options.baseURL", "", to_ours=nonempty_str)),
-                fixed={"options": {}}),
+                fixed={"options": {}}, local=OFFLINE_EMBEDDER),
         Adapter("embedder.ollama", LC + "embeddingsOllama", (1,), outputs={"embedder": "ai_embedding"},
-                params=(Param("model", "model", "llama3.2", keep=True),)),
+                params=(Param("model", "model", "llama3.2", keep=True),), local=OFFLINE_EMBEDDER),
         Adapter("embedder.mistral", LC + "embeddingsMistralCloud", (1,), outputs={"embedder": "ai_embedding"},
                 params=(Param("model", "model", "mistral-embed", keep=True),), fixed={"options": {}},
-                ignore=("options",)),
+                ignore=("options",), local=OFFLINE_EMBEDDER),
         Adapter("embedder.cohere", LC + "embeddingsCohere", (1,), outputs={"embedder": "ai_embedding"},
-                params=(Param("model", "modelName", "embed-english-v2.0", keep=True),), ignore=("notice",)),
+                params=(Param("model", "modelName", "embed-english-v2.0", keep=True),), ignore=("notice",),
+                local=OFFLINE_EMBEDDER),
         # The nearest n8n equivalent of the offline MiniLM embedder: all-minilm on a local Ollama.
         Adapter("embedder.local", LC + "embeddingsOllama", (1,), outputs={"embedder": "ai_embedding"},
                 fixed={"model": "all-minilm"}, imports=False,
@@ -201,9 +219,9 @@ N8N_TABLE = Table(
         Adapter("llm.openai", LC + "lmChatOpenAi", (1, 1.1, 1.2, 1.3), outputs=_CHAT_OUT,
                 params=(*_chat_params("gpt-4o-mini", resource=True),
                         Param("base_url", "options.baseURL", "", to_ours=nonempty_str)),
-                fixed={"options": {}}, ignore=("builtInTools",), export_version=1.2),
+                fixed={"options": {}}, ignore=("builtInTools",), export_version=1.2, local=OFFLINE_CHAT),
         Adapter("llm.groq", LC + "lmChatGroq", (1,), outputs=_CHAT_OUT,
-                params=_chat_params("llama3-8b-8192"), fixed={"options": {}}),
+                params=_chat_params("llama3-8b-8192"), fixed={"options": {}}, local=OFFLINE_CHAT),
         Adapter("llm.ollama", LC + "lmChatOllama", (1,), outputs=_CHAT_OUT,
                 params=_chat_params("llama3.2"), fixed={"options": {}}),
         Adapter("llm.mistral", LC + "lmChatMistralCloud", (1,), outputs=_CHAT_OUT,
@@ -212,7 +230,7 @@ N8N_TABLE = Table(
                         Param("max_tokens", "options.maxTokens", -1, to_ours=positive_int, to_theirs=_max_tokens),
                         Param("timeout", "options.timeout", 60000, to_ours=_seconds, to_theirs=_ms),
                         Param("max_retries", "options.maxRetries", 2, to_ours=to_int)),
-                fixed={"options": {}}),
+                fixed={"options": {}}, local=OFFLINE_CHAT),
         Adapter("memory.window", LC + "memoryBufferWindow", (1, 1.1, 1.2, 1.3, 1.4), outputs={"memory": "ai_memory"},
                 params=(Param("window", "contextWindowLength", 5, to_ours=to_int),),
                 ignore=("sessionIdType", "sessionKey"), export_version=1.3),
@@ -231,7 +249,7 @@ N8N_TABLE = Table(
                 outputs=_STORE_OUT, hook="store",
                 params=(Param("index", "pineconeIndex", "", to_theirs=_index),
                         Param("namespace", "options.pineconeNamespace", "")),
-                fixed={"options": {}}),
+                fixed={"options": {}}, local=offline_store("index", "namespace")),
         Adapter("vectorstore.qdrant", LC + "vectorStoreQdrant", (1, 1.1, 1.2, 1.3), inputs=_STORE_IN,
                 outputs=_STORE_OUT, hook="store", preset={"search": "dense"},  # n8n searches dense vectors only
                 params=(Param("collection", "qdrantCollection", "", to_theirs=_index),), fixed={"options": {}}),
@@ -260,30 +278,37 @@ N8N_TABLE = Table(
         Adapter("prompt.template", LC + "chainRetrievalQa", (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7),
                 inputs={"question": "main"}, outputs={"prompt": "main"}, export=False, hook="chain",
                 params=(Param("template", "options.systemPromptTemplate", QA_SYSTEM_PROMPT, to_ours=_with_question),),
-                ignore=("promptType", "text", "query", "options")),
+                ignore=("promptType", "text", "query", "options"),
+                replace="retriever.vector -> prompt.template -> an llm node"),
         Adapter("retriever.vector", LC + "retrieverVectorStore", (1,), inputs={"store": "ai_vectorStore"},
                 outputs={"retriever": "ai_retriever"}, export=False,
                 params=(Param("k", "topK", 4, to_ours=to_int),)),
+        # -- kept: n8n nodes we do not run, imported as placeholders that name what replaces them --------
+        Adapter(PLACEHOLDER, LC + "vectorStoreSupabase", export=False, replace=_CHROMA_SWAP,
+                local=offline_store("tableName")),
+        Adapter(PLACEHOLDER, LC + "vectorStorePGVector", export=False, replace=_CHROMA_SWAP,
+                local=offline_store("tableName")),
+        Adapter(PLACEHOLDER, LC + "lmChatOpenRouter", export=False, local=OFFLINE_CHAT,
+                replace="llm.openai with base_url https://openrouter.ai/api/v1 (--local: llm.ollama)"),
+        Adapter(PLACEHOLDER, LC + "lmChatGoogleGemini", export=False, local=OFFLINE_CHAT),
+        Adapter(PLACEHOLDER, LC + "lmChatAnthropic", export=False, local=OFFLINE_CHAT),
+        Adapter(PLACEHOLDER, LC + "embeddingsGoogleGemini", export=False, replace="embedder.local (--local)",
+                local=OFFLINE_EMBEDDER),
+        Adapter(PLACEHOLDER, LC + "embeddingsAwsBedrock", export=False, local=OFFLINE_EMBEDDER),
+        # code: never run; the "code" hook summarises what it does for the placeholder's note
+        *[Adapter(PLACEHOLDER, prefix + kind, export=False, hook="code")
+          for prefix, kind in ((BASE, "code"), (BASE, "function"), (BASE, "functionItem"), (LC, "code"),
+                               (LC, "toolCode"))],
     ],
+    original_param=_original_param,
 )
 # fmt: on
 
-STORE_SUFFIX = "vectorStore"
+STORE_PREFIX = "vectorStore"
+"""An n8n vector store's short type begins so (a store we keep as a placeholder still takes documents)."""
+STICKY = BASE + "stickyNote"
 # n8n's MCP Server Trigger has no node of ours: Flowbuilder serves a whole flow over MCP
 # (`flowbuilder serve` / `flowbuilder mcp` / the Serve tab), each retrieval tool a search tool. The trigger
 # is structure, not a node: the importer drops it with a report line and keeps the tools wired into it.
 MCP_SERVER_TRIGGER = LC + "mcpTrigger"
 MCP_SERVER_VERSIONS = (1, 1.1, 2, 2.1)
-# Stores n8n can run and we do not: kept as placeholders that name what replaces them.
-REPLACEMENTS = {
-    LC + "vectorStoreSupabase": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    LC + "vectorStorePGVector": "vectorstore.chroma (--local swaps it in with the same collection name)",
-    LC + "lmChatOpenRouter": "llm.openai with base_url https://openrouter.ai/api/v1 (--local: llm.ollama)",
-    LC + "embeddingsGoogleGemini": "embedder.local (--local)",
-    LC + "chainRetrievalQa": "retriever.vector -> prompt.template -> an llm node",
-}
-# The collection-name parameter of each store --local swaps for Chroma.
-SWAP_COLLECTION = {
-    LC + "vectorStoreSupabase": "tableName",
-    LC + "vectorStorePGVector": "tableName",
-}

@@ -8,6 +8,7 @@ the conversion in as a node of its own (``parser.stringify``) and the report say
 from __future__ import annotations
 
 from flowbuilder.flow import Edge, Flow, NodeSpec, Position
+from flowbuilder.formats import roles
 from flowbuilder.formats.report import ImportReport
 from flowbuilder.ports import PortType, compatible
 from flowbuilder.registry import NodeRegistry, default_registry
@@ -34,7 +35,7 @@ def convert_implicitly(flow: Flow, report: ImportReport, registry: NodeRegistry 
         node_id = f"{source.id}-as-text"
         while flow.find_node(node_id) is not None:
             node_id += "-1"
-        parser = NodeSpec(id=node_id, type="parser.stringify", name=f"{source.name or source.id} as text")
+        parser = NodeSpec(id=node_id, type=roles.STRINGIFY, name=f"{source.name or source.id} as text")
         flow.nodes.append(parser)
         a, b = flow.position(source.id), flow.position(target.id)
         flow.layout.positions[node_id] = Position(x=(a.x + b.x) / 2, y=(a.y + b.y) / 2 + 80)

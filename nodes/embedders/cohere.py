@@ -17,6 +17,7 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.llms.base import scrub
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
@@ -183,7 +184,7 @@ class CohereEmbedderConfig(BaseModel):
 
 
 @register_node
-class CohereEmbedderNode(Node[CohereEmbedderConfig]):
+class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from Cohere's embed models (needs an API key)."""
 
     type_name = "embedder.cohere"
@@ -194,7 +195,7 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig]):
     outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", PROVIDER, description="Cohere API key (COHERE_API_KEY)."),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         c = self.config
         embedder = CohereEmbedder(
             api_key=ctx.secret("api_key"),

@@ -12,7 +12,6 @@ import hashlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
+from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
@@ -194,7 +194,7 @@ class LocalEmbedderConfig(BaseModel):
 
 
 @register_node
-class LocalEmbedderNode(Node[LocalEmbedderConfig]):
+class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
     """all-MiniLM-L6-v2 (384-d) on this machine: no key, no network, no PyTorch."""
 
     type_name = "embedder.local"
@@ -204,7 +204,7 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig]):
     Config = LocalEmbedderConfig
     outputs = (Port("embedder", PortType.EMBEDDER),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = LocalEmbedder(
             batch_size=self.config.batch_size, cache_dir=ctx.data_dir if self.config.cache else None
         )

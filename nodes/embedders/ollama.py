@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.ollama_client import API_KEY_SLOT, make_client
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
@@ -135,7 +136,7 @@ class OllamaEmbedderConfig(BaseModel):
 
 
 @register_node
-class OllamaEmbedderNode(Node[OllamaEmbedderConfig]):
+class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from an Ollama server (nomic-embed-text by default)."""
 
     type_name = "embedder.ollama"
@@ -146,7 +147,7 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig]):
     outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (API_KEY_SLOT,)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         c = self.config
         embedder = OllamaEmbedder(
             model=c.model,

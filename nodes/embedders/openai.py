@@ -11,6 +11,7 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
@@ -131,7 +132,7 @@ class OpenAIEmbedderConfig(BaseModel):
 
 
 @register_node
-class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig]):
+class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from OpenAI's text-embedding-3 models (needs an API key)."""
 
     type_name = "embedder.openai"
@@ -142,7 +143,7 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig]):
     outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", "openai"),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         c = self.config
         embedder = OpenAIEmbedder(
             api_key=ctx.secret("api_key"),

@@ -10,7 +10,6 @@ node's summary says so wherever its results appear.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
+from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
@@ -81,7 +81,7 @@ class WordLlamaEmbedderConfig(BaseModel):
 
 
 @register_node
-class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig]):
+class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig, NoInputs, EmbedderOut]):
     """Screening-grade WordLlama embedder (bundled weights, very fast, weaker): for sweeps, not final numbers."""
 
     type_name = "embedder.wordllama"
@@ -91,7 +91,7 @@ class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig]):
     Config = WordLlamaEmbedderConfig
     outputs = (Port("embedder", PortType.EMBEDDER),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = WordLlamaEmbedder(
             dim=self.config.dim,
             batch_size=self.config.batch_size,
@@ -104,5 +104,5 @@ class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig]):
         ctx.log(f"embedder.wordllama is {SCREENING_LABEL}")
         return {"embedder": embedder}
 
-    def summarize(self, outputs: Mapping[str, Any]) -> str:
+    def summarize(self, outputs: EmbedderOut) -> str:
         return f"WordLlama {self.config.dim}-d: screening-grade, not for final numbers"

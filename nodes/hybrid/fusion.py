@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import HitsOut
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Hits
 from flowbuilder.registry import register_node
 
 FusionMethod = Literal["rrf", "weighted"]
@@ -145,17 +147,6 @@ def _distinct(hits: Sequence[Hit], by: FuseBy) -> list[Hit]:
     return out
 
 
-def check_hit_lists(value: Any, port: str = "hits") -> list[list[Hit]]:
-    """A multiple ``hits`` input as a list of hit lists (one per connection)."""
-    if value is None:
-        return []
-    lists = value if isinstance(value, list) and all(isinstance(v, list) for v in value) else [value]
-    for item in lists:
-        if not isinstance(item, list) or not all(isinstance(h, Hit) for h in item):
-            raise NodeError(f"Input '{port}' must be hit lists from retrievers or stores, got {type(item).__name__}.")
-    return [list(item) for item in lists]
-
-
 class FusionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -175,8 +166,13 @@ class FusionConfig(BaseModel):
     )
 
 
+class FusionIn(TypedDict):
+    hits: list[Hits]
+    """One hit list per connection."""
+
+
 @register_node
-class FusionNode(Node[FusionConfig]):
+class FusionNode(Node[FusionConfig, FusionIn, HitsOut]):
     """Fuse several ranked hit lists (RRF or weighted) and show each leg's rank and score."""
 
     type_name = "retriever.fusion"
@@ -189,9 +185,9 @@ class FusionNode(Node[FusionConfig]):
     )
     outputs = (Port("hits", PortType.HITS, description="Fused hits, best first; legs and explain filled."),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: FusionIn, ctx: RunContext) -> HitsOut:
         c = self.config
-        lists = check_hit_lists(inputs.get("hits"))
+        lists = inputs["hits"]
         if not lists:
             raise NodeError("Input 'hits' is empty: connect the hits outputs of two or more retrievers.")
         fused = fuse(

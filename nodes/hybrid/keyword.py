@@ -14,7 +14,7 @@ import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,9 +24,12 @@ from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
-from flowbuilder.nodes.vectorstores.common import decode_metadata, flatten_documents, unique_documents
+from flowbuilder.nodes.io import SearchOut
+from flowbuilder.nodes.vectorstores.common import decode_metadata, unique_documents
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Chunks, Text
 from flowbuilder.registry import register_node
+from flowbuilder.services import VectorStore
 
 Scorer = Literal["bm25", "overlap"]
 LEG = "keyword"
@@ -249,8 +252,14 @@ class KeywordConfig(BaseModel):
     )
 
 
+class KeywordIn(TypedDict):
+    store: NotRequired[VectorStore]
+    documents: NotRequired[list[Chunks]]
+    query: Text
+
+
 @register_node
-class KeywordRetrieverNode(Node[KeywordConfig]):
+class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, SearchOut]):
     """Find chunks by keywords (BM25 or word overlap); the index mirrors the store and is kept on disk."""
 
     type_name = "retriever.keyword"
@@ -270,7 +279,7 @@ class KeywordRetrieverNode(Node[KeywordConfig]):
 
     @classmethod
     def fingerprint(
-        cls, config: BaseModel, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
+        cls, config: KeywordConfig, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
     ) -> str | None:
         """The store's size: a collection changed by another flow since the cached result re-runs the search
         (an edit that keeps the size is caught on the next change of the store node's inputs)."""
@@ -283,18 +292,19 @@ class KeywordRetrieverNode(Node[KeywordConfig]):
         except Exception:  # an unreachable server: let run() report it
             return None
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: KeywordIn, ctx: RunContext) -> SearchOut:
         c = self.config
         store = inputs.get("store")
+        batches = inputs.get("documents")
         if store is not None:
             ids, docs = store_documents(store)
-            origin = f"store {getattr(store, 'name', '')}".strip()
-        elif inputs.get("documents") is not None:
-            ids, docs, _dupes = unique_documents(flatten_documents(inputs.get("documents")))
+            origin = f"store {store.name}"
+        elif batches is not None:
+            ids, docs, _dupes = unique_documents(doc for batch in batches for doc in batch)
             origin = "documents input"
         else:
             raise NodeError("Connect a vector store (its chunks are indexed) or chunks to 'documents'.")
-        queries = queries_of(inputs.get("query"))
+        queries = queries_of(inputs["query"])
         folder = index_folder(store, ctx, c.index_name)
         index, loaded = open_index(ids, docs, folder, scorer=c.scorer, k1=c.k1, b=c.b, stopwords=c.stopwords)
         retriever = KeywordRetriever(index, c.k, c.where)

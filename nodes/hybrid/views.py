@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.hybrid.fusion import check_hit_lists, hit_key, stage_rows
-from flowbuilder.nodes.vectorstores.common import document_id, flatten_documents
+from flowbuilder.nodes.hybrid.fusion import hit_key, stage_rows
+from flowbuilder.nodes.io import ChunksOut, DocumentsIn, HitsIn, HitsOut
+from flowbuilder.nodes.vectorstores.common import document_id
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
@@ -139,7 +140,7 @@ class ViewsConfig(BaseModel):
 
 
 @register_node
-class ViewsIndexerNode(Node[ViewsConfig]):
+class ViewsIndexerNode(Node[ViewsConfig, DocumentsIn, ChunksOut]):
     """Index several views of each record (a field, sentences, the whole), each pointing to its parent."""
 
     type_name = "indexer.views"
@@ -151,8 +152,7 @@ class ViewsIndexerNode(Node[ViewsConfig]):
     outputs = (Port("chunks", PortType.CHUNKS, description="View chunks with parent_id, parent_text and view."),)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, ViewsConfig)
+    def config_problems(cls, config: ViewsConfig) -> list[tuple[str | None, str]]:
         problems: list[tuple[str | None, str]] = []
         if not config.views:
             problems.append((None, "Choose at least one view (whole, field, sentence)."))
@@ -160,11 +160,11 @@ class ViewsIndexerNode(Node[ViewsConfig]):
             problems.append((None, "The 'field' view needs fields: name the column(s), e.g. TestCase Description."))
         return problems
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: DocumentsIn, ctx: RunContext) -> ChunksOut:
         c = self.config
         for _port, problem in self.config_problems(c):
             raise NodeError(problem)
-        documents = flatten_documents(inputs.get("documents"))
+        documents = inputs["documents"]
         if not documents:
             raise NodeError("Input 'documents' is empty: connect a loader or labeller with records.")
         chunks, details = make_views(
@@ -211,7 +211,7 @@ class ParentsConfig(BaseModel):
 
 
 @register_node
-class ParentsRetrieverNode(Node[ParentsConfig]):
+class ParentsRetrieverNode(Node[ParentsConfig, HitsIn, HitsOut]):
     """Map hits on views or child chunks to their parent records, deduplicated, best first."""
 
     type_name = "retriever.parents"
@@ -222,9 +222,8 @@ class ParentsRetrieverNode(Node[ParentsConfig]):
     inputs = (Port("hits", PortType.HITS, description="Hits on views/children (from a store, keyword or fusion)."),)
     outputs = (Port("hits", PortType.HITS, description="Parent records, one per parent, best first."),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        lists = check_hit_lists(inputs.get("hits"))
-        hits = [h for hits in lists for h in hits]
+    def run(self, inputs: HitsIn, ctx: RunContext) -> HitsOut:
+        hits = inputs["hits"]
         parents = return_parents(hits, self.config.keep)
         with_parent = sum(1 for h in hits if h.document.metadata.get("parent_id"))
         if hits and not with_parent:

@@ -15,15 +15,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeVar
 
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import FlowbuilderError, ProviderError
-from flowbuilder.node import Node, RunContext
+from flowbuilder.node import ConfigT, Node, RunContext
+from flowbuilder.nodes.io import ChatIn, ChatOut
 from flowbuilder.ports import Port, PortType
-from flowbuilder.services import ChatModel, Tool
+from flowbuilder.services import Tool
 from flowbuilder.terminal import excerpt
 
 TokenCallback = Callable[[str], None]
@@ -220,10 +222,18 @@ class BaseChatModel:
         return f"<{type(self).__name__} {self.provider}/{self.model}>"
 
 
-class ChatModelNode(Node[LLMConfig]):
+class ChatSettings(NamedTuple):
+    """What the shared run of a chat node reads from its config."""
+
+    system_message: str
+    stream: bool
+    extractive_fallback: bool = False
+    """Answer extractively when the model does not answer (``when_unreachable: extractive``)."""
+
+
+class ChatNode(Node[ConfigT, ChatIn, ChatOut]):
     """Shared run of ``llm.*``: answer the prompt when it is connected, always provide the model."""
 
-    Config: ClassVar[type[BaseModel]] = LLMConfig
     category = "Models"
     inputs = (
         Port(
@@ -248,10 +258,12 @@ class ChatModelNode(Node[LLMConfig]):
     def build_model(self, ctx: RunContext) -> BaseChatModel:
         raise NotImplementedError
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        config = self.config  # an LLMConfig, or a config with the same system_message and stream (llm.local)
+    def settings(self) -> ChatSettings:
+        raise NotImplementedError
+
+    def run(self, inputs: ChatIn, ctx: RunContext) -> ChatOut:
+        config = self.settings()
         model = self.build_model(ctx)
-        assert isinstance(model, ChatModel)
         ctx.details["provider"] = model.provider
         ctx.details["model"] = model.model
         prompt = inputs.get("prompt")
@@ -271,7 +283,7 @@ class ChatModelNode(Node[LLMConfig]):
         try:
             reply = model.chat(messages, on_token=on_token if config.stream else None)
         except ProviderError as exc:
-            if config.when_unreachable != "extractive":
+            if not config.extractive_fallback:
                 raise
             return {"answer": _extractive_instead(str(prompt), exc, ctx), "model": model}
         finally:
@@ -280,11 +292,22 @@ class ChatModelNode(Node[LLMConfig]):
             ctx.details["usage"] = model.last_usage
         return {"answer": reply.content, "model": model}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+    def summarize(self, outputs: ChatOut) -> str:
         answer = outputs.get("answer")
-        if isinstance(answer, str):
-            return _preview(answer)
-        return "chat_model ready"
+        return _preview(answer) if answer is not None else "chat_model ready"
+
+
+LLMConfigT = TypeVar("LLMConfigT", bound=LLMConfig, default=LLMConfig)
+
+
+class ChatModelNode(ChatNode[LLMConfigT]):
+    """A chat node on the shared :class:`LLMConfig` (a provider's config adds to it)."""
+
+    Config: ClassVar[type[BaseModel]] = LLMConfig
+
+    def settings(self) -> ChatSettings:
+        c = self.config
+        return ChatSettings(c.system_message, c.stream, c.when_unreachable == "extractive")
 
 
 def _extractive_instead(prompt: str, exc: ProviderError, ctx: RunContext) -> str:

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import NodeError, ProviderError, RunCancelledError
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.llms.base import BaseChatModel, ChatModelNode, TokenCallback
+from flowbuilder.nodes.io import ChatIn, ChatOut
+from flowbuilder.nodes.llms.base import BaseChatModel, ChatNode, ChatSettings, TokenCallback
 from flowbuilder.nodes.llms.local_runtime import INSTALL_HINT, LoadedModel, bundled_model, load_model
 from flowbuilder.pathguard import PathKind
 from flowbuilder.paths import resolve_path
@@ -214,7 +215,7 @@ def _is_bundled(chosen: str, base_dir: Path | None) -> bool:
 
 
 @register_node
-class LocalChat(ChatModelNode):
+class LocalChat(ChatNode[LocalLLMConfig]):
     """Embedded llama.cpp on a GGUF file, no server. The default SmolLM2-135M is a tiny test model that invents: real answers need a real GGUF, Ollama or a key.
 
     The runtime is the optional ``llama-cpp-python`` (``pip install -e .[local]`` or the builder's
@@ -226,26 +227,24 @@ class LocalChat(ChatModelNode):
     display_name = "Local GGUF Chat Model"
     aliases = ("LLM", "llama.cpp", "GGUF", "local model", "offline", "SmolLM2", "chat model", "model", "chat")
 
-    def __init__(self, config: LocalLLMConfig) -> None:
-        super().__init__(config)  # type: ignore[arg-type]  # the shared run reads only system_message and stream
+    def settings(self) -> ChatSettings:
+        return ChatSettings(self.config.system_message, self.config.stream)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
+    def config_problems(cls, config: LocalLLMConfig) -> list[tuple[str | None, str]]:
         problems = super().config_problems(config)
-        if isinstance(config, LocalLLMConfig) and config.grammar.strip() and config.response_format == "json":
+        if config.grammar.strip() and config.response_format == "json":
             problems.append((None, "set either response_format json or a grammar, not both (the grammar wins)."))
         return problems
 
     @classmethod
-    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
+    def config_paths(cls, config: LocalLLMConfig) -> list[tuple[str, str, PathKind]]:
         """The chosen GGUF, for the path guard; the bundled SmolLM2 is part of the install (like data/)."""
-        assert isinstance(config, LocalLLMConfig)
         chosen = config.model_file.strip()
         return [("model_file", chosen, "file")] if chosen and not _is_bundled(chosen, None) else []
 
     def model_path(self, ctx: RunContext) -> Path:
         config = self.config
-        assert isinstance(config, LocalLLMConfig)
         chosen = config.model_file.strip()
         if chosen and not _is_bundled(chosen, ctx.base_dir):
             return ctx.resolve_path(chosen, "file", "model_file")
@@ -259,7 +258,6 @@ class LocalChat(ChatModelNode):
 
     def build_model(self, ctx: RunContext) -> LocalChatModel:
         config = self.config
-        assert isinstance(config, LocalLLMConfig)
         label = f"llm.local '{ctx.node_id}'"
         threads = config.threads or max(1, (os.cpu_count() or 2) // 2)
         loaded = load_model(self.model_path(ctx), n_ctx=config.n_ctx, n_threads=threads, node_label=label)
@@ -278,7 +276,7 @@ class LocalChat(ChatModelNode):
         ctx.details["chat_template"] = "from the GGUF file" if loaded.chat_template else "none in the file (llama-2)"
         return LocalChatModel(loaded, config, cancelled=lambda: ctx.cancelled, grammar=grammar)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: ChatIn, ctx: RunContext) -> ChatOut:
         outputs = super().run(inputs, ctx)
         model = outputs.get("model")
         if isinstance(model, LocalChatModel) and "answer" in outputs:

@@ -156,7 +156,7 @@ class OllamaChatModel(BaseChatModel):
 
 
 @register_node
-class OllamaChat(ChatModelNode):
+class OllamaChat(ChatModelNode[OllamaChatConfig]):
     """Answer a prompt with a model on an Ollama server, or provide the model to an agent."""
 
     type_name = "llm.ollama"
@@ -167,7 +167,6 @@ class OllamaChat(ChatModelNode):
 
     def build_model(self, ctx: RunContext) -> OllamaChatModel:
         config = self.config
-        assert isinstance(config, OllamaChatConfig)
         return OllamaChatModel(
             model=config.model,
             host=config.base_url or DEFAULT_HOST,

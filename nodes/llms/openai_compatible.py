@@ -12,7 +12,6 @@ from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import (
     BaseChatModel,
     ChatModelNode,
-    LLMConfig,
     TokenCallback,
     neutral_tool_call,
     scrub,
@@ -197,7 +196,6 @@ class OpenAICompatibleChatNode(ChatModelNode):
 
     def build_model(self, ctx: RunContext) -> OpenAICompatibleChatModel:
         config = self.config
-        assert isinstance(config, LLMConfig)
         return OpenAICompatibleChatModel(
             provider=self.provider,
             sdk=self.sdk,

@@ -103,7 +103,7 @@ def _call(call: Any) -> dict[str, Any]:
 
 
 @register_node
-class MistralChat(ChatModelNode):
+class MistralChat(ChatModelNode[MistralChatConfig]):
     """Answer a prompt with a Mistral AI chat model, or provide the model to an agent."""
 
     type_name = "llm.mistral"
@@ -114,7 +114,6 @@ class MistralChat(ChatModelNode):
 
     def build_model(self, ctx: RunContext) -> MistralChatModel:
         config = self.config
-        assert isinstance(config, LLMConfig)
         return MistralChatModel(
             model=config.model,
             api_key=ctx.secret("api_key"),

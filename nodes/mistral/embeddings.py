@@ -11,6 +11,7 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
@@ -82,7 +83,7 @@ class MistralEmbedderConfig(BaseModel):
 
 
 @register_node
-class MistralEmbedderNode(Node[MistralEmbedderConfig]):
+class MistralEmbedderNode(Node[MistralEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from Mistral AI's mistral-embed (needs an API key)."""
 
     type_name = "embedder.mistral"
@@ -93,7 +94,7 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig]):
     outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", PROVIDER, description=f"Mistral API key ({ENV_VAR})."),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         c = self.config
         embedder = MistralEmbedder(
             api_key=ctx.secret("api_key"),

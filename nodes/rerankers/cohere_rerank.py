@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import FlowbuilderError, ProviderError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.io import HitsOut
 from flowbuilder.nodes.llms.base import scrub
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
+from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
 from flowbuilder.registry import register_node
 
 
@@ -33,7 +33,7 @@ class CohereRerankConfig(RerankConfig):
 
 
 @register_node
-class CohereReranker(RerankerNode):
+class CohereReranker(RerankerNode[CohereRerankConfig]):
     """Rerank hits with Cohere's rerank API (relevance scores 0-1)."""
 
     type_name = "reranker.cohere"
@@ -42,10 +42,9 @@ class CohereReranker(RerankerNode):
     Config = CohereRerankConfig
     credential_slots = (CredentialSlot("api_key", "cohere", description="Cohere API key (COHERE_API_KEY)."),)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: RerankIn, ctx: RunContext) -> HitsOut:
         config = self.config
-        assert isinstance(config, CohereRerankConfig)
-        hits, query = rerank_inputs(inputs)
+        hits, query = inputs["hits"], question(inputs)
         candidates = hits[: config.candidates]
         ctx.details["query"] = query
         ctx.details["model"] = config.model

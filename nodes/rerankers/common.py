@@ -10,14 +10,17 @@ retrieval rank and score as ``legs["retrieval"]`` so the before/after stays visi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeVar
 
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node
+from flowbuilder.nodes.io import HitsOut
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Hits, Text
 
 RERANK_LEG = "rerank"
 CATEGORY = "Rerankers"
@@ -32,7 +35,16 @@ class RerankConfig(BaseModel):
     keep: int = Field(4, ge=1, le=1000, description="How many hits to keep after reranking.")
 
 
-class RerankerNode(Node[Any]):
+class RerankIn(TypedDict):
+    hits: Hits
+    query: Text
+
+
+RerankConfigT = TypeVar("RerankConfigT", bound=RerankConfig, default=RerankConfig)
+RerankInputsT = TypeVar("RerankInputsT", bound=RerankIn, default=RerankIn)
+
+
+class RerankerNode(Node[RerankConfigT, RerankInputsT, HitsOut]):
     """Shared ports of ``reranker.*``: hits and the question in, re-ordered hits out."""
 
     category = CATEGORY
@@ -44,24 +56,18 @@ class RerankerNode(Node[Any]):
     outputs = (Port("hits", PortType.HITS, description="The best 'keep' hits by the reranker's score."),)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        if isinstance(config, RerankConfig) and config.keep > config.candidates:
+    def config_problems(cls, config: RerankConfigT) -> list[tuple[str | None, str]]:
+        if config.keep > config.candidates:
             return [(None, f"keep ({config.keep}) is larger than candidates ({config.candidates}); lower keep.")]
         return []
 
 
-def rerank_inputs(inputs: dict[str, Any]) -> tuple[list[Hit], str]:
-    """The hits and question of a reranker's inputs, or a NodeError that says which port is wrong."""
-    hits = inputs.get("hits")
-    if not isinstance(hits, list) or not all(isinstance(h, Hit) for h in hits):
-        raise NodeError(
-            "Input 'hits' must be a list of hits (from retriever.vector, a store or a fusion), "
-            f"got {type(hits).__name__}."
-        )
-    query = inputs.get("query")
-    if not isinstance(query, str) or not query.strip():
+def question(inputs: RerankIn) -> str:
+    """The question the hits are judged against; a blank one is a NodeError (the executor checked the types)."""
+    query = inputs["query"]
+    if not query.strip():
         raise NodeError("Input 'query' is empty: connect the question (a chat input) to the reranker.")
-    return hits, query
+    return query
 
 
 def reorder(candidates: Sequence[Hit], scores: Sequence[float], keep: int) -> list[Hit]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +18,8 @@ from pydantic import Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
+from flowbuilder.nodes.io import HitsOut
+from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.registry import register_node
 
@@ -128,7 +130,7 @@ def load_cross_encoder(folder: Path, max_length: int) -> CrossEncoder:
 
 
 @register_node
-class CrossEncoderReranker(RerankerNode):
+class CrossEncoderReranker(RerankerNode[CrossEncoderConfig]):
     """Rerank hits with a local cross-encoder (ONNX model folder; runs offline)."""
 
     type_name = "reranker.cross_encoder"
@@ -137,20 +139,21 @@ class CrossEncoderReranker(RerankerNode):
     Config = CrossEncoderConfig
 
     @classmethod
-    def config_problems(cls, config: Any) -> list[tuple[str | None, str]]:
+    def config_problems(cls, config: CrossEncoderConfig) -> list[tuple[str | None, str]]:
         problems = super().config_problems(config)
-        if isinstance(config, CrossEncoderConfig) and not config.model_dir.strip():
+        if not config.model_dir.strip():
             problems.append((None, f"set 'model_dir' to a cross-encoder folder. {HOW_TO_GET_ONE}"))
         return problems
 
     @classmethod
-    def config_paths(cls, config: Any) -> list[tuple[str, str, PathKind]]:
-        assert isinstance(config, CrossEncoderConfig)
+    def config_paths(cls, config: CrossEncoderConfig) -> list[tuple[str, str, PathKind]]:
         return [("model_dir", config.model_dir, "file")] if config.model_dir.strip() else []
 
     @classmethod
-    def fingerprint(cls, config: Any, base_dir: Path | None, run_input: str | None, inputs: Any) -> str | None:
-        if not isinstance(config, CrossEncoderConfig) or not config.model_dir:
+    def fingerprint(
+        cls, config: CrossEncoderConfig, base_dir: Path | None, run_input: str | None, inputs: Mapping[str, Any]
+    ) -> str | None:
+        if not config.model_dir:
             return None
         try:
             folder = expand_user(config.model_dir)
@@ -162,10 +165,9 @@ class CrossEncoderReranker(RerankerNode):
         stat = model.stat()
         return f"{model}:{stat.st_size}:{stat.st_mtime_ns}"
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: RerankIn, ctx: RunContext) -> HitsOut:
         config = self.config
-        assert isinstance(config, CrossEncoderConfig)
-        hits, query = rerank_inputs(inputs)
+        hits, query = inputs["hits"], question(inputs)
         if not config.model_dir.strip():
             raise NodeError(f"'model_dir' is empty. {HOW_TO_GET_ONE}")
         folder = ctx.resolve_path(config.model_dir, what="model_dir")

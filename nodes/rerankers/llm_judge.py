@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
+from flowbuilder.nodes.io import HitsOut
 from flowbuilder.nodes.llms.structured import ask, score_schema
 from flowbuilder.nodes.prompts import render_template
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, reorder, rerank_inputs, score_table
+from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel
@@ -55,8 +56,12 @@ class LLMJudgeConfig(RerankConfig):
     )
 
 
+class JudgeIn(RerankIn):
+    model: ChatModel
+
+
 @register_node
-class LLMJudgeReranker(RerankerNode):
+class LLMJudgeReranker(RerankerNode[LLMJudgeConfig, JudgeIn]):
     """Rerank hits with a chat model that scores each candidate 0-10 (an LLM judge)."""
 
     type_name = "reranker.llm"
@@ -70,19 +75,16 @@ class LLMJudgeReranker(RerankerNode):
     cacheable = False
 
     @classmethod
-    def config_problems(cls, config: Any) -> list[tuple[str | None, str]]:
+    def config_problems(cls, config: LLMJudgeConfig) -> list[tuple[str | None, str]]:
         problems = super().config_problems(config)
-        if isinstance(config, LLMJudgeConfig) and "{passage}" not in config.prompt:
+        if "{passage}" not in config.prompt:
             problems.append((None, "the judge prompt has no {passage}; the model would never see the candidate."))
         return problems
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: JudgeIn, ctx: RunContext) -> HitsOut:
         config = self.config
-        assert isinstance(config, LLMJudgeConfig)
-        hits, query = rerank_inputs(inputs)
-        model = inputs.get("model")
-        if not isinstance(model, ChatModel):
-            raise NodeError("Input 'model' must be a chat model: connect an llm.* node's 'model' output.")
+        hits, query = inputs["hits"], question(inputs)
+        model = inputs["model"]
         candidates = hits[: config.candidates]
         started = time.perf_counter()
         scores: list[float] = []

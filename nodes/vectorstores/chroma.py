@@ -26,7 +26,9 @@ from flowbuilder.nodes.vectorstores.common import (
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
+    StoreIn,
     StoreNodeMixin,
+    StoreOut,
     SyncMode,
     and_where,
     answer_query,
@@ -255,7 +257,7 @@ def chroma_location(config: ChromaConfig, base_dir: Path | None, data_dir: Path)
 
 
 @register_node
-class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
+class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
     """Store chunks in Chroma (embedded on disk or a server) and search them by cosine similarity."""
 
     type_name = "vectorstore.chroma"
@@ -267,14 +269,12 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
     outputs = STORE_OUTPUTS
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, ChromaConfig)
+    def config_problems(cls, config: ChromaConfig) -> list[tuple[str | None, str]]:
         problem = collection_name_problem(config.collection)
         return [(None, problem)] if problem else []
 
     @classmethod
-    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
-        assert isinstance(config, ChromaConfig)
+    def config_paths(cls, config: ChromaConfig) -> list[tuple[str, str, PathKind]]:
         return (
             []
             if config.server_host or not config.persist_directory.strip()
@@ -282,8 +282,7 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
         )
 
     @classmethod
-    def destinations(cls, config: BaseModel) -> list[Destination]:
-        assert isinstance(config, ChromaConfig)
+    def destinations(cls, config: ChromaConfig) -> list[Destination]:
         host = config.server_host.strip()
         if not host:
             return []
@@ -295,14 +294,13 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig]):
         return [Destination("server_host", f"http://{host}:{config.server_port}", "chroma", local=True)]
 
     @classmethod
-    def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+    def collection_address(cls, config: ChromaConfig, base_dir: Path | None) -> str | None:
         """``chroma:<location>:<collection>``: two nodes with the same address share one collection."""
-        assert isinstance(config, ChromaConfig)
         if config.server_host:
             return f"chroma:http://{config.server_host}:{config.server_port}:{config.collection}"
         return folder_address("chroma", config.persist_directory, base_dir, config.collection)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: StoreIn, ctx: RunContext) -> StoreOut:
         c = self.config
         embedder, query, documents = store_inputs(inputs)
         problem = collection_name_problem(c.collection)

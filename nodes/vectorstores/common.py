@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
 
@@ -18,7 +18,8 @@ from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext, summarize_outputs
 from flowbuilder.ports import Port, PortType
-from flowbuilder.services import Embedder
+from flowbuilder.portvalues import Chunks, Hits, Text
+from flowbuilder.services import Embedder, VectorStore
 
 JSON_KEYS_FIELD = "fb_json_keys"
 """Metadata field listing the keys stored as JSON strings (stores accept only scalar values)."""
@@ -63,25 +64,6 @@ def document_id(doc: Document) -> str:
     metadata = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False, default=str)
     digest = hashlib.sha256(f"{doc.source}\n{doc.text}\n{metadata}".encode()).hexdigest()
     return f"{source_key(doc.source)}#{digest[:32]}"
-
-
-def flatten_documents(value: Any) -> list[Document]:
-    """The ``documents`` input (a list per connection) as one list of Documents."""
-    if value is None:
-        return []
-    out: list[Document] = []
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Document):
-            out.append(item)
-        elif isinstance(item, list | tuple):
-            stack.extend(reversed(item))
-        elif isinstance(item, str):
-            out.append(Document(text=item))
-        else:
-            raise NodeError(f"Input 'documents' must be chunks or records, got {type(item).__name__}.")
-    return out
 
 
 def unique_documents(docs: Iterable[Document]) -> tuple[list[str], list[Document], int]:
@@ -150,26 +132,6 @@ def and_where(where: dict[str, Any] | None) -> dict[str, Any] | None:
 def sample_vector_details(vector: Sequence[float] | None, dimension: int) -> dict[str, Any]:
     values = [round(float(v), 6) for v in (vector or [])[:8]]
     return {"values": values, "dimension": dimension}
-
-
-def check_embedder(value: Any) -> Embedder:
-    # Not isinstance(value, Embedder): on Python 3.11 that evaluates the ``dimension`` property, which
-    # may call the provider (an Ollama model of unknown size is probed).
-    methods = ("embed_documents", "embed_query", "count_tokens")
-    if not all(callable(getattr(value, name, None)) for name in methods) or not getattr(value, "model_id", None):
-        raise NodeError(
-            f"Input 'embedder' must be an embedder service (embedder.local, embedder.ollama, embedder.openai), "
-            f"got {type(value).__name__}."
-        )
-    return cast(Embedder, value)
-
-
-def check_query(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise NodeError(f"Input 'query' must be text, got {type(value).__name__}.")
-    return value if value.strip() else None
 
 
 _COLLECTION_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
@@ -374,11 +336,25 @@ class EmbeddingStore:
         raise NotImplementedError
 
 
-def store_inputs(inputs: dict[str, Any]) -> tuple[Embedder, str | None, list[Document]]:
-    """The checked ``embedder``, ``query`` (None when absent or blank) and ``documents`` of a store node."""
-    embedder = check_embedder(inputs.get("embedder"))
-    query = check_query(inputs.get("query"))
-    return embedder, query, flatten_documents(inputs.get("documents"))
+class StoreIn(TypedDict):
+    """A store node's inputs: chunks to mirror (one batch per connection), the embedder, a question."""
+
+    documents: NotRequired[list[Chunks]]
+    embedder: Embedder
+    query: NotRequired[Text]
+
+
+class StoreOut(TypedDict):
+    store: VectorStore
+    hits: NotRequired[Hits]
+    """Only when a question came in."""
+
+
+def store_inputs(inputs: StoreIn) -> tuple[Embedder, str | None, list[Document]]:
+    """The ``embedder``, ``query`` (None when absent or blank) and ``documents`` (all connections) of a store node."""
+    query = inputs.get("query")
+    documents = [doc for batch in inputs.get("documents", []) for doc in batch]
+    return inputs["embedder"], query if query and query.strip() else None, documents
 
 
 def answer_query(
@@ -389,9 +365,9 @@ def answer_query(
     where: dict[str, Any] | None,
     min_score: float | None,
     sample: list[float] | None,
-) -> tuple[dict[str, Any], list[float] | None]:
+) -> tuple[StoreOut, list[float] | None]:
     """The node's outputs (``hits`` only when a query came in) and the sample vector for the details."""
-    outputs: dict[str, Any] = {"store": store}
+    outputs: StoreOut = {"store": store}
     if query is not None:
         query_vector = store.embedder.embed_query(query)
         sample = sample or query_vector

@@ -28,7 +28,9 @@ from flowbuilder.nodes.vectorstores.common import (
     TEXT_FIELD,
     EmbeddingStore,
     StoredMatch,
+    StoreIn,
     StoreNodeMixin,
+    StoreOut,
     SyncMode,
     answer_query,
     decode_metadata,
@@ -253,7 +255,7 @@ class PineconeConfig(BaseModel):
 
 
 @register_node
-class PineconeNode(StoreNodeMixin, Node[PineconeConfig]):
+class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
     """Store chunks in a Pinecone index and search them (needs an API key)."""
 
     type_name = "vectorstore.pinecone"
@@ -266,19 +268,17 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig]):
     credential_slots = (CredentialSlot("api_key", "pinecone"),)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, PineconeConfig)
+    def config_problems(cls, config: PineconeConfig) -> list[tuple[str | None, str]]:
         if not config.index and not config.host:
             return [(None, "Set `index` (the index name) or `host` (the index host from the Pinecone console).")]
         return []
 
     @classmethod
-    def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+    def collection_address(cls, config: PineconeConfig, base_dir: Path | None) -> str | None:
         """``pinecone:<index or host>:<namespace>``: two nodes with the same address share the vectors."""
-        assert isinstance(config, PineconeConfig)
         return f"pinecone:{config.host or config.index}:{config.namespace}"
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: StoreIn, ctx: RunContext) -> StoreOut:
         c = self.config
         embedder, query, documents = store_inputs(inputs)
         index, location = connect(ctx.secret("api_key"), c.index, c.host)

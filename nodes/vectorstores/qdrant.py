@@ -34,7 +34,9 @@ from flowbuilder.nodes.vectorstores.common import (
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
+    StoreIn,
     StoreNodeMixin,
+    StoreOut,
     SyncMode,
     collection_name_problem,
     embed_array,
@@ -399,7 +401,7 @@ class QdrantConfig(BaseModel):
 
 
 @register_node
-class QdrantNode(StoreNodeMixin, Node[QdrantConfig]):
+class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
     """Store chunks in Qdrant (embedded folder or server) with dense + BM25 sparse vectors; hybrid search."""
 
     type_name = "vectorstore.qdrant"
@@ -414,29 +416,24 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig]):
     )
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, QdrantConfig)
+    def config_problems(cls, config: QdrantConfig) -> list[tuple[str | None, str]]:
         problem = collection_name_problem(config.collection)
         return [(None, problem)] if problem else []
 
     @classmethod
-    def config_paths(cls, config: BaseModel) -> list[tuple[str, str, PathKind]]:
-        assert isinstance(config, QdrantConfig)
+    def config_paths(cls, config: QdrantConfig) -> list[tuple[str, str, PathKind]]:
         return [] if config.url or not config.path.strip() else [("path", config.path, "store")]
 
     @classmethod
-    def collection_address(cls, config: BaseModel, base_dir: Path | None) -> str | None:
+    def collection_address(cls, config: QdrantConfig, base_dir: Path | None) -> str | None:
         """``qdrant:<folder or url>:<collection>``: two nodes with the same address share one collection."""
-        assert isinstance(config, QdrantConfig)
         if config.url:
             return f"qdrant:{config.url.rstrip('/')}:{config.collection}"
         return folder_address("qdrant", config.path, base_dir, config.collection)
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: StoreIn, ctx: RunContext) -> StoreOut:
         c = self.config
         embedder, query, documents = store_inputs(inputs)
-        variants = inputs.get("query")
-        queries = [q for q in variants if isinstance(q, str) and q.strip()] if isinstance(variants, list) else []
         if c.url:
             location = c.url
             client = server_client(c.url, ctx.secret("api_key") if ctx.has_secret("api_key") else None)
@@ -449,8 +446,8 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig]):
         report = sync_inputs(store, inputs, documents, ctx, mode=c.sync, batch_size=c.batch_size)
         self.sync_line = finish_store_run(store, report, ctx, label=f"collection {c.collection}")
         sample = report.sample if report else None
-        outputs: dict[str, Any] = {"store": store}
-        questions = queries or ([query] if query else [])
+        outputs: StoreOut = {"store": store}
+        questions = [query] if query else []
         if questions:
             if c.search == "hybrid":
                 hits, rankings = store.hybrid(questions, c.k, c.where or None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -138,7 +139,24 @@ class Embeds(Node[Any]):
     outputs = (Port("embedder", PortType.EMBEDDER),)
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        return {"embedder": object()}
+        return {"embedder": CountingEmbedder()}
+
+
+class CountingEmbedder:
+    """The smallest embedder service: each text becomes its length (lives only in memory, like a real one)."""
+
+    model_id = "test/length"
+    dimension = 1
+    max_tokens = None
+
+    def embed_documents(self, texts: Sequence[str], progress: object = None) -> list[list[float]]:
+        return [[float(len(t))] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(len(text))]
+
+    def count_tokens(self, text: str) -> int | None:
+        return None
 
 
 TEST_NODES = (Numbers, Take, Join, Say, Fail, Slow, Keyed, Embeds)

@@ -113,3 +113,21 @@ def test_lists_node_types_without_a_mapping(capsys: pytest.CaptureFixture[str]) 
         with capsys.disabled():  # shown in every run: the list is the point of this test
             print(f"\n{fmt}: no export mapping for {', '.join(unmapped) or 'nothing'}")
         assert not core & set(unmapped)  # the types every course RAG flow is made of are always mapped
+
+
+def test_the_formats_agree_on_what_local_swaps_a_node_for() -> None:
+    """``--local`` reads the swap from the entry that exports a type, in whichever table comes first."""
+    swaps: dict[str, set[Any]] = {}
+    for table in TABLES.values():
+        for ours, adapter in table.by_ours.items():
+            swaps.setdefault(ours, set()).add(adapter.local)
+    both = {ours: found for ours, found in swaps.items() if all(ours in t.by_ours for t in TABLES.values())}
+    assert {ours: found for ours, found in both.items() if len(found) > 1} == {}
+    assert {swap.to for found in swaps.values() for swap in found if swap} <= set(default_registry().names())
+
+
+@pytest.mark.parametrize(("fmt", "adapter"), [e for e in ENTRIES if e[1].kept], ids=lambda v: getattr(v, "theirs", v))
+def test_a_kept_entry_stays_a_placeholder_that_names_its_replacement(fmt: str, adapter: Adapter) -> None:
+    assert not (adapter.export or adapter.params or adapter.inputs or adapter.outputs)
+    assert adapter.local or adapter.replace or adapter.hits or adapter.hook, "a kept entry says what the engines use"
+    assert TABLES[fmt].importer(adapter.theirs) is None and TABLES[fmt].entry(adapter.theirs) is adapter

@@ -20,6 +20,7 @@ from flowbuilder.nodes.llms.groq import GroqChat, GroqChatConfig
 from flowbuilder.nodes.llms.ollama import OllamaChat, OllamaChatConfig
 from flowbuilder.nodes.llms.openai import OpenAIChat, OpenAIChatConfig
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import port_value_problems
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.services import Memory, Tool
 from tests.fakes.http import approvals
@@ -261,8 +262,10 @@ def test_agent_flow_in_the_executor_remembers_across_runs(server: FakeLLMServer,
 
 
 def test_a_model_input_that_is_not_a_chat_model_is_refused() -> None:
-    with pytest.raises(NodeError, match="not a chat model"):
-        run_agent(object(), "q")
+    problems = port_value_problems(ToolAgent.inputs, "input", {"message": "q", "model": object()})
+    assert problems == [
+        "input 'model' expects chat_model (a ChatModel: chat, model, provider), got object"
+    ]  # the executor fails the node with this before it runs (tests/core/test_port_values.py)
     assert isinstance(SearchTool(), Tool)
 
 

@@ -211,10 +211,13 @@ def test_semantic_threshold_and_size_limit() -> None:
 
 
 def test_semantic_without_embedder_is_a_clear_error() -> None:
-    from flowbuilder.errors import NodeError
+    from flowbuilder.portvalues import port_value_problems
 
-    with pytest.raises(NodeError, match="connect the flow's embedder"):
-        SemanticSplitter(SemanticSplitterConfig()).run({"documents": [Document(text=TOPICS)]}, RunContext("s"))
+    problems = port_value_problems(SemanticSplitter.inputs, "input", {"documents": [Document(text=TOPICS)]})
+    assert problems == [
+        "required input 'embedder' expects embedder (an Embedder: count_tokens, dimension, "
+        "embed_documents, embed_query, max_tokens, model_id), got nothing"
+    ]
 
 
 GUIDE = (

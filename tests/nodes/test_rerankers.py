@@ -72,10 +72,6 @@ def test_llm_judge_input_errors(server: FakeLLMServer) -> None:
     node = LLMJudgeReranker(LLMJudgeConfig())
     with pytest.raises(NodeError, match="'query' is empty"):
         node.run({"hits": make_hits(), "query": " ", "model": openai_model(server)}, ctx())
-    with pytest.raises(NodeError, match="'model' must be a chat model"):
-        node.run({"hits": make_hits(), "query": "q", "model": "nope"}, ctx())
-    with pytest.raises(NodeError, match="'hits' must be a list of hits"):
-        node.run({"hits": "text", "query": "q", "model": openai_model(server)}, ctx())
     assert LLMJudgeReranker.config_problems(LLMJudgeConfig(prompt="Rate {question}"))
     assert RerankerNode.config_problems(RerankConfig(candidates=3, keep=5))
 

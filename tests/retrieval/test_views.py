@@ -56,9 +56,9 @@ def test_node_checks_fields(tmp_path: Path) -> None:
     ctx = RunContext("views", data_dir=tmp_path)
     assert ViewsIndexerNode.config_problems(ViewsConfig(views=["field"]))
     with pytest.raises(NodeError, match="None of the 2 records has the field"):
-        ViewsIndexerNode(ViewsConfig(fields=["Nope"])).run({"documents": [RECORDS]}, ctx)
+        ViewsIndexerNode(ViewsConfig(fields=["Nope"])).run({"documents": RECORDS}, ctx)
     out = ViewsIndexerNode(ViewsConfig(fields=["TestCase Description"], label_fields=True)).run(
-        {"documents": [RECORDS]}, ctx
+        {"documents": RECORDS}, ctx
     )
     assert "TestCase Description: dark theme" in [d.text for d in out["chunks"]]
 
