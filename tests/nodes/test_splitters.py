@@ -16,7 +16,7 @@ from langchain_text_splitters import CharacterTextSplitter, RecursiveCharacterTe
 from pypdf import PdfReader
 
 from flowbuilder.data import Document
-from flowbuilder.errors import FlowValidationError, NodeError
+from flowbuilder.errors import FlowValidationError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import EmptyConfig, RunContext
@@ -30,6 +30,7 @@ from flowbuilder.nodes.splitters import (
     RecursiveSplitterConfig,
 )
 from flowbuilder.nodes.splitting.textsplit import split_character, split_recursive, unescape_separator
+from flowbuilder.portvalues import port_value_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV_PATH = ROOT / "data" / "VWO_500_Test_Cases.csv"
@@ -224,9 +225,10 @@ def test_overlap_larger_than_size_is_a_config_problem() -> None:
         Executor().run(flow)
 
 
-def test_wrong_input_type_is_a_node_error() -> None:
-    with pytest.raises(NodeError, match="documents"):
-        RecordSplitter(EmptyConfig()).run({"documents": "just text"}, _ctx())
+def test_wrong_input_type_is_named_by_the_port_check() -> None:
+    # the executor refuses it before run (tests/core/test_port_values.py runs one through a flow)
+    problems = port_value_problems(RecordSplitter.inputs, "input", {"documents": "just text"})
+    assert problems == ["input 'documents' expects records (a list of Documents), got str"]
 
 
 # ---------------------------------------------------------------- the known figures, through the executor
