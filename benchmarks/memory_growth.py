@@ -134,7 +134,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
     print(f"embedder: {args.embedder}; stream: {args.stream}; one fresh process per run; Chroma on disk; no caches")
-    print(f"  {'rows':>7} {'run':>7} {'seconds min/med':>16} {'rows/s':>7} {'peak RSS MB min/med':>20} {'stored':>7}  load")
+    print(
+        f"  {'rows':>7} {'run':>7} {'seconds min/med':>16} {'rows/s':>7} {'peak RSS MB min/med':>20} {'stored':>7} load"
+    )
     for rows in (int(s) for s in args.sizes.split(",")):
         load_before = loadavg().split(" ")[0]
         got = [measure(rows, args.embedder, args.stream) for _ in range(args.repeat)]

@@ -239,11 +239,8 @@ class Executor:
             if node_id in deferred:
                 continue  # runs with the rest of its stream chain, at the chain's last node
             if node_id in chains:
-                results.update(
-                    run_chain(
-                        self, graph, chains[node_id], results, keys, run_inputs, cancel, emit, session_id, base_dir, files
-                    )
-                )
+                state = (results, keys, run_inputs, cancel, emit, session_id, base_dir, files)
+                results.update(run_chain(self, graph, chains[node_id], *state))
                 result = results[node_id]
             else:
                 result = self._run_node(

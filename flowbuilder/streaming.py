@@ -150,7 +150,7 @@ def plan_chains(
 
 def _can_stream(graph: FlowGraph, node_id: str, excluded: set[str]) -> bool:
     node = graph.nodes[node_id]
-    if node_id in excluded or node.spec.disabled or node.cls.stream_in is None and node.cls.stream_out is None:
+    if node_id in excluded or node.spec.disabled or (node.cls.stream_in is None and node.cls.stream_out is None):
         return False
     return bool(node.cls.can_stream(node.config))
 
@@ -226,7 +226,9 @@ def run_chain(
             for later in chain[chain.index(node_id) + 1 :]:
                 why = f"upstream node '{node_id}' {prepared.status}"
                 emit("node_skipped", later, {"reason": why})
-                final[later] = NodeResult(later, graph.nodes[later].spec.type, "skipped", summary=why, blocked_by=node_id)
+                final[later] = NodeResult(
+                    later, graph.nodes[later].spec.type, "skipped", summary=why, blocked_by=node_id
+                )
             return final
         member = _Member(prepared, prepared.node.cls(prepared.node.config))
         members.append(member)
@@ -246,7 +248,9 @@ def run_chain(
         outputs = sink.instance.run(sink.prepared.values, sink.prepared.ctx) or {}
         unknown = set(outputs) - set(sink.prepared.node.outputs)
         if unknown:
-            raise RuntimeError(f"returned unknown output(s) {sorted(unknown)}; declared: {sorted(sink.prepared.node.outputs)}")
+            raise RuntimeError(
+                f"returned unknown output(s) {sorted(unknown)}; declared: {sorted(sink.prepared.node.outputs)}"
+            )
         summary = redact(sink.instance.summarize(outputs))
     except RunCancelledError as exc:
         return _stopped(members[:-1], sink, emit, started, cancelled=str(exc))
@@ -266,7 +270,9 @@ def run_chain(
         executor.cache.put(sink.prepared.key, CachedResult(outputs, summary, ctx.details))
     status = "warning" if warning else "ok"
     p = sink.prepared
-    final[p.node_id] = NodeResult(p.node_id, p.type_name, status, outputs, summary, duration, None, ctx.details, p.key, warning)
+    final[p.node_id] = NodeResult(
+        p.node_id, p.type_name, status, outputs, summary, duration, None, ctx.details, p.key, warning
+    )
     return final
 
 
@@ -460,7 +466,9 @@ def _stopped(
     return final
 
 
-def _drain(members: list[_Member], upstream: Batches | None, emit: Emit, sink_result: NodeResult) -> dict[str, NodeResult]:
+def _drain(
+    members: list[_Member], upstream: Batches | None, emit: Emit, sink_result: NodeResult
+) -> dict[str, NodeResult]:
     """Run the members without their sink (which cannot run), keeping samples and counts only."""
     for member in members:
         emit("node_started", member.prepared.node_id, {"type": member.prepared.type_name, "streaming": True})

@@ -368,9 +368,9 @@ class EmbeddingStore:
                 for start in range(0, len(chunk), size):
                     part = chunk[start : start + size]
 
-                    def step(finished: int, _total: int, offset: int = done) -> None:
+                    def step(finished: int, _total: int, offset: int = done, whole_total: int = total) -> None:
                         if progress is not None:
-                            progress(offset + finished, total or offset + finished)
+                            progress(offset + finished, whole_total or offset + finished)
 
                     vectors = embed_array(self.embedder, [doc.text for _, doc in part], step)
                     if sample is None and len(vectors):
@@ -414,7 +414,7 @@ def store_inputs(inputs: dict[str, Any]) -> tuple[Embedder, str | None, Sequence
     query = check_query(inputs.get("query"))
     documents = inputs.get("documents")
     if is_stream(documents):
-        return embedder, query, documents[0] if isinstance(documents, list) else documents
+        return embedder, query, cast(Batches, documents[0] if isinstance(documents, list) else documents)
     return embedder, query, flatten_documents(documents)
 
 
