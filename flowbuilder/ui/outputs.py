@@ -234,7 +234,11 @@ def render_value(name: str, value: Any) -> None:
         lengths = [len(d.text) for d in value]
         stats = f"chars min {min(lengths)} / avg {sum(lengths) // len(lengths)} / max {max(lengths)}"
         more = f" (first {MAX_ROWS} shown)" if len(value) > MAX_ROWS else ""
-        _heading(f"{name}: {len(value)} documents · {stats}{more}")
+        total = getattr(value, "total", None)  # a streamed output keeps a sample (flowbuilder.streaming)
+        if isinstance(total, int):
+            _heading(f"{name}: {total} documents, streamed: the first {len(value)} are kept · {stats} of those")
+        else:
+            _heading(f"{name}: {len(value)} documents · {stats}{more}")
         documents_view(columns, rows)
     elif isinstance(value, str):
         _heading(f"{name}: {len(value)} chars")
