@@ -169,3 +169,18 @@ def test_auto_streams_only_big_inputs(tmp_path: Path, monkeypatch: pytest.Monkey
     big = executor.run(flow(rows, tmp_path / "db"))
     assert isinstance(big.results["load"].outputs["records"], StreamedSample)
     assert big.ok and big.results["store"].details["added"] == 0
+
+
+def test_run_command_streams_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from flowbuilder.cli import main
+    from flowbuilder.formats.native import save_flow
+
+    rows = write_rows(tmp_path / "rows.csv", ROWS)
+    path = tmp_path / "flow.json"
+    save_flow(flow(rows, tmp_path / "db"), path)
+    assert main(["run", str(path), "--stream", "always"]) == 0
+    out = capsys.readouterr().out
+    assert f"{ROWS} records (streamed)" in out
+    assert main(["run", str(path), "--stream", "never"]) == 0
+    out = capsys.readouterr().out
+    assert f"{ROWS} records" in out and "(streamed)" not in out
