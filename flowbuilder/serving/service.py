@@ -591,7 +591,7 @@ class FlowService:
             if isinstance(total, int) and total > len(value):
                 raise ServeError(
                     f"node '{source}' streamed its {total} chunks into '{store}' without holding them, so they "
-                    "cannot be listed here; search the store instead (or run with --stream never)"
+                    "cannot be listed here; search the store instead (or serve with FLOWBUILDER_STREAM=never)"
                 )
             for doc in value:
                 if not isinstance(doc, Document):

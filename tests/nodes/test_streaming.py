@@ -184,3 +184,15 @@ def test_run_command_streams_when_asked(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["run", str(path), "--stream", "never"]) == 0
     out = capsys.readouterr().out
     assert f"{ROWS} records" in out and "(streamed)" not in out
+
+
+def test_serving_does_not_list_a_streamed_sample_as_every_chunk(tmp_path: Path, small_batches: None) -> None:
+    from flowbuilder.errors import ServeError
+    from flowbuilder.serving.service import FlowService
+
+    rows = write_rows(tmp_path / "rows.csv", ROWS)
+    streamed = FlowService(flow(rows, tmp_path / "db"), base_dir=tmp_path, executor=Executor(stream="always"))
+    with pytest.raises(ServeError, match=r"streamed its .* chunks into 'store'"):
+        streamed.chunks()
+    whole = FlowService(flow(rows, tmp_path / "db"), base_dir=tmp_path, executor=Executor(stream="never"))
+    assert sum(len(chunks) for chunks in whole.chunks().values()) > ROWS
