@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flowbuilder.errors import NodeExecutionError, RunCancelledError
+from flowbuilder.errors import FlowbuilderError, NodeExecutionError, RunCancelledError
 from flowbuilder.graph import FlowGraph
 from flowbuilder.node import RunContext
 from flowbuilder.secrets import redact
@@ -52,7 +52,9 @@ def stream_mode(value: str | None) -> str:
     """``value`` or the ``FLOWBUILDER_STREAM`` environment variable, checked; ``auto`` by default."""
     mode = (value or os.environ.get("FLOWBUILDER_STREAM") or "auto").strip().lower()
     if mode not in STREAM_MODES:
-        raise ValueError(f"stream mode must be one of {', '.join(STREAM_MODES)}, got '{mode}'")
+        raise FlowbuilderError(
+            f"stream mode (FLOWBUILDER_STREAM or --stream) must be one of {', '.join(STREAM_MODES)}, got '{mode}'"
+        )
     return mode
 
 
