@@ -10,8 +10,14 @@ table, its chunks, the vectors, the store) is the same whichever embedder makes 
 ``--embedder local --sizes 500,5000`` to measure the real embedder on a bounded subset.
 
     python benchmarks/memory_growth.py [--sizes 500,5000,100000] [--embedder wordllama|local]
+        [--stream auto|always|never] [--repeat N]
 
-Target (issue 25): 100,000 rows under 1 GB RSS. The machine's load is printed before and after.
+``--stream`` is the executor's streaming mode (flowbuilder/streaming.py): ``auto`` (what users get) streams
+the chain loader -> labeller -> splitter -> store batch by batch when the file is at least 8 MB (the
+100,000-row file, not the 500- or 5,000-row ones); ``always``/``never`` force it. ``--repeat`` runs each
+size N times (fresh processes) and prints min/median.
+
+Target (issue 25): 100,000 rows under 1 GB RSS. The machine's load is printed before and after each size.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import argparse
 import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,11 +46,12 @@ from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow
 flow = load_flow(Path(sys.argv[1]))
 start = time.perf_counter()
-run = Executor(cache=ResultCache(max_entries=0)).run(flow, use_cache=False)
+run = Executor(cache=ResultCache(max_entries=0), stream=sys.argv[2]).run(flow, use_cache=False)
 elapsed = time.perf_counter() - start
 failed = [str(r.error) for r in run.failed()]
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(f"RESULT {elapsed:.1f} {peak:.0f} {run.results['store'].details.get('count')} {'; '.join(failed)}")
+streamed = "streamed" if "streamed" in run.results["load"].details else "whole"
+print(f"RESULT {elapsed:.1f} {peak:.0f} {run.results['store'].details.get('count')} {streamed} {'; '.join(failed)}")
 """
 
 
@@ -93,34 +101,58 @@ def flow_file(csv_path: Path, embedder: str, folder: Path) -> Path:
     return path
 
 
+def measure(rows: int, embedder: str, stream: str) -> tuple[float, float, str, str] | str:
+    """``(seconds, peak RSS MB, stored, streamed|whole)`` of one fresh process, or why it failed."""
+    with tempfile.TemporaryDirectory(prefix="fb-growth-") as name:
+        folder = Path(name)
+        csv_path = folder / f"rows_{rows}.csv"
+        build_csv(rows, csv_path)
+        flow = flow_file(csv_path, embedder, folder)
+        env = dict(os.environ, PYTHONPATH=str(ROOT), FLOWBUILDER_DATA_DIR=str(folder / "data"))
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", MEASURE, str(flow), stream],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=4 * 3600,
+        )
+        line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), "")
+        if not line:
+            return f"failed after {time.perf_counter() - started:.0f} s: {done.stderr[-500:]}"
+        _, seconds, peak, stored, how, *error = line.split(" ", 5)
+        if error and error[0]:
+            return f"FAILED: {error[0]}"
+        return float(seconds), float(peak), stored, how
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="500,5000,100000")
     parser.add_argument("--embedder", choices=("wordllama", "local"), default="wordllama")
+    parser.add_argument("--stream", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
-    print(f"load before: {loadavg()}  (2-core machine shared with other jobs)")
-    print(f"embedder: {args.embedder}; one fresh process per size; Chroma on disk; no caches")
-    print(f"  {'rows':>7} {'seconds':>8} {'rows/s':>7} {'peak RSS MB':>11} {'stored':>7}")
+    print(f"embedder: {args.embedder}; stream: {args.stream}; one fresh process per run; Chroma on disk; no caches")
+    print(
+        f"  {'rows':>7} {'run':>7} {'seconds min/med':>16} {'rows/s':>7} {'peak RSS MB min/med':>20} {'stored':>7} load"
+    )
     for rows in (int(s) for s in args.sizes.split(",")):
-        with tempfile.TemporaryDirectory(prefix="fb-growth-") as name:
-            folder = Path(name)
-            csv_path = folder / f"rows_{rows}.csv"
-            build_csv(rows, csv_path)
-            flow = flow_file(csv_path, args.embedder, folder)
-            env = dict(os.environ, PYTHONPATH=str(ROOT), FLOWBUILDER_DATA_DIR=str(folder / "data"))
-            started = time.perf_counter()
-            done = subprocess.run(
-                [sys.executable, "-c", MEASURE, str(flow)], env=env, capture_output=True, text=True, timeout=4 * 3600
-            )
-            line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), "")
-            if not line:
-                print(f"  {rows:>7} failed after {time.perf_counter() - started:.0f} s: {done.stderr[-500:]}")
-                continue
-            _, seconds, peak, stored, *error = line.split(" ", 4)
-            note = f"  FAILED: {error[0]}" if error and error[0] else ""
-            print(
-                f"  {rows:>7} {float(seconds):8.1f} {rows / float(seconds):7.0f} {float(peak):11.0f} {stored:>7}{note}"
-            )
+        load_before = loadavg().split(" ")[0]
+        got = [measure(rows, args.embedder, args.stream) for _ in range(args.repeat)]
+        fine = [g for g in got if not isinstance(g, str)]
+        for problem in (g for g in got if isinstance(g, str)):
+            print(f"  {rows:>7} {problem}")
+        if not fine:
+            continue
+        seconds = sorted(g[0] for g in fine)
+        peaks = sorted(g[1] for g in fine)
+        med_s, med_p = statistics.median(seconds), statistics.median(peaks)
+        load = f"{load_before}->{loadavg().split(' ')[0]}"
+        print(
+            f"  {rows:>7} {fine[0][3]:>7} {seconds[0]:7.1f}/{med_s:<8.1f} {rows / med_s:7.0f} "
+            f"{peaks[0]:9.0f}/{med_p:<10.0f} {fine[0][2]:>7}  {load}"
+        )
     print(f"load after: {loadavg()}")
     return 0
 

@@ -42,6 +42,7 @@ from flowbuilder.ports import PortKind
 from flowbuilder.portvalues import check_port_values
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.secrets import redact, redact_obj
+from flowbuilder.streaming import plan_chains, run_chain, stream_mode
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,18 @@ class RunResult:
         return [n for n in self.order if not any(s in ran for s in graph.graph.successors(n))]
 
 
+@dataclass
+class PreparedNode:
+    """A node ready to run: its input values, context and cache key (see :meth:`Executor._prepare_node`)."""
+
+    node_id: str
+    type_name: str
+    node: Any
+    values: dict[str, Any]
+    ctx: RunContext
+    key: str
+
+
 class Executor:
     """Runs flows; keeps a result cache between runs (content-addressed, see :mod:`flowbuilder.cache`)."""
 
@@ -136,11 +149,14 @@ class Executor:
         resolver: CredentialResolver | None = None,
         cache: ResultCache | None = None,
         data_dir: Path | None = None,
+        stream: str | None = None,
     ) -> None:
         self.registry = registry or default_registry()
         self.resolver = resolver or CredentialResolver()
         self.cache = cache if cache is not None else ResultCache()
         self.data_dir = data_dir
+        self.stream = stream_mode(stream)
+        """When chains of nodes run batch by batch: ``auto``, ``always`` or ``never`` (:mod:`flowbuilder.streaming`)."""
 
     def run(
         self,
@@ -194,6 +210,11 @@ class Executor:
         cancelled = False
         skipped_with_warning = {w.node_id: w.message for w in graph.warnings if w.node_id}
         unused = _unused_alternatives(graph, run_inputs)
+        given_ok = {n for n, r in (reuse or {}).items() if r.succeeded}
+        chains = plan_chains(
+            graph, order, self.stream, base_dir, run_inputs, set(unused) | set(skipped_with_warning) | given_ok
+        )
+        deferred = {member for chain in chains.values() for member in chain[:-1]}
         for node_id in order:
             if cancelled or cancel.is_set():
                 cancelled = True
@@ -217,12 +238,22 @@ class Executor:
                 keys[node_id] = given.key
                 results[node_id] = replace(given, status="warning" if given.warning else "cached", duration=0.0)
                 continue
-            result = self._run_node(
-                graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files
-            )
+            if node_id in deferred:
+                continue  # runs with the rest of its stream chain, at the chain's last node
+            if node_id in chains:
+                state = (results, keys, run_inputs, cancel, emit, session_id, base_dir, files)
+                results.update(run_chain(self, graph, chains[node_id], *state))
+                result = results[node_id]
+            else:
+                result = self._run_node(
+                    graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files
+                )
             results[node_id] = result
             if result.status == "cancelled":
                 cancelled = True
+        for node_id in deferred - set(results):  # cancelled before its chain's last node came
+            results[node_id] = NodeResult(node_id, _type_of(graph, node_id), "cancelled")
+        results = {n: results[n] for n in order if n in results}
         every_key = config_keys(graph)
         run = RunResult(
             order=order,
@@ -251,6 +282,29 @@ class Executor:
         base_dir: Path | None,
         files: FileRoots,
     ) -> NodeResult:
+        prepared = self._prepare_node(
+            graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files
+        )
+        if isinstance(prepared, NodeResult):
+            return prepared
+        return self._execute_node(prepared, emit)
+
+    def _prepare_node(
+        self,
+        graph: FlowGraph,
+        node_id: str,
+        results: dict[str, NodeResult],
+        keys: dict[str, str],
+        run_inputs: dict[str, str],
+        cancel: threading.Event,
+        emit: Callable[[str, str | None, dict[str, Any] | None], None],
+        session_id: str,
+        use_cache: bool,
+        base_dir: Path | None,
+        files: FileRoots,
+    ) -> NodeResult | PreparedNode:
+        """Everything before a node's ``run``: its input values, cache key, cache hit, credentials and
+        context; a :class:`NodeResult` when it must not run (disabled, skipped, cached, refused)."""
         node = graph.nodes[node_id]
         type_name = node.spec.type
         if node.spec.disabled:
@@ -345,6 +399,14 @@ class Executor:
         ctx.connected_inputs = frozenset(edge.target_port for edge in graph.incoming(node_id))
         ctx.missing_inputs = missing
         ctx.writers = writers
+        return PreparedNode(node_id, type_name, node, values, ctx, key)
+
+    def _execute_node(
+        self, prepared: PreparedNode, emit: Callable[[str, str | None, dict[str, Any] | None], None]
+    ) -> NodeResult:
+        node_id, type_name, node, values, ctx, key = (
+            prepared.node_id, prepared.type_name, prepared.node, prepared.values, prepared.ctx, prepared.key
+        )  # fmt: skip
         emit("node_started", node_id, {"type": type_name})
         started = time.perf_counter()
         try:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Generic
 
@@ -191,6 +191,12 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     """The name people know (palette, new nodes), e.g. "Vector Store Retriever"; "" = the UI's own table."""
     aliases: ClassVar[tuple[str, ...]] = ()
     """Other names for search: what n8n and LangFlow call this node ("Split Text", "LLM")."""
+    stream_in: ClassVar[str | None] = None
+    """The input port this node can take batch by batch (:mod:`flowbuilder.streaming`): a per-item transform's
+    ``run`` is then called once per batch; a sink's ``run`` gets a :class:`~flowbuilder.streaming.Batches`."""
+    stream_out: ClassVar[str | None] = None
+    """The output port this node can produce batch by batch; a head (no ``stream_in``) implements
+    :meth:`iter_batches`."""
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config
@@ -215,6 +221,20 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
         """Extra state the result depends on beyond config and inputs (a file's size and mtime),
         so that the result cache notices when it changes. ``inputs`` are this run's input values."""
         return None
+
+    @classmethod
+    def can_stream(cls, config: ConfigT) -> bool:
+        """Whether this config lets the node stream (a labeller that joins every record into one cannot)."""
+        return cls.stream_in is not None or cls.stream_out is not None
+
+    @classmethod
+    def stream_size(cls, config: ConfigT, base_dir: Path | None, run_input: str | None) -> int | None:
+        """For a head: how many bytes it will read (the executor streams big inputs), None if unknown."""
+        return None
+
+    def iter_batches(self, inputs: InputsT, ctx: RunContext) -> Iterator[list[Any]]:
+        """For a head: its ``stream_out`` output as batches (lists), read lazily."""
+        raise NotImplementedError(f"{type(self).__name__}.iter_batches")
 
     @classmethod
     def command_line(cls, config: ConfigT, base_dir: Path | None = None) -> str | None:

@@ -127,6 +127,13 @@ class RowLabeller(Node[RowLabellerConfig, RecordsIn, RecordsOut]):
     Config = RowLabellerConfig
     inputs = (Port("records", PortType.RECORDS),)
     outputs = (Port("records", PortType.RECORDS),)
+    stream_in = "records"
+    stream_out = "records"
+
+    @classmethod
+    def can_stream(cls, config: BaseModel) -> bool:
+        assert isinstance(config, RowLabellerConfig)
+        return not config.join  # one document of every record needs them all
 
     @classmethod
     def config_problems(cls, config: RowLabellerConfig) -> list[tuple[str | None, str]]:

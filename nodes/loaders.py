@@ -12,7 +12,7 @@ import csv
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -75,6 +75,92 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     )
     outputs = (Port("records", PortType.RECORDS),)
     run_input = "file"
+    stream_out = "records"
+    fraction: float | None = None
+    """While streaming: how much of the input has been read (0..1), for progress downstream."""
+
+    @classmethod
+    def can_stream(cls, config: BaseModel) -> bool:
+        assert isinstance(config, FileLoaderConfig)
+        return config.mode != "whole"
+
+    @classmethod
+    def stream_size(cls, config: BaseModel, base_dir: Path | None, run_input: str | None) -> int | None:
+        assert isinstance(config, FileLoaderConfig)
+        chosen = run_input or config.path
+        if not chosen:
+            return None
+        try:
+            path = _resolve(str(chosen), base_dir)
+            files = folder_files(path) if path.is_dir() else [path]
+            return sum(file.stat().st_size for file in files)
+        except (NodeError, OSError, ValueError):
+            return None
+
+    def iter_batches(self, inputs: PathIn, ctx: RunContext) -> Iterator[list[Any]]:
+        """The records in batches, read lazily: a CSV row by row from the file, other files one at a time."""
+        from flowbuilder.streaming import BATCH_SIZE
+
+        chosen = ctx.run_input or inputs.get("path") or self.config.path
+        if not chosen:
+            self.run(inputs, ctx)  # says what is missing
+        path = ctx.resolve_path(str(chosen))
+        files = folder_files(path) if path.is_dir() else [path]
+        if path.is_dir():
+            if not files:
+                raise NodeError(f"{path}: the folder has no supported files ({', '.join(SUPPORTED_EXTENSIONS)}).")
+            for file in files:
+                ctx.check_path(file, what="file")
+            ctx.details["folder"] = str(path)
+            ctx.details["files"] = len(files)
+        else:
+            ctx.details["file"] = str(path)
+        sizes = [file.stat().st_size if file.is_file() else 0 for file in files]
+        total, before = max(sum(sizes), 1), 0
+        batch: list[Document] = []
+        count = 0
+        for file, size in zip(files, sizes, strict=True):
+            read = [0]
+            for record in self._stream_file(file, read):
+                batch.append(record)
+                if len(batch) >= BATCH_SIZE:
+                    count += len(batch)
+                    self.fraction = min(1.0, (before + min(read[0], size)) / total)
+                    ctx.progress(before + min(read[0], size), total, "reading")
+                    yield batch
+                    batch = []
+            before += size
+        count += len(batch)
+        self.fraction = 1.0
+        ctx.details["records"] = count
+        if batch:
+            yield batch
+        ctx.progress(total, total, "reading")
+
+    def _stream_file(self, path: Path, read: list[int]) -> Iterator[Document]:
+        """One file's records; a CSV is read line by line (``read[0]`` counts the characters read)."""
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".tsv") or not path.is_file():
+            yield from load_file(path, self.config)
+            return
+        delimiter = "\t" if suffix == ".tsv" and self.config.delimiter == "," else self.config.delimiter
+        encoding = stream_encoding(path, self.config.encoding)
+        with path.open(encoding=encoding, newline="") as handle:
+
+            def lines() -> Iterator[str]:
+                for number, line in enumerate(handle):
+                    read[0] += len(line)
+                    yield line.removeprefix("\ufeff") if number == 0 else line
+
+            try:
+                for record in iter_csv(lines(), path.name, delimiter, self.config.id_column):
+                    record.metadata.pop("start", None)
+                    record.metadata.pop("end", None)
+                    yield record
+            except UnicodeDecodeError:
+                raise NodeError(
+                    f"{path.name}: the file is not valid {encoding} text; set the loader's encoding (or auto)."
+                ) from None
 
     @classmethod
     def config_paths(cls, config: FileLoaderConfig) -> list[tuple[str, str, PathKind]]:
@@ -226,6 +312,32 @@ def read_text(path: Path, encoding: str = "auto") -> str:
     raise NodeError(f"{path.name}: the file is not valid {encoding} text; set the loader's encoding (or auto).")
 
 
+def stream_encoding(path: Path, encoding: str = "auto") -> str:
+    """The encoding :func:`read_text` would pick, found by decoding the file piece by piece (never all of it
+    in memory at once)."""
+    import codecs
+
+    if encoding != "auto":
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise NodeError(f"{path.name}: unknown encoding '{encoding}'; use e.g. utf-8, cp1252 or auto.") from None
+        return encoding
+    for name in _TEXT_ENCODINGS:
+        decoder = codecs.getincrementaldecoder(name)()
+        try:
+            with path.open("rb") as handle:
+                while piece := handle.read(1 << 20):
+                    decoder.decode(piece)
+                decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            continue
+        except OSError as exc:
+            raise NodeError(f"{path}: cannot read the file ({exc.strerror or exc}).") from exc
+        return name
+    return _TEXT_ENCODINGS[-1]
+
+
 def _pdf_pages(path: Path, mode: str = "layout") -> list[str]:
     from pypdf import PdfReader
     from pypdf.errors import FileNotDecryptedError, PdfReadError
@@ -271,14 +383,31 @@ def _lines(text: str) -> Iterator[tuple[int, int, str]]:
 def parse_csv(text: str, source: str, delimiter: str = ",", id_column: str = "") -> list[Document]:
     """One record per data row: ``text`` is the row's raw line(s), ``columns`` the parsed fields.
     ``start``/``end`` metadata give the row's offsets in ``text`` (the caller drops or uses them)."""
+    return list(iter_csv((line for _, _, line in _lines(text)), source, delimiter, id_column))
+
+
+def iter_csv(lines: Iterable[str], source: str, delimiter: str = ",", id_column: str = "") -> Iterator[Document]:
+    """:func:`parse_csv` over the file's lines (with their line endings), one record at a time, so a big file
+    is never all in memory. Only the lines of the row being read are held."""
     if len(delimiter) != 1:
         raise NodeError(f"{source}: the CSV delimiter must be one character, got {delimiter!r}.")
-    consumed: list[tuple[int, int]] = []  # (start, end-without-newline) of each line csv has read
+    pending: list[tuple[int, str]] = []  # (offset, line) of the lines csv has read since the last row
+    position = 0
+    lines_done = 0  # lines before the pending ones
 
     def feed() -> Iterator[str]:
-        for start, _end, line in _lines(text):
-            consumed.append((start, start + len(line.rstrip("\r\n"))))
+        nonlocal position
+        for line in lines:
+            pending.append((position, line))
+            position += len(line)
             yield line
+
+    def take() -> tuple[int, list[tuple[int, str]]]:
+        nonlocal lines_done
+        first, taken = lines_done, pending[:]
+        lines_done += len(pending)
+        pending.clear()
+        return first, taken
 
     reader = csv.reader(feed(), delimiter=delimiter)
     try:
@@ -287,18 +416,18 @@ def parse_csv(text: str, source: str, delimiter: str = ",", id_column: str = "")
             header = next(reader, None)
         if header is None:
             raise NodeError(f"{source}: the CSV file is empty; it needs a header row and data rows.")
+        take()
         columns = dedupe_headers(header)
         id_name = id_column or columns[0]
         if id_name not in columns:
             raise NodeError(f"{source}: id_column '{id_name}' is not a column; columns: {', '.join(columns)}")
-        records: list[Document] = []
         seen_ids: set[str] = set()
-        row_start = len(consumed)
+        number = 0
         for fields in reader:
-            first_line, row_start = row_start, len(consumed)
+            first_line, row_lines = take()
             if not fields:
                 continue
-            number = len(records) + 1
+            number += 1
             if len(fields) > len(columns):
                 raise NodeError(
                     f"{source}: data row {number} (line {first_line + 1}) has {len(fields)} fields but the header "
@@ -309,12 +438,13 @@ def parse_csv(text: str, source: str, delimiter: str = ",", id_column: str = "")
             if record_id in seen_ids:  # identities must stay unique for tracing chunks to rows
                 record_id = f"{record_id}#row{number}"
             seen_ids.add(record_id)
-            start, end = consumed[first_line][0], consumed[row_start - 1][1]
+            start = row_lines[0][0]
+            end = row_lines[-1][0] + len(row_lines[-1][1].rstrip("\r\n"))
+            text = "".join(line for _, line in row_lines)[: end - start]
             metadata = {"source": source, "row": number, "record_id": record_id, "columns": values}
-            records.append(Document(text=text[start:end], metadata={**metadata, "start": start, "end": end}))
+            yield Document(text=text, metadata={**metadata, "start": start, "end": end})
     except csv.Error as exc:
-        raise NodeError(f"{source}: malformed CSV near line {len(consumed)}: {exc}") from exc
-    return records
+        raise NodeError(f"{source}: malformed CSV near line {lines_done + len(pending)}: {exc}") from exc
 
 
 def parse_json(text: str, source: str, id_column: str = "") -> list[Document] | None:

@@ -121,6 +121,9 @@ class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
     category = "Splitters"
     inputs: ClassVar[tuple[Port, ...]] = (Port("documents", PortType.RECORDS),)
     outputs = (Port("chunks", PortType.CHUNKS),)
+    # each document is split on its own, so a stream of records can be split batch by batch
+    stream_in: ClassVar[str | None] = "documents"
+    stream_out: ClassVar[str | None] = "chunks"
 
     @classmethod
     def config_problems(cls, config: ConfigT) -> list[tuple[str | None, str]]:

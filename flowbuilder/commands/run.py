@@ -14,6 +14,7 @@ from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, score_meaning, to_jsonable
+from flowbuilder.streaming import STREAM_MODES
 from flowbuilder.terminal import write_control
 
 
@@ -34,6 +35,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--to", metavar="NODE", help="run only this node and what it depends on")
     parser.add_argument("--json", action="store_true", help="print the table and outputs as JSON")
     parser.add_argument("--session", default="cli", help="session id for chat memory (default: cli)")
+    parser.add_argument(
+        "--stream",
+        choices=STREAM_MODES,
+        default=None,
+        help="run loader -> labeller -> splitter -> store batch by batch: auto (default; files of 8 MB or more), "
+        "always or never (env FLOWBUILDER_STREAM)",
+    )
     add_cred_option(parser)
     parser.set_defaults(handler=handle)
 
@@ -72,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
     resolver = resolver_for(args)
     inputs = parse_inputs(flow, args.input)
-    executor = Executor(resolver=resolver)
+    executor = Executor(resolver=resolver, stream=args.stream)
     progress = _Progress(enabled=not args.json)
     cancel = threading.Event()
     outcome: dict[str, Any] = {}

@@ -587,6 +587,12 @@ class FlowService:
             value = source_result.outputs.get(port) if source_result else None
             if not isinstance(value, list):
                 continue
+            total = getattr(value, "total", None)  # streamed (flowbuilder.streaming): only a sample was kept
+            if isinstance(total, int) and total > len(value):
+                raise ServeError(
+                    f"node '{source}' streamed its {total} chunks into '{store}' without holding them, so they "
+                    "cannot be listed here; search the store instead (or serve with FLOWBUILDER_STREAM=never)"
+                )
             for doc in value:
                 if not isinstance(doc, Document):
                     continue

@@ -224,6 +224,17 @@ def documents_view(columns: list[dict[str, Any]], rows: list[dict[str, Any]]) ->
     return table
 
 
+def documents_heading(name: str, value: list[Document]) -> str:
+    """``chunks: 481 documents · chars min ...``; a streamed output (flowbuilder.streaming) says it keeps a sample."""
+    lengths = [len(d.text) for d in value]
+    stats = f"chars min {min(lengths)} / avg {sum(lengths) // len(lengths)} / max {max(lengths)}"
+    total = getattr(value, "total", None)
+    if isinstance(total, int):
+        return f"{name}: {total} documents, streamed: the first {len(value)} are kept · {stats} of those"
+    more = f" (first {MAX_ROWS} shown)" if len(value) > MAX_ROWS else ""
+    return f"{name}: {len(value)} documents · {stats}{more}"
+
+
 def render_value(name: str, value: Any) -> None:
     """One output port's value."""
     if isinstance(value, list) and value and all(isinstance(v, Hit) for v in value):
@@ -231,10 +242,7 @@ def render_value(name: str, value: Any) -> None:
         hits_view(value)
     elif isinstance(value, list) and value and all(isinstance(v, Document) for v in value):
         columns, rows = documents_table(value)
-        lengths = [len(d.text) for d in value]
-        stats = f"chars min {min(lengths)} / avg {sum(lengths) // len(lengths)} / max {max(lengths)}"
-        more = f" (first {MAX_ROWS} shown)" if len(value) > MAX_ROWS else ""
-        _heading(f"{name}: {len(value)} documents · {stats}{more}")
+        _heading(documents_heading(name, value))
         documents_view(columns, rows)
     elif isinstance(value, str):
         _heading(f"{name}: {len(value)} chars")

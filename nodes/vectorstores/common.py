@@ -6,7 +6,7 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +20,7 @@ from flowbuilder.node import RunContext, summarize_outputs
 from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Chunks, Hits, Text
 from flowbuilder.services import Embedder, VectorStore
+from flowbuilder.streaming import Batches, is_stream
 
 JSON_KEYS_FIELD = "fb_json_keys"
 """Metadata field listing the keys stored as JSON strings (stores accept only scalar values)."""
@@ -66,11 +67,12 @@ def document_id(doc: Document) -> str:
     return f"{source_key(doc.source)}#{digest[:32]}"
 
 
-def unique_documents(docs: Iterable[Document]) -> tuple[list[str], list[Document], int]:
-    """``(ids, docs, duplicates)``: the first document of each id, in order, and how many repeats were dropped."""
+def unique_documents(docs: Iterable[Document], seen: set[str] | None = None) -> tuple[list[str], list[Document], int]:
+    """``(ids, docs, duplicates)``: the first document of each id, in order, and how many repeats were dropped.
+    ``seen``: ids already taken (earlier batches of a stream); the new ids are added to it."""
     ids: list[str] = []
     kept: list[Document] = []
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     duplicates = 0
     for doc in docs:
         if not doc.text.strip():
@@ -254,7 +256,7 @@ class EmbeddingStore:
 
     def sync_documents(
         self,
-        documents: Sequence[Document],
+        documents: Sequence[Document] | Batches,
         mode: str = "incremental",
         *,
         batch_size: int | None = None,
@@ -262,56 +264,87 @@ class EmbeddingStore:
     ) -> SyncReport:
         """Make the collection follow ``documents`` as ``mode`` says; only chunks not yet stored are embedded.
 
-        New chunks are written before stale ones are deleted, so an interrupted sync never loses a source.
+        ``documents`` may be a stream of batches (:class:`~flowbuilder.streaming.Batches`): each batch is
+        looked up, embedded and written as it comes, and only the ids are kept to the end (to know what is
+        stale), so memory stays a batch deep. New chunks are written before stale ones are deleted, so an
+        interrupted sync never loses a source.
         """
         if mode not in ("incremental", "full", "append"):
             raise NodeError(f"sync must be incremental, full or append, got '{mode}'.")
-        ids, docs, duplicates = unique_documents(documents)
-        present = self.existing_ids(ids)
-        new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
-        report = SyncReport(mode=mode, added=len(new), kept=len(present), duplicates_dropped=duplicates)
-        report.sample = self._embed_and_write(new, batch_size, progress)
+        wanted: set[str] = set()
+        sources: set[str] = set()
+        report = SyncReport(mode=mode)
+        streamed = isinstance(documents, Batches)
+        seen = [0]
+
+        def new_parts() -> Iterator[list[tuple[str, Document]]]:
+            for batch in documents if isinstance(documents, Batches) else [documents]:
+                ids, docs, duplicates = unique_documents(batch, wanted)
+                present = self.existing_ids(ids)
+                report.kept += len(present)
+                report.duplicates_dropped += duplicates
+                sources.update(doc.source for doc in docs)
+                seen[0] += len(batch)
+                new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
+                report.added += len(new)
+                yield new
+
+        def estimate(done: int) -> int:
+            if not isinstance(documents, Batches):
+                return report.added
+            return max(report.added, round(report.added * documents.estimate(seen[0]) / max(seen[0], 1)), done)
+
+        step = None if progress is None else (lambda done, _total: progress(done, estimate(done)))
+        report.sample = self._embed_and_write(new_parts(), batch_size, step, whole=not streamed)
         if mode == "append":
             return report
-        wanted = set(ids)
         if mode == "full":
             stale = self.all_ids() - wanted
         else:
-            sources = sorted({doc.source for doc in docs})
-            stale = self.ids_of_sources(sources) - wanted if sources else set()
+            stale = self.ids_of_sources(sorted(sources)) - wanted if sources else set()
         if stale:
             self.delete_ids(sorted(stale))
         report.removed = len(stale)
         return report
 
     def _embed_and_write(
-        self, new: list[tuple[str, Document]], batch_size: int | None, progress: Progress | None
+        self,
+        new: Iterable[list[tuple[str, Document]]],
+        batch_size: int | None,
+        progress: Progress | None,
+        *,
+        whole: bool = True,
     ) -> list[float] | None:
-        """Embed and write ``new`` batch by batch, pipelined: batch n is written on a writer thread while
-        batch n+1 is embedded (the embedder releases the GIL), so the store's write time hides behind the
-        embedding. At most one batch waits to be written, so memory stays one batch deep."""
-        total = len(new)
+        """Embed and write the new chunks batch by batch, pipelined: batch n is written on a writer thread
+        while batch n+1 is embedded (the embedder releases the GIL), so the store's write time hides behind
+        the embedding. At most one batch waits to be written, so memory stays one batch deep. ``new`` comes
+        in parts (one list, or one per streamed batch); ``whole``: the parts are all there is, so progress
+        totals are exact."""
         sample: list[float] | None = None
         size = self._batch_size(batch_size or self.default_batch_size)
+        done = 0
         with ThreadPoolExecutor(1, thread_name_prefix="store-write") as writer:
             pending: Future[None] | None = None
-            for start in range(0, total, size):
-                part = new[start : start + size]
+            for chunk in new:
+                total = done + len(chunk) if whole else 0
+                for start in range(0, len(chunk), size):
+                    part = chunk[start : start + size]
 
-                def step(done: int, _total: int, offset: int = start) -> None:
-                    if progress is not None:
-                        progress(offset + done, total)
+                    def step(finished: int, _total: int, offset: int = done, whole_total: int = total) -> None:
+                        if progress is not None:
+                            progress(offset + finished, whole_total or offset + finished)
 
-                vectors = embed_array(self.embedder, [doc.text for _, doc in part], step)
-                if sample is None and len(vectors):
-                    sample = vectors[0].tolist()
-                if pending is not None:
-                    pending.result()  # the previous batch is in the store (or its error is raised here)
-                pending = writer.submit(self._write, part, vectors)
+                    vectors = embed_array(self.embedder, [doc.text for _, doc in part], step)
+                    if sample is None and len(vectors):
+                        sample = vectors[0].tolist()
+                    if pending is not None:
+                        pending.result()  # the previous batch is in the store (or its error is raised here)
+                    pending = writer.submit(self._write, part, vectors)
+                    done += len(part)
             if pending is not None:
                 pending.result()
-            if progress is not None and total:
-                progress(total, total)
+            if progress is not None and done:
+                progress(done, done)
         return sample
 
     def search(
@@ -337,7 +370,8 @@ class EmbeddingStore:
 
 
 class StoreIn(TypedDict):
-    """A store node's inputs: chunks to mirror (one batch per connection), the embedder, a question."""
+    """A store node's inputs: chunks to mirror (one batch per connection; a stream of batches when the executor
+    streams its chain, see :mod:`flowbuilder.streaming`), the embedder, a question."""
 
     documents: NotRequired[list[Chunks]]
     embedder: Embedder
@@ -350,11 +384,15 @@ class StoreOut(TypedDict):
     """Only when a question came in."""
 
 
-def store_inputs(inputs: StoreIn) -> tuple[Embedder, str | None, list[Document]]:
-    """The ``embedder``, ``query`` (None when absent or blank) and ``documents`` (all connections) of a store node."""
+def store_inputs(inputs: StoreIn) -> tuple[Embedder, str | None, Sequence[Document]]:
+    """The ``embedder``, ``query`` (None when absent or blank) and ``documents`` (all connections, or the stream of
+    batches when the executor streams the chain) of a store node."""
     query = inputs.get("query")
-    documents = [doc for batch in inputs.get("documents", []) for doc in batch]
-    return inputs["embedder"], query if query and query.strip() else None, documents
+    question = query if query and query.strip() else None
+    documents: Any = inputs.get("documents", [])
+    if is_stream(documents):
+        return inputs["embedder"], question, cast(Batches, documents[0] if isinstance(documents, list) else documents)
+    return inputs["embedder"], question, [doc for batch in documents for doc in batch]
 
 
 def answer_query(
@@ -461,6 +499,7 @@ class StoreNodeMixin:
 
     cacheable = False
     sync_line: str = ""
+    stream_in: ClassVar[str | None] = "documents"
 
     def summarize(self, outputs: Mapping[str, Any]) -> str:
         ports = cast(Any, self).output_ports(cast(Any, self).config)

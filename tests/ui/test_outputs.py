@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from flowbuilder.data import Document, Hit
-from flowbuilder.ui.outputs import _short, documents_table
+from flowbuilder.streaming import StreamedSample
+from flowbuilder.ui.outputs import _short, documents_heading, documents_table
 from flowbuilder.ui.widgets import FULL_TEXT_CHARS, failure_text, hit_where
 
 
@@ -42,3 +43,10 @@ def test_documents_table_orders_trace_columns_and_keeps_long_text_bounded() -> N
 def test_hit_where_names_record_source_and_chunk() -> None:
     doc = Document(text="t", metadata={"source": "cases.csv", "record_ids": ["A", "B"], "chunk_index": 2})
     assert hit_where(Hit(document=doc, score=0.5, rank=1)) == ("A, B", "cases.csv · chunk 2")
+
+
+def test_a_streamed_output_says_it_keeps_only_the_first_documents() -> None:
+    docs = [Document(text="abc"), Document(text="abcde")]
+    assert documents_heading("records", docs) == "records: 2 documents · chars min 3 / avg 4 / max 5"
+    streamed = documents_heading("records", StreamedSample.of(docs, 100_000))
+    assert streamed.startswith("records: 100000 documents, streamed: the first 2 are kept")
