@@ -19,7 +19,14 @@ from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, wri
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n import STICKY
 from flowbuilder.formats.n8n_chain import CHAIN_TYPE, CHAIN_VERSION, Chain, find_chains
-from flowbuilder.formats.n8n_table import BASE, MCP_SERVER_TRIGGER, MCP_SERVER_VERSIONS, N8N_TABLE, PROVIDER_CREDENTIALS
+from flowbuilder.formats.n8n_table import (
+    BASE,
+    GENERIC_AUTH,
+    MCP_SERVER_TRIGGER,
+    MCP_SERVER_VERSIONS,
+    N8N_TABLE,
+    PROVIDER_CREDENTIALS,
+)
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
 _ROLE_TYPES = ("retriever.tool", "retriever.vector")
@@ -73,9 +80,12 @@ class N8nExporter:
             node["webhookId"] = str(uuid.uuid5(_UUID_NS, f"webhook/{self.flow.name}/{spec.id}"))
         slot = credential_slot(spec.type)
         ref = spec.credentials.get(slot.name) if slot else None
-        if slot is not None and slot.provider in PROVIDER_CREDENTIALS:
+        if slot is not None and slot.provider in PROVIDER_CREDENTIALS and (ref is not None or slot.required):
             cred_name = ref.name if ref else "default"
-            node["credentials"] = {PROVIDER_CREDENTIALS[slot.provider]: {"id": None, "name": cred_name}}
+            cred_type = PROVIDER_CREDENTIALS[slot.provider]
+            node["credentials"] = {cred_type: {"id": None, "name": cred_name}}
+            if cred_type in GENERIC_AUTH:  # n8n uses a generic credential only when the node says so
+                node["parameters"].update(authentication="genericCredentialType", genericAuthType=cred_type)
         if spec.disabled:
             node["disabled"] = True
         self.nodes.append(node)
