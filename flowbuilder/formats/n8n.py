@@ -495,7 +495,7 @@ class N8nImporter:
             and not is_expression(url)
             and (url.lower().split("?")[0].endswith(_DOC_EXTENSIONS) or response == "file")
         )
-        if method == "GET" and not fetches_file:
+        if method == "GET" and not fetches_file and self._feeds_ingestion(node["name"]):
             # a page fetched at run time (its address from a form or an expression): the loader reads the
             # file its input gives (the form's file, --input)
             shown = url if isinstance(url, str) else params.get("url")
@@ -519,6 +519,28 @@ class N8nImporter:
             f"{node['name']!r}: fetched {url}: download it next to the flow as {path!r} (Flowbuilder reads local files)"
         )
         return [("main", spec)]
+
+    def _feeds_ingestion(self, name: str) -> bool:
+        """Whether ``name``'s main output reaches a vector store that inserts (a page fetched to be ingested)."""
+        connections = self.data.get("connections") or {}
+        types = {n.get("name"): n for n in self.data.get("nodes") or [] if isinstance(n, dict)}
+        seen, todo = {name}, [name]
+        while todo:
+            outputs = connections.get(todo.pop())
+            main = outputs.get("main") if isinstance(outputs, dict) else None
+            for branch in main if isinstance(main, list) else []:
+                for link in branch if isinstance(branch, list) else []:
+                    target = link.get("node") if isinstance(link, dict) else None
+                    if not isinstance(target, str) or target in seen:
+                        continue
+                    node = types.get(target) or {}
+                    params = node.get("parameters")
+                    mode = params.get("mode") if isinstance(params, dict) else None
+                    if "vectorStore" in str(node.get("type", "")) and mode == "insert":
+                        return True
+                    seen.add(target)
+                    todo.append(target)
+        return False
 
     def _hook_route(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         """A routing or item-shaping node: absorbed like a static Edit Fields node (its connections pass
