@@ -165,7 +165,7 @@ def egress_problem(
     if key_sent:
         message = f"its {provider} key would be sent to {origin} ('{name}'), which is {where} {provider}'s service"
         return EgressProblem("unsafe-credential", f"{message}; {approve}", name, detail)
-    if provider == "mcp":
+    if destination.always_ask:  # tool.mcp, tool.http: the flow file picked the server outright
         target = excerpt(destination.url, 120)
         message = f"it would call {target}, a server the flow file chose; a flow cannot make calls by itself"
     else:

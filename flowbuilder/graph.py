@@ -304,18 +304,39 @@ def _judge_placeholders(flow: Flow, result: FlowGraph, placeholder_issues: dict[
     # no connections is skipped with a warning, and a run that does not need it never sees it (scope).
     # A code placeholder that feeds nothing (a Code node at the end of a side branch) is off every path to
     # an output: runs skip it too, and what feeds it still runs.
+    # One that feeds only optional inputs (an agent's tools: a Wikipedia or sub-workflow tool we do not
+    # have) is skipped the same way: the agent runs with the tools it has.
     wired = {end for edge in flow.edges for end in (edge.source, edge.target)}
     feeds = {edge.source for edge in flow.edges}
     for node_id, found in placeholder_issues.items():
         code = str(result.nodes[node_id].spec.config.get("original_type", "")) in CODE_TYPES
-        if node_id in feeds or (node_id in wired and not code):
+        optional = _feeds_only_optional_inputs(flow, result, node_id)
+        if (node_id in feeds and not optional) or (node_id in wired and not code and not optional):
             issues.extend(found)
         else:
             why = "it feeds no other node" if node_id in wired else "it has no connections"
+            if optional:
+                why = f"it only feeds {optional}, which works without it"
             result.warnings.extend(
                 ValidationIssue("unsupported-node", f"{i.message}; {why}, so runs skip it", node_id, i.port)
                 for i in found
             )
+
+
+def _feeds_only_optional_inputs(flow: Flow, result: FlowGraph, node_id: str) -> str:
+    """``"'tools' of 'agent'"`` when every connection out of ``node_id`` ends in an optional input that takes
+    several connections (and nothing flows into it); empty otherwise."""
+    out = [e for e in flow.edges if e.source == node_id]
+    if not out or any(e.target == node_id for e in flow.edges):
+        return ""
+    ends = []
+    for edge in out:
+        target = result.nodes.get(edge.target)
+        port = target.inputs.get(edge.target_port) if target is not None else None
+        if port is None or port.required or not port.multiple:
+            return ""
+        ends.append(f"'{edge.target_port}' of '{edge.target}'")
+    return ", ".join(sorted(set(ends)))
 
 
 def _order(flow: Flow, registry: NodeRegistry, base_dir: Path | None, result: FlowGraph) -> None:

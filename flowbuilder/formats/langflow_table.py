@@ -70,6 +70,17 @@ def _api_base(value: Any) -> str | None:
     return None if url in ("", "https://api.groq.com", "https://api.openai.com/v1") else url
 
 
+def schema_fields(value: Any) -> dict[str, str] | None:
+    """Structured Output's schema rows (``[{name, description, type}]``) as ``{name: description}``."""
+    rows = value if isinstance(value, list) else []
+    fields = {
+        str(r["name"]).strip(): str(r.get("description") or "")
+        for r in rows
+        if isinstance(r, dict) and isinstance(r.get("name"), str) and r["name"].strip()
+    }
+    return fields or None
+
+
 def _tool_name(value: Any) -> str | None:
     name = re.sub(r"[^a-zA-Z0-9_-]+", "_", str(value or "")).strip("_")[:64]
     return name or None
@@ -366,15 +377,15 @@ LANGFLOW_TABLE = Table(
                 ignore=("model", "base_url_ibm_watsonx", "chunk_size", "dimensions", "input_text", "max_retries",
                         "show_progress_bar", "truncate_input_tokens", "request_timeout", "api_key", "provider",
                         "model_name", "api_base", "project_id", "model_kwargs", "ollama_base_url")),
-        # Structured Output asks its model for JSON fields; with no model offline, the text goes on as it
-        # came (the report says the schema was not applied).
-        Adapter("util.passthrough", "StructuredOutput", display="Structured Output", export=False,
-                inputs={"value": "input_value"}, outputs={"value": "structured_output"},
-                out_aliases={"structured_output_dataframe": "value", "dataframe_output": "value"},
-                ignore=("llm", "output_schema", "system_prompt", "multiple", "schema_name"),
-                replace="no structured-output node yet",
-                note="Structured Output: the fields of its schema are not extracted (no structured-output "
-                "node yet); the input text goes on unchanged"),
+        # Structured Output: its schema's fields become extract.fields' fields; its model is wired in.
+        Adapter("extract.fields", "StructuredOutput", display="Structured Output", export=False,
+                inputs={"text": "input_value", "model": "llm"}, outputs={"records": "structured_output"},
+                out_aliases={"structured_output_dataframe": "records", "dataframe_output": "records"},
+                params=(Param("fields", "output_schema", to_ours=schema_fields),
+                        Param("instructions", "system_prompt", to_ours=nonempty_str)),
+                ignore=("multiple", "schema_name"),
+                note="Structured Output: its fields are asked of the model; with no model reachable they are "
+                "looked up by name in the text (the node's warning says how many were found)"),
         Adapter("chat.input", "TextInput", display="Text Input", outputs={"message": "text"}, export=False,
                 params=(Param("text", "input_value", to_ours=nonempty_str),)),
         Adapter("splitter.recursive", "LanguageRecursiveTextSplitter", export=False,

@@ -28,6 +28,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, node_class, read_params
 from flowbuilder.formats.code_summary import summarize_code
+from flowbuilder.formats.http_tool_params import from_ai_templates, parameter_names_of
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
@@ -47,6 +48,10 @@ from flowbuilder.formats.n8n_table import (
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
+_FETCHED_PAGE = (
+    "fetched {what} at run time: Flowbuilder does not fetch pages; it reads the file its input gives "
+    "(save the page and give it as the file input)"
+)
 _DOC_EXTENSIONS = (".pdf", ".csv", ".txt", ".md", ".json", ".html", ".htm", ".docx", ".xlsx")
 
 
@@ -484,6 +489,14 @@ class N8nImporter:
             and not is_expression(url)
             and (url.lower().split("?")[0].endswith(_DOC_EXTENSIONS) or response == "file")
         )
+        if method == "GET" and not fetches_file and self._feeds_ingestion(node["name"]):
+            # a page fetched at run time (its address from a form or an expression): the loader reads the
+            # file its input gives (the form's file, --input)
+            shown = url if isinstance(url, str) else params.get("url")
+            used.update(params)
+            spec = self._new_spec(node, "loader.file", {})
+            self.report.warnings.append(f"{node['name']!r}: " + _FETCHED_PAGE.format(what=shown))
+            return [("main", spec)]
         if method != "GET" or not fetches_file:
             shown = f"{method} {url if isinstance(url, str) else params.get('url')}"
             why = (
@@ -509,6 +522,28 @@ class N8nImporter:
         self.report.warnings.append(f"{node['name']!r}: {why}")
         self.outcomes[node["name"]].note = why
         return []
+
+    def _feeds_ingestion(self, name: str) -> bool:
+        """Whether ``name``'s main output reaches a vector store that inserts (a page fetched to be ingested)."""
+        connections = self.data.get("connections") or {}
+        types = {n.get("name"): n for n in self.data.get("nodes") or [] if isinstance(n, dict)}
+        seen, todo = {name}, [name]
+        while todo:
+            outputs = connections.get(todo.pop())
+            main = outputs.get("main") if isinstance(outputs, dict) else None
+            for branch in main if isinstance(main, list) else []:
+                for link in branch if isinstance(branch, list) else []:
+                    target = link.get("node") if isinstance(link, dict) else None
+                    if not isinstance(target, str) or target in seen:
+                        continue
+                    node = types.get(target) or {}
+                    params = node.get("parameters")
+                    mode = params.get("mode") if isinstance(params, dict) else None
+                    if "vectorStore" in str(node.get("type", "")) and mode == "insert":
+                        return True
+                    seen.add(target)
+                    todo.append(target)
+        return False
 
     def _hook_route(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         """A routing or item-shaping node: absorbed like a static Edit Fields node (its connections pass
@@ -551,6 +586,24 @@ class N8nImporter:
     def _hook_reranker(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         self.rerankers[node["name"]] = ""
         return self._generic(node, params, adapter, used)
+
+    def _hook_http_tool(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
+        """An HTTP Request tool: ``$fromAI`` values become ``{name}`` parameters (read, never evaluated), the
+        tool is named after the node (as n8n names it for the model) and the report says to approve it."""
+        descriptions: dict[str, str] = {}
+        specs = self._generic(node, from_ai_templates(params, descriptions), adapter, used)
+        config = specs[0][1].config
+        config["name"] = slugify(node["name"]).replace("-", "_")[:64] or "http_request"
+        if descriptions:
+            config["placeholders"] = {**descriptions, **config.get("placeholders", {})}
+        # its expressions were read as parameters the model fills, not kept unevaluated
+        self.report.expressions = [e for e in self.report.expressions if e.node != node["name"].strip()]
+        self.outcomes[node["name"]].note = adapter.note
+        filled = ", ".join(parameter_names_of(config)) or "none"
+        self.report.warnings.append(
+            f"{node['name']!r}: {adapter.note} ({config.get('url', 'no url')}; the model fills: {filled})"
+        )
+        return specs
 
     def _hook_mcp(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         specs = self._generic(node, params, adapter, used)

@@ -20,6 +20,7 @@ from flowbuilder.formats.adapters import Adapter, credential_slot, set_path, wri
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n_chain import Chain, find_chains
 from flowbuilder.formats.n8n_table import (
+    GENERIC_AUTH,
     MCP_SERVER_TRIGGER,
     MCP_SERVER_VERSIONS,
     N8N_TABLE,
@@ -79,9 +80,12 @@ class N8nExporter:
             node["webhookId"] = str(uuid.uuid5(_UUID_NS, f"webhook/{self.flow.name}/{spec.id}"))
         slot = credential_slot(spec.type)
         ref = spec.credentials.get(slot.name) if slot else None
-        if slot is not None and slot.provider in PROVIDER_CREDENTIALS:
+        if slot is not None and slot.provider in PROVIDER_CREDENTIALS and (ref is not None or slot.required):
             cred_name = ref.name if ref else "default"
-            node["credentials"] = {PROVIDER_CREDENTIALS[slot.provider]: {"id": None, "name": cred_name}}
+            cred_type = PROVIDER_CREDENTIALS[slot.provider]
+            node["credentials"] = {cred_type: {"id": None, "name": cred_name}}
+            if cred_type in GENERIC_AUTH:  # n8n uses a generic credential only when the node says so
+                node["parameters"].update(authentication="genericCredentialType", genericAuthType=cred_type)
         if spec.disabled:
             node["disabled"] = True
         self.nodes.append(node)

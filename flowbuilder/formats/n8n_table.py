@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from flowbuilder.formats import http_tool_params as H
 from flowbuilder.formats.adapters import (
+    NO_DEFAULT,
     OFFLINE_CHAT,
     OFFLINE_EMBEDDER,
     PLACEHOLDER,
@@ -41,8 +43,12 @@ CREDENTIAL_PROVIDERS = {
     "supabaseApi": "supabase",
     "openRouterApi": "openrouter",
     "googlePalmApi": "google",
+    "httpBearerAuth": "http",
+    "httpHeaderAuth": "http",  # last: an export writes header auth (name and value in the credential)
 }
 PROVIDER_CREDENTIALS = {provider: cred for cred, provider in CREDENTIAL_PROVIDERS.items()}
+GENERIC_AUTH = frozenset({"httpBearerAuth", "httpHeaderAuth"})
+"""n8n credential types a node uses through ``authentication: genericCredentialType``."""
 
 
 def _resource(value: Any) -> dict[str, Any]:
@@ -121,6 +127,10 @@ ROUTES: tuple[tuple[str, tuple[float, ...], str], ...] = (
     ("merge", (1, 2, 2.1, 3, 3.1, 3.2), "Merge: inputs are not combined; the first one given goes on"),
     ("limit", (1,), "Limit: every item goes on (no limit applied)"),
     ("aggregate", (1,), "Aggregate: the items go on as one list"),
+    ("html", (1, 1.1, 1.2), "HTML: its CSS selectors are not applied; the whole page goes on to the loader"),
+    ("htmlExtract", (1,), "HTML Extract: its CSS selectors are not applied; the whole page goes on to the loader"),
+    ("convertToFile", (1, 1.1), "Convert to File: the data goes on as it is; the loader reads the file"),
+    ("markdown", (1,), "Markdown: not converted; the loader reads the text as it is"),
 )
 
 
@@ -273,6 +283,43 @@ N8N_TABLE = Table(
                         Param("selection", "include", "all", to_ours=_mcp_selection, to_theirs=_mcp_include)),
                 fixed={"serverTransport": "httpStreamable", "options": {}},
                 ignore=("serverTransport", "authentication", "options", "includeTools", "excludeTools")),
+        # HTTP Request as an agent tool: the LangChain tool (placeholders, key/value lists) and the core
+        # node used as a tool ($fromAI values); the "http_tool" hook turns $fromAI into {name} templates.
+        Adapter("tool.http", LC + "toolHttpRequest", (1, 1.1), outputs={"tool": "ai_tool"}, hook="http_tool",
+                params=(Param("description", "toolDescription", "", to_ours=nonempty_str),
+                        Param("method", "method", "GET"),
+                        Param("url", "url", NO_DEFAULT),
+                        Param("query", "parametersQuery", NO_DEFAULT, to_ours=H.tool_pairs,
+                              to_theirs=H.tool_pairs_back),
+                        Param("query", "sendQuery", False, to_ours=H.never, to_theirs=bool),
+                        Param("headers", "parametersHeaders", NO_DEFAULT, to_ours=H.tool_pairs,
+                              to_theirs=H.tool_pairs_back),
+                        Param("headers", "sendHeaders", False, to_ours=H.never, to_theirs=bool),
+                        Param("body", "jsonBody", NO_DEFAULT, to_ours=nonempty_str, to_theirs=nonempty_str),
+                        Param("body", "parametersBody", NO_DEFAULT, to_ours=H.tool_body, export=False),
+                        Param("body", "sendBody", False, to_ours=H.never, to_theirs=bool),
+                        Param("body", "specifyBody", "keypair", to_ours=H.never, to_theirs=H.json_if_any),
+                        Param("placeholders", "placeholderDefinitions", NO_DEFAULT, to_ours=H.placeholders,
+                              to_theirs=H.placeholders_back)),
+                ignore=("notice", "placeholderNotice", "sendQuery", "sendHeaders", "sendBody", "specifyBody",
+                        "authentication", "genericAuthType", "nodeCredentialType",
+                        "specifyQuery", "specifyHeaders", "optimizeResponse", "responseType", "dataField",
+                        "fieldsToInclude", "fields", "cssSelector", "onlyContent", "elementsToOmit",
+                        "truncateResponse", "maxLength"),
+                note="an HTTP API the agent may call: approve its server before a run (validate names it)"),
+        Adapter("tool.http", BASE + "httpRequestTool", (4, 4.1, 4.2, 4.3, 4.4), outputs={"tool": "ai_tool"},
+                hook="http_tool", export=False,
+                params=(Param("description", "toolDescription", "", to_ours=nonempty_str),
+                        Param("method", "method", "GET"),
+                        Param("url", "url", NO_DEFAULT),
+                        Param("query", "queryParameters", NO_DEFAULT, to_ours=H.core_pairs),
+                        Param("headers", "headerParameters", NO_DEFAULT, to_ours=H.core_pairs),
+                        Param("body", "jsonBody", NO_DEFAULT, to_ours=nonempty_str),
+                        Param("body", "bodyParameters", NO_DEFAULT, to_ours=H.core_body)),
+                ignore=("sendQuery", "sendHeaders", "sendBody", "specifyQuery", "specifyHeaders", "specifyBody",
+                        "contentType", "options", "authentication", "genericAuthType", "nodeCredentialType",
+                        "descriptionType"),
+                note="an HTTP API the agent may call: approve its server before a run (validate names it)"),
         # n8n's Q&A chain: its system prompt becomes our prompt template; the "chain" hook wires the
         # retriever's hits and the question into it and the model after it.
         Adapter("prompt.template", LC + "chainRetrievalQa", (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7),

@@ -32,6 +32,7 @@ from flowbuilder.ui.accounts import (
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.chat_panel import ChatPanel
 from flowbuilder.ui.files import FileActions, restore_autosave
+from flowbuilder.ui.fix_button import fix_button
 from flowbuilder.ui.gallery import GALLERY_CSS
 from flowbuilder.ui.inspector import Inspector
 from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar
@@ -421,6 +422,7 @@ class BuilderPage:
                         if account is not None:
                             bind_button(self.session, account, self.refresh)
                         approve_button(self.session, issue, self.refresh, "log")
+                        fix_button(self.session, issue, self.refresh, "log")
 
     def update_title(self) -> None:
         self.dirty_mark.set_text("●" if self.state.dirty else "")

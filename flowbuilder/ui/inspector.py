@@ -27,6 +27,7 @@ from flowbuilder.ui.accounts import (
     provider_name,
 )
 from flowbuilder.ui.file_picker import is_file_field, pick_file, suffixes_for
+from flowbuilder.ui.fix_button import fix_button
 from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
 from flowbuilder.ui.runtime_install import runtime_panel
 from flowbuilder.ui.session import EditorSession, binding_source
@@ -140,6 +141,9 @@ class Inspector:
             approve = approve_button(self.session, issue, lambda: self.on_change(False), "overview")
             if approve is not None:
                 approve.on("click.stop", lambda: None)
+            fix = fix_button(self.session, issue, lambda: self.on_change(True), "overview")
+            if fix is not None:
+                fix.on("click.stop", lambda: None)
         select = self.on_select
         if spec is not None and select is not None:
             row.classes("cursor-pointer").mark(f"issue-{spec.id}").on("click", lambda _, n=spec.id: select(n))

@@ -127,15 +127,20 @@ def test_two_triggers_into_one_loader_are_alternatives_and_the_run_uses_the_one_
     assert run.results["on-form-submission"].status == "failed"
 
 
-def test_langflow_agent_gets_its_built_in_model_and_structured_output_passes_text_on(tmp_path: Path) -> None:
+def test_langflow_agent_gets_its_built_in_model_and_structured_output_extracts_fields(tmp_path: Path) -> None:
     flow, report = import_file(AGENTS)
     agent = flow.node("Agent-g1")
     assert agent.type == "agent.tools" and agent.config == {"system_message": "Use the tools.", "max_steps": 8}
     model = flow.node("Agent-g1-model")
     assert model.type == "llm.openai" and model.config == {"model": "gpt-4o-mini"}
     assert "Agent-g1-model.model->Agent-g1.model" in {e.key for e in flow.edges}
-    assert flow.node("StructuredOutput-s1").type == "util.passthrough"
-    assert any("schema are not extracted" in w for w in report.warnings)
+    structured = flow.node("StructuredOutput-s1")
+    assert structured.type == "extract.fields" and structured.config["fields"] == {"keywords": ""}
+    assert structured.config["instructions"] == "Extract search keywords"
+    assert {"OpenAIModel-k1.model->StructuredOutput-s1.model", "OpenAIModel-k1.answer->StructuredOutput-s1.text"} <= {
+        e.key for e in flow.edges
+    }
+    assert any("looked up by name in the text" in w for w in report.warnings)
     assert flow.node("TextInput-t1").type == "chat.input" and flow.node("TextInput-t1").config == {
         "text": "password reset"
     }
