@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import ChatMessage, Document
 from flowbuilder.errors import FlowbuilderError, NodeError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.nodes.llms.structured import JsonChatModel
 from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
+from flowbuilder.services import ChatModel
 from flowbuilder.terminal import excerpt
 
 _VALUE = re.compile(
@@ -72,8 +76,13 @@ def _json_object(reply: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+class ExtractIn(TypedDict):
+    text: Text
+    model: NotRequired[ChatModel]
+
+
 @register_node
-class ExtractFields(Node[ExtractFieldsConfig]):
+class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, RecordsOut]):
     """Pull named fields out of a text into one record (with a chat model, or by name without one)."""
 
     type_name = "extract.fields"
@@ -93,15 +102,13 @@ class ExtractFields(Node[ExtractFieldsConfig]):
     outputs = (Port("records", PortType.RECORDS, description="One record whose columns are the fields."),)
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, ExtractFieldsConfig)
+    def config_problems(cls, config: ExtractFieldsConfig) -> list[tuple[str | None, str]]:
         if not config.fields:
             return [(None, '\'fields\' is empty: name the fields to extract, e.g. {"NET_INCOME": "net income"}')]
         return []
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: ExtractIn, ctx: RunContext) -> RecordsOut:
         c = self.config
-        assert isinstance(c, ExtractFieldsConfig)
         if not c.fields:
             raise NodeError("'fields' is empty: name the fields to extract")
         text = str(inputs.get("text") or "")
@@ -131,9 +138,8 @@ class ExtractFields(Node[ExtractFieldsConfig]):
         )
         return {"records": [record]}
 
-    def _ask(self, model: Any, text: str) -> dict[str, str] | None:
+    def _ask(self, model: ChatModel, text: str) -> dict[str, str] | None:
         c = self.config
-        assert isinstance(c, ExtractFieldsConfig)
         described = "\n".join(f"- {name}: {meaning or name}" for name, meaning in c.fields.items())
         messages = [
             ChatMessage(role="system", content=f"{c.instructions}\nFields:\n{described}"),
@@ -153,7 +159,7 @@ class ExtractFields(Node[ExtractFieldsConfig]):
             return None
         return {name: "" if found.get(name) is None else str(found.get(name)) for name in c.fields}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
         records = outputs.get("records") or []
         columns = records[0].metadata.get("columns", {}) if records else {}
         return ", ".join(f"{k}={v or '?'}" for k, v in columns.items())[:200]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -22,6 +23,7 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.io import NoInputs, ToolOut
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
@@ -179,7 +181,7 @@ def _response_text(text: str, content_type: str) -> str:
 
 
 @register_node
-class HttpToolNode(Node[HttpToolConfig]):
+class HttpToolNode(Node[HttpToolConfig, NoInputs, ToolOut]):
     """Give an agent one HTTP API to call; the model fills the {name} parameters, never the server."""
 
     type_name = "tool.http"
@@ -196,8 +198,7 @@ class HttpToolNode(Node[HttpToolConfig]):
     cacheable = False  # the tool's answers come from a live server
 
     @classmethod
-    def destinations(cls, config: BaseModel) -> list[Destination]:
-        assert isinstance(config, HttpToolConfig)
+    def destinations(cls, config: HttpToolConfig) -> list[Destination]:
         if not config.url.strip():
             return []
         try:
@@ -207,15 +208,13 @@ class HttpToolNode(Node[HttpToolConfig]):
         return [Destination("url", origin, "http", always_ask=True)]
 
     @classmethod
-    def config_problems(cls, config: BaseModel) -> list[tuple[str | None, str]]:
-        assert isinstance(config, HttpToolConfig)
+    def config_problems(cls, config: HttpToolConfig) -> list[tuple[str | None, str]]:
         if not config.url.strip():
             return [(None, "'url' is empty: give the address to call, e.g. https://api.example.com/search")]
         return []
 
-    def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> ToolOut:
         c = self.config
-        assert isinstance(c, HttpToolConfig)
         if not c.url.strip():
             raise NodeError("'url' is empty: give the address to call, e.g. https://api.example.com/search")
         try:
@@ -231,7 +230,7 @@ class HttpToolNode(Node[HttpToolConfig]):
         ctx.details["calls"] = tool.calls
         return {"tool": tool}
 
-    def summarize(self, outputs: dict[str, Any]) -> str:  # type: ignore[override]
+    def summarize(self, outputs: Mapping[str, Any]) -> str:
         tool = outputs.get("tool")
         if not isinstance(tool, HttpTool):
             return "no tool"
