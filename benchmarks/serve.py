@@ -7,10 +7,12 @@ Prints two tables (loopback only; every loop is bounded):
 Every question is new to the server (a running number in it), so neither the embedding cache nor the
 executor's result cache answers it: each one is embedded and searched.
 
-    python benchmarks/serve.py [--rounds 3] [--tree PATH]
+    python benchmarks/serve.py [--rounds 3] [--tree PATH] [--data-dir PATH]
 
 ``--tree`` serves from another checkout (e.g. the main branch) for a before/after comparison. The server
-and its data dir (a temporary folder) are removed at the end. The machine's load is printed before and after.
+and its data dir (a temporary folder) are removed at the end; ``--data-dir`` keeps the data dir instead, so a
+second run does not embed the 500 rows again (its questions are new either way, so the figures do not
+change). The machine's load is printed before and after.
 """
 
 from __future__ import annotations
@@ -153,12 +155,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", type=int, default=60)
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout to serve from (default: this one)")
+    parser.add_argument("--data-dir", type=Path, default=None, help="a data dir to keep (default: a temporary one)")
     args = parser.parse_args()
     print(f"load before: {loadavg()}  (2-core machine shared with other jobs; figures vary with it)")
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="fb-serve-bench-") as tmp:
         log = Path(tmp) / "serve.log"
-        process = start_server(args.tree.resolve(), Path(tmp) / "data", port, log)
+        data_dir = args.data_dir.resolve() if args.data_dir else Path(tmp) / "data"
+        process = start_server(args.tree.resolve(), data_dir, port, log)
         base = f"http://127.0.0.1:{port}"
         try:
             started = time.perf_counter()

@@ -170,12 +170,15 @@ class Executor:
         use_cache: bool = True,
         base_dir: Path | None = None,
         reuse: Mapping[str, NodeResult] | None = None,
+        analyzed: FlowGraph | None = None,
     ) -> RunResult:
         """Validate ``flow`` and run it (or only ``to`` and its ancestors).
 
         :param inputs: text for chat inputs (a string), or ``{node_id: value}`` with ``"*"`` for all.
         :param reuse: succeeded results taken as they are instead of running their nodes (a server's ingest,
             done once under an exclusive lock, reused by every concurrent search); shown as ``cached``.
+        :param analyzed: what ``analyze`` gave for this very flow, ``to`` and ``base_dir`` (read only here): a
+            server analyses its search flow once instead of on every search.
         :raises FlowValidationError: before anything runs, listing every issue in the run's scope.
         """
         run_inputs: dict[str, str] = {GENERIC_INPUT: inputs} if isinstance(inputs, str) else dict(inputs or {})
@@ -183,14 +186,15 @@ class Executor:
             raise FlowValidationError(
                 [_issue("unknown-node", f"--to names no node; nodes: {', '.join(flow.node_ids())}", to)]
             )
-        graph = analyze(flow, self.registry, self.resolver, only={to} if to else None, base_dir=base_dir)
+        graph = analyzed or analyze(flow, self.registry, self.resolver, only={to} if to else None, base_dir=base_dir)
         # a file the user gives the run (--input NODE=PATH) replaces the node's own path and is the user's choice
         chosen = {
             node_id: value
             for node_id, value in run_inputs.items()
             if node_id in graph.nodes and graph.nodes[node_id].cls.run_input == "file" and value
         }
-        graph.issues = [i for i in graph.issues if not (i.code == "untrusted-path" and i.node_id in chosen)]
+        if chosen:
+            graph.issues = [i for i in graph.issues if not (i.code == "untrusted-path" and i.node_id in chosen)]
         files = self.resolver.file_roots(base_dir, self.data_dir, _chosen_files(chosen.values(), base_dir))
         scope_issues = _issues_in_scope(graph, to)
         if scope_issues:

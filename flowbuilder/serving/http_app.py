@@ -52,10 +52,12 @@ def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str 
             return _error(400, f"k must be a whole number, got {str(raw_k)[:20]!r}.")
         tool = request.query_params.get("tool") or None
         try:
-            result = await anyio.to_thread.run_sync(lambda: service.search(query, k, tool))
+            # the JSON (with its secret masking) is made on the worker thread too: on the event loop it would
+            # hold up every other request's reading and writing
+            body = await anyio.to_thread.run_sync(lambda: mask_secrets_obj(service.search(query, k, tool).to_json()))
         except FlowbuilderError as exc:
             return _error(400, exc)
-        return JSONResponse(mask_secrets_obj(result.to_json()))
+        return JSONResponse(body)
 
     @server.custom_route("/ask", methods=["POST"])
     async def ask(request: Request) -> Response:

@@ -211,6 +211,10 @@ class FlowService:
         self.refresh_seconds = REFRESH_SECONDS
         self._sessions: dict[str, threading.Lock] = {}
         self._sessions_guard = threading.Lock()
+        self._search_flows: dict[tuple[str, int], Flow] = {}
+        """The flow as one search endpoint and k run it (built once, not copied on every search)."""
+        self._analyses: dict[tuple[int, str | None], FlowGraph] = {}
+        """``analyze`` of those flows (and of the flow itself), reused while the ingest snapshot holds."""
         self.graph: FlowGraph = analyze(
             self.flow, self.executor.registry, self.executor.resolver, base_dir=self.base_dir
         )
@@ -422,11 +426,18 @@ class FlowService:
         with self._rw.reading():
             if self._ingested(scope):
                 # Concurrent: only the question's nodes run (retriever, reranker, prompt, model); the stores
-                # are only read, and the embedder batches the questions that arrive together.
-                run = self._execute(flow, inputs, to, session_id, reuse=self._snapshot)
+                # are only read, and the embedder batches the questions that arrive together. The analysis
+                # is reused and the per-node progress lines are left out (only failures are logged): at
+                # many searches a second they cost as much as the search.
+                run = self._execute(
+                    flow, inputs, to, session_id, reuse=self._snapshot, analyzed=self._analysis(flow, to)
+                )
+                for failed in run.failed():
+                    self.progress(RunEvent("node_failed", failed.node_id, {"error": failed.error or "failed"}))
                 self._latest.update({nid: r for nid, r in run.results.items() if r.succeeded})
                 return run
         with self._rw.writing():  # ingest (or re-ingest after a source changed): alone
+            self._analyses.clear()  # a file the flow reads may have gone or come: analyse again
             run = self._execute(flow, inputs, to, session_id, reuse=None)
             self._latest.update({nid: r for nid, r in run.results.items() if r.succeeded})
             done = {nid: run.results[nid] for nid in scope if nid in run.results}
@@ -438,7 +449,13 @@ class FlowService:
             return run
 
     def _execute(
-        self, flow: Flow, inputs: dict[str, str], to: str | None, session_id: str, reuse: dict[str, NodeResult] | None
+        self,
+        flow: Flow,
+        inputs: dict[str, str],
+        to: str | None,
+        session_id: str,
+        reuse: dict[str, NodeResult] | None,
+        analyzed: FlowGraph | None = None,
     ) -> RunResult:
         # searches and ingests share no chat memory; one caller's chat memory is not written twice at once
         guard = contextlib.nullcontext() if session_id.startswith("serve-") else self._session_lock(session_id)
@@ -447,10 +464,11 @@ class FlowService:
                 flow,
                 inputs=inputs,
                 to=to,
-                on_event=self.progress,
+                on_event=None if analyzed is not None else self.progress,
                 session_id=session_id,
                 base_dir=self.base_dir,
                 reuse=reuse,
+                analyzed=analyzed,
             )
 
     def _session_lock(self, session_id: str) -> threading.Lock:
@@ -463,6 +481,7 @@ class FlowService:
             self._ingested_scopes.clear()
             self._snapshot.clear()
             self._prints.clear()
+            self._analyses.clear()
 
     def endpoint(self, name: str | None) -> SearchEndpoint:
         if not self.searches:
@@ -482,10 +501,7 @@ class FlowService:
         k = endpoint.default_k if k is None else int(k)
         if not 1 <= k <= MAX_K:
             raise ServeError(f"k must be between 1 and {MAX_K}, got {k}.")
-        flow = self.flow.model_copy(deep=True)
-        spec = flow.node(endpoint.node_id)
-        if "k" in type(self.graph.nodes[endpoint.node_id].config).model_fields:
-            spec.config["k"] = k
+        flow = self._search_flow(endpoint.node_id, k)
         run = self._run(flow, inputs={GENERIC_INPUT: query}, to=endpoint.node_id, session_id="serve-search")
         result = run.results.get(endpoint.node_id)
         if result is None or not result.succeeded:
@@ -496,6 +512,31 @@ class FlowService:
             hits = next((v for v in result.outputs.values() if isinstance(v, list)), [])
             hits = [h for h in hits if isinstance(h, Hit)][:k]
         return SearchResult(endpoint.name, endpoint.node_id, query, k, hits)
+
+    def _search_flow(self, node_id: str, k: int) -> Flow:
+        """The flow with the endpoint's ``k``: one copy per (endpoint, k), never edited after it is made."""
+        flow = self._search_flows.get((node_id, k))
+        if flow is None:
+            flow = self.flow.model_copy(deep=True)
+            if "k" in type(self.graph.nodes[node_id].config).model_fields:
+                flow.node(node_id).config["k"] = k
+            with self._sessions_guard:
+                flow = self._search_flows.setdefault((node_id, k), flow)
+        return flow
+
+    def _analysis(self, flow: Flow, to: str | None) -> FlowGraph:
+        """``analyze`` of ``flow`` (one of the service's own, never edited) up to ``to``: done once, since
+        with the ingest reused a search's run is short and the analysis was a large share of it."""
+        key = (id(flow), to)
+        graph = self._analyses.get(key)
+        if graph is None:
+            executor = self.executor
+            graph = analyze(
+                flow, executor.registry, executor.resolver, only={to} if to else None, base_dir=self.base_dir
+            )
+            with self._sessions_guard:
+                graph = self._analyses.setdefault(key, graph)
+        return graph
 
     def _search_tool_service(self, outputs: dict[str, Any], query: str, k: int) -> list[Hit]:
         from flowbuilder.services import VectorStore

@@ -10,7 +10,9 @@ The collection's metadata records the embedder's ``model_id``; another embedder 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import sqlite3
 import threading
 import uuid
 from collections import Counter
@@ -127,6 +129,81 @@ def close_local_clients() -> None:
         for client in _clients.values():
             client.close()
         _clients.clear()
+
+
+def _forget_local_client(client: Any) -> None:
+    """Close ``client`` and drop it from the per-folder cache, so the next run reads the folder again."""
+    with _clients_lock:
+        for key, cached in list(_clients.items()):
+            if cached is client:
+                del _clients[key]
+    with contextlib.suppress(Exception):
+        client.close()
+
+
+class _CommitOnce:
+    """A collection's sqlite connection whose ``with connection:`` blocks do not commit.
+
+    qdrant-client's local mode wraps each point's write in ``with connection:``, i.e. one transaction
+    (and one fsync, ~15-20 ms on this disk) per point. Seen through this, those blocks join one
+    transaction that :func:`batched_writes` commits once for the whole batch."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self._connection
+
+    def __exit__(self, *exc: object) -> None:
+        return None  # an error propagates; batched_writes rolls the whole batch back
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+
+_batch_locks: dict[int, threading.RLock] = {}
+
+
+def _local_persistence(client: Any, collection: str) -> Any:
+    """The embedded collection's persistence object (with its sqlite ``storage`` connection), or None for a
+    server, an in-memory store, or a qdrant-client whose local mode is laid out differently."""
+    collections = getattr(getattr(client, "_client", None), "collections", None)
+    persistence = getattr(collections.get(collection), "storage", None) if isinstance(collections, dict) else None
+    connection = getattr(persistence, "storage", None)
+    return persistence if isinstance(connection, sqlite3.Connection | _CommitOnce) else None
+
+
+@contextlib.contextmanager
+def batched_writes(client: Any, collection: str) -> Iterator[None]:
+    """Run the upserts/deletes inside as one sqlite transaction in embedded Qdrant (a no-op for a server,
+    which takes a batch per request already). All or nothing: on an error after something was written the
+    batch is rolled back and the client is dropped, because its in-memory points already include part of
+    the batch; the next run reopens the folder, so memory and disk agree again."""
+    persistence = _local_persistence(client, collection)
+    if persistence is None:
+        yield
+        return
+    with _clients_lock:
+        lock = _batch_locks.setdefault(id(persistence), threading.RLock())
+    with lock:
+        connection = persistence.storage
+        if isinstance(connection, _CommitOnce):  # already inside a batch on this thread
+            yield
+            return
+        persistence.storage = _CommitOnce(connection)
+        try:
+            yield
+            connection.commit()
+        except BaseException:
+            written = connection.in_transaction
+            with contextlib.suppress(Exception):
+                connection.rollback()
+            persistence.storage = connection
+            if written:
+                _forget_local_client(client)
+            raise
+        finally:
+            persistence.storage = connection
 
 
 def server_client(url: str, api_key: str | None) -> Any:
@@ -271,9 +348,10 @@ class QdrantStore(EmbeddingStore):
     def delete_ids(self, ids: Sequence[str]) -> None:
         from qdrant_client import models
 
-        for start in range(0, len(ids), _PAGE):
-            selector = models.PointIdsList(points=[point_id(i) for i in ids[start : start + _PAGE]])
-            self.client.delete(self.name, points_selector=selector)
+        with batched_writes(self.client, self.name):
+            for start in range(0, len(ids), _PAGE):
+                selector = models.PointIdsList(points=[point_id(i) for i in ids[start : start + _PAGE]])
+                self.client.delete(self.name, points_selector=selector)
 
     def _write(self, part: list[tuple[str, Document]], vectors: np.ndarray) -> None:
         from qdrant_client import models
@@ -293,7 +371,14 @@ class QdrantStore(EmbeddingStore):
                     },
                 )
             )
-        self.client.upsert(self.name, points=points, wait=True)
+        try:
+            with batched_writes(self.client, self.name):
+                self.client.upsert(self.name, points=points, wait=True)
+        except sqlite3.Error as exc:
+            raise NodeError(
+                f"writing {len(points)} chunks to Qdrant collection '{self.name}' at {self.location} failed: {exc}; "
+                "none of them was stored (the chunks written before are kept): run again to add the rest."
+            ) from None
 
     def _query(self, vector: Sequence[float], k: int, where: dict[str, Any] | None) -> Iterator[StoredMatch]:
         response = self.client.query_points(
