@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,8 +126,11 @@ def _static_fields(node: dict[str, Any], partial: bool = False) -> dict[str, Any
     return fields or None
 
 
-def _through_edit_fields(links: list[tuple[str, str, str, str]], absorbed: set[str]) -> list[tuple[str, str, str, str]]:
-    """Links with each absorbed Edit Fields node bridged: A -> Set -> B becomes A -> B."""
+def _through_edit_fields(
+    links: list[tuple[str, str, str, str]], absorbed: Iterable[str]
+) -> list[tuple[str, str, str, str]]:
+    """Links with each absorbed Edit Fields node bridged: A -> Set -> B becomes A -> B, in the file's order
+    (a set here would make the saved edge order change from one process to the next)."""
     for name in absorbed:
         into = [link for link in links if link[2] == name]
         out_of = [link for link in links if link[0] == name]
@@ -693,8 +696,8 @@ class N8nImporter:
                                 self.origin, f"a {conn_type} connection of {source!r} has no target node"
                             )
                         links.append((source, str(conn_type), link["node"], str(link.get("type") or conn_type)))
-        links = self._fold_loops(_through_edit_fields(links, set(self.static)))
-        links = _through_edit_fields(links, set(self.routes))
+        links = self._fold_loops(_through_edit_fields(links, self.static))
+        links = _through_edit_fields(links, self.routes)
         splitter_of: dict[str, str] = {}
         loaders_of: dict[str, list[str]] = {}
         for source, conn_type, target, _ in links:

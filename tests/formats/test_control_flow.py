@@ -4,6 +4,9 @@ LangFlow agents, knowledge bases, structured output and the conversions the sour
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -277,3 +280,19 @@ def test_webhook_and_respond_to_webhook_are_written_back_to_n8n() -> None:
     assert {"webhook.message->ai-agent.message", "ai-agent.answer->respond-to-webhook.message"} <= {
         e.key for e in again.edges
     }
+
+
+def test_an_n8n_import_is_the_same_file_in_every_process(tmp_path: Path) -> None:
+    """Absorbed Edit Fields and routing nodes are bridged in the file's order: the saved connections must not
+    depend on the process's string hashing (they did: seeds 1 and 3 wrote different files)."""
+    written = []
+    for seed in ("1", "3"):
+        out = tmp_path / f"seed{seed}.json"
+        subprocess.run(
+            [sys.executable, "-m", "flowbuilder", "import", str(CONTROL), "-o", str(out)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+            capture_output=True,
+        )
+        written.append(out.read_text())
+    assert written[0] == written[1]
