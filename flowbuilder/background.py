@@ -42,8 +42,8 @@ def ingest_targets(flow: Flow, graph: FlowGraph) -> list[str]:
     documents_in = {
         e.target
         for e in flow.edges
-        if (node := graph.nodes.get(e.target)) is not None
-        and (port := node.inputs.get(e.target_port)) is not None
+        if e.target in graph.nodes
+        and (port := graph.nodes[e.target].inputs.get(e.target_port)) is not None
         and port.type in (PortType.CHUNKS, PortType.RECORDS)
     }
     targets = [
