@@ -216,8 +216,9 @@ const RoutedEdge = {
       const { sourceX: sx, sourceY: sy, targetX: tx, targetY: ty } = this;
       const off = tx >= sx ? 0.5 * (tx - sx) : 0.25 * 25 * Math.sqrt(sx - tx);
       const curve = { d: `M ${sx},${sy} C ${sx + off},${sy} ${tx - off},${ty} ${tx},${ty}`, lx: (sx + tx) / 2, ly: (sy + ty) / 2 };
+      // the count first: reading getNodes would make every link recompute whenever any card is measured
+      if (this.flow.nodes.value.length > VIRTUAL_FROM) return curve;
       const nodes = this.flow.getNodes.value;
-      if (nodes.length > VIRTUAL_FROM) return curve;
       const cards = nodes
         .filter((n) => n.type === "fbnode" && n.id !== this.source && n.id !== this.target && n.dimensions?.width)
         .map((n) => ({ x: n.computedPosition.x, y: n.computedPosition.y, w: n.dimensions.width, h: n.dimensions.height }));
