@@ -60,13 +60,15 @@ return {
   connectable: document.querySelectorAll('.vue-flow__handle.connectable').length,
   titles: document.querySelectorAll('.fb-node:not(.fb-lite) .fb-title').length,
   // links whose start on screen is not at a drawn source handle (handles measured from the wrong cards)
-  loose: (() => { const centres = [...document.querySelectorAll('.vue-flow__handle.source')].map((h) => {
-      const b = h.getBoundingClientRect(); return [b.left + b.width / 2, b.top + b.height / 2]; });
+  loose: (() => { const boxes = [...document.querySelectorAll('.vue-flow__handle.source')]
+      .map((h) => h.getBoundingClientRect());
     const out = [];
     for (const p of document.querySelectorAll('.vue-flow__edge-path')) {
       const q = p.getPointAtLength(0).matrixTransform(p.getScreenCTM());
       if (q.x < r.left || q.x > r.right || q.y < r.top || q.y > r.bottom) continue;
-      if (!centres.some(([x, y]) => Math.hypot(x - q.x, y - q.y) < 4)) out.push([Math.round(q.x), Math.round(q.y)]);
+      // Vue Flow starts a link on its handle's outer edge
+      const near = (b) => q.x > b.left - 2 && q.x < b.right + 2 && q.y > b.top - 2 && q.y < b.bottom + 2;
+      if (!boxes.some(near)) out.push([Math.round(q.x), Math.round(q.y)]);
     }
     return out; })(),
 };
