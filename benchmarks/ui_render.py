@@ -112,7 +112,7 @@ def measure(args: argparse.Namespace) -> int:
                 )
                 try:
                     url = f"http://127.0.0.1:{port}/"
-                    deadline = time.time() + 30
+                    deadline = time.time() + 180  # a loaded machine starts the server slowly
                     while time.time() < deadline:
                         try:
                             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
