@@ -41,6 +41,7 @@ from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.serve_panel import ServePanel
 from flowbuilder.ui.session import PAGES, AppConfig, EditorSession
+from flowbuilder.ui.state import by_node
 from flowbuilder.ui.widgets import WIDGET_CSS
 
 log = logging.getLogger(__name__)
@@ -369,9 +370,9 @@ class BuilderPage:
         c.on("note_resized", lambda e: self.note_resized(e.args))
 
     # ---------------------------------------------------------------- drawing
-    def issues(self) -> dict[str, list[ValidationIssue]]:
+    def issues(self) -> list[ValidationIssue]:
         apply_account_keys(self.session)
-        return self.state.issues_by_node(self.session.resolver, self.session.base_dir)
+        return self.state.issues(self.session.resolver, self.session.base_dir)
 
     def mark_changed(self) -> None:
         """Nodes edited since the last run, and everything downstream of them, lose their run badge
@@ -392,13 +393,14 @@ class BuilderPage:
     def refresh(self, fit: bool = False) -> None:
         """Redraw the canvas from the state (after a structural edit)."""
         self.mark_changed()
-        issues = self.issues()
+        found = self.issues()  # one check of the flow serves the cards, the run log and the overview
+        issues = by_node(found)
         self.canvas.base_dir = self.session.base_dir
         self.canvas.render(issues)
         self._issue_list(issues)
         self.update_title()
         if self.inspector.node_id is None:
-            self.inspector.show(None)  # the flow overview lists the current issues
+            self.inspector.show(None, found)  # the flow overview lists the current issues
         if fit:
             self.canvas.fit_view()
 

@@ -55,16 +55,16 @@ class Inspector:
         self.on_change = on_change
         self.on_select = on_select
         self.container = ui.column().classes("w-full gap-2")
-        self.node_id: str | None = None
-        self.show(None)
+        self.node_id: str | None = None  # the page's first refresh draws the overview (one flow check, not two)
 
-    def show(self, node_id: str | None) -> None:
+    def show(self, node_id: str | None, issues: list[ValidationIssue] | None = None) -> None:
+        """``node_id``'s form, or the flow overview for None (``issues``: the flow's, when the caller has them)."""
         self.node_id = node_id
         self.container.clear()
         with self.container:
             spec = self.session.state.flow.find_node(node_id) if node_id else None
             if spec is None:
-                self._overview()
+                self._overview(issues)
                 return
             cls = self.session.state.node_class(spec.id)
             if cls is None:
@@ -97,7 +97,7 @@ class Inspector:
                 for slot in cls.credential_slots:
                     self._credential(slot)
 
-    def _overview(self) -> None:
+    def _overview(self, issues: list[ValidationIssue] | None = None) -> None:
         """No node selected: what this flow is, how big, and what stops it from running."""
         flow = self.session.state.flow
         with ui.column().classes("w-full gap-1 fb-flow-overview"):
@@ -109,7 +109,8 @@ class Inspector:
             if flow.notes:
                 counts += f" · {len(flow.notes)} note{'s' if len(flow.notes) != 1 else ''}"
             ui.label(counts).classes("text-xs text-grey-7 fb-overview-counts")
-            issues = self.session.state.issues(self.session.resolver, self.session.base_dir)
+            if issues is None:
+                issues = self.session.state.issues(self.session.resolver, self.session.base_dir)
             if not flow.nodes:
                 ui.label("Drag a node from the palette to start.").classes("text-sm q-mt-sm fb-overview-hint")
                 return

@@ -355,11 +355,7 @@ class EditorState:
     def issues_by_node(
         self, resolver: CredentialResolver | None = None, base_dir: Path | None = None
     ) -> dict[str, list[ValidationIssue]]:
-        grouped: dict[str, list[ValidationIssue]] = defaultdict(list)
-        for issue in self.issues(resolver, base_dir):
-            if issue.node_id is not None:
-                grouped[issue.node_id].append(issue)
-        return dict(grouped)
+        return by_node(self.issues(resolver, base_dir))
 
     # ------------------------------------------------------------------ layout
     def auto_layout(self) -> None:
@@ -608,3 +604,12 @@ def note_header_height(text: str, width: float = 460.0) -> float:
     chars_per_line = max(20, int(width / 7))
     lines = sum(max(1, -(-len(line) // chars_per_line)) for line in text.strip().splitlines()) if text.strip() else 0
     return min(220.0, 28.0 + 20.0 * lines)
+
+
+def by_node(issues: list[ValidationIssue]) -> dict[str, list[ValidationIssue]]:
+    """The issues that name a node, grouped by it (the canvas marks each card with its own)."""
+    grouped: dict[str, list[ValidationIssue]] = defaultdict(list)
+    for issue in issues:
+        if issue.node_id is not None:
+            grouped[issue.node_id].append(issue)
+    return dict(grouped)

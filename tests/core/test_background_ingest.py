@@ -61,3 +61,14 @@ def test_only_local_ingests_start_by_themselves(tmp_path: Path) -> None:
     server.node("store").config["server_host"] = "db.example.com"
     assert BackgroundIngest(executor, server, base_dir=DEMO_FLOW.parent).targets == []
     assert not BackgroundIngest(executor, Flow(name="empty"), base_dir=tmp_path).start()
+
+
+def test_a_loader_with_nothing_to_read_starts_no_ingest(tmp_path: Path) -> None:
+    """A new flow's empty loader would only fail with "no file to load" in the run log."""
+    executor = Executor(data_dir=tmp_path / "data")
+    demo = load_flow(DEMO_FLOW)
+    loader = next(n for n in demo.nodes if n.type == "loader.file")
+    empty = demo.model_copy(deep=True)
+    empty.node(loader.id).config["path"] = ""
+    assert BackgroundIngest(executor, empty, base_dir=DEMO_FLOW.parent).targets == []
+    assert BackgroundIngest(executor, demo, base_dir=DEMO_FLOW.parent).targets == ["store"]
