@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nicegui import ui
+from nicegui import background_tasks, ui
 
 from flowbuilder.background import BackgroundIngest
 from flowbuilder.errors import FlowbuilderError, InvalidConnectionError, ValidationIssue
@@ -176,6 +176,7 @@ class BuilderPage:
         self.selected: str | None = None
         self.client = ui.context.client  # for scripts sent from handlers whose element may be gone by then
         self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
+        self.layouts = 0  # layouts applied on this page (the canvas says which: data-layout="elk-2")
         ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
         ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
         ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
@@ -360,6 +361,7 @@ class BuilderPage:
         c.on("drop_node", lambda e: self.add_node(e.args["type"], e.args["x"], e.args["y"]))
         c.on("note_changed", lambda e: self.note_changed(e.args))
         c.on("note_resized", lambda e: self.note_resized(e.args))
+        c.on("ready", self.refine_layout)  # a flow laid out before the page was there (first paint)
 
     # ---------------------------------------------------------------- drawing
     def issues(self) -> dict[str, list[ValidationIssue]]:
@@ -504,9 +506,27 @@ class BuilderPage:
         self.state.add_note("", *self.state.free_spot(x, y, 220, 120))
         self.refresh()
 
-    def auto_layout(self) -> None:
-        self.state.auto_layout()
+    async def auto_layout(self) -> None:
+        """Lay the flow out with ELK in the browser (cards measured there); the Python layout without one."""
+        before = self.state.flow.model_dump_json()
+        result = await self.canvas.layered_layout(self.state.layout_request())
+        if self.state.flow.model_dump_json() != before:
+            return  # the user edited meanwhile: their edit wins
+        how = "elk" if result is not None and self.state.apply_layout(result) else "python"
+        if how == "python":
+            self.state.auto_layout()
+            self.state.refine_layout = False
+        self.layouts += 1
+        self.canvas.props["data-layout"] = f"{how}-{self.layouts}"  # on the canvas element: tests wait for it
         self.refresh(fit=True)
+
+    async def refine_layout(self) -> None:
+        """After the Python layout of an import or an opened flow, the browser's layered layout."""
+        if not self.state.refine_layout:
+            return
+        self.state.refine_layout = False
+        with self.client:
+            await self.auto_layout()
 
     def rename_flow(self, name: str) -> None:
         if name and name != self.state.flow.name:
@@ -647,6 +667,8 @@ class BuilderPage:
         self.chat.refresh_hint()
         self.serve.refresh()  # the Serve tab describes the flow that is open now
         self.refresh(fit=True)
+        if self.state.refine_layout:
+            background_tasks.create(self.refine_layout(), name="layout")
 
 
 SHORTCUTS = (

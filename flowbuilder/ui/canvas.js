@@ -177,6 +177,80 @@ const roundedPath = (pts, r = 8) => {
   const last = pts[pts.length - 1];
   return d + ` L ${last[0]},${last[1]}`;
 };
+// The shortest orthogonal route from a handle to another that passes under no card: out of the source
+// handle's side, along at most three lanes beside the cards, into the target handle's side. Cards are
+// boxes {x, y, w, h}; the source and target cards are only passed by the short stubs at the handles.
+const DIRS = { top: [0, -1], bottom: [0, 1], left: [-1, 0], right: [1, 0] };
+const hitsBox = ([ax, ay], [bx, by], c, pad = 4) => {
+  // an axis-parallel segment against a card grown by pad
+  const x0 = Math.min(ax, bx), x1 = Math.max(ax, bx), y0 = Math.min(ay, by), y1 = Math.max(ay, by);
+  return x1 > c.x - pad && x0 < c.x + c.w + pad && y1 > c.y - pad && y0 < c.y + c.h + pad;
+};
+const orthoRoute = (s, sSide, t, tSide, cards, ends) => {
+  const [sdx, sdy] = DIRS[sSide] || DIRS.right, [tdx, tdy] = DIRS[tSide] || DIRS.left;
+  const s1 = [s[0] + sdx * LANE_GAP, s[1] + sdy * LANE_GAP], t1 = [t[0] + tdx * LANE_GAP, t[1] + tdy * LANE_GAP];
+  const all = [...cards, ...ends];
+  const clear = (pts) => pts.slice(1).every((p, i) => !all.some((c) => hitsBox(pts[i], p, c)))
+    && !cards.some((c) => hitsBox(s, s1, c) || hitsBox(t1, t, c));
+  const length = (pts) => pts.slice(1).reduce((sum, p, i) => sum + Math.abs(p[0] - pts[i][0]) + Math.abs(p[1] - pts[i][1]), 0);
+  const lanesX = [s1[0], t1[0], ...all.flatMap((c) => [c.x - LANE_GAP, c.x + c.w + LANE_GAP])];
+  const lanesY = [s1[1], t1[1], ...all.flatMap((c) => [c.y - LANE_GAP, c.y + c.h + LANE_GAP])];
+  const near = (lanes, a, b) => [...new Set(lanes)].sort((u, v) => Math.abs(u - a) + Math.abs(u - b) - Math.abs(v - a) - Math.abs(v - b)).slice(0, 14);
+  const middles = [];
+  for (const x of lanesX) middles.push([[x, s1[1]], [x, t1[1]]]);
+  for (const y of lanesY) middles.push([[s1[0], y], [t1[0], y]]);
+  for (const x of near(lanesX, s1[0], t1[0])) {
+    for (const y of near(lanesY, s1[1], t1[1])) {
+      middles.push([[x, s1[1]], [x, y], [t1[0], y]], [[s1[0], y], [x, y], [x, t1[1]]]);
+    }
+  }
+  let best = null;
+  for (const middle of middles) {
+    const pts = [s, s1, ...middle, t1, t].filter((p, i, a) => !i || p[0] !== a[i - 1][0] || p[1] !== a[i - 1][1]);
+    if ((!best || length(pts) < best.length) && clear(pts)) best = { pts, length: length(pts) };
+  }
+  return best?.pts ?? null;
+};
+const cardBoxes = (nodes, source, target) => {
+  const box = (n) => ({ x: n.computedPosition.x, y: n.computedPosition.y, w: n.dimensions.width, h: n.dimensions.height });
+  const cards = nodes.filter((n) => n.type === "fbnode" && n.dimensions?.width);
+  return {
+    others: cards.filter((n) => n.id !== source && n.id !== target).map(box),
+    ends: cards.filter((n) => n.id === source || n.id === target).map(box),
+  };
+};
+
+// A service link (a model, embedder, memory or tool wired into the node that uses it): straight from the
+// provider's top to the consumer's bottom, unless that line would pass under another card; then an
+// orthogonal route round the cards.
+const ServiceEdge = {
+  name: "FbServiceEdge",
+  inheritAttrs: false,
+  props: ["id", "source", "target", "sourceX", "sourceY", "targetX", "targetY", "sourcePosition", "targetPosition",
+    "style", "interactionWidth"],
+  setup() {
+    return { flow: useVueFlow() };
+  },
+  computed: {
+    path() {
+      const { sourceX: sx, sourceY: sy, targetX: tx, targetY: ty } = this;
+      const straight = `M ${sx},${sy} L ${tx},${ty}`;
+      const nodes = this.flow.getNodes.value;
+      if (nodes.length > VIRTUAL_FROM) return straight;
+      const { others, ends } = cardBoxes(nodes, this.source, this.target);
+      const steps = Math.ceil(Math.hypot(tx - sx, ty - sy) / 6);
+      const blocked = Array.from({ length: steps + 1 }, (_, k) => [sx + ((tx - sx) * k) / steps, sy + ((ty - sy) * k) / steps])
+        .some(([x, y]) => others.some((c) => x > c.x - 4 && x < c.x + c.w + 4 && y > c.y - 4 && y < c.y + c.h + 4));
+      if (!blocked) return straight;
+      const pts = orthoRoute([sx, sy], this.sourcePosition || "top", [tx, ty], this.targetPosition || "bottom", others, ends);
+      return pts ? roundedPath(pts) : straight;
+    },
+  },
+  template: `
+    <path :id="id" class="vue-flow__edge-path" :d="path" :style="style" fill="none" />
+    <path class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />`,
+};
+
 const RoutedEdge = {
   name: "FbRoutedEdge",
   inheritAttrs: false,
@@ -227,8 +301,18 @@ const RoutedEdge = {
       });
       const mid = (sy + ty) / 2;
       const lanes = [lane(true), lane(false)].sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid));
-      const y = lanes.find((candidate) => clear(points(candidate))) ?? lanes[0];
-      return { d: roundedPath(points(y)), lx: (x1 + x2) / 2, ly: y };
+      const y = lanes.find((candidate) => clear(points(candidate)));
+      if (y === undefined) {
+        // no single lane is clear (cards above and below): the shortest orthogonal route round them
+        const { others, ends } = cardBoxes(nodes, this.source, this.target);
+        const pts = orthoRoute([sx, sy], "right", [tx, ty], "left", others, ends);
+        if (pts) {
+          const longest = pts.slice(1).reduce((b, p, i) => (Math.abs(p[0] - pts[i][0]) > Math.abs(b[1][0] - b[0][0]) ? [pts[i], p] : b), [pts[0], pts[1]]);
+          return { d: roundedPath(pts), lx: (longest[0][0] + longest[1][0]) / 2, ly: longest[0][1] };
+        }
+      }
+      const fallback = y ?? lanes[0];
+      return { d: roundedPath(points(fallback)), lx: (x1 + x2) / 2, ly: fallback };
     },
   },
   template: `
@@ -256,7 +340,7 @@ export default {
     const flowId = "fb-" + Math.random().toString(36).slice(2);
     const flow = useVueFlow(flowId);
     const nodeTypes = { fbnode: markRaw(FlowNode), fbnote: markRaw(NoteNode) };
-    const edgeTypes = { fbrouted: markRaw(RoutedEdge) };
+    const edgeTypes = { fbrouted: markRaw(RoutedEdge), fbservice: markRaw(ServiceEdge) };
 
     watch(() => props.nodes, (v) => flow.setNodes(plain(v)), { immediate: true });
     watch(() => props.edges, (v) => flow.setEdges(plain(v)), { immediate: true });
@@ -416,10 +500,41 @@ export default {
       flow.addSelectedNodes(ids.map((id) => flow.findNode(id)).filter(Boolean));
     };
     const renderedCount = () => wrapEl()?.querySelectorAll(".vue-flow__node").length ?? 0;
+    // The layered layout (ELK, static/dist/layout.js, loaded on first use) of Python's layout request,
+    // with every card's size and data-port heights measured from the DOM (estimates for cards not drawn).
+    const measured = (n) => Boolean(flow.findNode(n.id)?.dimensions?.width);
+    const layeredLayout = async (request) => {
+      try {
+        const { layered } = await import((window.path_prefix ?? "") + props.resourcePath + "/dist/layout.js");
+        await nextTick();
+        // new cards are measured a frame or two after they are drawn (a big flow draws only those in view)
+        const until = performance.now() + 5000;
+        while (request.nodes.length <= VIRTUAL_FROM && !request.nodes.every(measured) && performance.now() < until) await frames(1);
+        const box = wrapEl()?.getBoundingClientRect();
+        if (box?.width && box?.height) request.aspect = box.width / box.height;
+        const sizes = {};
+        for (const n of request.nodes) {
+          const node = flow.findNode(n.id);
+          if (!node?.dimensions?.width) continue;
+          n.width = node.dimensions.width;
+          n.height = node.dimensions.height;
+          sizes[n.id] = [n.width, n.height];
+          const middle = (side, name) => {
+            const h = (node.handleBounds?.[side] || []).find((b) => b.id === name);
+            return h ? h.y + h.height / 2 : undefined;
+          };
+          for (const p of n.inputs) p.y = middle("target", p.name);
+          for (const p of n.outputs) p.y = middle("source", p.name);
+        }
+        return { ...(await layered(request)), sizes };
+      } catch (e) {
+        return { error: String(e?.message || e) };
+      }
+    };
 
     return {
       flowId, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
-      patchNodes, fitView, centerPosition, selectNodes, renderedCount,
+      patchNodes, fitView, centerPosition, selectNodes, renderedCount, layeredLayout,
       VIRTUAL_FROM,
       minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
     };
