@@ -190,7 +190,8 @@ const orthoRoute = (s, sSide, t, tSide, cards, ends) => {
   const [sdx, sdy] = DIRS[sSide] || DIRS.right, [tdx, tdy] = DIRS[tSide] || DIRS.left;
   const s1 = [s[0] + sdx * LANE_GAP, s[1] + sdy * LANE_GAP], t1 = [t[0] + tdx * LANE_GAP, t[1] + tdy * LANE_GAP];
   const all = [...cards, ...ends];
-  const clear = (pts) => pts.slice(1).every((p, i) => !all.some((c) => hitsBox(pts[i], p, c)))
+  // the stubs at the handles touch their own cards; everything between them keeps clear of every card
+  const clear = (pts) => pts.slice(2, -1).every((p, i) => !all.some((c) => hitsBox(pts[i + 1], p, c)))
     && !cards.some((c) => hitsBox(s, s1, c) || hitsBox(t1, t, c));
   const length = (pts) => pts.slice(1).reduce((sum, p, i) => sum + Math.abs(p[0] - pts[i][0]) + Math.abs(p[1] - pts[i][1]), 0);
   const lanesX = [s1[0], t1[0], ...all.flatMap((c) => [c.x - LANE_GAP, c.x + c.w + LANE_GAP])];
@@ -204,20 +205,35 @@ const orthoRoute = (s, sSide, t, tSide, cards, ends) => {
       middles.push([[x, s1[1]], [x, y], [t1[0], y]], [[s1[0], y], [x, y], [x, t1[1]]]);
     }
   }
-  let best = null;
-  for (const middle of middles) {
-    const pts = [s, s1, ...middle, t1, t].filter((p, i, a) => !i || p[0] !== a[i - 1][0] || p[1] !== a[i - 1][1]);
-    if ((!best || length(pts) < best.length) && clear(pts)) best = { pts, length: length(pts) };
-  }
-  return best?.pts ?? null;
+  // shortest first: the first clear candidate is the route (most links need a handful of checks)
+  const candidates = middles
+    .map((middle) => [s, s1, ...middle, t1, t].filter((p, i, a) => !i || p[0] !== a[i - 1][0] || p[1] !== a[i - 1][1]))
+    .map((pts) => ({ pts, length: length(pts) }))
+    .sort((a, b) => a.length - b.length);
+  return candidates.find((c) => clear(c.pts))?.pts ?? null;
 };
+// Routes are recomputed whenever any node changes (Vue Flow's getNodes): remembered per link and geometry.
+const routeCache = new Map();
+const cachedRoute = (id, key, compute) => {
+  const hit = routeCache.get(id);
+  if (hit && hit.key === key) return hit.value;
+  const value = compute();
+  routeCache.set(id, { key, value });
+  if (routeCache.size > 4 * VIRTUAL_FROM) routeCache.delete(routeCache.keys().next().value);
+  return value;
+};
+// The cards as boxes, or null while some card is not measured yet (a flow being drawn: routing each
+// intermediate state would cost a pass per card for every link).
 const cardBoxes = (nodes, source, target) => {
   const box = (n) => ({ x: n.computedPosition.x, y: n.computedPosition.y, w: n.dimensions.width, h: n.dimensions.height });
-  const cards = nodes.filter((n) => n.type === "fbnode" && n.dimensions?.width);
-  return {
+  const cards = nodes.filter((n) => n.type === "fbnode");
+  if (cards.some((n) => !n.dimensions?.width)) return null;
+  const boxes = {
     others: cards.filter((n) => n.id !== source && n.id !== target).map(box),
     ends: cards.filter((n) => n.id === source || n.id === target).map(box),
   };
+  boxes.key = [...boxes.others, ...boxes.ends].map((c) => `${c.x},${c.y},${c.w},${c.h}`).join(";");
+  return boxes;
 };
 
 // A service link (a model, embedder, memory or tool wired into the node that uses it): straight from the
@@ -237,13 +253,17 @@ const ServiceEdge = {
       const straight = `M ${sx},${sy} L ${tx},${ty}`;
       const nodes = this.flow.getNodes.value;
       if (nodes.length > VIRTUAL_FROM) return straight;
-      const { others, ends } = cardBoxes(nodes, this.source, this.target);
-      const steps = Math.ceil(Math.hypot(tx - sx, ty - sy) / 6);
-      const blocked = Array.from({ length: steps + 1 }, (_, k) => [sx + ((tx - sx) * k) / steps, sy + ((ty - sy) * k) / steps])
-        .some(([x, y]) => others.some((c) => x > c.x - 4 && x < c.x + c.w + 4 && y > c.y - 4 && y < c.y + c.h + 4));
-      if (!blocked) return straight;
-      const pts = orthoRoute([sx, sy], this.sourcePosition || "top", [tx, ty], this.targetPosition || "bottom", others, ends);
-      return pts ? roundedPath(pts) : straight;
+      const boxes = cardBoxes(nodes, this.source, this.target);
+      if (!boxes || !Number.isFinite(sx + sy + tx + ty)) return straight;
+      return cachedRoute(this.id, `${sx},${sy},${tx},${ty}|${boxes.key}`, () => {
+        const { others, ends } = boxes;
+        const steps = Math.min(2000, Math.ceil(Math.hypot(tx - sx, ty - sy) / 6));
+        const blocked = Array.from({ length: steps + 1 }, (_, k) => [sx + ((tx - sx) * k) / steps, sy + ((ty - sy) * k) / steps])
+          .some(([x, y]) => others.some((c) => x > c.x - 4 && x < c.x + c.w + 4 && y > c.y - 4 && y < c.y + c.h + 4));
+        if (!blocked) return straight;
+        const pts = orthoRoute([sx, sy], this.sourcePosition || "top", [tx, ty], this.targetPosition || "bottom", others, ends);
+        return pts ? roundedPath(pts) : straight;
+      });
     },
   },
   template: `
@@ -304,8 +324,9 @@ const RoutedEdge = {
       const y = lanes.find((candidate) => clear(points(candidate)));
       if (y === undefined) {
         // no single lane is clear (cards above and below): the shortest orthogonal route round them
-        const { others, ends } = cardBoxes(nodes, this.source, this.target);
-        const pts = orthoRoute([sx, sy], "right", [tx, ty], "left", others, ends);
+        const boxes = cardBoxes(nodes, this.source, this.target);
+        const pts = boxes && cachedRoute(this.id, `${sx},${sy},${tx},${ty}|${boxes.key}`,
+          () => orthoRoute([sx, sy], "right", [tx, ty], "left", boxes.others, boxes.ends));
         if (pts) {
           const longest = pts.slice(1).reduce((b, p, i) => (Math.abs(p[0] - pts[i][0]) > Math.abs(b[1][0] - b[0][0]) ? [pts[i], p] : b), [pts[0], pts[1]]);
           return { d: roundedPath(pts), lx: (longest[0][0] + longest[1][0]) / 2, ly: longest[0][1] };
@@ -505,7 +526,8 @@ export default {
     const measured = (n) => Boolean(flow.findNode(n.id)?.dimensions?.width);
     const layeredLayout = async (request) => {
       try {
-        const { layered } = await import((window.path_prefix ?? "") + props.resourcePath + "/dist/layout.js");
+        const dist = (window.path_prefix ?? "") + props.resourcePath + "/dist";
+        const { layered } = await import(dist + "/layout.js");
         await nextTick();
         // new cards are measured a frame or two after they are drawn (a big flow draws only those in view)
         const until = performance.now() + 5000;
@@ -526,7 +548,7 @@ export default {
           for (const p of n.inputs) p.y = middle("target", p.name);
           for (const p of n.outputs) p.y = middle("source", p.name);
         }
-        return { ...(await layered(request)), sizes };
+        return { ...(await layered(request, { workerUrl: dist + "/elk-worker.js", timeoutMs: 45000 })), sizes };
       } catch (e) {
         return { error: String(e?.message || e) };
       }

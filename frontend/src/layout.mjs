@@ -1,5 +1,7 @@
 // Layered layout of a flow with ELK (Eclipse Layout Kernel, elkjs), built into its own file
-// (flowbuilder/ui/static/dist/layout.js) that the canvas loads only when a flow needs a layout.
+// (flowbuilder/ui/static/dist/layout.js) that the canvas loads only when a flow needs a layout. ELK itself
+// runs in a web worker (dist/elk-worker.js, elkjs's own build): the page stays responsive, and a layout
+// that takes too long is stopped (the caller then keeps the Python layout).
 //
 // Input (EditorState.layout_request() in Python, with card sizes measured from the DOM by canvas.js):
 //   nodes:  [{id, width, height, inputs: [{name, y}], outputs: [{name, y}]}]  data ports, y from the card top
@@ -15,7 +17,7 @@
 // sub-node stays below its consumer (n8n's tidy-up). A note that frames nodes is an ELK compound node
 // holding their clusters: ELK sizes it round them and keeps other cards out of it. Long links get ELK's
 // dummy nodes, so a link that skips a column passes between cards instead of under them.
-import ELK from "elkjs/lib/elk.bundled.js";
+import ELK from "elkjs/lib/elk-api.js";
 
 const SUB_GAP_Y = 70; // between a card and the sub-nodes under it
 const SUB_GAP_X = 45; // between sibling sub-nodes
@@ -32,7 +34,8 @@ const SPACING = {
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
-export async function layered(request) {
+// options: {workerUrl, timeoutMs} in the browser, or {elk} (an ELK instance, e.g. elk.bundled.js in node)
+export async function layered(request, options = {}) {
   const nodes = new Map(request.nodes.map((n) => [n.id, n]));
   const owner = Object.fromEntries(Object.entries(request.owner || {}).filter(([c, p]) => nodes.has(c) && nodes.has(p)));
   const children = new Map();
@@ -163,25 +166,34 @@ export async function layered(request) {
   }
   for (const e of edges) parts.get(find(topOfEnd(e.sources[0]))).edges.push(e);
 
-  const elk = new ELK();
+  const elk = options.elk || new ELK({ workerUrl: options.workerUrl });
+  let timer = null;
+  const expired = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`ELK took longer than ${(options.timeoutMs || 30000) / 1000} s`)), options.timeoutMs || 30000);
+  });
   const laidParts = [];
-  for (const part of parts.values()) {
-    const graph = {
-      id: "root",
-      layoutOptions: {
-        "elk.algorithm": "layered",
-        "elk.direction": "RIGHT",
-        "elk.hierarchyHandling": "INCLUDE_CHILDREN",
-        "elk.edgeRouting": "ORTHOGONAL",
-        "elk.padding": "[top=0,left=0,bottom=0,right=0]",
-        "elk.layered.nodePlacement.strategy": "NETWORK_SIMPLEX",
-        "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
-        ...SPACING,
-      },
-      children: part.children,
-      edges: part.edges,
-    };
-    laidParts.push(await elk.layout(graph));
+  try {
+    for (const part of parts.values()) {
+      const graph = {
+        id: "root",
+        layoutOptions: {
+          "elk.algorithm": "layered",
+          "elk.direction": "RIGHT",
+          "elk.hierarchyHandling": "INCLUDE_CHILDREN",
+          "elk.edgeRouting": "ORTHOGONAL",
+          "elk.padding": "[top=0,left=0,bottom=0,right=0]",
+          "elk.layered.nodePlacement.strategy": "NETWORK_SIMPLEX",
+          "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+          ...SPACING,
+        },
+        children: part.children,
+        edges: part.edges,
+      };
+    laidParts.push(await Promise.race([elk.layout(graph), expired]));
+    }
+  } finally {
+    clearTimeout(timer);
+    if (!options.elk) elk.terminateWorker();
   }
   // shelf packing, in the flow's order, rows about as wide as the canvas's shape asks
   const aspect = Math.min(4, Math.max(0.5, request.aspect || 16 / 9));
