@@ -186,6 +186,22 @@ const hitsBox = ([ax, ay], [bx, by], c, pad = 4) => {
   const x0 = Math.min(ax, bx), x1 = Math.max(ax, bx), y0 = Math.min(ay, by), y1 = Math.max(ay, by);
   return x1 > c.x - pad && x0 < c.x + c.w + pad && y1 > c.y - pad && y0 < c.y + c.h + pad;
 };
+// Does the segment (x0, y0)-(x1, y1) cross card c grown by 4 px? (Liang-Barsky clipping)
+const lineHitsBox = (x0, y0, x1, y1, c) => {
+  let lo = 0, hi = 1;
+  const dx = x1 - x0, dy = y1 - y0;
+  for (const [p, q] of [[-dx, x0 - (c.x - 4)], [dx, c.x + c.w + 4 - x0], [-dy, y0 - (c.y - 4)], [dy, c.y + c.h + 4 - y0]]) {
+    if (p === 0) {
+      if (q < 0) return false;
+    } else {
+      const r = q / p;
+      if (p < 0) lo = Math.max(lo, r);
+      else hi = Math.min(hi, r);
+      if (lo > hi) return false;
+    }
+  }
+  return true;
+};
 const orthoRoute = (s, sSide, t, tSide, cards, ends) => {
   const [sdx, sdy] = DIRS[sSide] || DIRS.right, [tdx, tdy] = DIRS[tSide] || DIRS.left;
   const s1 = [s[0] + sdx * LANE_GAP, s[1] + sdy * LANE_GAP], t1 = [t[0] + tdx * LANE_GAP, t[1] + tdy * LANE_GAP];
@@ -194,9 +210,13 @@ const orthoRoute = (s, sSide, t, tSide, cards, ends) => {
   const clear = (pts) => pts.slice(2, -1).every((p, i) => !all.some((c) => hitsBox(pts[i + 1], p, c)))
     && !cards.some((c) => hitsBox(s, s1, c) || hitsBox(t1, t, c));
   const length = (pts) => pts.slice(1).reduce((sum, p, i) => sum + Math.abs(p[0] - pts[i][0]) + Math.abs(p[1] - pts[i][1]), 0);
-  const lanesX = [s1[0], t1[0], ...all.flatMap((c) => [c.x - LANE_GAP, c.x + c.w + LANE_GAP])];
-  const lanesY = [s1[1], t1[1], ...all.flatMap((c) => [c.y - LANE_GAP, c.y + c.h + LANE_GAP])];
-  const near = (lanes, a, b) => [...new Set(lanes)].sort((u, v) => Math.abs(u - a) + Math.abs(u - b) - Math.abs(v - a) - Math.abs(v - b)).slice(0, 14);
+  // lanes beside the cards near the link only (a route never needs to go far round)
+  const x0 = Math.min(s1[0], t1[0]) - 400, x1 = Math.max(s1[0], t1[0]) + 400;
+  const y0 = Math.min(s1[1], t1[1]) - 400, y1 = Math.max(s1[1], t1[1]) + 400;
+  const local = all.filter((c) => c.x < x1 && c.x + c.w > x0 && c.y < y1 && c.y + c.h > y0);
+  const lanesX = [...new Set([s1[0], t1[0], ...local.flatMap((c) => [c.x - LANE_GAP, c.x + c.w + LANE_GAP])])];
+  const lanesY = [...new Set([s1[1], t1[1], ...local.flatMap((c) => [c.y - LANE_GAP, c.y + c.h + LANE_GAP])])];
+  const near = (lanes, a, b) => [...lanes].sort((u, v) => Math.abs(u - a) + Math.abs(u - b) - Math.abs(v - a) - Math.abs(v - b)).slice(0, 8);
   const middles = [];
   for (const x of lanesX) middles.push([[x, s1[1]], [x, t1[1]]]);
   for (const y of lanesY) middles.push([[s1[0], y], [t1[0], y]]);
@@ -257,10 +277,7 @@ const ServiceEdge = {
       if (!boxes || !Number.isFinite(sx + sy + tx + ty)) return straight;
       return cachedRoute(this.id, `${sx},${sy},${tx},${ty}|${boxes.key}`, () => {
         const { others, ends } = boxes;
-        const steps = Math.min(2000, Math.ceil(Math.hypot(tx - sx, ty - sy) / 6));
-        const blocked = Array.from({ length: steps + 1 }, (_, k) => [sx + ((tx - sx) * k) / steps, sy + ((ty - sy) * k) / steps])
-          .some(([x, y]) => others.some((c) => x > c.x - 4 && x < c.x + c.w + 4 && y > c.y - 4 && y < c.y + c.h + 4));
-        if (!blocked) return straight;
+        if (!others.some((c) => lineHitsBox(sx, sy, tx, ty, c))) return straight;
         const pts = orthoRoute([sx, sy], this.sourcePosition || "top", [tx, ty], this.targetPosition || "bottom", others, ends);
         return pts ? roundedPath(pts) : straight;
       });

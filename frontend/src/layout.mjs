@@ -38,6 +38,20 @@ const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 export async function layered(request, options = {}) {
   const nodes = new Map(request.nodes.map((n) => [n.id, n]));
   const owner = Object.fromEntries(Object.entries(request.owner || {}).filter(([c, p]) => nodes.has(c) && nodes.has(p)));
+  // A sub-node shared by nodes of different clusters (one embedder for the store that writes and the one
+  // that searches) is a node of its own: under one of them it would sit in that one's frame.
+  const ownerOf = (id) => {
+    const seen = new Set();
+    while (owner[id] !== undefined && !seen.has(id)) {
+      seen.add(id);
+      id = owner[id];
+    }
+    return id;
+  };
+  for (const child of Object.keys(owner)) {
+    const consumers = (request.edges || []).filter((e) => e.source === child && nodes.has(e.target)).map((e) => e.target);
+    if (new Set(consumers.map(ownerOf)).size > 1) delete owner[child];
+  }
   const children = new Map();
   for (const [child, parent] of Object.entries(owner).sort()) {
     if (!children.has(parent)) children.set(parent, []);

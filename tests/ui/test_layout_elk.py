@@ -67,8 +67,12 @@ def import_file(screen: Screen, path: Path) -> None:
     screen.click("Import")
     upload = wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'), timeout=60)[0]  # type: ignore[index]
     upload.send_keys(str(path))
-    wait_until(lambda: "Import report" in screen.selenium.page_source, timeout=90)
-    screen.click("Close")
+    close = wait_until(
+        lambda: [b for b in css(screen, ".fb-import-report-dialog button") if b.is_displayed() and b.text == "CLOSE"],
+        timeout=90,
+    )
+    close[0].click()  # type: ignore[index]
+    wait_until(lambda: not css(screen, ".fb-import-report-dialog"), timeout=30)
 
 
 def open_page(screen: Screen) -> None:
@@ -79,9 +83,18 @@ def open_page(screen: Screen) -> None:
 
 def check_frames(screen: Screen, source: Flow, label: str) -> int:
     """Every note frames the cards it framed in the file, and no other card. Returns the frames checked."""
-    members = note_members(source, EditorState(source)._card_sizes())
+    state = EditorState(source)
+    members = note_members(source, state._card_sizes())
+    _, owner = state._layout_graph()
+
+    def root(node_id: str) -> str:
+        while node_id in owner:
+            node_id = owner[node_id]
+        return node_id
+
     got = screen.selenium.execute_script(RECTS_JS)
-    for note_id, ids in members.items():
+    for note_id, framed in members.items():
+        ids = set(framed) | {n for n in got["cards"] if root(n) in framed}  # a framed card's sub-nodes go with it
         frame = got["notes"][note_id]
         for node_id, card in got["cards"].items():
             if node_id in ids:
