@@ -16,6 +16,7 @@ from nicegui import background_tasks, ui
 from flowbuilder.background import BackgroundIngest
 from flowbuilder.errors import FlowbuilderError, InvalidConnectionError, ValidationIssue
 from flowbuilder.examples import example_flow
+from flowbuilder.executor import RunEvent
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze, changed_since
@@ -34,7 +35,7 @@ from flowbuilder.ui.chat_panel import ChatPanel
 from flowbuilder.ui.files import FileActions, restore_autosave
 from flowbuilder.ui.gallery import GALLERY_CSS
 from flowbuilder.ui.inspector import Inspector
-from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar
+from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, drop_job, start_job
 from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
@@ -176,6 +177,7 @@ class BuilderPage:
         self.selected: str | None = None
         self.client = ui.context.client  # for scripts sent from handlers whose element may be gone by then
         self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
+        self.background_job: Job | None = None  # the background ingest's line in the activity bar
         self.layouts = 0  # layouts applied on this page (the canvas says which: data-layout="elk-2")
         ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
         ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
@@ -626,15 +628,31 @@ class BuilderPage:
         previous = self.session.background
         if previous is not None:
             previous.cancel()
+        if self.background_job is not None and self.background_job.running:
+            self.background_job.finish("stopped: another flow was opened")
         apply_account_keys(self.session)
+        # the activity bar lists it like any job: stage, time left, Cancel (which goes when it ends)
+        activity = start_job("ingest", f"Background ingest · {self.state.flow.name or 'flow'}")
+
+        def on_event(event: RunEvent) -> None:
+            self.runner._events.append(event)
+            activity.event(event, self.runner.name)
+
         job = BackgroundIngest(
             self.session.executor,
             self.state.flow,
             base_dir=self.session.base_dir,
-            on_event=self.runner._events.append,
+            on_event=on_event,
             session_id=self.session.session_id,
         )
-        self.session.background = job if job.start() else None
+        started = job.start()
+        self.session.background = job if started else None
+        if started:
+            activity.cancel = job.cancel
+            self.background_job = activity
+        else:
+            drop_job(activity)  # nothing to embed: never shown
+            self.background_job = None
 
     def cancel_background(self) -> None:
         if self.session.background is not None:
@@ -652,10 +670,14 @@ class BuilderPage:
             return
         self.background_box.set_visibility(False)
         self.session.background = None
+        cancelled = job.cancel_event.is_set() or any(r.cancelled for r in job.results)
         if job.error:
             self.runner.log.push(redact(f"Background ingest stopped: {job.error}"))
-        elif job.results and not any(r.cancelled for r in job.results):
+        elif job.results and not cancelled:
             self.runner.log.push(f"Background ingest done in {job.seconds:.1f} s: ask away.")
+        if self.background_job is not None and self.background_job.running:
+            outcome = "cancelled" if cancelled else "failed" if job.error else f"done in {job.seconds:.1f} s"
+            self.background_job.finish(outcome)
 
     def after_load(self) -> None:
         self.start_background()
