@@ -96,8 +96,8 @@ def test_background_ingest_is_listed_in_the_activity_bar(
     screen.selenium.set_page_load_timeout(60)
     screen.open("/", timeout=60)
     running = wait_until(
-        lambda: (j := background_line(screen)) and "/400" in j["line"] and "left" in j["eta"] and j["cancel"] and j,
-        timeout=120,
+        lambda: (j := background_line(screen)) and "/400" in j["line"] and "about" in j["eta"] and j["cancel"] and j,
+        timeout=180,
     )
     shot(screen, f"background-activity-{size[0]}x{size[1]}")
     assert "embedding" in running["line"], running  # type: ignore[index]
@@ -106,8 +106,8 @@ def test_background_ingest_is_listed_in_the_activity_bar(
         "[...document.querySelectorAll('.fb-activity .fb-job')].find((j) => j.innerText.includes('Background ingest'))"
         ".querySelector('[data-testid=activity-cancel]').click()"
     )
-    ended = wait_until(lambda: (j := background_line(screen)) and not j["cancel"] and j, timeout=60)
-    assert "cancelled" in ended["line"], ended  # type: ignore[index]
+    ended = wait_until(lambda: (j := background_line(screen)) and "cancelled" in j["line"] and j, timeout=60)
+    assert not ended["cancel"] and not ended["eta"], ended  # type: ignore[index]
     shot(screen, f"background-activity-cancelled-{size[0]}x{size[1]}")
 
 
