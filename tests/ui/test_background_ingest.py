@@ -79,7 +79,7 @@ return jobs.map((j) => ({
 """
 
 
-def background_line(screen: Screen) -> dict | None:  # type: ignore[type-arg]
+def background_line(screen: Screen) -> dict | None:
     jobs = screen.selenium.execute_script(BAR_JS)
     return next((j for j in jobs if "Background ingest" in j["line"]), None)
 
