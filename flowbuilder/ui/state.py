@@ -61,6 +61,7 @@ class EditorState:
         self.dirty = False
         self.refine_layout = False
         """The Python layout was applied and a browser layout (ELK, with measured cards) should replace it."""
+        self._framed: dict[str, list[str]] = {}  # note id -> nodes it framed before that layout
         self.folder: Callable[[], Path | None] = lambda: None
         """The flow file's folder (set by the session): relative paths and command approvals depend on it."""
 
@@ -435,6 +436,7 @@ class EditorState:
 
         # Notes that framed nodes before the layout frame the same nodes after it (n8n sticky notes).
         members = note_members(self.flow, {n: (NODE_WIDTH, height(n)) for n in ids})
+        self._framed = members  # what the notes framed in the file: the browser's layout keeps it
         framed_by = {m: note_id for note_id, ms in members.items() for m in ms}
         headers = {note.id: note_header_height(note.text) for note in self.flow.notes}
         # Each connected part gets its own band, in its old top-to-bottom order, so frames never overlap.
@@ -487,7 +489,9 @@ class EditorState:
                     "outputs": [{"name": p.name} for p in outputs if p.kind is PortKind.DATA],
                 }
             )
-        members = note_members(self.flow, sizes)
+        # after the fallback layout of an import, what the notes framed in the file (that layout may have
+        # drawn a frame over a card it did not frame)
+        members = self._framed if self.refine_layout else note_members(self.flow, sizes)
         notes = [
             {
                 "id": note.id,

@@ -51,6 +51,11 @@ def test_an_answer_is_taken_whole_and_is_one_undo_step_with_the_fallback_layout(
     source = dict(state.flow.layout.positions)
     state.auto_layout()  # what an import does first
     assert state.refine_layout
+    # the browser is asked to keep what the notes framed in the file, not what the fallback layout covers
+    state.flow.layout.positions["free"] = state.flow.layout.positions[ids["loader"]]  # now over a card
+    asked = {n["id"]: set(n["members"]) for n in state.layout_request()["notes"]}
+    assert asked == {"frame": set(ids.values()), "free": set()}
+    state.flow.layout.positions["free"] = Position(x=5000, y=5000)
     fallback = dict(state.flow.layout.positions)
     partial = {"positions": {ids["loader"]: {"x": 1, "y": 2}}}
     assert not state.apply_layout(partial)  # a node left out: nothing changes
