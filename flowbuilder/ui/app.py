@@ -178,6 +178,7 @@ class BuilderPage:
         self.client = ui.context.client  # for scripts sent from handlers whose element may be gone by then
         self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
         self.background_job: Job | None = None  # the background ingest's line in the activity bar
+        self.laying_out = False
         self.layouts = 0  # layouts applied on this page (the canvas says which: data-layout="elk-2")
         ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
         ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
@@ -524,11 +525,15 @@ class BuilderPage:
 
     async def refine_layout(self) -> None:
         """After the Python layout of an import or an opened flow, the browser's layered layout."""
-        if not self.state.refine_layout:
+        if not self.state.refine_layout or self.laying_out:
             return
-        self.state.refine_layout = False
-        with self.client:
-            await self.auto_layout()
+        self.laying_out = True  # (the flag stays up until a layout is applied: the request reads it)
+        try:
+            with self.client:
+                await self.auto_layout()
+        finally:
+            self.laying_out = False
+            self.state.refine_layout = False
 
     def rename_flow(self, name: str) -> None:
         if name and name != self.state.flow.name:
