@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nicegui import ui
+from nicegui import background_tasks, ui
 
 from flowbuilder.background import BackgroundIngest
 from flowbuilder.errors import FlowbuilderError, InvalidConnectionError, ValidationIssue
 from flowbuilder.examples import example_flow
+from flowbuilder.executor import RunEvent
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze, changed_since
@@ -35,7 +36,7 @@ from flowbuilder.ui.files import FileActions, restore_autosave
 from flowbuilder.ui.fix_button import fix_button
 from flowbuilder.ui.gallery import GALLERY_CSS
 from flowbuilder.ui.inspector import Inspector
-from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar
+from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, drop_job, start_job
 from flowbuilder.ui.outputs import render_result
 from flowbuilder.ui.palette import Palette
 from flowbuilder.ui.run_panel import RunController
@@ -178,6 +179,9 @@ class BuilderPage:
         self.selected: str | None = None
         self.client = ui.context.client  # for scripts sent from handlers whose element may be gone by then
         self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
+        self.background_job: Job | None = None  # the background ingest's line in the activity bar
+        self.laying_out = False
+        self.layouts = 0  # layouts applied on this page (the canvas says which: data-layout="elk-2")
         ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
         ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
         ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
@@ -368,6 +372,7 @@ class BuilderPage:
         c.on("drop_node", lambda e: self.add_node(e.args["type"], e.args["x"], e.args["y"]))
         c.on("note_changed", lambda e: self.note_changed(e.args))
         c.on("note_resized", lambda e: self.note_resized(e.args))
+        c.on("ready", self.refine_layout)  # a flow laid out before the page was there (first paint)
 
     # ---------------------------------------------------------------- drawing
     def issues(self) -> list[ValidationIssue]:
@@ -514,9 +519,31 @@ class BuilderPage:
         self.state.add_note("", *self.state.free_spot(x, y, 220, 120))
         self.refresh()
 
-    def auto_layout(self) -> None:
-        self.state.auto_layout()
+    async def auto_layout(self) -> None:
+        """Lay the flow out with ELK in the browser (cards measured there); the Python layout without one."""
+        before = self.state.flow.model_dump_json()
+        result = await self.canvas.layered_layout(self.state.layout_request())
+        if self.state.flow.model_dump_json() != before:
+            return  # the user edited meanwhile: their edit wins
+        how = "elk" if result is not None and self.state.apply_layout(result) else "python"
+        if how == "python":
+            self.state.auto_layout()
+            self.state.refine_layout = False
+        self.layouts += 1
+        self.canvas.props["data-layout"] = f"{how}-{self.layouts}"  # on the canvas element: tests wait for it
         self.refresh(fit=True)
+
+    async def refine_layout(self) -> None:
+        """After the Python layout of an import or an opened flow, the browser's layered layout."""
+        if not self.state.refine_layout or self.laying_out:
+            return
+        self.laying_out = True  # (the flag stays up until a layout is applied: the request reads it)
+        try:
+            with self.client:
+                await self.auto_layout()
+        finally:
+            self.laying_out = False
+            self.state.refine_layout = False
 
     def rename_flow(self, name: str) -> None:
         if name and name != self.state.flow.name:
@@ -617,15 +644,31 @@ class BuilderPage:
         previous = self.session.background
         if previous is not None:
             previous.cancel()
+        if self.background_job is not None and self.background_job.running:
+            self.background_job.finish("stopped: another flow was opened")
         apply_account_keys(self.session)
+        # the activity bar lists it like any job: stage, time left, Cancel (which goes when it ends)
+        activity = start_job("ingest", f"Background ingest · {self.state.flow.name or 'flow'}")
+
+        def on_event(event: RunEvent) -> None:
+            self.runner._events.append(event)
+            activity.event(event, self.runner.name)
+
         job = BackgroundIngest(
             self.session.executor,
             self.state.flow,
             base_dir=self.session.base_dir,
-            on_event=self.runner._events.append,
+            on_event=on_event,
             session_id=self.session.session_id,
         )
-        self.session.background = job if job.start() else None
+        started = job.start()
+        self.session.background = job if started else None
+        if started:
+            activity.cancel = job.cancel
+            self.background_job = activity
+        else:
+            drop_job(activity)  # nothing to embed: never shown
+            self.background_job = None
 
     def cancel_background(self) -> None:
         if self.session.background is not None:
@@ -643,10 +686,14 @@ class BuilderPage:
             return
         self.background_box.set_visibility(False)
         self.session.background = None
+        cancelled = job.cancel_event.is_set() or any(r.cancelled for r in job.results)
         if job.error:
             self.runner.log.push(redact(f"Background ingest stopped: {job.error}"))
-        elif job.results and not any(r.cancelled for r in job.results):
+        elif job.results and not cancelled:
             self.runner.log.push(f"Background ingest done in {job.seconds:.1f} s: ask away.")
+        if self.background_job is not None and self.background_job.running:
+            outcome = "cancelled" if cancelled else "failed" if job.error else f"done in {job.seconds:.1f} s"
+            self.background_job.finish(outcome)
 
     def after_load(self) -> None:
         self.start_background()
@@ -659,6 +706,8 @@ class BuilderPage:
         self.chat.refresh_hint()
         self.serve.refresh()  # the Serve tab describes the flow that is open now
         self.refresh(fit=True)
+        if self.state.refine_layout:
+            background_tasks.create(self.refine_layout(), name="layout")
 
 
 SHORTCUTS = (

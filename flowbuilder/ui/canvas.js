@@ -201,6 +201,117 @@ const roundedPath = (pts, r = 8) => {
   const last = pts[pts.length - 1];
   return d + ` L ${last[0]},${last[1]}`;
 };
+// The shortest orthogonal route from a handle to another that passes under no card: out of the source
+// handle's side, along at most three lanes beside the cards, into the target handle's side. Cards are
+// boxes {x, y, w, h}; the source and target cards are only passed by the short stubs at the handles.
+const DIRS = { top: [0, -1], bottom: [0, 1], left: [-1, 0], right: [1, 0] };
+const hitsBox = ([ax, ay], [bx, by], c, pad = 4) => {
+  // an axis-parallel segment against a card grown by pad
+  const x0 = Math.min(ax, bx), x1 = Math.max(ax, bx), y0 = Math.min(ay, by), y1 = Math.max(ay, by);
+  return x1 > c.x - pad && x0 < c.x + c.w + pad && y1 > c.y - pad && y0 < c.y + c.h + pad;
+};
+// Does the segment (x0, y0)-(x1, y1) cross card c grown by 4 px? (Liang-Barsky clipping)
+const lineHitsBox = (x0, y0, x1, y1, c) => {
+  let lo = 0, hi = 1;
+  const dx = x1 - x0, dy = y1 - y0;
+  for (const [p, q] of [[-dx, x0 - (c.x - 4)], [dx, c.x + c.w + 4 - x0], [-dy, y0 - (c.y - 4)], [dy, c.y + c.h + 4 - y0]]) {
+    if (p === 0) {
+      if (q < 0) return false;
+    } else {
+      const r = q / p;
+      if (p < 0) lo = Math.max(lo, r);
+      else hi = Math.min(hi, r);
+      if (lo > hi) return false;
+    }
+  }
+  return true;
+};
+const orthoRoute = (s, sSide, t, tSide, cards, ends) => {
+  const [sdx, sdy] = DIRS[sSide] || DIRS.right, [tdx, tdy] = DIRS[tSide] || DIRS.left;
+  const s1 = [s[0] + sdx * LANE_GAP, s[1] + sdy * LANE_GAP], t1 = [t[0] + tdx * LANE_GAP, t[1] + tdy * LANE_GAP];
+  const all = [...cards, ...ends];
+  // the stubs at the handles touch their own cards; everything between them keeps clear of every card
+  const clear = (pts) => pts.slice(2, -1).every((p, i) => !all.some((c) => hitsBox(pts[i + 1], p, c)))
+    && !cards.some((c) => hitsBox(s, s1, c) || hitsBox(t1, t, c));
+  const length = (pts) => pts.slice(1).reduce((sum, p, i) => sum + Math.abs(p[0] - pts[i][0]) + Math.abs(p[1] - pts[i][1]), 0);
+  // lanes beside the cards near the link only (a route never needs to go far round)
+  const x0 = Math.min(s1[0], t1[0]) - 400, x1 = Math.max(s1[0], t1[0]) + 400;
+  const y0 = Math.min(s1[1], t1[1]) - 400, y1 = Math.max(s1[1], t1[1]) + 400;
+  const local = all.filter((c) => c.x < x1 && c.x + c.w > x0 && c.y < y1 && c.y + c.h > y0);
+  const lanesX = [...new Set([s1[0], t1[0], ...local.flatMap((c) => [c.x - LANE_GAP, c.x + c.w + LANE_GAP])])];
+  const lanesY = [...new Set([s1[1], t1[1], ...local.flatMap((c) => [c.y - LANE_GAP, c.y + c.h + LANE_GAP])])];
+  const near = (lanes, a, b) => [...lanes].sort((u, v) => Math.abs(u - a) + Math.abs(u - b) - Math.abs(v - a) - Math.abs(v - b)).slice(0, 8);
+  const middles = [];
+  for (const x of lanesX) middles.push([[x, s1[1]], [x, t1[1]]]);
+  for (const y of lanesY) middles.push([[s1[0], y], [t1[0], y]]);
+  for (const x of near(lanesX, s1[0], t1[0])) {
+    for (const y of near(lanesY, s1[1], t1[1])) {
+      middles.push([[x, s1[1]], [x, y], [t1[0], y]], [[s1[0], y], [x, y], [x, t1[1]]]);
+    }
+  }
+  // shortest first: the first clear candidate is the route (most links need a handful of checks)
+  const candidates = middles
+    .map((middle) => [s, s1, ...middle, t1, t].filter((p, i, a) => !i || p[0] !== a[i - 1][0] || p[1] !== a[i - 1][1]))
+    .map((pts) => ({ pts, length: length(pts) }))
+    .sort((a, b) => a.length - b.length);
+  return candidates.find((c) => clear(c.pts))?.pts ?? null;
+};
+// Routes are recomputed whenever any node changes (Vue Flow's getNodes): remembered per link and geometry.
+const routeCache = new Map();
+const cachedRoute = (id, key, compute) => {
+  const hit = routeCache.get(id);
+  if (hit && hit.key === key) return hit.value;
+  const value = compute();
+  routeCache.set(id, { key, value });
+  if (routeCache.size > 4 * VIRTUAL_FROM) routeCache.delete(routeCache.keys().next().value);
+  return value;
+};
+// The cards as boxes, or null while some card is not measured yet (a flow being drawn: routing each
+// intermediate state would cost a pass per card for every link).
+const cardBoxes = (nodes, source, target) => {
+  const box = (n) => ({ x: n.computedPosition.x, y: n.computedPosition.y, w: n.dimensions.width, h: n.dimensions.height });
+  const cards = nodes.filter((n) => n.type === "fbnode");
+  if (cards.some((n) => !n.dimensions?.width)) return null;
+  const boxes = {
+    others: cards.filter((n) => n.id !== source && n.id !== target).map(box),
+    ends: cards.filter((n) => n.id === source || n.id === target).map(box),
+  };
+  boxes.key = [...boxes.others, ...boxes.ends].map((c) => `${c.x},${c.y},${c.w},${c.h}`).join(";");
+  return boxes;
+};
+
+// A service link (a model, embedder, memory or tool wired into the node that uses it): straight from the
+// provider's top to the consumer's bottom, unless that line would pass under another card; then an
+// orthogonal route round the cards.
+const ServiceEdge = {
+  name: "FbServiceEdge",
+  inheritAttrs: false,
+  props: ["id", "source", "target", "sourceX", "sourceY", "targetX", "targetY", "sourcePosition", "targetPosition",
+    "style", "interactionWidth"],
+  setup() {
+    return { flow: useVueFlow() };
+  },
+  computed: {
+    path() {
+      const { sourceX: sx, sourceY: sy, targetX: tx, targetY: ty } = this;
+      const straight = `M ${sx},${sy} L ${tx},${ty}`;
+      const nodes = this.flow.getNodes.value;
+      if (nodes.length > VIRTUAL_FROM) return straight;
+      const boxes = cardBoxes(nodes, this.source, this.target);
+      if (!boxes || !Number.isFinite(sx + sy + tx + ty)) return straight;
+      return cachedRoute(this.id, `${sx},${sy},${tx},${ty}|${boxes.key}`, () => {
+        const { others, ends } = boxes;
+        if (!others.some((c) => lineHitsBox(sx, sy, tx, ty, c))) return straight;
+        const pts = orthoRoute([sx, sy], this.sourcePosition || "top", [tx, ty], this.targetPosition || "bottom", others, ends);
+        return pts ? roundedPath(pts) : straight;
+      });
+    },
+  },
+  template: `
+    <path :id="id" class="vue-flow__edge-path" :d="path" :style="style" fill="none" />
+    <path class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />`,
+};
+
 const RoutedEdge = {
   name: "FbRoutedEdge",
   inheritAttrs: false,
@@ -252,8 +363,19 @@ const RoutedEdge = {
       });
       const mid = (sy + ty) / 2;
       const lanes = [lane(true), lane(false)].sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid));
-      const y = lanes.find((candidate) => clear(points(candidate))) ?? lanes[0];
-      return { d: roundedPath(points(y)), lx: (x1 + x2) / 2, ly: y };
+      const y = lanes.find((candidate) => clear(points(candidate)));
+      if (y === undefined) {
+        // no single lane is clear (cards above and below): the shortest orthogonal route round them
+        const boxes = cardBoxes(nodes, this.source, this.target);
+        const pts = boxes && cachedRoute(this.id, `${sx},${sy},${tx},${ty}|${boxes.key}`,
+          () => orthoRoute([sx, sy], "right", [tx, ty], "left", boxes.others, boxes.ends));
+        if (pts) {
+          const longest = pts.slice(1).reduce((b, p, i) => (Math.abs(p[0] - pts[i][0]) > Math.abs(b[1][0] - b[0][0]) ? [pts[i], p] : b), [pts[0], pts[1]]);
+          return { d: roundedPath(pts), lx: (longest[0][0] + longest[1][0]) / 2, ly: longest[0][1] };
+        }
+      }
+      const fallback = y ?? lanes[0];
+      return { d: roundedPath(points(fallback)), lx: (x1 + x2) / 2, ly: fallback };
     },
   },
   template: `
@@ -283,7 +405,7 @@ export default {
     const flowId = "fb-" + Math.random().toString(36).slice(2);
     const flow = useVueFlow(flowId);
     const nodeTypes = { fbnode: markRaw(FlowNode), fbnote: markRaw(NoteNode) };
-    const edgeTypes = { fbrouted: markRaw(RoutedEdge) };
+    const edgeTypes = { fbrouted: markRaw(RoutedEdge), fbservice: markRaw(ServiceEdge) };
     const big = () => (props.nodes || []).length > VIRTUAL_FROM;
     // lite cards (FlowNode) for a big flow at chip zoom; a big flow starts lite: Vue Flow renders every node
     // once to measure it, before the fit brings the zoom down
@@ -461,10 +583,42 @@ export default {
       flow.addSelectedNodes(ids.map((id) => flow.findNode(id)).filter(Boolean));
     };
     const renderedCount = () => wrapEl()?.querySelectorAll(".vue-flow__node").length ?? 0;
+    // The layered layout (ELK, static/dist/layout.js, loaded on first use) of Python's layout request,
+    // with every card's size and data-port heights measured from the DOM (estimates for cards not drawn).
+    const measured = (n) => Boolean(flow.findNode(n.id)?.dimensions?.width);
+    const layeredLayout = async (request) => {
+      try {
+        const dist = (window.path_prefix ?? "") + props.resourcePath + "/dist";
+        const { layered } = await import(dist + "/layout.js");
+        await nextTick();
+        // new cards are measured a frame or two after they are drawn (a big flow draws only those in view)
+        const until = performance.now() + 5000;
+        while (request.nodes.length <= VIRTUAL_FROM && !request.nodes.every(measured) && performance.now() < until) await frames(1);
+        const box = wrapEl()?.getBoundingClientRect();
+        if (box?.width && box?.height) request.aspect = box.width / box.height;
+        const sizes = {};
+        for (const n of request.nodes) {
+          const node = flow.findNode(n.id);
+          if (!node?.dimensions?.width) continue;
+          n.width = node.dimensions.width;
+          n.height = node.dimensions.height;
+          sizes[n.id] = [n.width, n.height];
+          const middle = (side, name) => {
+            const h = (node.handleBounds?.[side] || []).find((b) => b.id === name);
+            return h ? h.y + h.height / 2 : undefined;
+          };
+          for (const p of n.inputs) p.y = middle("target", p.name);
+          for (const p of n.outputs) p.y = middle("source", p.name);
+        }
+        return { ...(await layered(request, { workerUrl: dist + "/elk-worker.js", timeoutMs: 45000 })), sizes };
+      } catch (e) {
+        return { error: String(e?.message || e) };
+      }
+    };
 
     return {
       flowId, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
-      patchNodes, fitView, centerPosition, selectNodes, renderedCount,
+      patchNodes, fitView, centerPosition, selectNodes, renderedCount, layeredLayout,
       VIRTUAL_FROM,
       minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
     };

@@ -153,8 +153,8 @@ def node_views(
             style["strokeDasharray"] = "6 4"
             # A service leaves the top of its provider and enters the bottom of its consumer; when the
             # consumer sits below (a store feeding a retriever on the next row) a curve would loop around
-            # both cards, so service links are drawn straight.
-            item["type"] = "straight"
+            # both cards, so service links are drawn straight (canvas.js ServiceEdge: round any card in the way).
+            item["type"] = "fbservice"
         edges.append(item)
     edges += implicit_edges(state, base_dir)
     return nodes, edges
@@ -258,6 +258,21 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
             data.update(patch)
         if self.client.has_socket_connection:
             self.run_method("patchNodes", {note_id: patch})
+
+    async def layered_layout(self, request: dict[str, Any], timeout: float = 60.0) -> dict[str, Any] | None:
+        """The browser's ELK layout of ``EditorState.layout_request()`` with measured cards, or None (no
+        browser, or the layout failed: the reason is logged)."""
+        if not self.client.has_socket_connection:
+            return None
+        try:
+            result = await self.run_method("layeredLayout", request, timeout=timeout)
+        except TimeoutError:
+            log.warning("The browser's layout took longer than %g s", timeout)
+            return None
+        if not isinstance(result, dict) or "error" in result:
+            log.warning("The browser's layout failed: %s", result.get("error") if isinstance(result, dict) else result)
+            return None
+        return result
 
     def fit_view(self) -> None:
         if self.client.has_socket_connection:

@@ -122,6 +122,12 @@ def start_job(kind: str, title: str, cancel: Callable[[], None] | None = None) -
     return job
 
 
+def drop_job(job: Job) -> None:
+    """Forget a job that turned out to have nothing to do (it is never shown)."""
+    with _LOCK:
+        JOBS.pop(job.id, None)
+
+
 def current_jobs() -> list[Job]:
     """Running jobs and those that ended a moment ago (their outcome is still shown)."""
     now = time.monotonic()

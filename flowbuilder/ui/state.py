@@ -9,6 +9,7 @@ snapshot can never drift from the real model the way inverse operations can.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -35,6 +36,8 @@ ROW_GAP = 40.0
 SUB_GAP = 70.0
 FRAME_PAD = 24.0
 PART_GAP = 60.0
+# Undo key of a layout: the fallback layout of an import and the browser's layout that refines it are one step
+LAYOUT_STEP = ("layout",)
 # needs_layout(): overlap share of a card, and card area / bounding box area, that call for a layout
 OVERLAP_SHARE = 0.25
 SPARSE_DENSITY = 0.1
@@ -56,6 +59,9 @@ class EditorState:
         self._merge_key: object = None
         self.clipboard: str | None = None
         self.dirty = False
+        self.refine_layout = False
+        """The Python layout was applied and a browser layout (ELK, with measured cards) should replace it."""
+        self._framed: dict[str, list[str]] = {}  # note id -> nodes it framed before that layout
         self.folder: Callable[[], Path | None] = lambda: None
         """The flow file's folder (set by the session): relative paths and command approvals depend on it."""
 
@@ -67,6 +73,7 @@ class EditorState:
         self._redo.clear()
         self._merge_key = None
         self.dirty = False
+        self.refine_layout = False
 
     def _snapshot(self, merge_key: object = None) -> None:
         """Record the state before an edit. Edits sharing a ``merge_key`` in a row (typing in one
@@ -362,45 +369,16 @@ class EditorState:
         """Layered left-to-right layout by topological generation; service sub-nodes go UNDER the node
         that uses them (n8n's "tidy up"): an embedder sits below its vector store, a model below its agent.
 
-        A node is a *sub-node* when it has outgoing edges, all of them from service ports, and no
-        incoming data edges. Its owner is its first consumer (by id).
+        This is the layout without a browser (CLI, tests, the first paint of an import). With a canvas on
+        screen the page then asks ELK for the real one (:meth:`layout_request`, :meth:`apply_layout`) and
+        ``refine_layout`` says that it should.
         """
         if not self.flow.nodes:
             return
-        self._snapshot()
+        self._snapshot(LAYOUT_STEP)
+        self.refine_layout = True
         ids = self.flow.node_ids()
-        # A dangling edge (its node deleted or never imported) has nothing to lay out.
-        known = set(ids)
-        flow_edges = [e for e in self.flow.edges if e.source in known and e.target in known]
-        service_out: dict[str, bool] = {}
-        for edge in flow_edges:
-            try:
-                port = self._port(edge.source, edge.source_port, "output")
-                is_service = port.kind is PortKind.SERVICE
-            except InvalidConnectionError:
-                is_service = False
-            service_out[edge.key] = is_service
-        out_edges: dict[str, list[Edge]] = defaultdict(list)
-        data_in: dict[str, int] = defaultdict(int)
-        for edge in flow_edges:
-            out_edges[edge.source].append(edge)
-            if not service_out[edge.key]:
-                data_in[edge.target] += 1
-        owner: dict[str, str] = {}
-        for node_id in ids:
-            edges = out_edges.get(node_id, [])
-            if edges and all(service_out[e.key] for e in edges) and not data_in.get(node_id):
-                owner[node_id] = sorted(e.target for e in edges)[0]
-        # An owner chain that loops back (never in a valid flow) would recurse forever: break it.
-        for node_id in list(owner):
-            seen = {node_id}
-            cur = owner.get(node_id)
-            while cur is not None and cur in owner:
-                if cur in seen:
-                    owner.pop(node_id, None)
-                    break
-                seen.add(cur)
-                cur = owner.get(cur)
+        flow_edges, owner = self._layout_graph()
         children: dict[str, list[str]] = defaultdict(list)
         for child, parent in sorted(owner.items()):
             children[parent].append(child)
@@ -454,6 +432,7 @@ class EditorState:
 
         # Notes that framed nodes before the layout frame the same nodes after it (n8n sticky notes).
         members = note_members(self.flow, {n: (NODE_WIDTH, height(n)) for n in ids})
+        self._framed = members  # what the notes framed in the file: the browser's layout keeps it
         framed_by = {m: note_id for note_id, ms in members.items() for m in ms}
         headers = {note.id: note_header_height(note.text) for note in self.flow.notes}
         # Each connected part gets its own band, in its old top-to-bottom order, so frames never overlap.
@@ -488,16 +467,136 @@ class EditorState:
             top = bottom + FRAME_PAD + PART_GAP
         self._place_notes(members, headers, {n: (NODE_WIDTH, height(n)) for n in ids})
 
+    def layout_request(self) -> dict[str, Any]:
+        """What the canvas's ELK layout needs (frontend/src/layout.mjs): nodes with estimated card sizes and
+        data ports (the browser measures the real ones), service sub-nodes' owners, links, and the notes with
+        the nodes each frames now (a note that frames none is placed beside the flow at its own size)."""
+        flow_edges, owner = self._layout_graph()
+        sizes = self._card_sizes()
+        nodes = []
+        for node_id, (width, height) in sizes.items():
+            inputs, outputs = self.ports(node_id)
+            nodes.append(
+                {
+                    "id": node_id,
+                    "width": width,
+                    "height": height,
+                    "inputs": [{"name": p.name} for p in inputs if p.kind is PortKind.DATA],
+                    "outputs": [{"name": p.name} for p in outputs if p.kind is PortKind.DATA],
+                }
+            )
+        # after the fallback layout of an import, what the notes framed in the file (that layout may have
+        # drawn a frame over a card it did not frame)
+        members = self._framed if self.refine_layout else note_members(self.flow, sizes)
+        notes = [
+            {
+                "id": note.id,
+                "members": members.get(note.id, []),
+                "header": note_header_height(note.text),
+                "width": note.width or 220.0,
+                "height": note.height or 120.0,
+            }
+            for note in self.flow.notes
+        ]
+        edges = [
+            {"source": e.source, "sourceHandle": e.source_port, "target": e.target, "targetHandle": e.target_port}
+            for e in flow_edges
+        ]
+        return {"nodes": nodes, "owner": owner, "edges": edges, "notes": notes}
+
+    def apply_layout(self, result: dict[str, Any]) -> bool:
+        """Take the browser's layout (``{positions: {id: {x, y}}, notes: {id: {x, y, width, height}},
+        sizes: {id: [w, h]}}``): one undo step with a fallback layout just before it. Notes it did not place
+        keep their place unless they now cover a card. False (nothing changed) when it does not place every
+        node."""
+        positions = result.get("positions") if isinstance(result, dict) else None
+        if not isinstance(positions, dict):
+            return False
+        placed: dict[str, Position] = {}
+        for node_id in self.flow.node_ids():
+            point = _point(positions.get(node_id))
+            if point is None:
+                return False
+            placed[node_id] = Position(x=point[0], y=point[1])
+        self._snapshot(LAYOUT_STEP)
+        self.refine_layout = False
+        self.flow.layout.positions.update(placed)
+        framed: set[str] = set()
+        for note in self.flow.notes:
+            box = result.get("notes", {}).get(note.id)
+            point = _point(box)
+            if point is None or not isinstance(box, dict):
+                continue
+            width, height = _point({"x": box.get("width"), "y": box.get("height")}) or (0.0, 0.0)
+            if width > 0 and height > 0:
+                self.flow.layout.positions[note.id] = Position(x=point[0], y=point[1])
+                note.width, note.height = width, height
+                framed.add(note.id)
+        sizes = self._card_sizes()
+        for node_id, size in (result.get("sizes") or {}).items():
+            wh = _point({"x": size[0], "y": size[1]}) if isinstance(size, list) and len(size) == 2 else None
+            if node_id in sizes and wh is not None:
+                sizes[node_id] = wh
+        self._place_notes({}, {}, sizes, keep=framed)
+        return True
+
+    def _layout_graph(self) -> tuple[list[Edge], dict[str, str]]:
+        """The edges between known nodes, and each service sub-node's owner.
+
+        A node is a *sub-node* when it has outgoing edges, all of them from service ports, and no
+        incoming data edges. Its owner is its first consumer (by id).
+        """
+        ids = self.flow.node_ids()
+        # A dangling edge (its node deleted or never imported) has nothing to lay out.
+        known = set(ids)
+        flow_edges = [e for e in self.flow.edges if e.source in known and e.target in known]
+        service_out: dict[str, bool] = {}
+        for edge in flow_edges:
+            try:
+                port = self._port(edge.source, edge.source_port, "output")
+                is_service = port.kind is PortKind.SERVICE
+            except InvalidConnectionError:
+                is_service = False
+            service_out[edge.key] = is_service
+        out_edges: dict[str, list[Edge]] = defaultdict(list)
+        data_in: dict[str, int] = defaultdict(int)
+        for edge in flow_edges:
+            out_edges[edge.source].append(edge)
+            if not service_out[edge.key]:
+                data_in[edge.target] += 1
+        owner: dict[str, str] = {}
+        for node_id in ids:
+            edges = out_edges.get(node_id, [])
+            if edges and all(service_out[e.key] for e in edges) and not data_in.get(node_id):
+                owner[node_id] = sorted(e.target for e in edges)[0]
+        # An owner chain that loops back (never in a valid flow) would recurse forever: break it.
+        for node_id in list(owner):
+            seen = {node_id}
+            cur = owner.get(node_id)
+            while cur is not None and cur in owner:
+                if cur in seen:
+                    owner.pop(node_id, None)
+                    break
+                seen.add(cur)
+                cur = owner.get(cur)
+        return flow_edges, owner
+
     def _place_notes(
-        self, members: dict[str, list[str]], headers: dict[str, float], sizes: dict[str, tuple[float, float]]
+        self,
+        members: dict[str, list[str]],
+        headers: dict[str, float],
+        sizes: dict[str, tuple[float, float]],
+        keep: set[str] | None = None,
     ) -> None:
         """Frame notes around their members; free notes keep their place unless they now cover a node,
-        then they go in a row above the flow."""
+        then they go in a row above the flow. Notes in ``keep`` are already placed."""
         positions = self.flow.layout.positions
         boxes = [(positions[n].x, positions[n].y, w, h) for n, (w, h) in sizes.items() if n in positions]
         top = min((b[1] for b in boxes), default=0.0)
         free_x = min((b[0] for b in boxes), default=0.0)
         for note in self.flow.notes:
+            if keep and note.id in keep:
+                continue
             mine = [n for n in members.get(note.id, []) if n in positions]
             if mine:
                 left = min(positions[n].x for n in mine) - FRAME_PAD
@@ -540,6 +639,17 @@ class EditorState:
             if note.id == note_id and (note.width, note.height) != (width, height):
                 self._snapshot(("note-size", note_id))
                 note.width, note.height = max(120.0, width), max(60.0, height)
+
+
+def _point(value: Any) -> tuple[float, float] | None:
+    """(x, y) from ``{"x": .., "y": ..}`` when both are finite numbers (the browser's answer is checked)."""
+    if not isinstance(value, dict):
+        return None
+    x, y = value.get("x"), value.get("y")
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (x, y))
+    if not numbers or not math.isfinite(x) or not math.isfinite(y):  # type: ignore[arg-type]
+        return None
+    return float(x), float(y)  # type: ignore[arg-type]
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:

@@ -66,3 +66,59 @@ def test_background_ingest_in_chromium(screen: Screen, builder: Callable[..., No
     shot(screen, "background-ingest-running")
     wait_until(lambda: not css(screen, ".fb-background")[0].is_displayed(), timeout=300)
     shot(screen, "background-ingest-done")
+
+
+BAR_JS = """
+const seen = (e) => e.checkVisibility();
+const jobs = [...document.querySelectorAll('.fb-activity .fb-job')].filter(seen);
+return jobs.map((j) => ({
+  line: j.querySelector('[data-testid=activity-status]')?.innerText || '',
+  eta: j.querySelector('[data-testid=activity-eta]')?.innerText || '',
+  cancel: [...j.querySelectorAll('[data-testid=activity-cancel]')].some(seen),
+}));
+"""
+
+
+def background_line(screen: Screen) -> dict | None:
+    jobs = screen.selenium.execute_script(BAR_JS)
+    return next((j for j in jobs if "Background ingest" in j["line"]), None)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [(1280, 720), (1440, 900)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_background_ingest_is_listed_in_the_activity_bar(
+    screen: Screen, builder: Callable[..., None], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The background ingest is a job of the activity bar like a run: its stage ("store: embedding n/m"),
+    a time left from its measured rate, and Cancel; when it ends, Cancel goes and the outcome stays."""
+    builder(flow_path=local_flow(tmp_path, 400))
+    screen.selenium.set_window_size(*size)
+    screen.selenium.set_page_load_timeout(60)
+    screen.open("/", timeout=60)
+    running = wait_until(
+        lambda: (j := background_line(screen)) and "/400" in j["line"] and "about" in j["eta"] and j["cancel"] and j,
+        timeout=180,
+    )
+    shot(screen, f"background-activity-{size[0]}x{size[1]}")
+    assert "embedding" in running["line"], running  # type: ignore[index]
+    # Cancel in the bar stops it; the line stays a moment with the outcome, without Cancel
+    screen.selenium.execute_script(
+        "[...document.querySelectorAll('.fb-activity .fb-job')].find((j) => j.innerText.includes('Background ingest'))"
+        ".querySelector('[data-testid=activity-cancel]').click()"
+    )
+    ended = wait_until(lambda: (j := background_line(screen)) and "cancelled" in j["line"] and j, timeout=60)
+    assert not ended["cancel"] and not ended["eta"], ended  # type: ignore[index]
+    shot(screen, f"background-activity-cancelled-{size[0]}x{size[1]}")
+
+
+@pytest.mark.browser
+def test_background_ingest_leaves_the_activity_bar_without_cancel_when_done(
+    screen: Screen, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    builder(flow_path=local_flow(tmp_path, 30))
+    screen.selenium.set_window_size(1280, 720)
+    screen.selenium.set_page_load_timeout(60)
+    screen.open("/", timeout=60)
+    wait_until(lambda: background_line(screen), timeout=120)
+    ended = wait_until(lambda: (j := background_line(screen)) and "done in" in j["line"] and j, timeout=300)
+    assert not ended["cancel"] and not ended["eta"], ended  # type: ignore[index]

@@ -91,7 +91,8 @@ def check_view(screen: Screen, cards: int, label: str) -> dict:  # type: ignore[
 def test_demo_and_imported_flows_fit_readable(screen: Screen, builder: Callable[..., None], size: tuple) -> None:  # type: ignore[type-arg]
     builder(flow_path=example_flow())
     screen.selenium.set_window_size(*size)
-    screen.open("/")
+    screen.selenium.set_page_load_timeout(60)  # a loaded 2-core machine
+    screen.open("/", timeout=60)
     wait_until(lambda: css(screen, ".fb-wrap[data-ready]"), timeout=30)
     time.sleep(0.5)
     tag = f"{size[0]}x{size[1]}"
@@ -100,13 +101,14 @@ def test_demo_and_imported_flows_fit_readable(screen: Screen, builder: Callable[
     if demo["level"] == "fb-detail-chip":
         chip = css(screen, ".fb-chip span")[0]
         assert chip.is_displayed() and chip.text
-    for path, cards, name in (
-        (N8N_COURSE_FILE, 12, "n8n"),
-        (LANGFLOW_COURSE_FILE, 9, "langflow"),
-        (OVERLAPPING_EXPORT, 21, "overlapping"),
+    for count, (path, cards, name) in enumerate(
+        ((N8N_COURSE_FILE, 12, "n8n"), (LANGFLOW_COURSE_FILE, 9, "langflow"), (OVERLAPPING_EXPORT, 21, "overlapping")),
+        start=1,
     ):
         import_file(screen, path)
         screen.click("Close")
+        # each of them overlaps where its file puts it: the browser's ELK layout replaces the first one
+        wait_until(lambda n=count: css(screen, f'.fb-wrap[data-layout$="-{n}"]'), timeout=90)  # type: ignore[misc]
         time.sleep(1.0)
         check_view(screen, cards, f"window-{name}-{tag}")
 
