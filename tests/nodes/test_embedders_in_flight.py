@@ -35,7 +35,7 @@ def openai(server: FakeLLMServer, **kwargs: object) -> OpenAIEmbedder:
     return OpenAIEmbedder(api_key=KEY, base_url=server.openai_base_url, batch_size=4, **kwargs)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("in_flight", "latency"), [(1, 0.05), (8, 0.5)])
+@pytest.mark.parametrize(("in_flight", "latency"), [(1, 0.05), (8, 1.5)])
 def test_batches_go_out_together_and_come_back_in_order(server: FakeLLMServer, in_flight: int, latency: float) -> None:
     server.delay("embeddings", latency)  # long enough that 8 requests overlap even on a loaded machine
     vectors = openai(server, max_in_flight=in_flight).embed_documents(TEXTS)
