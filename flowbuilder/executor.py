@@ -418,7 +418,7 @@ class Executor:
             instance = node.cls(node.config)
             outputs = dict(instance.run(values, ctx) or {})
             check_port_values(node, "output", outputs)
-            summary = redact(instance.summarize(outputs))
+            summary = redact(ctx.summary(instance.summarize(outputs)))
         except RunCancelledError as exc:
             duration = time.perf_counter() - started
             emit("node_cancelled", node_id, {"duration": duration})

@@ -94,15 +94,12 @@ def _collection_address(spec: NodeSpec, registry: NodeRegistry, base_dir: Path |
         cls = registry.get(spec.type)
     except UnknownNodeTypeError:
         return None
-    address_of = getattr(cls, "collection_address", None)
-    if address_of is None:
-        return None
     try:
         config = cls.Config.model_validate(spec.config)
     except ValidationError:
         return None
     try:
-        address = address_of(config, base_dir)
+        address = cls.collection_address(config, base_dir)
     except FlowbuilderError:  # an unusable folder or '~nosuchuser/db': the node's own check reports it
         return None
     return str(address) if address is not None else None

@@ -103,6 +103,11 @@ class RunContext:
         self._last_progress = 0.0
         self.warning = ""
         """Set through :meth:`warn`: the node succeeded but its result is suspicious (status ``warning``)."""
+        self.headline = ""
+        """What the node's summary starts with (a store's sync line), set by ``run``: a result of this run that
+        is no output, so it travels here rather than on the node object."""
+        self.remark = ""
+        """A few words the summary ends with in brackets (why a search found nothing), set by ``run``."""
         self.connected_inputs: frozenset[str] = frozenset()
         """Input ports with a connection in the flow (set by the executor)."""
         self.missing_inputs: dict[str, str] = {}
@@ -125,6 +130,11 @@ class RunContext:
         :class:`~flowbuilder.errors.UntrustedPathError` saying why not otherwise."""
         files = self.files or FileRoots(flow_dir=None, data_dir=self.data_dir)
         return files.require(path, kind, what, self.base_dir)
+
+    def summary(self, summary: str) -> str:
+        """The node's summary with this run's :attr:`headline` and :attr:`remark`, if any."""
+        summary = ", ".join(part for part in (self.headline, summary) if part)
+        return f"{summary} ({self.remark})" if self.remark else summary
 
     def warn(self, message: str) -> None:
         """Mark the result as suspicious (an empty collection, a branch that did not run); shown as a warning."""
@@ -235,6 +245,12 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     def iter_batches(self, inputs: InputsT, ctx: RunContext) -> Iterator[list[Any]]:
         """For a head: its ``stream_out`` output as batches (lists), read lazily."""
         raise NotImplementedError(f"{type(self).__name__}.iter_batches")
+
+    @classmethod
+    def collection_address(cls, config: ConfigT, base_dir: Path | None) -> str | None:
+        """For a vector store: where its collection lives (``chroma:<folder>:<name>``), so that a reader and
+        the writer of the same collection run in order; None for every other node."""
+        return None
 
     @classmethod
     def command_line(cls, config: ConfigT, base_dir: Path | None = None) -> str | None:

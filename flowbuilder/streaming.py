@@ -254,7 +254,7 @@ def run_chain(
         check_port_values(sink_node, "input", others)
         outputs = dict(sink.instance.run(sink.prepared.values, sink.prepared.ctx) or {})
         check_port_values(sink_node, "output", outputs)
-        summary = redact(sink.instance.summarize(outputs))
+        summary = redact(sink.prepared.ctx.summary(sink.instance.summarize(outputs)))
     except RunCancelledError as exc:
         return _stopped(members[:-1], sink, emit, started, cancelled=str(exc))
     except Exception as exc:

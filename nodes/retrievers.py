@@ -74,14 +74,8 @@ class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
         hits = retriever.retrieve(query)
         ctx.details["query"] = query
         ctx.details["scores"] = [round(h.score, 4) for h in hits]
-        self.note = empty_store_note(retriever.store, hits, ctx, self.config.min_score, self.config.where)
+        ctx.remark = empty_store_note(retriever.store, hits, ctx, self.config.min_score, self.config.where)
         return {"hits": hits, "retriever": retriever}
-
-    note: str = ""
-
-    def summarize(self, outputs: SearchOut) -> str:
-        summary = super().summarize(outputs)
-        return f"{summary} ({self.note})" if self.note else summary
 
 
 def empty_store_note(

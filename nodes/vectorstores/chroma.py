@@ -313,7 +313,7 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
             client = persistent_client(path) if path is not None else http_client(c.server_host, c.server_port)
             store = ChromaStore(open_collection(client, c.collection, embedder, location), embedder, location)
             report = sync_inputs(store, inputs, documents, ctx, mode=c.sync, batch_size=c.batch_size)
-        self.sync_line = finish_store_run(store, report, ctx, label=f"collection {c.collection}")
+        ctx.headline = finish_store_run(store, report, ctx, label=f"collection {c.collection}")
         sample = report.sample if report else None
         if sample is None and documents:
             sample = embedder.embed_documents([documents[0].text])[0]  # cached: nothing new is embedded

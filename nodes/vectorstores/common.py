@@ -492,16 +492,14 @@ def folder_address(kind: str, folder: str, base_dir: Path | None, collection: st
 
 
 class StoreNodeMixin:
-    """What every store node shares beyond its store: the summary starts with the sync line
-    (``+241 added, −120 removed, 0 kept; 361 in collection``), and the result is never reused from the
+    """What every store node shares beyond its store: the summary starts with the sync line, set as the run's
+    ``ctx.headline`` (``+241 added, −120 removed, 0 kept; 361 in collection``), and the result is never reused from the
     cache: the collection is state outside the flow (another run or flow may have changed it since), so
     every run syncs it again; that costs an id lookup, not embeddings."""
 
     cacheable = False
-    sync_line: str = ""
     stream_in: ClassVar[str | None] = "documents"
 
     def summarize(self, outputs: Mapping[str, Any]) -> str:
         ports = cast(Any, self).output_ports(cast(Any, self).config)
-        rest = summarize_outputs(ports, outputs).replace("vector_store ready", "").strip(", ")
-        return ", ".join(part for part in (self.sync_line, rest) if part)
+        return summarize_outputs(ports, outputs).replace("vector_store ready", "").strip(", ")

@@ -286,7 +286,7 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
         store.check_embedder()
         report = sync_inputs(store, inputs, documents, ctx, mode=c.sync)
         label = f"Pinecone index {store.name}" + (f" namespace {c.namespace}" if c.namespace else "")
-        self.sync_line = finish_store_run(store, report, ctx, label=label)
+        ctx.headline = finish_store_run(store, report, ctx, label=label)
         sample = report.sample if report else None
         outputs, sample = answer_query(store, query, k=c.k, where=c.where, min_score=c.min_score, sample=sample)
         score = f"{c.metric} (as computed by Pinecone)"

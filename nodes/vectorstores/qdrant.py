@@ -529,7 +529,7 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
         open_collection(client, c.collection, embedder, location)
         store = QdrantStore(client, c.collection, embedder, location, mode=c.search, prefetch=c.prefetch, rrf_k=c.rrf_k)
         report = sync_inputs(store, inputs, documents, ctx, mode=c.sync, batch_size=c.batch_size)
-        self.sync_line = finish_store_run(store, report, ctx, label=f"collection {c.collection}")
+        ctx.headline = finish_store_run(store, report, ctx, label=f"collection {c.collection}")
         sample = report.sample if report else None
         outputs: StoreOut = {"store": store}
         questions = [query] if query else []

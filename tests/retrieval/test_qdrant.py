@@ -94,15 +94,18 @@ def test_sync_semantics_match_the_other_stores(folder: Path, embedder: LocalEmbe
     docs = vwo_records()[220:226]
     node = QdrantNode(QdrantConfig(collection="sync"))
 
+    contexts: list[RunContext] = []
+
     def run(chunks: list, sync: str = "incremental") -> dict:
         node.config.sync = sync  # type: ignore[assignment]
         ctx = RunContext("qdrant", data_dir=folder)
         node.run({"embedder": embedder, "documents": [chunks]}, ctx)
+        contexts.append(ctx)
         return ctx.details
 
     first = run(docs)
     assert (first["added"], first["removed"], first["count"]) == (6, 0, 6)
-    assert node.summarize({}).startswith("+6 added, \u22120 removed, 0 kept; 6 in collection")
+    assert contexts[0].summary(node.summarize({})).startswith("+6 added, \u22120 removed, 0 kept; 6 in collection")
     edited = [docs[0].model_copy(update={"text": docs[0].text + " (edited)"}), *docs[1:4]]
     second = run(edited)  # same source: the edited chunk replaces the old, rows 5-6 are gone
     assert (second["added"], second["removed"], second["kept"], second["count"]) == (1, 3, 3, 4)
