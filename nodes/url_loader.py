@@ -217,9 +217,7 @@ class UrlLoader(Node[UrlLoaderConfig, NoInputs, RecordsOut]):
                 raise NodeError(f"'urls': {exc}") from None
             text = page_text(body, content_type, final)
             kind = content_type.split(";", 1)[0].strip() or "unknown"
-            records.append(
-                Document(text=text, metadata={"source": url, "content_type": kind, "record_id": url})
-            )
+            records.append(Document(text=text, metadata={"source": url, "content_type": kind, "record_id": url}))
             pages.append({"url": url, "bytes": len(body), "content_type": kind, "chars": len(text)})
         ctx.details["pages"] = pages
         return {"records": records}
