@@ -168,7 +168,7 @@ def _pdf_text(body: bytes, url: str) -> str:
         try:
             return "\n\n".join(_pdf_pages(path))
         except NodeError as exc:
-            raise NodeError(f"{url}: {exc}") from None
+            raise NodeError(f"{url}: {str(exc).removeprefix(path.name + ': ')}") from None
 
 
 @register_node

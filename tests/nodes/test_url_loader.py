@@ -14,6 +14,7 @@ from flowbuilder.executor import Executor
 from flowbuilder.flow import Flow, NodeSpec
 from tests.fakes.http import JSONHandler, LoopbackServer
 
+PDF_PATH = Path(__file__).resolve().parents[2] / "data" / "VWO_Login_Dashboard_PRD.pdf"
 PAGE = (
     "<html><head><title>Guide</title><style>body{color:red}</style><script>var secret=1</script></head>"
     "<body><h1>Returns</h1><p>Items can be <b>returned</b> within 30 days.</p><p>Keep the receipt.</p></body></html>"
@@ -27,6 +28,10 @@ class SiteHandler(JSONHandler):
             self._send(PAGE.encode(), "text/html; charset=utf-8")
         elif self.path == "/notes.txt":
             self._send(b"plain notes\nline two", "text/plain")
+        elif self.path == "/doc.pdf":
+            self._send(PDF_PATH.read_bytes(), "application/pdf")
+        elif self.path == "/broken.pdf":
+            self._send(b"this is not a pdf at all", "application/pdf")
         elif self.path == "/away":
             self.send_response(302)
             self.send_header("Location", f"{self.fake.other}/page.html")
@@ -109,3 +114,17 @@ def test_a_redirect_to_another_server_and_the_size_cap_are_clear_errors(site: Si
     run = Executor(resolver=approved, data_dir=tmp_path).run(flow(f"{site.url}/big", max_bytes=10_000))
     [failed] = run.failed()
     assert "over max_bytes=10000" in str(failed.error) and f"{site.url}/big" in str(failed.error)
+
+
+def test_a_pdf_goes_through_the_pdf_reader(site: Site, tmp_path: Path) -> None:
+    approved = resolver(tmp_path, ("http", site.url))
+    run = Executor(resolver=approved, data_dir=tmp_path).run(flow(f"{site.url}/doc.pdf"))
+    assert run.ok, [r.error for r in run.failed()]
+    [doc] = run.results["web"].outputs["records"]
+    assert (
+        doc.text.startswith("Product Requirements Document: VWO") and doc.metadata["content_type"] == "application/pdf"
+    )
+
+    run = Executor(resolver=approved, data_dir=tmp_path).run(flow(f"{site.url}/broken.pdf"))
+    [failed] = run.failed()
+    assert f"{site.url}/broken.pdf: not a readable PDF" in str(failed.error) and "page.pdf" not in str(failed.error)
