@@ -25,6 +25,7 @@ from flowbuilder.nodes import (
     retrievers,
     sentence_splitters,
     splitters,
+    url_loader,
     utility,
     vectorstores,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "retrievers",
     "sentence_splitters",
     "splitters",
+    "url_loader",
     "utility",
     "vectorstores",
 ]

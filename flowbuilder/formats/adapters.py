@@ -109,6 +109,8 @@ class Local:
     (a kept placeholder) that is set. Empty: not a store."""
     detail: str = ""
     """Added to the report line; ``{collection}`` is the new collection's name."""
+    fixed: tuple[tuple[str, Any], ...] = ()
+    """Config the new node always gets (``(field, value)`` pairs; a tuple so that a ``Local`` stays hashable)."""
 
 
 @dataclass(frozen=True)

@@ -477,21 +477,18 @@ class LangflowImporter:
     def _hook_url(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
     ) -> _Mapping:
-        """A web page loader: the page becomes a local file the loader reads (a flow never fetches)."""
+        """A web page loader: loader.url with its URLs; the run fetches them once their servers are approved."""
         value = _obj(t.get("urls")).get("value") or _obj(t.get("web_path")).get("value") or []
-        urls = [str(u) for u in (value if isinstance(value, list) else [value]) if str(u).strip()]
-        name = ""
+        urls = [str(u).strip() for u in (value if isinstance(value, list) else [value]) if str(u).strip()]
         if urls:
-            tail = urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]
-            stem, dot, ext = tail.rpartition(".")
-            known = dot and f".{ext.lower()}" in (".pdf", ".csv", ".json", ".txt", ".md")
-            name = tail if known else f"{(stem if dot else tail) or 'page'}.txt"
             shown = ", ".join(urls[:3]) + (f" and {len(urls) - 3} more" if len(urls) > 3 else "")
             self.report.warnings.append(
-                f"{node_id}: fetched {shown}: save the page's text next to the flow as {name!r} "
-                "(Flowbuilder reads local files; a flow never reaches a host by itself)"
+                f"{node_id}: fetches {shown}: approve each server before a run (validate lists them as "
+                "untrusted-endpoint; --allow-endpoint http=ORIGIN or the builder's Approve button)"
             )
-        return _Mapping(adapter.ours, {"path": name, "mode": "whole"}, *self._ports(adapter))
+        else:
+            self.report.warnings.append(f"{node_id}: a URL loader with no URLs: set the loader's urls")
+        return _Mapping(adapter.ours, {"urls": urls}, *self._ports(adapter))
 
     def _hook_directory(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]

@@ -20,6 +20,7 @@ from flowbuilder.formats.adapters import (
     OFFLINE_EMBEDDER,
     PLACEHOLDER,
     Adapter,
+    Local,
     Param,
     Table,
     nonempty_str,
@@ -351,9 +352,12 @@ LANGFLOW_TABLE = Table(
                 outputs={"records": "dataframe"}, out_aliases={"data": "records", "as_dataframe": "records"},
                 ignore=("path", "types", "depth", "max_concurrency", "load_hidden", "recursive", "silent_errors",
                         "use_multithreading")),
-        # Web pages: Flowbuilder reads local files only (no fetch from a flow file), so the "url" hook
-        # names the page to download next to the flow; the loader reads it (HTML as text).
-        Adapter("loader.file", "URL", also=("WebBaseLoader",), display="URL", hook="url", export=False,
+        # Web pages: loader.url fetches them behind the egress check (each server approved first); the
+        # "url" hook carries the URLs. --local (offline) reads the run's file instead, as before.
+        Adapter("loader.url", "URL", also=("WebBaseLoader",), display="URL", hook="url", export=False,
+                local=Local("loader.file", fixed=(("mode", "whole"),),
+                            detail=" (offline: no page is fetched; save the page's text and give it as the run's "
+                                   "file)"),
                 outputs={"records": "data"}, out_aliases={"text": "records", "dataframe": "records",
                                                           "Document": "records", "page_results": "records"},
                 ignore=("urls", "web_path", "format", "max_depth", "prevent_outside", "use_async", "timeout",

@@ -57,7 +57,8 @@ def swap_of(spec: NodeSpec) -> Local | None:
                 return entry.local
         return None
     for table in TABLES.values():
-        adapter = table.exporter(spec.type)
+        # an import-only type (loader.url) has no exporter: its import entry says the swap
+        adapter = table.exporter(spec.type) or table.ports_of(spec.type)
         if adapter is not None and adapter.local is not None:
             return adapter.local
     return None
@@ -78,6 +79,7 @@ def _swap_remote(flow: Flow, report: ImportReport) -> None:
         foreign = str(spec.config.get("original_type", "")) if original == PLACEHOLDER else ""
         fmt = str(spec.config.get("source_format", ""))
         config = {k: v for k, v in spec.config.items() if k in swap.keep} if original != PLACEHOLDER else {}
+        config.update(dict(swap.fixed))
         collection = ""
         if swap.collection:
             collection = _collection(spec, swap, TABLES.get(fmt))

@@ -151,12 +151,11 @@ def test_langflow_pre10_edges_between_mapped_nodes_are_kept() -> None:
     edges = {e.key for e in flow.edges}
     assert "RecursiveCharacterTextSplitter-k2.chunks->Chroma-k4.documents" in edges
     assert "OpenAIEmbeddings-k3.embedder->Chroma-k4.embedder" in edges
-    # the web page loader reads the saved page (a flow never fetches); the report says which page
+    # the web page loader fetches the page once its server is approved; the report says which server
     assert "WebBaseLoader-k1.records->RecursiveCharacterTextSplitter-k2.documents" in edges
-    assert flow.node("WebBaseLoader-k1").type == "loader.file"
-    assert any(
-        "fetched https://example.com/faq: save the page's text" in w and "'faq.txt'" in w for w in report.warnings
-    )
+    assert flow.node("WebBaseLoader-k1").type == "loader.url"
+    assert flow.node("WebBaseLoader-k1").config == {"urls": ["https://example.com/faq"]}
+    assert any("fetches https://example.com/faq: approve each server" in w for w in report.warnings)
     assert flow.node("RecursiveCharacterTextSplitter-k2").config["separators"] == ["\n\n", "\n"]
     assert report.connections_dropped == []
 
