@@ -338,7 +338,11 @@ class BuilderPage:
             ).tooltip("Cancel the run").classes("fb-cancel")
             with ui.row().classes("items-center no-wrap gap-0 fb-background") as self.background_box:
                 self.background_label = (
-                    ui.label("").classes("text-caption text-white q-ml-sm ellipsis").style("max-width: 9rem")
+                    ui.label("")
+                    .classes("text-caption text-white q-ml-sm ellipsis")
+                    .style("max-width: 9rem")
+                    .mark("background-status")
+                    .tooltip("Embedding the flow's documents in the background, so the first question need not wait")
                 )
                 ui.button(icon="close", on_click=self.cancel_background).props(
                     "flat dense round size=sm color=white"
@@ -680,8 +684,7 @@ class BuilderPage:
         if job is None:
             return
         if job.running:
-            counts = f" {job.done}/{job.total}" if job.total else ""
-            self.background_label.text = f"Embedding{counts}"
+            self.background_label.text = f"Embedding {job.done}/{job.total}" if job.total else "Embedding…"
             self.background_box.set_visibility(True)
             return
         self.background_box.set_visibility(False)

@@ -31,7 +31,8 @@ async def test_opening_a_local_flow_embeds_it_and_the_first_question_does_not(
     job = page.session.background
     assert job is not None and job.targets == ["store"]
     await wait_for(lambda: job.total > 0, timeout=60)
-    await user.should_see("Embedding ")  # the header says so while it runs
+    await wait_for(lambda: page.background_box.visible and page.background_label.text.startswith("Embedding"))
+    await user.should_see(marker="background-status")  # the header says so while it runs
     await wait_for(lambda: job.finished, timeout=300)
     assert job.error is None and job.done == job.total == 30
     await wait_for(lambda: page.session.background is None, timeout=5)
