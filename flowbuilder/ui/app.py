@@ -7,6 +7,7 @@ tests both use it. Every browser tab gets its own :class:`EditorSession` (state,
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -670,6 +671,8 @@ class BuilderPage:
         if started:
             activity.cancel = job.cancel
             self.background_job = activity
+            # the bar is shared by every page: the line ends with the ingest, even when this page is gone
+            threading.Thread(target=_end_with, args=(job, activity), name="background-activity", daemon=True).start()
         else:
             drop_job(activity)  # nothing to embed: never shown
             self.background_job = None
@@ -695,8 +698,7 @@ class BuilderPage:
         elif job.results and not cancelled:
             self.runner.log.push(f"Background ingest done in {job.seconds:.1f} s: ask away.")
         if self.background_job is not None and self.background_job.running:
-            outcome = "cancelled" if cancelled else "failed" if job.error else f"done in {job.seconds:.1f} s"
-            self.background_job.finish(outcome)
+            self.background_job.finish(_outcome(job))
 
     def after_load(self) -> None:
         self.start_background()
@@ -711,6 +713,17 @@ class BuilderPage:
         self.refresh(fit=True)
         if self.state.refine_layout:
             background_tasks.create(self.refine_layout(), name="layout")
+
+
+def _outcome(job: BackgroundIngest) -> str:
+    cancelled = job.cancel_event.is_set() or any(r.cancelled for r in job.results)
+    return "cancelled" if cancelled else "failed" if job.error else f"done in {job.seconds:.1f} s"
+
+
+def _end_with(job: BackgroundIngest, activity: Job) -> None:
+    job.wait()
+    if activity.running:
+        activity.finish(_outcome(job))
 
 
 SHORTCUTS = (
