@@ -140,6 +140,23 @@ class PreparedNode:
     key: str
 
 
+@dataclass
+class RunScope:
+    """What every node of one run shares: the analysed graph, the results and cache keys so far, the run's
+    inputs, cancel flag and event sink, and where its files may be read from."""
+
+    graph: FlowGraph
+    results: dict[str, NodeResult]
+    keys: dict[str, str]
+    run_inputs: dict[str, str]
+    cancel: threading.Event
+    emit: Callable[[str, str | None, dict[str, Any] | None], None]
+    session_id: str
+    use_cache: bool
+    base_dir: Path | None
+    files: FileRoots
+
+
 class Executor:
     """Runs flows; keeps a result cache between runs (content-addressed, see :mod:`flowbuilder.cache`)."""
 
@@ -211,6 +228,7 @@ class Executor:
         emit("run_started", None, {"order": order})
         results: dict[str, NodeResult] = {}
         keys: dict[str, str] = {}
+        scope = RunScope(graph, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files)
         cancelled = False
         skipped_with_warning = {w.node_id: w.message for w in graph.warnings if w.node_id}
         unused = _unused_alternatives(graph, run_inputs)
@@ -245,13 +263,10 @@ class Executor:
             if node_id in deferred:
                 continue  # runs with the rest of its stream chain, at the chain's last node
             if node_id in chains:
-                state = (results, keys, run_inputs, cancel, emit, session_id, base_dir, files)
-                results.update(run_chain(self, graph, chains[node_id], *state))
+                results.update(run_chain(self, scope, chains[node_id]))
                 result = results[node_id]
             else:
-                result = self._run_node(
-                    graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files
-                )
+                result = self._run_node(scope, node_id)
             results[node_id] = result
             if result.status == "cancelled":
                 cancelled = True
@@ -272,43 +287,17 @@ class Executor:
         )
         return run
 
-    def _run_node(
-        self,
-        graph: FlowGraph,
-        node_id: str,
-        results: dict[str, NodeResult],
-        keys: dict[str, str],
-        run_inputs: dict[str, str],
-        cancel: threading.Event,
-        emit: Callable[[str, str | None, dict[str, Any] | None], None],
-        session_id: str,
-        use_cache: bool,
-        base_dir: Path | None,
-        files: FileRoots,
-    ) -> NodeResult:
-        prepared = self._prepare_node(
-            graph, node_id, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files
-        )
+    def _run_node(self, scope: RunScope, node_id: str) -> NodeResult:
+        prepared = self._prepare_node(scope, node_id, scope.use_cache)
         if isinstance(prepared, NodeResult):
             return prepared
-        return self._execute_node(prepared, emit)
+        return self._execute_node(prepared, scope.emit)
 
-    def _prepare_node(
-        self,
-        graph: FlowGraph,
-        node_id: str,
-        results: dict[str, NodeResult],
-        keys: dict[str, str],
-        run_inputs: dict[str, str],
-        cancel: threading.Event,
-        emit: Callable[[str, str | None, dict[str, Any] | None], None],
-        session_id: str,
-        use_cache: bool,
-        base_dir: Path | None,
-        files: FileRoots,
-    ) -> NodeResult | PreparedNode:
+    def _prepare_node(self, scope: RunScope, node_id: str, use_cache: bool) -> NodeResult | PreparedNode:
         """Everything before a node's ``run``: its input values, cache key, cache hit, credentials and
         context; a :class:`NodeResult` when it must not run (disabled, skipped, cached, refused)."""
+        graph, results, keys, emit, base_dir = scope.graph, scope.results, scope.keys, scope.emit, scope.base_dir
+        run_inputs = scope.run_inputs
         node = graph.nodes[node_id]
         type_name = node.spec.type
         if node.spec.disabled:
@@ -393,12 +382,12 @@ class Executor:
             node_id,
             run_input=run_input,
             secrets=secrets,
-            cancel_event=cancel,
+            cancel_event=scope.cancel,
             emit=lambda kind, data: emit(kind, node_id, data),
             data_dir=self.data_dir,
             base_dir=base_dir,
-            session_id=session_id,
-            files=files,
+            session_id=scope.session_id,
+            files=scope.files,
         )
         ctx.connected_inputs = frozenset(edge.target_port for edge in graph.incoming(node_id))
         ctx.missing_inputs = missing

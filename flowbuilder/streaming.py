@@ -35,8 +35,7 @@ from flowbuilder.portvalues import check_port_values
 from flowbuilder.secrets import redact
 
 if TYPE_CHECKING:
-    from flowbuilder.executor import Executor, NodeResult, PreparedNode
-    from flowbuilder.pathguard import FileRoots
+    from flowbuilder.executor import Executor, NodeResult, PreparedNode, RunScope
 
 STREAM_MODES = ("auto", "always", "never")
 STREAM_MIN_BYTES = 8_000_000
@@ -200,28 +199,15 @@ class _Member:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def run_chain(
-    executor: Executor,
-    graph: FlowGraph,
-    chain: list[str],
-    results: dict[str, NodeResult],
-    keys: dict[str, str],
-    run_inputs: dict[str, str],
-    cancel: Any,
-    emit: Emit,
-    session_id: str,
-    base_dir: Path | None,
-    files: FileRoots,
-) -> dict[str, NodeResult]:
+def run_chain(executor: Executor, scope: RunScope, chain: list[str]) -> dict[str, NodeResult]:
     """Run ``chain`` batch by batch; returns every member's result (the sink's last)."""
     from flowbuilder.executor import NodeResult
 
+    graph, results, emit = scope.graph, scope.results, scope.emit
     members: list[_Member] = []
     upstream: Batches | None = None
     for node_id in chain:
-        prepared = executor._prepare_node(
-            graph, node_id, results, keys, run_inputs, cancel, emit, session_id, False, base_dir, files
-        )
+        prepared = executor._prepare_node(scope, node_id, use_cache=False)
         if isinstance(prepared, NodeResult):
             # this member cannot run (an input failed, an endpoint is refused): those before it still run,
             # streamed and drained, so they show what they produced; those after it are skipped

@@ -60,7 +60,8 @@ class _Progress:
             done, total = event.data.get("done", 0), event.data.get("total", 0)
             message = event.data.get("message") or "working"
             write_control(sys.stderr, "\r")
-            sys.stderr.write(f"  {event.node_id}: {message} {done}/{total}   ")
+            counts = f" {done}/{total}" if total else ""  # no total: a wait (a store's lock), not a count
+            sys.stderr.write(f"  {event.node_id}: {message}{counts}   ")
             self._open_line = True
         elif event.kind == "token":
             sys.stderr.write(str(event.data.get("text", "")))

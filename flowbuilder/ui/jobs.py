@@ -70,7 +70,8 @@ class Job:
         if event.kind == "progress":
             done, total = int(event.data.get("done", 0)), int(event.data.get("total", 0))
             what = str(event.data.get("message") or "")
-            stage = f"{prefix}{node}: {what + ' ' if what else ''}{done}/{total}"
+            counts = f"{done}/{total}" if total else ""  # no total: a wait, not a count (a store's lock)
+            stage = f"{prefix}{node}: {' '.join(part for part in (what, counts) if part)}"
             self.progress(stage, done, total, key=f"{prefix}{event.node_id}:{what}")
         elif event.kind == "node_started":
             self.progress(f"{prefix}{node}: running", key=f"{prefix}{event.node_id}")

@@ -8,6 +8,7 @@ used (it would download a model). The collection's metadata records the embedder
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -148,24 +149,43 @@ LOCK_NAME = "flowbuilder.lock"
 _LOCK_TIMEOUT_S = 600.0
 
 
+_LOCK_POLL_S = 0.5
+
+
 @contextlib.contextmanager
-def persist_lock(path: Path) -> Iterator[None]:
+def persist_lock(path: Path, ctx: RunContext | None = None) -> Iterator[None]:
     """Hold the persist directory's lock (a file in it): two runs creating or filling the same embedded
-    store take turns; without it, both create Chroma's tables at once and one fails ("table already exists")."""
+    store take turns; without it, both create Chroma's tables at once and one fails ("table already exists").
+    While another run (maybe another process) holds it, the wait is said in the run log and on the card, and
+    a cancel ends it; after ``_LOCK_TIMEOUT_S`` the node fails naming the lock file."""
     from filelock import FileLock, Timeout
 
     if path.exists() and not path.is_dir():
         raise NodeError(f"{path} is a file; the persist directory must be a folder (or empty for the default)")
     path.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path / LOCK_NAME), timeout=_LOCK_TIMEOUT_S)
+    lock = FileLock(str(path / LOCK_NAME))
+    started = time.monotonic()
+    said = False
+    while True:
+        try:
+            lock.acquire(timeout=_LOCK_POLL_S)
+            break
+        except Timeout:
+            waited = time.monotonic() - started
+            if waited >= _LOCK_TIMEOUT_S:
+                raise NodeError(
+                    f"Another run has held the Chroma store at {path} for {_LOCK_TIMEOUT_S:.0f} s; wait for it to "
+                    f"finish or delete {path / LOCK_NAME} if no run is active."
+                ) from None
+            if ctx is not None:
+                if not said:  # once in the log; the card's progress line says it while it lasts
+                    ctx.log(f"Waiting for another run using the Chroma store at {path} (cancel to stop waiting).")
+                    said = True
+                ctx.progress(0, 0, f"waiting {waited:.0f} s for another run using this store")
     try:
-        with lock:
-            yield
-    except Timeout:
-        raise NodeError(
-            f"Another run has held the Chroma store at {path} for {_LOCK_TIMEOUT_S:.0f} s; wait for it to finish "
-            f"or delete {path / LOCK_NAME} if no run is active."
-        ) from None
+        yield
+    finally:
+        lock.release()
 
 
 def persistent_client(path: Path) -> Any:
@@ -309,7 +329,7 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
         location, path = chroma_location(c, ctx.base_dir, ctx.data_dir)
         if path is not None and c.persist_directory:
             ctx.check_path(path, "store", "persist_directory")
-        with persist_lock(path) if path is not None else contextlib.nullcontext():
+        with persist_lock(path, ctx) if path is not None else contextlib.nullcontext():
             client = persistent_client(path) if path is not None else http_client(c.server_host, c.server_port)
             store = ChromaStore(open_collection(client, c.collection, embedder, location), embedder, location)
             report = sync_inputs(store, inputs, documents, ctx, mode=c.sync, batch_size=c.batch_size)

@@ -327,6 +327,10 @@ class EmbeddingStore:
             pending: Future[None] | None = None
             for chunk in new:
                 total = done + len(chunk) if whole else 0
+                if len(chunk) > size:
+                    # Batches of like lengths, as the embedder alone would make over the whole list: cut in
+                    # arrival order, each store batch mixes short and long texts and pads every short one.
+                    chunk = sorted(chunk, key=lambda pair: len(pair[1].text))
                 for start in range(0, len(chunk), size):
                     part = chunk[start : start + size]
 

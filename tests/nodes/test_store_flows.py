@@ -372,6 +372,60 @@ def test_two_runs_fill_a_new_persist_directory_at_once(tmp_path: Path) -> None:
     assert client.get_collection("shared").count() == 100
 
 
+_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from filelock import FileLock
+
+    with FileLock(sys.argv[1]):
+        print("held", flush=True)
+        time.sleep(float(sys.argv[2]))
+    """
+)
+
+
+def test_a_store_held_by_another_process_is_waited_for_out_loud_and_the_wait_can_be_cancelled(
+    tmp_path: Path,
+) -> None:
+    """Two processes on one data dir take turns; the waiting run says so (log and card) instead of sitting
+    silent for minutes, and a cancel ends the wait without touching the store."""
+    from flowbuilder.errors import RunCancelledError
+    from flowbuilder.nodes.vectorstores.chroma import LOCK_NAME
+
+    persist = tmp_path / "busy_store"
+    persist.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(persist / LOCK_NAME), "60"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        events: list[tuple[str, dict[str, Any]]] = []
+        cancel = threading.Event()
+
+        def emit(kind: str, data: dict[str, Any]) -> None:
+            events.append((kind, data))
+            if kind == "progress" and len(events) >= 3:
+                cancel.set()
+
+        ctx = RunContext("store", data_dir=tmp_path, emit=emit, cancel_event=cancel)
+        node = ChromaNode(ChromaConfig(collection="shared", persist_directory=str(persist)))
+        docs = [Document(text=f"chunk {i}", metadata={"source": "a.csv"}) for i in range(5)]
+        started = time.monotonic()
+        with pytest.raises(RunCancelledError):
+            node.run({"embedder": HashEmbedder(), "documents": [docs]}, ctx)
+        assert time.monotonic() - started < 30  # the cancel ended the wait, not the holder's 60 s
+        logs = [d["message"] for k, d in events if k == "log"]
+        assert logs == [f"Waiting for another run using the Chroma store at {persist} (cancel to stop waiting)."]
+        waits = [d for k, d in events if k == "progress"]
+        assert waits and all(d["total"] == 0 and "another run using this store" in d["message"] for d in waits)
+        assert not (persist / "chroma.sqlite3").exists()  # nothing was written while it waited
+    finally:
+        holder.kill()
+        holder.wait()
+    # once the other process is gone, the store is free: the same run goes through
+    assert ingest(persist, "after") == 50
+
+
 # -- what changed since the last run (core API for the UI's marking) ---------------------------------
 
 

@@ -96,10 +96,6 @@ def background_line(screen: Screen) -> dict | None:
 
 
 @pytest.mark.browser
-@pytest.mark.skip(
-    reason="order-dependent: passes alone and in this file, times out after tests/ui/test_activity.py "
-    "(shared activity bar); unresolved, see issue 22's note"
-)
 @pytest.mark.parametrize("size", [(1280, 720), (1440, 900)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_background_ingest_is_listed_in_the_activity_bar(
     screen: Screen, builder: Callable[..., None], tmp_path: Path, size: tuple[int, int]
