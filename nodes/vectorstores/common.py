@@ -174,6 +174,31 @@ def embed_array(embedder: Embedder, texts: Sequence[str], progress: Progress | N
     return np.asarray(embedder.embed_documents(texts, progress), dtype=np.float32)
 
 
+TAIL_SLICE = 64
+"""Chunks per write in a sync's last batch: the one write no embedding hides, kept short."""
+
+StorePair = tuple[str, Document]
+
+
+def _store_batches(new: Iterable[list[StorePair]], size: int, whole: bool) -> Iterator[tuple[list[StorePair], int]]:
+    """``(batch, total)`` for each store batch of ``size``; ``total`` is the count so far plus this part's
+    (0 when streamed: the total is not known). Each part is cut after sorting by text length: batches of like
+    lengths, as the embedder alone would make over the whole list (cut in arrival order, each store batch
+    would mix short and long texts and pad every short one)."""
+    done = 0
+    for chunk in new:
+        total = done + len(chunk) if whole else 0
+        ordered = sorted(chunk, key=lambda pair: len(pair[1].text)) if len(chunk) > size else chunk
+        for start in range(0, len(ordered), size):
+            batch = ordered[start : start + size]
+            yield batch, total
+            done += len(batch)
+
+
+def _sliced(batch: list[StorePair], size: int) -> list[list[StorePair]]:
+    return [batch[start : start + size] for start in range(0, len(batch), size)] or [batch]
+
+
 StoredMatch = tuple[str, float, str, dict[str, Any]]
 """``(id, score, text, metadata)`` of one search result, as a store reads it back (best first)."""
 
@@ -317,7 +342,8 @@ class EmbeddingStore:
     ) -> list[float] | None:
         """Embed and write the new chunks batch by batch, pipelined: batch n is written on a writer thread
         while batch n+1 is embedded (the embedder releases the GIL), so the store's write time hides behind
-        the embedding. At most one batch waits to be written, so memory stays one batch deep. ``new`` comes
+        the embedding. Only the last write has nothing to hide behind, so the last batch goes in slices of
+        ``TAIL_SLICE``. At most one batch waits to be written, so memory stays one batch deep. ``new`` comes
         in parts (one list, or one per streamed batch); ``whole``: the parts are all there is, so progress
         totals are exact."""
         sample: list[float] | None = None
@@ -325,14 +351,13 @@ class EmbeddingStore:
         done = 0
         with ThreadPoolExecutor(1, thread_name_prefix="store-write") as writer:
             pending: Future[None] | None = None
-            for chunk in new:
-                total = done + len(chunk) if whole else 0
-                if len(chunk) > size:
-                    # Batches of like lengths, as the embedder alone would make over the whole list: cut in
-                    # arrival order, each store batch mixes short and long texts and pads every short one.
-                    chunk = sorted(chunk, key=lambda pair: len(pair[1].text))
-                for start in range(0, len(chunk), size):
-                    part = chunk[start : start + size]
+            parts = _store_batches(new, size, whole)
+            current = next(parts, None)
+            while current is not None:
+                following = next(parts, None)  # one ahead: is this the last batch?
+                batch, total = current
+                slices = [batch] if following is not None else _sliced(batch, TAIL_SLICE)
+                for part in slices:
 
                     def step(finished: int, _total: int, offset: int = done, whole_total: int = total) -> None:
                         if progress is not None:
@@ -345,6 +370,7 @@ class EmbeddingStore:
                         pending.result()  # the previous batch is in the store (or its error is raised here)
                     pending = writer.submit(self._write, part, vectors)
                     done += len(part)
+                current = following
             if pending is not None:
                 pending.result()
             if progress is not None and done:
