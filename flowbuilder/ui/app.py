@@ -692,6 +692,7 @@ class BuilderPage:
             return
         self.background_box.set_visibility(False)
         self.session.background = None
+        self.runner.drain()  # its last events first: the badges are final when the log says it ended
         cancelled = job.cancel_event.is_set() or any(r.cancelled for r in job.results)
         if job.error:
             self.runner.log.push(redact(f"Background ingest stopped: {job.error}"))

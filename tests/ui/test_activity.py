@@ -17,10 +17,14 @@ from flowbuilder.ui.jobs import JOBS, Job, current_jobs, start_job
 from .test_browser import css, shot, wait_until
 from .test_chat_no_model import closed_port, rag_flow
 
+# the chat run's own line (the newest, with its own Cancel): the bar is shared with jobs of earlier pages
 BAR_JS = """
-const line = [...document.querySelectorAll('[data-testid=activity-status]')].find((e) => e.checkVisibility());
-const cancel = [...document.querySelectorAll('[data-testid=activity-cancel]')].some((e) => e.checkVisibility());
-return line ? { line: line.innerText, cancel } : null;
+const seen = (e) => e.checkVisibility();
+const job = [...document.querySelectorAll('.fb-activity .fb-job')]
+  .filter((j) => seen(j) && j.innerText.includes('Run RAG chat')).pop();
+if (!job) return null;
+const line = job.querySelector('[data-testid=activity-status]').innerText;
+return { line, cancel: [...job.querySelectorAll('[data-testid=activity-cancel]')].some(seen) };
 """
 
 
