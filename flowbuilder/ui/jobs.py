@@ -177,7 +177,9 @@ class ActivityBar:
 
     def __init__(self, skip: str = "", page: str = "", interval: float = 0.5) -> None:
         self.skip = skip  # the kind of job this page draws itself
-        self.views: list[JobView] = []
+        self.views: dict[int, JobView] = {}
+        """One view per job for the job's whole life: a row never changes jobs under the user's pointer (a
+        Cancel clicked as an older line leaves must not land on another job, or on none)."""
         with ui.column().classes(f"gap-0 q-px-sm fb-activity fb-activity-{page or 'page'}") as self.box:
             pass
         self.box.set_visibility(False)
@@ -186,12 +188,15 @@ class ActivityBar:
 
     def refresh(self) -> None:
         jobs = [job for job in current_jobs() if job.kind != self.skip]
-        while len(self.views) < len(jobs):
-            with self.box:
-                self.views.append(JobView("activity"))
-        for view, job in itertools.zip_longest(self.views, jobs):
-            if view is not None:
-                view.show(job)
+        live = {job.id for job in jobs}
+        for gone in [job_id for job_id in self.views if job_id not in live]:
+            self.views.pop(gone).box.delete()
+        for job in jobs:
+            view = self.views.get(job.id)
+            if view is None:
+                with self.box:
+                    view = self.views[job.id] = JobView("activity")
+            view.show(job)
         self.box.set_visibility(bool(jobs))
 
 

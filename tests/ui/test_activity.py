@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from nicegui.testing import Screen
+from nicegui.testing import Screen, User
 
 from flowbuilder.executor import RunEvent
 from flowbuilder.flow import NodeSpec
@@ -144,3 +144,34 @@ def test_a_job_started_in_the_builder_is_seen_from_compare_and_eval(
         time.sleep(0.1)
     finally:
         job.finish(job.outcome or "Done.")
+
+
+async def test_a_row_keeps_its_job_when_an_older_line_leaves(user: User) -> None:
+    """Cancel goes to the job whose row the user clicked, even when an older line leaves the bar at that moment
+    (rows used to be reused in order: the clicked row then showed the next job, or none)."""
+    from nicegui import ui
+
+    from flowbuilder.ui.jobs import ActivityBar
+
+    bars: list[ActivityBar] = []
+
+    @ui.page("/bar")
+    def page() -> None:
+        bars.append(ActivityBar(interval=3600))  # redrawn by hand below
+
+    older = start_job("run", "Run older")
+    older.finish("Done.")
+    cancelled: list[str] = []
+    newer = start_job("ingest", "Ingest newer", cancel=lambda: cancelled.append("newer"))
+    try:
+        await user.open("/bar")
+        bar = bars[-1]
+        row = next(view for view in bar.views.values() if view.job is newer)
+        assert older.ended is not None
+        older.ended -= 60  # the older line's moment is over: the next redraw drops it
+        bar.refresh()
+        assert older.id not in bar.views and bar.views[newer.id] is row and row.job is newer
+        row._cancel()  # what a click on that row's Cancel runs
+        assert cancelled == ["newer"]
+    finally:
+        newer.finish("Cancelled.")
