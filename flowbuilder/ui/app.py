@@ -58,10 +58,12 @@ _PAGE_CSS = """
 .fb-palette .q-expansion-item__content { padding: 0 0 6px 0; }
 .fb-palette .nicegui-expansion-content { padding: 0; gap: 3px; }
 .fb-palette-item:hover { border-color: #2563eb; background: #eff6ff; }
-.fb-palette-desc { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.fb-palette-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; flex: 0 1 auto; }
+.fb-palette-head { gap: 4px; width: 100%; }
+.fb-palette-desc { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-size: 11px; }
+.fb-palette-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; flex: 0 1 auto;
+  font-size: 13px; }
 .fb-palette-type { font-family: ui-monospace, monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
-  min-width: 0; flex: 1 1 0; }
+  min-width: 0; flex: 1 1 0; font-size: 10px; }
 .fb-palette-tip { max-width: 280px; font-size: 12px; line-height: 1.35; }
 .fb-side .q-tab-panel { padding: 8px; }
 .fb-chat-compose { position: sticky; bottom: 0; background: #fff; padding: 6px 0 8px; z-index: 1;
@@ -250,7 +252,7 @@ class BuilderPage:
                     with ui.tab_panel(self.tab_chat):
                         self.chat = ChatPanel(session, self.runner)
                     with ui.tab_panel(self.tab_serve):
-                        self.serve = ServePanel(session)
+                        self.serve = ServePanel(session, is_shown=lambda: shown_tab(panels) == "Serve")
         self.tabs_by_name = {
             "Node": self.tab_node,
             "Output": self.tab_output,
@@ -260,11 +262,14 @@ class BuilderPage:
         }
         # a tab shown by the page (issues after a run, a node's output) opens the panel if it was closed
         panels.on_value_change(lambda _: self.open_side(None, remember=False))
+        panels.on_value_change(lambda e: self.serve.show() if e.value == "Serve" else None)
         self.runner.finished_listeners.append(self.after_run)
         self.chat.bound_listeners.append(self.refresh)
-        self.files = FileActions(session, self.after_load, self.update_title)
         self._events()
         self.refresh(fit=False)
+        # after the first drawing, which then writes no autosave: the flow was just read from one (or from its
+        # file), and serializing a big flow again costs as much as drawing it
+        self.files = FileActions(session, self.after_load, self.update_title)
         self.show_output(None)
         ui.timer(0.5, self._background_status)
         self.start_background()
@@ -440,7 +445,7 @@ class BuilderPage:
         self.dirty_mark.set_text("●" if self.state.dirty else "")
         if self.name_input.value != self.state.flow.name:
             self.name_input.value = self.state.flow.name
-        if hasattr(self, "files"):
+        if hasattr(self, "files") and not self.client.is_deleted:  # a closed tab's late work is not an edit
             self.files.autosave()
 
     def show_issues(self, issues: list[ValidationIssue]) -> None:
@@ -528,6 +533,8 @@ class BuilderPage:
         """Lay the flow out with ELK in the browser (cards measured there); the Python layout without one."""
         before = self.state.flow.model_dump_json()
         result = await self.canvas.layered_layout(self.state.layout_request())
+        if self.client.is_deleted:
+            return  # the tab was closed meanwhile: nothing to draw, and its autosave must not overwrite a newer tab's
         if self.state.flow.model_dump_json() != before:
             return  # the user edited meanwhile: their edit wins
         how = "elk" if result is not None and self.state.apply_layout(result) else "python"
@@ -714,6 +721,12 @@ class BuilderPage:
         self.refresh(fit=True)
         if self.state.refine_layout:
             background_tasks.create(self.refine_layout(), name="layout")
+
+
+def shown_tab(panels: ui.tab_panels) -> object:
+    """The name of the tab on screen (the panels' value is a ``ui.tab`` once set from Python, else its name)."""
+    value = panels.value
+    return value.props["name"] if isinstance(value, (ui.tab, ui.tab_panel)) else value
 
 
 def _outcome(job: BackgroundIngest) -> str:

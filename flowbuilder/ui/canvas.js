@@ -45,6 +45,33 @@ const cardHeight = (rows, serviceIn, status) =>
   CARD.top + Math.max(CARD.minBody, rows * CARD.row - 4 + CARD.pad) + (status ? CARD.status : 0) + (serviceIn ? CARD.serviceIn : 0);
 const rowCentre = (i) => CARD.top + CARD.pad / 2 + i * CARD.row + 9 - CARD.border;
 
+const CARD_WIDTH = 230; // canvas.css .fb-node
+
+// Where a node will sit and how big it will be, before Vue Flow has measured it.
+const estimatedRect = (node) => {
+  const px = (v) => parseFloat(v) || 0;
+  if (node.style && node.style.width) return { x: node.position.x, y: node.position.y, w: px(node.style.width), h: px(node.style.height) };
+  const ports = (list, service) => (list || []).filter((p) => (p.kind === "service") === service).length;
+  const d = node.data || {};
+  const rows = Math.max(ports(d.inputs, false), ports(d.outputs, false));
+  return { x: node.position.x, y: node.position.y, w: CARD_WIDTH, h: cardHeight(rows, ports(d.inputs, true), (d.status || "idle") !== "idle") };
+};
+
+// The fitted view of a big flow from its positions and estimated card sizes (Vue Flow's own fit, with a little more
+// padding): starting there, the cards Vue Flow renders to measure them are the cards in view and stay, instead of
+// being measured at zoom 1, dropped as out of view and built again for the fit (half of a 500-node flow's first draw).
+const estimatedViewport = (nodes, width, height) => {
+  if (!nodes.length || !width || !height) return undefined;
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const node of nodes) {
+    const r = estimatedRect(node);
+    x0 = Math.min(x0, r.x); y0 = Math.min(y0, r.y); x1 = Math.max(x1, r.x + r.w); y1 = Math.max(y1, r.y + r.h);
+  }
+  const pad = 1 + 2 * FIT.padding;
+  const zoom = Math.min(FIT.maxZoom, Math.max(FIT.minZoom, Math.min(width / ((x1 - x0) * pad), height / ((y1 - y0) * pad))));
+  return { zoom, x: width / 2 - ((x0 + x1) / 2) * zoom, y: height / 2 - ((y0 + y1) / 2) * zoom };
+};
+
 const STATUS_ICON = {
   running: "⏳", ok: "✓", cached: "⚡", failed: "✕", skipped: "–", cancelled: "■", disabled: "⏸", warning: "⚠", changed: "✎",
 };
@@ -295,8 +322,9 @@ const ServiceEdge = {
     path() {
       const { sourceX: sx, sourceY: sy, targetX: tx, targetY: ty } = this;
       const straight = `M ${sx},${sy} L ${tx},${ty}`;
+      // the count first: reading getNodes would make every link recompute whenever any card is measured
+      if (this.flow.nodes.value.length > VIRTUAL_FROM) return straight;
       const nodes = this.flow.getNodes.value;
-      if (nodes.length > VIRTUAL_FROM) return straight;
       const boxes = cardBoxes(nodes, this.source, this.target);
       if (!boxes || !Number.isFinite(sx + sy + tx + ty)) return straight;
       return cachedRoute(this.id, `${sx},${sy},${tx},${ty}|${boxes.key}`, () => {
@@ -627,7 +655,7 @@ export default {
     // The minimap would cover cards of a fitted flow: off unless asked for (remembered per browser).
     let showMap = false;
     try { showMap = localStorage.getItem("fb-minimap") === "on"; } catch (e) { /* private mode */ }
-    return { cssReady: false, showMap };
+    return { cssReady: false, showMap, startView: undefined };
   },
   async mounted() {
     window.addEventListener("keydown", this.onKeyDown);
@@ -637,6 +665,9 @@ export default {
     const base = (window.path_prefix ?? "") + this.resourcePath;
     // Vue Flow measures on init, so it renders only once its CSS is in.
     await Promise.all([loadCss(base + "/vueflow.css"), loadCss(base + "/canvas.css")]);
+    if ((this.nodes || []).length > VIRTUAL_FROM) {
+      this.startView = estimatedViewport(this.nodes, this.$el.clientWidth, this.$el.clientHeight);
+    }
     this.cssReady = true;
     this.$emit("ready", {});
   },
@@ -656,6 +687,7 @@ export default {
       <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" :edge-types="edgeTypes" connection-mode="strict"
                :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
                :default-edge-options="{ type: 'fbrouted' }" :elevate-nodes-on-select="false" :only-render-visible-elements="(nodes || []).length > VIRTUAL_FROM"
+               :default-viewport="startView"
                :min-zoom="0.02" :max-zoom="2.5">
         <Background :gap="18" />
         <MiniMap v-if="showMap && (nodes || []).length <= VIRTUAL_FROM" pannable zoomable :width="160" :height="110" :node-color="minimapColor" />

@@ -101,7 +101,7 @@ def node_views(
     out_types: dict[tuple[str, str], tuple[str, str]] = {}
     for spec in flow.nodes:
         cls = state.registry.get(spec.type) if spec.type in state.registry else None
-        inputs, outputs = state.ports(spec.id)
+        inputs, outputs = state.spec_ports(spec)
         for port in outputs:
             out_types[(spec.id, port.name)] = (port.type.value, port.kind.value)
         pos = flow.position(spec.id)

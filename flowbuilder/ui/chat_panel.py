@@ -74,7 +74,7 @@ def retrieval_target(session: EditorSession, blocked: set[str]) -> str | None:
     graph.add_edges_from((e.source, e.target) for e in flow.edges)
     best: tuple[int, str] | None = None
     for spec in flow.nodes:
-        _, outputs = session.state.ports(spec.id)
+        _, outputs = session.state.spec_ports(spec)
         if spec.disabled or not any(p.type is PortType.HITS for p in outputs):
             continue
         upstream = nx.ancestors(graph, spec.id) | {spec.id}

@@ -209,6 +209,13 @@ html .fb-activity-builder { left: calc(50% + 105px); }
 html.fb-palette-closed .fb-activity-builder { left: 50%; }
 html:not(.fb-side-closed) .fb-activity-builder { left: calc(50% - 85px); }
 html.fb-palette-closed:not(.fb-side-closed) .fb-activity-builder { left: calc(50% - 190px); }
+/* elsewhere the page scrolls under the bar: its end, and whatever a click scrolls into view, stay above it */
+html:has(.fb-activity-page:not(.hidden)) { scroll-padding-bottom: 90px; }
+html:has(.fb-activity-page:not(.hidden) > :nth-child(2)) { scroll-padding-bottom: 140px; }
+html:has(.fb-activity-page:not(.hidden) > :nth-child(3)) { scroll-padding-bottom: 190px; }
+body:has(.fb-activity-page:not(.hidden)) .nicegui-content { padding-bottom: 90px; }
+body:has(.fb-activity-page:not(.hidden) > :nth-child(2)) .nicegui-content { padding-bottom: 140px; }
+body:has(.fb-activity-page:not(.hidden) > :nth-child(3)) .nicegui-content { padding-bottom: 190px; }
 .fb-activity .fb-job { min-height: 30px; }
 .fb-activity .fb-job-line { color: #1e3a8a; font-size: 12px; }
 .fb-job-eta { white-space: nowrap; color: #475569; }

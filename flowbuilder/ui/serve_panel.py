@@ -7,6 +7,7 @@ bindings are shared, never shown). It serves a snapshot of the flow taken at Sta
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from nicegui import ui
@@ -28,8 +29,14 @@ _JOBS: dict[int, Job] = {}  # the activity bar's line for each server
 
 
 class ServePanel:
-    def __init__(self, session: EditorSession) -> None:
+    """``is_shown`` says whether the Serve tab is on screen: describing the flow (its tools, their checks) costs
+    as much as drawing a big flow's cards, so a hidden panel only notes that it is out of date and is drawn
+    when shown (``show``)."""
+
+    def __init__(self, session: EditorSession, is_shown: Callable[[], bool] = lambda: True) -> None:
         self.session = session
+        self.is_shown = is_shown
+        self.stale = True
         with ui.column().classes("w-full gap-2 fb-serve"):
             ui.label("Serve this flow").classes("text-subtitle2")
             ui.label(
@@ -197,7 +204,16 @@ class ServePanel:
         with self.status:
             message_box("error", "Not serving", redact(text)).mark("serve-error")
 
+    def show(self) -> None:
+        """The tab is on screen now: draw what changed while it was hidden."""
+        if self.stale:
+            self.refresh()
+
     def refresh(self) -> None:
+        if not self.is_shown():
+            self.stale = True
+            return
+        self.stale = False
         port = self._port()
         running = _RUNNING.get(port)
         self.start_button.set_enabled(running is None)

@@ -130,7 +130,10 @@ class EditorState:
 
     def ports(self, node_id: str) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
         """(inputs, outputs) of a node for its current config (prompt variables add inputs)."""
-        spec = self.flow.find_node(node_id)
+        return self.spec_ports(self.flow.find_node(node_id))
+
+    def spec_ports(self, spec: NodeSpec | None) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
+        """``ports`` of a node in hand (a walk over every node would look each one up again: n² on a big flow)."""
         if spec is None or spec.type not in self.registry:
             return (), ()
         cls = self.registry.get(spec.type)
@@ -621,7 +624,7 @@ class EditorState:
     def _card_sizes(self) -> dict[str, tuple[float, float]]:
         sizes = {}
         for spec in self.flow.nodes:
-            inputs, outputs = self.ports(spec.id)
+            inputs, outputs = self.spec_ports(spec)
             side_in = [p for p in inputs if p.kind is PortKind.DATA]
             side_out = [p for p in outputs if p.kind is PortKind.DATA]
             sizes[spec.id] = (NODE_WIDTH, node_height(len(side_in), len(side_out)))

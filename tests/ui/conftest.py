@@ -104,6 +104,10 @@ def builder(tmp_path: Path, small_flow_path: Path) -> Callable[..., None]:
     return register
 
 
+WINDOW = (1600, 1000)
+"""Every browser test starts in a window of this size (wide enough for both side panels)."""
+
+
 @pytest.fixture(scope="session")
 def nicegui_chrome_options():  # type: ignore[no-untyped-def]
     """Debian's chromium, offline, with the flags that work in this container."""
@@ -111,7 +115,7 @@ def nicegui_chrome_options():  # type: ignore[no-untyped-def]
         pytest.skip("chromium and chromium-driver are not installed")
     from nicegui.testing import screen_plugin
 
-    options = chrome_options(window_size="1600,1000")
+    options = chrome_options(window_size=",".join(map(str, WINDOW)))
     options.add_experimental_option(
         "prefs",
         {
@@ -132,6 +136,9 @@ first page) needs longer, and a slow page is not what these tests judge."""
 @pytest.fixture
 def screen(screen):  # type: ignore[no-untyped-def]  # NiceGUI's own fixture, with patient page loads
     screen.selenium.set_page_load_timeout(PAGE_LOAD_S)
+    # the browser is shared by the session: a test that narrowed the window would hand its size (and so a
+    # closed side panel, the default below 1500 px) to the next one, whose outcome then depends on the order
+    screen.selenium.set_window_size(*WINDOW)
     open_page = screen.open
     screen.open = lambda path, timeout=PAGE_LOAD_S: open_page(path, timeout)
     return screen

@@ -146,6 +146,47 @@ def test_a_job_started_in_the_builder_is_seen_from_compare_and_eval(
         job.finish(job.outcome or "Done.")
 
 
+@pytest.mark.browser
+@pytest.mark.parametrize("rows", [1, 3])
+def test_the_bar_covers_nothing_at_the_end_of_a_scrolled_page(
+    screen: Screen, builder: Callable[..., None], rows: int
+) -> None:
+    """On /compare and /eval the page scrolls under the floating bar: scrolled to its end, or to a control near
+    it (as a click does), nothing of the page is under the bar (seen: "Save winner" under a finished job's line).
+    The page is made long by a probe at its end: a results table of any length ends the same way."""
+    builder()
+    screen.selenium.set_window_size(1280, 720)
+    jobs = [start_job("ingest", f"Ingest part {i}") for i in range(rows)]
+    bar_top = (
+        "return [...document.querySelectorAll('.fb-activity')]"
+        ".find((b) => b.getClientRects().length).getBoundingClientRect().top"
+    )
+    try:
+        for path in ("/compare", "/eval"):
+            screen.open(path)
+            wait_until(
+                lambda: len([e for e in css(screen, "[data-testid=activity-status]") if e.is_displayed()]) >= rows
+            )
+            probe = screen.selenium.execute_script(
+                """const end = document.createElement('button'); end.textContent = 'probe'; end.style.height = '36px';
+                const room = document.createElement('div'); room.style.height = '1500px';
+                document.querySelector('.nicegui-content').append(room, end); return end;"""
+            )
+            screen.selenium.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+            time.sleep(0.2)
+            bottom = screen.selenium.execute_script("return arguments[0].getBoundingClientRect().bottom", probe)
+            shot(screen, f"activity-page-end-{path.strip('/')}-{rows}")
+            assert bottom <= screen.selenium.execute_script(bar_top), (path, rows, "the page's end is under the bar")
+            screen.selenium.execute_script(
+                "window.scrollTo(0, 0); arguments[0].scrollIntoView({block: 'nearest'})", probe
+            )
+            bottom = screen.selenium.execute_script("return arguments[0].getBoundingClientRect().bottom", probe)
+            assert bottom <= screen.selenium.execute_script(bar_top), (path, rows, "a control scrolled to is under it")
+    finally:
+        for job in jobs:
+            job.finish("Done.")
+
+
 async def test_a_row_keeps_its_job_when_an_older_line_leaves(user: User) -> None:
     """Cancel goes to the job whose row the user clicked, even when an older line leaves the bar at that moment
     (rows used to be reused in order: the clicked row then showed the next job, or none)."""

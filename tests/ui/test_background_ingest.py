@@ -96,11 +96,6 @@ def background_line(screen: Screen) -> dict | None:
 
 
 @pytest.mark.browser
-@pytest.mark.skip(
-    reason="flaky in one order: passes alone, in the whole suite and in tests/ui; run with only this file's earlier "
-    "tests the 1440 case failed 5 of ~14 times before the bar kept one row per job (a Cancel that landed on no job, "
-    "a bar frozen at 'embedding 0/400' for 40 s), 0 of 5 after; kept skipped until the freeze is explained (issue 22)"
-)
 @pytest.mark.parametrize("size", [(1280, 720), (1440, 900)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_background_ingest_is_listed_in_the_activity_bar(
     screen: Screen, builder: Callable[..., None], tmp_path: Path, size: tuple[int, int]

@@ -7,6 +7,7 @@ HTTP 200, draw the canvas and list the flow's issues instead of failing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import tempfile
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from nicegui import core
 from nicegui.testing import Screen
 from selenium.common.exceptions import WebDriverException
 
@@ -24,6 +26,7 @@ from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Position
 from flowbuilder.formats.convert import import_file
 from flowbuilder.formats.native import detect_format, load_flow
 from flowbuilder.ui.files import AUTOSAVE_NAME
+from flowbuilder.ui.session import PAGES
 
 from .test_browser import css, wait_until
 
@@ -144,8 +147,37 @@ def test_every_saveable_flow_reopens_from_autosave(
             except AssertionError:
                 screen.selenium.get_screenshot_as_file(f"/tmp/shots/lockout-{label}.png")
                 failures.append(f"{label}: its issue ({listed!r}) is not listed")
+        # the page's own layout ends (and autosaves) before the next autosave is written: a late one would
+        # replace it, and the next page would open this flow again
+        page = list(PAGES.values())[-1]
+        wait_until(lambda page=page: not page.laying_out and not page.state.refine_layout, timeout=90)
     assert not failures, "\n".join(failures)
 
 
 def shows(screen: Screen, text: str) -> bool:
     return text in str(screen.selenium.execute_script("return document.body.innerText"))
+
+
+def test_a_closed_tab_does_not_overwrite_the_autosave(
+    screen: Screen, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    """A tab's browser layout can answer (or time out) after the tab was closed; what it then draws is for no one,
+    and writing it to the autosave would replace what a newer tab of the same workspace holds (seen: the lock-out
+    test's page showed the flow before the one it had written)."""
+    builder(flow_path=None)
+    autosave_file = tmp_path / "workspace" / AUTOSAVE_NAME
+    autosave_file.parent.mkdir(exist_ok=True)
+    first, second = hand_made()["cycle"], hand_made()["dangling"]
+    autosave_file.write_text(json.dumps({"path": None, "dirty": True, "flow": first.model_dump(mode="json")}))
+    screen.open("/")
+    wait_until(lambda: css(screen, ".vue-flow__node-fbnode"))
+    page = list(PAGES.values())[-1]
+    assert page.state.flow.name == "cycle"
+    screen.selenium.get("about:blank")  # the tab is closed
+    wait_until(lambda: page.client.is_deleted, timeout=30)
+    newer = {"path": None, "dirty": True, "flow": second.model_dump(mode="json")}
+    autosave_file.write_text(json.dumps(newer))  # what another tab saved since
+    assert core.loop is not None
+    asyncio.run_coroutine_threadsafe(page.auto_layout(), core.loop).result(timeout=90)
+    page.update_title()
+    assert json.loads(autosave_file.read_text())["flow"]["name"] == "dangling"

@@ -4,6 +4,7 @@ loopback (a real HTTP server), shows client configs without the token, and stops
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 from nicegui.testing import User
@@ -14,10 +15,14 @@ from tests.fakes.llm_server import free_port
 
 from .test_user_journeys import open_builder, wait_for
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "flows"
+
 
 async def test_serve_panel_starts_and_stops_serving(user: User, builder: Callable[..., None]) -> None:
     page = await open_builder(user, builder)
     panel = page.serve
+    await user.should_not_see("Client configuration (HTTP)")  # a hidden tab is drawn when it is shown
+    page.panels.set_value(page.tab_serve)
     await user.should_see("Client configuration (HTTP)")
     await user.should_see("None: no retrieval node is fed by a chat input.")
 
@@ -49,3 +54,18 @@ async def test_serve_panel_starts_and_stops_serving(user: User, builder: Callabl
         raise AssertionError("still serving after Stop")
     except httpx.TransportError:
         pass
+
+
+async def test_serve_tab_describes_the_flow_open_now(user: User, builder: Callable[..., None]) -> None:
+    """Loaded while the Serve tab is on screen or while another tab is, the panel lists the open flow's tools."""
+    page = await open_builder(user, builder)
+    page.panels.set_value(page.tab_serve)
+    await user.should_see("None: no retrieval node is fed by a chat input.")
+    assert page.files.open_path(EXAMPLES / "naive_csv_rag.json")  # shown: drawn again at once
+    await user.should_see("Search 'Naive CSV RAG'")
+    await user.should_not_see("None: no retrieval node is fed by a chat input.")
+    page.panels.set_value(page.tab_node)
+    assert page.files.open_path(EXAMPLES / "hybrid_csv_rag.json")  # hidden: drawn when shown
+    page.panels.set_value(page.tab_serve)
+    await user.should_see("Search 'Hybrid CSV RAG")
+    await user.should_not_see("Search 'Naive CSV RAG'")

@@ -4,6 +4,7 @@ triggered as the browser would send them, and we check the state, the props and 
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -340,7 +341,9 @@ async def test_palette_categories_in_rag_order_with_full_descriptions(user: User
     item = page.palette.items["loader.file"]
     description = page.state.registry.get("loader.file").description()
     tooltip = next(el for el in item.descendants() if isinstance(el, ui.tooltip))
-    assert description in [getattr(el, "text", None) for el in tooltip.descendants()]
+    assert f"<div>{html.escape(description)}</div>" in "".join(
+        str(getattr(el, "content", "")) for el in tooltip.descendants()
+    )
 
 
 def test_unknown_categories_go_before_imported() -> None:
