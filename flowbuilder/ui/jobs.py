@@ -183,6 +183,8 @@ class ActivityBar:
         with ui.column().classes(f"gap-0 q-px-sm fb-activity fb-activity-{page or 'page'}") as self.box:
             pass
         self.box.set_visibility(False)
+        if not page:
+            ui.add_body_html(BAR_ROOM_JS)
         self.refresh()
         ui.timer(interval, self.refresh)
 
@@ -200,6 +202,22 @@ class ActivityBar:
         self.box.set_visibility(bool(jobs))
 
 
+BAR_ROOM_JS = """<script>
+(function () {
+  const track = () => {
+    const bar = document.querySelector(".fb-activity-page");
+    if (!bar) { setTimeout(track, 200); return; }
+    const set = () => document.documentElement.style.setProperty(
+      "--fb-activity-h", (bar.classList.contains("hidden") ? 0 : bar.offsetHeight) + "px");
+    new ResizeObserver(set).observe(bar);
+    new MutationObserver(set).observe(bar, { attributes: true, attributeFilter: ["class"] });
+    set();
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", track); else track();
+})();
+</script>"""
+"""Keeps ``--fb-activity-h`` at the floating bar's height on pages that scroll under it (any number of rows)."""
+
 ACTIVITY_CSS = """
 .fb-activity { position: fixed; bottom: 10px; left: 50%; transform: translateX(-50%); width: min(520px, 44vw);
   z-index: 3000; background: #eff6ff; border: 1px solid #bfdbfe; border-radius: 8px;
@@ -209,13 +227,10 @@ html .fb-activity-builder { left: calc(50% + 105px); }
 html.fb-palette-closed .fb-activity-builder { left: 50%; }
 html:not(.fb-side-closed) .fb-activity-builder { left: calc(50% - 85px); }
 html.fb-palette-closed:not(.fb-side-closed) .fb-activity-builder { left: calc(50% - 190px); }
-/* elsewhere the page scrolls under the bar: its end, and whatever a click scrolls into view, stay above it */
-html:has(.fb-activity-page:not(.hidden)) { scroll-padding-bottom: 90px; }
-html:has(.fb-activity-page:not(.hidden) > :nth-child(2)) { scroll-padding-bottom: 140px; }
-html:has(.fb-activity-page:not(.hidden) > :nth-child(3)) { scroll-padding-bottom: 190px; }
-body:has(.fb-activity-page:not(.hidden)) .nicegui-content { padding-bottom: 90px; }
-body:has(.fb-activity-page:not(.hidden) > :nth-child(2)) .nicegui-content { padding-bottom: 140px; }
-body:has(.fb-activity-page:not(.hidden) > :nth-child(3)) .nicegui-content { padding-bottom: 190px; }
+/* elsewhere the page scrolls under the bar: its end, and whatever a click scrolls into view, stay above it
+   (--fb-activity-h: the bar's height, kept by BAR_ROOM_JS) */
+html:has(.fb-activity-page) { scroll-padding-bottom: calc(var(--fb-activity-h, 0px) + 20px); }
+body:has(.fb-activity-page) .nicegui-content { padding-bottom: calc(var(--fb-activity-h, 0px) + 20px); }
 .fb-activity .fb-job { min-height: 30px; }
 .fb-activity .fb-job-line { color: #1e3a8a; font-size: 12px; }
 .fb-job-eta { white-space: nowrap; color: #475569; }
