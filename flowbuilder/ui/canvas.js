@@ -47,14 +47,18 @@ const rowCentre = (i) => CARD.top + CARD.pad / 2 + i * CARD.row + 9 - CARD.borde
 
 const CARD_WIDTH = 230; // canvas.css .fb-node
 
+// A card's height from its data (the lite card's own height, and the estimate before Vue Flow measures a card).
+const countPorts = (list, service) => (list || []).filter((p) => (p.kind === "service") === service).length;
+const nodeStatus = (data) => (data.disabled ? "disabled" : data.status || "idle");
+const cardHeightOf = (data) =>
+  cardHeight(Math.max(countPorts(data.inputs, false), countPorts(data.outputs, false)), countPorts(data.inputs, true),
+    nodeStatus(data) !== "idle");
+
 // Where a node will sit and how big it will be, before Vue Flow has measured it.
 const estimatedRect = (node) => {
   const px = (v) => parseFloat(v) || 0;
   if (node.style && node.style.width) return { x: node.position.x, y: node.position.y, w: px(node.style.width), h: px(node.style.height) };
-  const ports = (list, service) => (list || []).filter((p) => (p.kind === "service") === service).length;
-  const d = node.data || {};
-  const rows = Math.max(ports(d.inputs, false), ports(d.outputs, false));
-  return { x: node.position.x, y: node.position.y, w: CARD_WIDTH, h: cardHeight(rows, ports(d.inputs, true), (d.status || "idle") !== "idle") };
+  return { x: node.position.x, y: node.position.y, w: CARD_WIDTH, h: cardHeightOf(node.data || {}) };
 };
 
 // The fitted view of a big flow from its positions and estimated card sizes (Vue Flow's own fit, with a little more
@@ -93,7 +97,7 @@ const FlowNode = {
     serviceOut() { return (this.data.outputs || []).filter((p) => p.kind === "service"); },
     issuePorts() { return new Set((this.data.issues || []).map((i) => i.port).filter(Boolean)); },
     issueText() { return (this.data.issues || []).map((i) => (i.port ? i.port + ": " : "") + i.message).join("\n"); },
-    status() { return this.data.disabled ? "disabled" : this.data.status || "idle"; },
+    status() { return nodeStatus(this.data); },
     progressPct() {
       const p = this.data.progress;
       return p && p.total ? Math.min(100, Math.round((100 * p.done) / p.total)) : null;
@@ -101,9 +105,7 @@ const FlowNode = {
   },
   methods: {
     spread(i, n) { return { left: ((i + 1) * 100) / (n + 1) + "%" }; },
-    liteHeight() {
-      return cardHeight(Math.max(this.dataIn.length, this.dataOut.length), this.serviceIn.length, this.status !== "idle") + "px";
-    },
+    liteHeight() { return cardHeightOf(this.data) + "px"; },
     rowCentre,
     portTitle(p) { return p.name + " (" + p.type + (p.required ? "" : ", optional") + (p.multiple ? ", many" : "") + ")"; },
   },
