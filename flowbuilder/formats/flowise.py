@@ -28,10 +28,11 @@ from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, node_class, read_params, to_float
+from flowbuilder.formats.flowise_agentflow import AgentflowImporter, is_agentflow
 from flowbuilder.formats.flowise_table import CREDENTIAL_PROVIDERS, FLOWISE_TABLE, STICKY
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub, slugify
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
-from flowbuilder.ports import PortType
+from flowbuilder.ports import PortType, compatible
 
 _NODE_REF = re.compile(r"^\{\{\s*([^{}.\s]+)\.data\.instance\s*\}\}$")
 _UPLOAD_NAME = re.compile(r",filename:([^,;]+)")
@@ -128,6 +129,11 @@ class FlowiseImporter:
             if node["id"] in self.nodes:
                 raise FlowFileError(self.origin, f"Flowise node id {node['id']!r} is used twice")
             self.nodes[node["id"]] = node
+        if is_agentflow(self.data):
+            agentflow = AgentflowImporter(self.data, self.origin, self.report)
+            flow = agentflow.run(nodes, [e for e in edges if isinstance(e, dict)])
+            self.secrets |= agentflow.secrets
+            return flow
         links = [link for link in (self._link(e, i) for i, e in enumerate(edges)) if link is not None]
         for link in links:
             if link.input == "textSplitter":
@@ -363,8 +369,10 @@ class FlowiseImporter:
                 f"{link.source}.{link.output} -> {link.target}.{link.input}: a folded chain gives no output here"
             )
             return
-        out_port = self._out_port(source, link.output)
         in_port = self._in_port(target, link.input)
+        out_port = self._out_port(source, link.output)
+        if source.spec.type == PLACEHOLDER and in_port is not None and target.spec.type != PLACEHOLDER:
+            out_port = self._swap_port(source, link.output, _port_type(target.spec.type, in_port, "in"))
         if out_port is None or in_port is None:
             missing = f"output {link.output!r}" if out_port is None else f"input {link.input!r}"
             self.report.connections_dropped.append(
@@ -396,6 +404,23 @@ class FlowiseImporter:
         if port is None and adapter is not None and len(adapter.outputs) == 1:
             port = next(iter(adapter.outputs))  # a one-output node's anchor is named after the node
         return port
+
+    def _swap_port(self, mapped: _Mapped, name: str, wanted: PortType | None) -> str:
+        """A kept node's output named as the port of what --local swaps it for that gives what the target
+        takes (Flowise names a one-output node's anchor after the node: ``github``, ``chatAnthropic``)."""
+        assert mapped.spec is not None
+        entry = FLOWISE_TABLE.entry(mapped.name)
+        if entry is None or entry.local is None or wanted is None:
+            return name
+        ports = [p for p, t in _ports(entry.local.to, "out").items() if compatible(t, wanted)]
+        if not ports:
+            return name
+        names = mapped.spec.config["output_names"]
+        if name in names and not any(e.source == mapped.spec.id and e.source_port == name for e in self.flow.edges):
+            names.remove(name)
+        if ports[0] not in names:
+            names.append(ports[0])
+        return ports[0]
 
     def _in_port(self, mapped: _Mapped, name: str) -> str | None:
         spec = mapped.spec

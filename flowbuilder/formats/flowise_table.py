@@ -177,9 +177,15 @@ _EXTERNAL_MEMORY = (
 
 
 def _original_param(original: Mapping[str, Any], name: str) -> Any:
-    """An input's value in a kept node's original Flowise JSON."""
+    """An input's value in a kept node's original Flowise JSON; a Document Store (``id:name``, or a list of
+    them) as its name."""
     inputs = (original.get("data") or {}).get("inputs") or {}
-    return inputs.get(name) if isinstance(inputs, dict) else None
+    value = inputs.get(name) if isinstance(inputs, dict) else None
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        value = value[0].get("documentStore")
+    if name in ("selectedStore", "retrieverKnowledgeDocumentStores") and isinstance(value, str) and value:
+        return "flowise_" + (value.split(":", 1)[-1] or value)
+    return value
 
 
 # fmt: off
@@ -352,6 +358,11 @@ FLOWISE_TABLE = Table(
                 **{**_AGENT, "inputs": {"tools": "tools", "memory": "memory", "model": "model"}},
                 in_aliases={"vectorStoreRetriever": "tools"}),
         # -- kept: known nodes we do not run; each names what replaces it
+        # Agentflow v2's Retriever node and an agent's knowledge: Flowise Document Stores, searched by id.
+        Adapter(PLACEHOLDER, "retrieverAgentflow", export=False, hits=True,
+                local=offline_store("retrieverKnowledgeDocumentStores"),
+                replace="vectorstore.chroma (a Flowise Document Store lives in Flowise: --local swaps in an embedded "
+                "Chroma collection, filled from the run's file)"),
         *[Adapter(PLACEHOLDER, theirs, export=False, hits=True, local=offline_store(field),
                   replace="vectorstore.chroma (--local swaps it in with the same collection name; give the "
                   "documents as the run's file)")

@@ -54,14 +54,14 @@ def convert_implicitly(flow: Flow, report: ImportReport, registry: NodeRegistry 
 
 def fill_unfed_variables(flow: Flow, report: ImportReport) -> None:
     """A prompt variable nothing feeds is an empty text, as LangFlow, Flowise and Dify render it: the
-    variable leaves the template (one report line each) instead of failing validation. Only prompts on a
-    path (fed by something and feeding something) are filled."""
+    variable leaves the template (one report line each) instead of failing validation. Only prompts that
+    feed something are filled (a lone prompt is left as written)."""
     for spec in flow.nodes:
         template = spec.config.get("template")
         if spec.type != roles.PROMPT or not isinstance(template, str):
             continue
         fed = {e.target_port for e in flow.edges if e.target == spec.id}
-        if not fed or not any(e.source == spec.id for e in flow.edges):
+        if not any(e.source == spec.id for e in flow.edges):
             continue  # a prompt on no path (a lone node, a round trip of one node) is left as written
         unfed: list[str] = []
 
