@@ -107,7 +107,16 @@ def measure(path: Path, csv_path: Path, data_dir: Path) -> Row:
     if graph.issues:
         row.why = f"{len(graph.issues)} issue(s): {graph.issues[0]}"[:120]
     retrievers = [n.id for n in local.nodes if n.id in graph.nodes and "hits" in graph.nodes[n.id].outputs]
-    searches = [n for n in local.nodes if n.type.startswith(("vectorstore.", "retriever.")) or n.type == PLACEHOLDER]
+    # a search: a store asked a question, a retriever or search tool (a pipeline that only fills a store, or a
+    # flow with no store, has no retrieval step)
+    asked = {e.target for e in local.edges if e.target_port == "query"} | {
+        e.source for e in local.edges if e.source_port in ("store", "hits")
+    }
+    searches = [
+        n for n in local.nodes
+        if (n.type.startswith("vectorstore.") and n.id in asked) or n.type.startswith("retriever.")
+        or (n.type == PLACEHOLDER and n.id in asked)
+    ]  # fmt: skip
     if not searches:
         row.retrieves = "n/a"  # nothing in the flow retrieves (a document Q&A that reads the whole file)
         return row

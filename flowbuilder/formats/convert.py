@@ -54,11 +54,17 @@ IMPORTERS: dict[str, type[Importer]] = {
 
 def parse_flow_text(text: str, origin: object) -> Any:
     """JSON, or YAML (a Dify DSL) when the name says so or the text is no JSON object; both through the
-    untrusted-input limits."""
+    untrusted-input limits. Dify's export API wraps its DSL as ``{"data": "<yaml>"}``: the DSL is read."""
     name = str(origin).lower()
     if name.endswith(YAML_SUFFIXES) or not text.lstrip().startswith(("{", "[")):
-        return parse_untrusted_yaml(text, origin)
-    return parse_untrusted_json(text, origin)
+        data = parse_untrusted_yaml(text, origin)
+    else:
+        data = parse_untrusted_json(text, origin)
+    if isinstance(data, dict) and len(data) == 1 and isinstance(data.get("data"), str):
+        inner = data["data"].lstrip()
+        if inner.startswith(("app:", "kind:", "version:", "dependencies:", "workflow:", "rag_pipeline:")):
+            return parse_untrusted_yaml(data["data"], origin)
+    return data
 
 
 def read_export(path: Path) -> tuple[dict[str, Any], str]:
@@ -72,8 +78,9 @@ def read_export(path: Path) -> tuple[dict[str, Any], str]:
 def unwrap(data: dict[str, Any], kind: str, origin: object) -> dict[str, Any]:
     """A saved Flowise chatflow record holds its graph as JSON text (``flowData``): the graph, parsed with
     the same limits (its name and description kept)."""
-    if kind == "flowise" and isinstance(data.get("flowData"), str):
-        inner = parse_untrusted_json(data["flowData"], origin)
+    if kind == "flowise" and isinstance(data.get("flowData"), str | dict):
+        flow_data = data["flowData"]
+        inner = parse_untrusted_json(flow_data, origin) if isinstance(flow_data, str) else flow_data
         if not isinstance(inner, dict):
             raise FlowFileError(origin, '"flowData" is not a Flowise graph ({"nodes", "edges"})')
         check_counts(origin, inner.get("nodes"), inner.get("edges"))

@@ -108,6 +108,9 @@ class DifyImporter:
         self.chat: dict[str, str] = {}
         """Start variable (or ``sys.query``) -> our chat input id."""
         self.start_ids: set[str] = set()
+        self.loaders: dict[str, str] = {}
+        """A Knowledge Pipeline's data source node id -> the loader it became."""
+        self.shared: dict[str, Any] = {}
         self.specs: dict[str, NodeSpec] = {}
         """Dify node id -> our main node for it."""
 
@@ -138,7 +141,13 @@ class DifyImporter:
             if str(node["id"]) in seen:
                 raise FlowFileError(self.origin, f"Dify node id {node['id']!r} is used twice")
             seen.add(str(node["id"]))
-        for node in nodes:
+        self.shared = {
+            str(v.get("variable")): v.get("default_value")
+            for v in _list(_obj(self.data.get("workflow")).get("rag_pipeline_variables"))
+            if isinstance(v, dict) and v.get("variable")
+        }
+        # data sources first: the extractors and chunkers after them read the loader each one becomes
+        for node in sorted(nodes, key=lambda n: _obj(n.get("data")).get("type") != "datasource"):
             self._import_node(node)
         self._resolve()
 
@@ -186,7 +195,8 @@ class DifyImporter:
         """A node named after its Dify title when that reads as an id (else its type and the Dify id's end)."""
         stem = slugify(label, "")[:40]
         if sum(c.isalpha() for c in stem) < 3:
-            stem = f"{type_name.split('.')[-1]}-{_safe_id(node_id)[-6:]}"
+            kind = str(config.get("original_type") or type_name.split(".")[-1]) if type_name == PLACEHOLDER else ""
+            stem = f"{slugify(kind or type_name.split('.')[-1])}-{_safe_id(node_id)[-6:]}"
         if suffix and not stem.endswith(suffix):
             stem += f"-{suffix}"
         return NodeSpec(id=self.ids.take(stem), type=type_name, name=label, config=config)
@@ -350,9 +360,17 @@ class DifyImporter:
     def _hook_retrieval(self, node_id: str, data: dict[str, Any], adapter: Adapter) -> list[NodeSpec]:
         spec = self._placeholder(node_id, data, adapter.theirs)
         spec.config["input_names"], spec.config["output_names"] = ["query"], ["result"]
-        self._want(selector_of(data.get("query_variable_selector")) or ("sys", "query"), (spec.id, "query"), node_id)
+        query = selector_of(data.get("query_variable_selector")) or ("sys", "query")
+        self._want(query, (spec.id, "query"), node_id)
+        if _sys(query) != ("sys", "query") and query[1] != "sys.query":
+            # a query another node makes (a model's rewrite, a loop's item): the chat message is searched
+            # when that gives nothing (offline, no model answers)
+            self._want(("sys", "query"), (spec.id, "query"), node_id)
+            self.report.warnings.append(
+                f"{node_id}: searches {'.'.join(query)}; when that gives nothing the chat message is searched"
+            )
         self._export(node_id, "result", (spec.id, "result"))
-        ids = [str(d) for d in _list(data.get("dataset_ids"))]
+        ids = self._shown_ids(data.get("dataset_ids"))
         config = _obj(data.get("multiple_retrieval_config")) or _obj(data.get("single_retrieval_config"))
         k = config.get("top_k")
         self.report.warnings.append(
@@ -361,6 +379,13 @@ class DifyImporter:
             "the file you give" + (f" (top_k {k} is not carried: 4 results)" if k not in (None, 4) else "")
         )
         return [spec]
+
+    def _shown_ids(self, ids: Any) -> list[str]:
+        """Knowledge base ids fit to print: newer exports encrypt them (random-looking: never printed)."""
+        found = [str(d) for d in _list(ids)]
+        hidden = sum(1 for d in found if d in self.secrets)
+        shown = [d for d in found if d not in self.secrets]
+        return shown + ([f"{hidden} encrypted id(s)"] if hidden else [])
 
     def _hook_template(self, node_id: str, data: dict[str, Any], adapter: Adapter) -> list[NodeSpec]:
         template = str(data.get("template") or "")
@@ -382,6 +407,11 @@ class DifyImporter:
         return [spec]
 
     def _hook_extractor(self, node_id: str, data: dict[str, Any], adapter: Adapter) -> list[NodeSpec]:
+        source = selector_of(data.get("variable_selector"))
+        if source is not None and source[0] in self.loaders:  # a pipeline's file: its loader reads the text
+            self._export(node_id, "text", (self.loaders[source[0]], "records"))
+            self.outcomes[node_id].note = "absorbed: the data source's loader reads the file's text"
+            return []
         spec = self._new(node_id, adapter.ours, {}, str(data.get("title") or "Document extractor"))
         self._want(selector_of(data.get("variable_selector")), (spec.id, "path"), node_id)
         self._export(node_id, "text", (spec.id, "records"))
@@ -450,24 +480,36 @@ class DifyImporter:
             self._export(node_id, "*", (spec.id, "records"))
             return [spec]
         file = self._new(node_id, roles.FILE_INPUT, {}, f"{title} (file)", "file")
-        loader = self._new(node_id, roles.LOADER, {}, title)
+        loader = self._new(node_id, roles.LOADER, {}, f"{title} (read)")
         self._edge(file.id, "path", loader.id, "path")
         self._export(node_id, "*", (loader.id, "records"))
+        self.loaders[node_id] = loader.id
         return [file, loader]
 
     def _hook_extractor_tool(self, node_id: str, data: dict[str, Any], adapter: Adapter) -> list[NodeSpec]:
         params = _obj(data.get("tool_parameters"))
         source = next((s for s in (_param_selector(v) for v in params.values()) if s), None)
-        self._export(node_id, "*", None, *([source] if source else []))
+        loader = self.loaders.get(source[0]) if source else None
+        self._export(node_id, "*", (loader, "records") if loader else None, *([source] if source and not loader else []))
         self.outcomes[node_id].note = adapter.note
         return []
 
     def _hook_chunker(self, node_id: str, data: dict[str, Any], adapter: Adapter) -> list[NodeSpec]:
-        params = {k: _obj(v).get("value", v) for k, v in _obj(data.get("tool_parameters")).items()}
-        values = {**_obj(data.get("tool_configurations")), **{k: v for k, v in params.items() if _param_selector(
-            {"value": v, "type": "variable"}) is None}}
+        values: dict[str, Any] = dict(_obj(data.get("tool_configurations")))
+        source: tuple[str, str] | None = None
+        for key, param in _obj(data.get("tool_parameters")).items():
+            selector = _param_selector(param)
+            if selector is None:
+                values[key] = _obj(param).get("value", param)
+            elif selector[0] == "rag":  # a pipeline variable ({{#rag.shared.x#}}): its default value
+                name = selector[1].split(".")[-1] if "." in selector[1] else selector[1]
+                found = _list(_obj(param).get("value"))
+                name = str(found[-1]) if len(found) > 2 else name
+                if self.shared.get(name) not in (None, ""):
+                    values[key] = self.shared[name]
+            elif source is None or key in ("input_variable", "input", "text", "documents"):
+                source = selector
         spec = self._new(node_id, adapter.ours, self._config(adapter, values), str(data.get("title") or "Chunker"))
-        source = next((s for s in (_param_selector(v) for v in _obj(data.get("tool_parameters")).values()) if s), None)
         self._want(source, (spec.id, "documents"), node_id)
         self._export(node_id, "*", (spec.id, "chunks"))
         if adapter.note:
@@ -538,7 +580,8 @@ class DifyImporter:
             if "{context}" not in template:
                 template = (template + "\n\n" if template else "") + "Context:\n{context}"
             self.report.warnings.append(
-                f"the app searches Dify knowledge base(s) {', '.join(ids)} on the Dify server: import with --local "
+                f"the app searches Dify knowledge base(s) {', '.join(self._shown_ids(ids))} on the Dify server: "
+                "import with --local "
                 "to search an embedded Chroma collection instead, filled on the first run from the file you give"
             )
         if "{question}" not in template and "{query}" not in template:

@@ -106,7 +106,8 @@ DIFY_TABLE = Table(
         Adapter("splitter.recursive", "tool:general_chunker", hook="chunker", export=False,
                 outputs={"chunks": "result"},
                 params=(Param("chunk_size", "max_chunk_length", 1024, to_ours=positive_int),
-                        Param("chunk_overlap", "chunk_overlap", 50, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                        Param("chunk_overlap", "chunk_overlap_length", 50,
+                              to_ours=lambda v: max(positive_int(v) or 0, 0)),
                         Param("separators", "delimiter", to_ours=lambda v: [unescape(v), "\n", " ", ""]
                               if nonempty_str(v) else None))),
         Adapter("splitter.parent_child", "tool:parentchild_chunker", hook="chunker", export=False,

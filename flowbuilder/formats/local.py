@@ -120,7 +120,7 @@ def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
         if spec.type != roles.OFFLINE_STORE or str(spec.config.get("collection")) in written:
             continue
         searched = any(e.target == spec.id and e.target_port == "query" for e in flow.edges) or any(
-            e.source == spec.id and e.source_port == "store" for e in flow.edges
+            e.source == spec.id and e.source_port in ("store", "hits") for e in flow.edges
         )  # asked directly, or through a retriever or an agent's search tool
         if not searched:
             continue

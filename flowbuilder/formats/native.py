@@ -104,8 +104,9 @@ def is_dify(data: dict[str, Any]) -> bool:
 
 def is_flowise(data: dict[str, Any]) -> bool:
     """A Flowise chatflow or agentflow: ``{"nodes", "edges"}`` whose nodes carry ``data.name`` and
-    ``data.inputs`` (LangFlow's carry ``data.node``); a saved chatflow record holds it as ``flowData`` text."""
-    if isinstance(data.get("flowData"), str) and "chatflow" not in str(data.get("format", "")):
+    ``data.inputs`` (LangFlow's carry ``data.node``); a saved chatflow record holds it as ``flowData`` (text or
+    an object)."""
+    if isinstance(data.get("flowData"), str | dict) and data.get("format") != FORMAT_NAME:
         return True
     nodes, edges = data.get("nodes"), data.get("edges")
     if not isinstance(nodes, list) or not isinstance(edges, list):

@@ -54,15 +54,15 @@ def convert_implicitly(flow: Flow, report: ImportReport, registry: NodeRegistry 
 
 def fill_unfed_variables(flow: Flow, report: ImportReport) -> None:
     """A prompt variable nothing feeds is an empty text, as LangFlow, Flowise and Dify render it: the
-    variable leaves the template (one report line each) instead of failing validation. Only prompts that
-    feed something are filled (a lone prompt is left as written)."""
+    variable leaves the template (one report line each) instead of failing validation. A prompt with no
+    connection at all is left as written."""
     for spec in flow.nodes:
         template = spec.config.get("template")
         if spec.type != roles.PROMPT or not isinstance(template, str):
             continue
         fed = {e.target_port for e in flow.edges if e.target == spec.id}
-        if not any(e.source == spec.id for e in flow.edges):
-            continue  # a prompt on no path (a lone node, a round trip of one node) is left as written
+        if not any(spec.id in (e.source, e.target) for e in flow.edges):
+            continue  # a lone prompt (a round trip of one node) is left as written
         unfed: list[str] = []
 
         def keep(match: re.Match[str]) -> str:
