@@ -198,7 +198,9 @@ def main() -> None:
     )
     for fmt in sorted({r.fmt for r in rows}):
         some = [r for r in rows if r.fmt == fmt]
-        counts = {k: sum(1 for r in some if getattr(r, k) == "yes") for k in ("imported", "local", "valid", "retrieves")}
+        counts = {
+            k: sum(1 for r in some if getattr(r, k) == "yes") for k in ("imported", "local", "valid", "retrieves")
+        }
         retrieving = sum(1 for r in some if r.retrieves != "n/a")
         print(
             f"  {fmt}: {len(some)} files, imported {counts['imported']}, --local {counts['local']}, "

@@ -20,12 +20,11 @@ from flowbuilder.formats.dify import DifyImporter, graph_of
 from flowbuilder.formats.flowise import FlowiseImporter
 from flowbuilder.formats.langflow import LangflowImporter
 from flowbuilder.formats.langflow_export import export_langflow
-from flowbuilder.formats.limits import check_counts, strict_dumps
+from flowbuilder.formats.limits import check_counts, parse_untrusted_json, strict_dumps
 from flowbuilder.formats.local import apply_local
 from flowbuilder.formats.mapping import check_bindings, scrub
 from flowbuilder.formats.n8n import N8nImporter
 from flowbuilder.formats.n8n_export import export_n8n
-from flowbuilder.formats.limits import parse_untrusted_json
 from flowbuilder.formats.native import (
     FOREIGN_NAMES,
     detect_format,

@@ -34,7 +34,15 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, read_params, to_float
 from flowbuilder.formats.dify_table import DIFY_TABLE, NOTE_TYPES, provider_key
-from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub, slugify
+from flowbuilder.formats.mapping import (
+    PLACEHOLDER,
+    IdAllocator,
+    find_secrets,
+    placeholder_config,
+    remember_secret,
+    scrub,
+    slugify,
+)
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 
 _REF = re.compile(r"\{\{#([^#{}]+)#\}\}")
@@ -159,8 +167,14 @@ class DifyImporter:
         pos = _position(node)
         if node.get("type") in NOTE_TYPES or (not dify_type and "text" in data):
             note_id = self.ids.take(_safe_id(node_id))
-            self.flow.notes.append(Note(id=note_id, text=note_text(data.get("text")), width=to_float(data.get("width")),
-                                        height=to_float(data.get("height"))))
+            self.flow.notes.append(
+                Note(
+                    id=note_id,
+                    text=note_text(data.get("text")),
+                    width=to_float(data.get("width")),
+                    height=to_float(data.get("height")),
+                )
+            )
             self.flow.layout.positions[note_id] = pos
             self.report.notes += 1
             self.report.node(node_id, "note").note = f"note '{note_id}'"
@@ -201,14 +215,15 @@ class DifyImporter:
             stem += f"-{suffix}"
         return NodeSpec(id=self.ids.take(stem), type=type_name, name=label, config=config)
 
-    def _placeholder(self, node_id: str, data: dict[str, Any], dify_type: str, wired: bool = False) -> NodeSpec:
+    def _placeholder(self, node_id: str, data: dict[str, Any], dify_type: str) -> NodeSpec:
         original = scrub({"id": node_id, "data": copy.deepcopy(data)}, self.secrets)
-        config = {"source_format": "dify", "original_type": dify_type, "original": original,
-                  "input_names": [], "output_names": []}
+        config = placeholder_config("dify", dify_type, original)
         label = str(data.get("title") or dify_type)
         known = DIFY_TABLE.entry(dify_type)
         if node_id in self.outcomes and not self.outcomes[node_id].note:
-            self.outcomes[node_id].note = f"replace with {known.replace}" if known and known.replace else "no equivalent"
+            self.outcomes[node_id].note = (
+                f"replace with {known.replace}" if known and known.replace else "no equivalent"
+            )
         return self._new(node_id, PLACEHOLDER, config, label)
 
     def _export(self, node_id: str, var: str, target: Target | None = None, *alias: tuple[str, str]) -> None:
@@ -315,7 +330,7 @@ class DifyImporter:
                 if context is not None and selector not in names:
                     self._want(context, (prompt_id, "context"), node_id)
             else:
-                if selector[0] in ("sys", "") and selector[1] == "query" or selector[1] == "sys.query":
+                if (selector[0] in ("sys", "") and selector[1] == "query") or selector[1] == "sys.query":
                     name = "question"
                     selector = ("sys", "query")
                 else:
@@ -391,8 +406,10 @@ class DifyImporter:
         template = str(data.get("template") or "")
         if "{%" in template:  # Jinja control flow: our template has none; its first input passes through
             return self._pass_through(node_id, data, "a Jinja template with control flow")
-        variables = {str(_obj(v).get("variable")): selector_of(_obj(v).get("value_selector"))
-                     for v in _list(data.get("variables"))}
+        variables = {
+            str(_obj(v).get("variable")): selector_of(_obj(v).get("value_selector"))
+            for v in _list(data.get("variables"))
+        }
         spec = self._new(node_id, roles.PROMPT, {}, str(data.get("title") or "Template"))
 
         ours, complex_refs = jinja_to_template(template)
@@ -490,7 +507,9 @@ class DifyImporter:
         params = _obj(data.get("tool_parameters"))
         source = next((s for s in (_param_selector(v) for v in params.values()) if s), None)
         loader = self.loaders.get(source[0]) if source else None
-        self._export(node_id, "*", (loader, "records") if loader else None, *([source] if source and not loader else []))
+        self._export(
+            node_id, "*", (loader, "records") if loader else None, *([source] if source and not loader else [])
+        )
         self.outcomes[node_id].note = adapter.note
         return []
 
@@ -536,8 +555,11 @@ class DifyImporter:
         key = f"embedding:{provider_key(block.get('provider'))}"
         adapter = DIFY_TABLE.importer(key)
         if adapter is None:
-            spec = self._placeholder(node_id, {"title": "Embedding model", "model": block},
-                                     key if DIFY_TABLE.entry(key) else "embedding:other")
+            spec = self._placeholder(
+                node_id,
+                {"title": "Embedding model", "model": block},
+                key if DIFY_TABLE.entry(key) else "embedding:other",
+            )
             spec.config["output_names"] = ["embedder"]
             return spec
         spec = self._new(node_id, adapter.ours, self._config(adapter, block), "Embedding model", "embedder")
@@ -564,8 +586,11 @@ class DifyImporter:
             for item in _list(_obj(datasets.get("datasets")).get("datasets"))
             if _obj(_obj(item).get("dataset")).get("enabled", True) and _obj(_obj(item).get("dataset")).get("id")
         ]
-        template = re.sub(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", r"{\1}", pre.replace("{", "{{").replace(
-            "}", "}}").replace("{{{{", "{{").replace("}}}}", "}}"))
+        template = re.sub(
+            r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}",
+            r"{\1}",
+            pre.replace("{", "{{").replace("}", "}}").replace("{{{{", "{{").replace("}}}}", "}}"),
+        )
         template = re.sub(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}", r"{\1}", template)
         prompt = self._new("app", roles.PROMPT, {}, "Prompt")
         nodes = [prompt, model]
@@ -574,7 +599,9 @@ class DifyImporter:
             store = self._placeholder("app", data, "knowledge-retrieval")
             store.config["input_names"], store.config["output_names"] = ["query"], ["result"]
             nodes.insert(0, store)
-            self.report.node("model_config.dataset_configs", "knowledge-retrieval").targets.append((store.id, PLACEHOLDER))
+            self.report.node("model_config.dataset_configs", "knowledge-retrieval").targets.append(
+                (store.id, PLACEHOLDER)
+            )
             self._edge(chat.id, "message", store.id, "query")
             self._edge(store.id, "result", prompt.id, "context")
             if "{context}" not in template:

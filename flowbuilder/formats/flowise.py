@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 from flowbuilder.credentials import CredentialRef
@@ -30,7 +31,15 @@ from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, node_class, read_params, to_float
 from flowbuilder.formats.flowise_agentflow import AgentflowImporter, is_agentflow
 from flowbuilder.formats.flowise_table import CREDENTIAL_PROVIDERS, FLOWISE_TABLE, STICKY
-from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub, slugify
+from flowbuilder.formats.mapping import (
+    PLACEHOLDER,
+    IdAllocator,
+    find_secrets,
+    placeholder_config,
+    remember_secret,
+    scrub,
+    slugify,
+)
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 from flowbuilder.ports import PortType, compatible
 
@@ -107,7 +116,7 @@ class FlowiseImporter:
         self.report = report
         self.secrets: set[str] = set()
         self.ids = IdAllocator()
-        name = data.get("name") or data.get("description") or "Imported Flowise chatflow"
+        name = data.get("name") or PurePath(origin).stem or "Imported Flowise chatflow"
         self.flow = Flow(name=str(name)[:200], description=str(data.get("description") or ""))
         self.nodes: dict[str, dict[str, Any]] = {}
         self.mapped: dict[str, _Mapped] = {}
@@ -193,8 +202,14 @@ class FlowiseImporter:
         pos = _position(node)
         if name in STICKY or node.get("type") == "stickyNote":
             note_id = self.ids.take(_safe_id(node["id"]))
-            self.flow.notes.append(Note(id=note_id, text=str(inputs.get("note") or ""),
-                                        width=to_float(node.get("width")), height=to_float(node.get("height"))))
+            self.flow.notes.append(
+                Note(
+                    id=note_id,
+                    text=str(inputs.get("note") or ""),
+                    width=to_float(node.get("width")),
+                    height=to_float(node.get("height")),
+                )
+            )
             self.flow.layout.positions[note_id] = pos
             self.report.notes += 1
             outcome.note = f"note '{note_id}'"
@@ -251,7 +266,11 @@ class FlowiseImporter:
         for key, value in inputs.items():
             if key in used or value in (None, "", [], {}, False) or is_node_ref(value) or value in self.secrets:
                 continue
-            shown = value if isinstance(value, int | float | bool) or (isinstance(value, str) and len(value) <= 40) else "..."
+            shown = (
+                value
+                if isinstance(value, int | float | bool) or (isinstance(value, str) and len(value) <= 40)
+                else "..."
+            )
             self.report.drop(node_id, key, f"{shown!r} not carried")
 
     def _placeholder(self, node: dict[str, Any], name: str) -> NodeSpec:
@@ -259,8 +278,7 @@ class FlowiseImporter:
         data = _obj(original.get("data"))
         for key in ("inputParams", "inputAnchors", "outputAnchors"):
             data.pop(key, None)  # the node's description (Flowise's own), not the user's settings
-        config = {"source_format": "flowise", "original_type": name, "original": original,
-                  "input_names": [], "output_names": []}
+        config = placeholder_config("flowise", name, original)
         known = FLOWISE_TABLE.entry(name)
         outcome = self.outcomes[node["id"]]
         outcome.note = f"replace with {known.replace}" if known and known.replace else "no Flowise mapping"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import html
 import re
+from pathlib import PurePath
 from typing import Any
 
 from flowbuilder.credentials import CredentialRef
@@ -22,7 +23,14 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import credential_slot, read_params, to_float
 from flowbuilder.formats.flowise_table import FLOWISE_TABLE
-from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
+from flowbuilder.formats.mapping import (
+    PLACEHOLDER,
+    IdAllocator,
+    find_secrets,
+    placeholder_config,
+    remember_secret,
+    scrub,
+)
 from flowbuilder.formats.report import CredentialFound, ImportReport
 
 _MENTION = re.compile(r"\{\{\s*([^{}\s]+)\s*\}\}")
@@ -40,8 +48,9 @@ def _obj(value: Any) -> dict[str, Any]:
 def is_agentflow(data: dict[str, Any]) -> bool:
     nodes = data.get("nodes")
     return isinstance(nodes, list) and any(
-        isinstance(n, dict) and (n.get("type") == "agentFlow" or str(_obj(n.get("data")).get("name", "")).endswith(
-            "Agentflow")) for n in nodes
+        isinstance(n, dict)
+        and (n.get("type") == "agentFlow" or str(_obj(n.get("data")).get("name", "")).endswith("Agentflow"))
+        for n in nodes
     )
 
 
@@ -60,8 +69,10 @@ class AgentflowImporter:
         self.report = report
         self.secrets: set[str] = set()
         self.ids = IdAllocator()
-        self.flow = Flow(name=str(data.get("name") or "Imported Flowise agentflow")[:200],
-                         description=str(data.get("description") or ""))
+        self.flow = Flow(
+            name=str(data.get("name") or PurePath(origin).stem or "Imported Flowise agentflow")[:200],
+            description=str(data.get("description") or ""),
+        )
         self.outputs: dict[str, tuple[str, str]] = {}
         """Agentflow node id -> our node and port giving its output."""
         self.state: dict[str, list[tuple[str, tuple[str, str]]]] = {}
@@ -98,8 +109,10 @@ class AgentflowImporter:
             remember_secret(self.secrets, value)
             self.report.secret(node["id"], f"inputs.{path}", reason)
         outcome = self.report.node(node["id"], name)
-        pos = Position(x=to_float(_obj(node.get("position")).get("x")) or 0.0,
-                       y=to_float(_obj(node.get("position")).get("y")) or 0.0)
+        pos = Position(
+            x=to_float(_obj(node.get("position")).get("x")) or 0.0,
+            y=to_float(_obj(node.get("position")).get("y")) or 0.0,
+        )
         specs: list[NodeSpec] = []
         if name == "stickyNoteAgentflow":
             note = Note(id=self.ids.take(_safe(node["id"])), text=str(inputs.get("note") or ""))
@@ -130,9 +143,7 @@ class AgentflowImporter:
             outcome.note = "absorbed: its conditions are never evaluated; every branch it chose between is kept"
             self.report.warnings.append(f"{node['id']}: {outcome.note}")
         else:
-            original = scrub(copy.deepcopy(node), self.secrets)
-            config = {"source_format": "flowise", "original_type": name, "original": original,
-                      "input_names": [], "output_names": []}
+            config = placeholder_config("flowise", name, scrub(copy.deepcopy(node), self.secrets))
             specs = [self._new(node, PLACEHOLDER, config)]
             outcome.note = "kept as a placeholder, never run (no Flowbuilder node does this)"
             self.report.warnings.append(f"{node['id']}: {name}: {outcome.note}")
@@ -144,8 +155,9 @@ class AgentflowImporter:
     def _new(self, node: dict[str, Any], type_name: str, config: dict[str, Any], suffix: str = "") -> NodeSpec:
         label = str(node["data"].get("label") or node["data"].get("name") or node["id"])
         stem = _safe(node["id"]) + (f"-{suffix}" if suffix else "")
-        return NodeSpec(id=self.ids.take(stem), type=type_name, name=label + (f" ({suffix})" if suffix else ""),
-                        config=config)
+        return NodeSpec(
+            id=self.ids.take(stem), type=type_name, name=label + (f" ({suffix})" if suffix else ""), config=config
+        )
 
     def _chat_input(self) -> NodeSpec:
         spec = NodeSpec(id=self.ids.take("chat-input"), type=roles.CHAT_INPUT, name="Chat message")
@@ -158,9 +170,18 @@ class AgentflowImporter:
         if adapter is None or not adapter.ours.startswith(roles.LLMS):
             kept = FLOWISE_TABLE.entry(str(name or ""))
             original = {"data": {"name": str(name or ""), "inputs": scrub(copy.deepcopy(settings), self.secrets)}}
-            spec = self._new(node, PLACEHOLDER, {"source_format": "flowise", "original_type": str(name or "model"),
-                                                 "original": original, "input_names": ["prompt"],
-                                                 "output_names": ["answer", "model"]}, "model")
+            spec = self._new(
+                node,
+                PLACEHOLDER,
+                {
+                    "source_format": "flowise",
+                    "original_type": str(name or "model"),
+                    "original": original,
+                    "input_names": ["prompt"],
+                    "output_names": ["answer", "model"],
+                },
+                "model",
+            )
             why = kept.replace if kept and kept.replace else "no Flowbuilder node"
             self.report.warnings.append(f"{node['id']}: model {name!r}: placeholder ({why})")
             return spec
@@ -218,10 +239,24 @@ class AgentflowImporter:
 
     def _store(self, node: dict[str, Any], stores: Any) -> NodeSpec:
         kept = scrub(copy.deepcopy(stores), self.secrets)
+        for item in kept:  # "<id>:<name>" reads as a random token to the secret scan: the name is kept
+            if isinstance(item, dict) and not item.get("documentStore"):
+                index = kept.index(item)
+                source = stores[index] if index < len(stores) and isinstance(stores[index], dict) else {}
+                item["documentStore"] = str(source.get("documentStore") or "").split(":", 1)[-1]
         original = {"data": {"name": STORE_TYPE, "inputs": {"retrieverKnowledgeDocumentStores": kept}}}
-        spec = self._new(node, PLACEHOLDER, {"source_format": "flowise", "original_type": STORE_TYPE,
-                                             "original": original, "input_names": ["query"],
-                                             "output_names": ["hits"]}, "store")
+        spec = self._new(
+            node,
+            PLACEHOLDER,
+            {
+                "source_format": "flowise",
+                "original_type": STORE_TYPE,
+                "original": original,
+                "input_names": ["query"],
+                "output_names": ["hits"],
+            },
+            "store",
+        )
         # "<id>:<name>": the name only (an id with a suffix reads as a random token to the secret scan)
         names = [str(_obj(s).get("documentStore") or "").split(":", 1)[-1] for s in stores if isinstance(s, dict)]
         self.report.warnings.append(
@@ -248,8 +283,11 @@ class AgentflowImporter:
 
     def _agent(self, node: dict[str, Any], inputs: dict[str, Any]) -> list[NodeSpec]:
         model = self._model(node, inputs.get("agentModel"), inputs.get("agentModelConfig"))
-        system = "\n\n".join(plain_text(_obj(m).get("content")) for m in inputs.get("agentMessages") or []
-                             if isinstance(m, dict) and _obj(m).get("role") == "system")
+        system = "\n\n".join(
+            plain_text(_obj(m).get("content"))
+            for m in inputs.get("agentMessages") or []
+            if isinstance(m, dict) and _obj(m).get("role") == "system"
+        )
         agent = self._new(node, "agent.tools", {"system_message": system} if system else {})
         specs = [agent, model]
         self._edge(model.id, "model", agent.id, "model")

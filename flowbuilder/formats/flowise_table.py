@@ -91,8 +91,14 @@ def _store(ours: str, name: str, *params: Param, **kwargs: Any) -> Adapter:
         inputs={"documents": "document", "embedder": "embeddings", "query": "query"},
         outputs={"store": "retriever", "hits": "hits"},
         out_aliases={"vectorStore": "store"},
-        ignore=("recordManager", "fileUpload", "contentPayloadKey", "metadataPayloadKey", "batchSize",
-                *kwargs.pop("ignore", ())),
+        ignore=(
+            "recordManager",
+            "fileUpload",
+            "contentPayloadKey",
+            "metadataPayloadKey",
+            "batchSize",
+            *kwargs.pop("ignore", ()),
+        ),
         **kwargs,
     )
 
@@ -106,13 +112,22 @@ def _loader(name: str, file_input: str, more: tuple[str, ...] = (), **kwargs: An
         outputs={"records": "document"},
         out_aliases={"text": "records"},
         extra={"file": file_input},
-        ignore=("textSplitter", "metadata", "omitMetadataKeys", "usage", "legacyBuild", "pointerName", file_input, *more),
+        ignore=(
+            "textSplitter",
+            "metadata",
+            "omitMetadataKeys",
+            "usage",
+            "legacyBuild",
+            "pointerName",
+            file_input,
+            *more,
+        ),
         **kwargs,
     )
 
 
 _SILENT = ("cache", "streaming", "inputModeration", "allowImageUploads", "imageResolution", "baseOptions")
-_AGENT = {
+_AGENT: dict[str, Any] = {
     "hook": "agent",
     "params": (
         Param("system_message", "systemMessage", to_ours=nonempty_str),
@@ -328,9 +343,10 @@ FLOWISE_TABLE = Table(
                  note="a buffer memory: the last 5 exchanges are kept here (memory.window)"),
         _service("memory.window", "RedisBackedChatMemory", "memory", also=_EXTERNAL_MEMORY,
                  out_aliases={n: "memory" for n in _EXTERNAL_MEMORY},
-                 ignore=("sessionId", "memoryKey", "sessionTTL", "windowSize", "baseURL", "tableName", "databaseFilePath",
-                         "host", "port", "user", "database", "mongoDBUrl", "collectionName", "databaseName",
-                         "upstashRestUrl", "aiPrefix", "humanPrefix", "k", "user_id", "orgId", "projectId"),
+                 ignore=("sessionId", "memoryKey", "sessionTTL", "windowSize", "baseURL", "tableName",
+                         "databaseFilePath", "host", "port", "user", "database", "mongoDBUrl", "collectionName",
+                         "databaseName", "upstashRestUrl", "aiPrefix", "humanPrefix", "k", "user_id", "orgId",
+                         "projectId"),
                  note="a memory kept in an external database: the history is kept in this process here "
                  "(memory.window)"),
         # -- prompts, chains and agents (the engine adds the chat input and output Flowise's window stands for)

@@ -97,8 +97,10 @@ def is_dify(data: dict[str, Any]) -> bool:
     if data.get("kind") in ("app", "rag_pipeline") and isinstance(data.get("version"), str | int | float):
         return isinstance(data.get("workflow") or data.get("model_config") or data.get("app"), dict)
     app = data.get("app")
-    return isinstance(app, dict) and isinstance(app.get("mode"), str) and (
-        isinstance(data.get("workflow"), dict) or isinstance(data.get("model_config"), dict)
+    return (
+        isinstance(app, dict)
+        and isinstance(app.get("mode"), str)
+        and (isinstance(data.get("workflow"), dict) or isinstance(data.get("model_config"), dict))
     )
 
 

@@ -63,18 +63,23 @@ def fill_unfed_variables(flow: Flow, report: ImportReport) -> None:
         fed = {e.target_port for e in flow.edges if e.target == spec.id}
         if not any(spec.id in (e.source, e.target) for e in flow.edges):
             continue  # a lone prompt (a round trip of one node) is left as written
-        unfed: list[str] = []
-
-        def keep(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name is None or name in fed:
-                return match.group(0)
-            if name not in unfed:
-                unfed.append(name)
-            return ""
-
-        filled = _PROMPT_TOKEN.sub(keep, template)
+        filled, unfed = _fill(template, fed)
         if unfed:
             spec.config["template"] = filled
             shown = ", ".join("{" + n + "}" for n in unfed)
             report.warnings.append(f"{spec.id}: prompt variable(s) {shown} fed by nothing: filled with empty text")
+
+
+def _fill(template: str, fed: set[str]) -> tuple[str, list[str]]:
+    """``template`` with each variable not in ``fed`` removed, and those variables in order."""
+    unfed: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name is None or name in fed:
+            return match.group(0)
+        if name not in unfed:
+            unfed.append(name)
+        return ""
+
+    return _PROMPT_TOKEN.sub(keep, template), unfed

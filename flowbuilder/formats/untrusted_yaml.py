@@ -29,7 +29,7 @@ class _Loader(yaml.SafeLoader):
 
     _depth = 0
 
-    def compose_node(self, parent: Any, index: Any) -> Any:  # noqa: D102 - PyYAML's hook
+    def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             line = event.start_mark.line + 1 if event.start_mark else "?"
@@ -50,7 +50,7 @@ def parse_untrusted_yaml(text: str, origin: object) -> Any:
             origin, f"is {len(text) / 1e6:.1f} MB; flow files over {MAX_FLOW_BYTES / 1e6:.0f} MB are refused"
         )
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is yaml.SafeLoader refusing aliases
+        data = yaml.load(text, Loader=_Loader)
     except _Refused as exc:
         raise FlowFileError(origin, str(exc)) from None
     except RecursionError:
