@@ -562,6 +562,20 @@ class FlowService:
         for endpoint in self.searches:
             self.search("warm-up", 1, endpoint.name)
 
+    def start_warm_up(self) -> threading.Thread:
+        """:meth:`warm_up` in a background thread while a client connects; calls wait for it (one lock). A
+        failure is written to stderr; each call then reports the same failure itself."""
+
+        def work() -> None:
+            try:
+                self.warm_up()
+            except Exception as exc:
+                sys.stderr.write(f"warm-up failed: {redact(str(exc))}\n")
+
+        thread = threading.Thread(target=work, name="flowbuilder-warm-up", daemon=True)
+        thread.start()
+        return thread
+
     def ask(self, question: str, session_id: str = "serve") -> AskResult:
         if not self.ask_enabled or self.answer_node is None:
             raise ServeError(f"{self.path}: the flow has no model or agent fed by a chat input; use search instead.")

@@ -83,7 +83,6 @@ class ServePanel:
             return DEFAULT_PORT
 
     def start(self) -> None:
-        from flowbuilder.commands.mcp import start_warm_up
         from flowbuilder.serving.http_app import BackgroundServer, build_http_app
         from flowbuilder.serving.service import FlowService
 
@@ -106,7 +105,7 @@ class ServePanel:
         except OSError as exc:
             self._show_error(f"Cannot listen on {host}:{port}: {exc.strerror or exc}. Pick another port.")
             return
-        start_warm_up(service)
+        service.start_warm_up()
         _RUNNING[port] = (server, service)
         url_host = f"[{host}]" if ":" in host else host
         job = start_job(

@@ -24,7 +24,7 @@ from flowbuilder.errors import NodeError, ProviderError, RunCancelledError
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.io import ChatIn, ChatOut
 from flowbuilder.nodes.llms.base import BaseChatModel, ChatNode, ChatSettings, TokenCallback
-from flowbuilder.nodes.llms.local_runtime import INSTALL_HINT, LoadedModel, bundled_model, load_model
+from flowbuilder.nodes.llms.local_runtime import INSTALL_HINT, RUNTIME, LoadedModel, bundled_model, load_model
 from flowbuilder.pathguard import PathKind
 from flowbuilder.paths import resolve_path
 from flowbuilder.registry import register_node
@@ -225,6 +225,7 @@ class LocalChat(ChatNode[LocalLLMConfig]):
     type_name = "llm.local"
     Config: ClassVar[type[BaseModel]] = LocalLLMConfig
     display_name = "Local GGUF Chat Model"
+    runtime = RUNTIME
     aliases = ("LLM", "llama.cpp", "GGUF", "local model", "offline", "SmolLM2", "chat model", "model", "chat")
 
     def settings(self) -> ChatSettings:
