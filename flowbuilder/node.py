@@ -44,6 +44,7 @@ from typing import Any, ClassVar, Generic
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import ENDPOINT_FIELDS, LOCAL_PROVIDERS, CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import CredentialError, RunCancelledError
@@ -226,6 +227,8 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     stream_out: ClassVar[str | None] = None
     """The output port this node can produce batch by batch; a head (no ``stream_in``) implements
     :meth:`iter_batches`."""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    """What this type does that other code asks about (:mod:`flowbuilder.capabilities`): never its name."""
     runtime: ClassVar[Runtime | None] = None
     """An optional library this node needs that the builder can install (:class:`Runtime`)."""
 

@@ -18,6 +18,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
@@ -66,6 +67,8 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     """Load a CSV, JSON, PDF, TXT or Markdown file as records (one per row, object, page or file)."""
 
     type_name = "loader.file"
+
+    capabilities = frozenset({Capability.LOADS_FILES, Capability.LOCAL_ONLY})
     display_name = "Read File"
     aliases = ("File", "Default Data Loader", "document loader", "csv", "pdf", "load")
     category = "Loaders"

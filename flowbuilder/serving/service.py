@@ -30,6 +30,7 @@ from typing import Any, TextIO, cast
 
 import networkx as nx
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import ServeError
@@ -358,7 +359,7 @@ class FlowService:
     def _find_prompts(self) -> list[PromptEndpoint]:
         found = []
         for nid, node in sorted(self.graph.nodes.items()):
-            if node.spec.type != "prompt.template":
+            if Capability.RENDERS_PROMPT not in node.cls.capabilities:
                 continue
             template = str(getattr(node.config, "template", ""))
             found.append(

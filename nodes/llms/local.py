@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import NodeError, ProviderError, RunCancelledError
 from flowbuilder.node import RunContext
@@ -223,6 +224,8 @@ class LocalChat(ChatNode[LocalLLMConfig]):
     """  # noqa: E501  (the first line is the palette's one-line description)
 
     type_name = "llm.local"
+
+    capabilities = frozenset({Capability.DEFAULT_SOURCE})
     Config: ClassVar[type[BaseModel]] = LocalLLMConfig
     display_name = "Local GGUF Chat Model"
     runtime = RUNTIME
