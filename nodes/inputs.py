@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypedDict
+from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,7 +12,6 @@ from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.pathguard import PathKind
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
@@ -25,7 +24,7 @@ class FileInputConfig(BaseModel):
 
 
 class PathOut(TypedDict):
-    path: Text
+    path: Annotated[Text, "Absolute path of the chosen file."]
 
 
 @register_node
@@ -39,7 +38,6 @@ class FileInput(Node[FileInputConfig, NoInputs, PathOut]):
     aliases = ("On form submission", "Form Trigger", "upload", "file upload")
     category = "Inputs"
     Config = FileInputConfig
-    outputs = (Port("path", PortType.TEXT, description="Absolute path of the chosen file."),)
     run_input = "file"
 
     @classmethod

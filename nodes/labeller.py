@@ -19,8 +19,7 @@ from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import RecordsIn, RecordsOut
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import AnyValue, Text
 from flowbuilder.registry import register_node
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
@@ -128,8 +127,6 @@ class RowLabeller(Node[RowLabellerConfig, RecordsIn, RecordsOut]):
     aliases = ("Parser", "row template", "format rows")
     category = "Transform"
     Config = RowLabellerConfig
-    inputs = (Port("records", PortType.RECORDS),)
-    outputs = (Port("records", PortType.RECORDS),)
     stream_in = "records"
     stream_out = "records"
 
@@ -230,7 +227,7 @@ class StringifyConfig(BaseModel):
 
 
 class ItemsIn(TypedDict):
-    items: Any
+    items: AnyValue
 
 
 class TextOut(TypedDict):
@@ -248,8 +245,6 @@ class Stringify(Node[StringifyConfig, ItemsIn, TextOut]):
     aliases = ("Parser", "Parse Data", "Data to Message", "combine", "to text")
     category = "Transform"
     Config = StringifyConfig
-    inputs = (Port("items", PortType.ANY),)
-    outputs = (Port("text", PortType.TEXT),)
 
     @classmethod
     def config_problems(cls, config: StringifyConfig) -> list[tuple[str | None, str]]:

@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,7 +25,6 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.paths import resolve_path
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 
@@ -59,7 +58,7 @@ class FileLoaderConfig(BaseModel):
 
 
 class PathIn(TypedDict):
-    path: NotRequired[Text]
+    path: NotRequired[Annotated[Text, "A path from a file input; replaces the config."]]
 
 
 @register_node
@@ -73,10 +72,6 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     aliases = ("File", "Default Data Loader", "document loader", "csv", "pdf", "load")
     category = "Loaders"
     Config = FileLoaderConfig
-    inputs = (
-        Port("path", PortType.TEXT, required=False, description="A path from a file input; replaces the config."),
-    )
-    outputs = (Port("records", PortType.RECORDS),)
     run_input = "file"
     stream_out = "records"
     fraction: float | None = None

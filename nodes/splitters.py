@@ -33,7 +33,6 @@ from flowbuilder.nodes.splitting.textsplit import (
     split_recursive,
     unescape_separator,
 )
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 
@@ -121,8 +120,6 @@ class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
 
     category = "Splitters"
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SPLITS, Capability.LOCAL_ONLY})
-    inputs: ClassVar[tuple[Port, ...]] = (Port("documents", PortType.RECORDS),)
-    outputs = (Port("chunks", PortType.CHUNKS),)
     # each document is split on its own, so a stream of records can be split batch by batch
     stream_in: ClassVar[str | None] = "documents"
     stream_out: ClassVar[str | None] = "chunks"

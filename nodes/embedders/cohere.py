@@ -19,7 +19,6 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import RemoteEmbedder
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.llms.base import scrub
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 PROVIDER = "cohere"
@@ -192,7 +191,6 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
     aliases = ("Embeddings", "embedding model", "Embeddings Cohere")
     category = "Embedders"
     Config = CohereEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", PROVIDER, description="Cohere API key (COHERE_API_KEY)."),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:

@@ -21,7 +21,6 @@ from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
@@ -205,7 +204,6 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
     aliases = ("Embeddings", "embedding model", "HuggingFace Embeddings")
     category = "Embedders"
     Config = LocalEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = LocalEmbedder(

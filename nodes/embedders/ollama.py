@@ -17,7 +17,6 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import RemoteEmbedder
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.ollama_client import API_KEY_SLOT, make_client
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
 
@@ -144,7 +143,6 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
     aliases = ("Embeddings", "embedding model", "Embeddings Ollama")
     category = "Embedders"
     Config = OllamaEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (API_KEY_SLOT,)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:

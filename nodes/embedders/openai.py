@@ -12,7 +12,6 @@ from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import RemoteEmbedder
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
 
@@ -140,7 +139,6 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig, NoInputs, EmbedderOut]):
     aliases = ("Embeddings", "embedding model", "Embeddings OpenAI")
     category = "Embedders"
     Config = OpenAIEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", "openai"),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:

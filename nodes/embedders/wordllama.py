@@ -21,7 +21,6 @@ from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 SCREENING_LABEL = "screening-grade (WordLlama static embeddings; rank settings with it, report with a real embedder)"
@@ -92,7 +91,6 @@ class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig, NoInputs, EmbedderOut]
     aliases = ("Embeddings", "embedding model", "fast")
     category = "Embedders"
     Config = WordLlamaEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = WordLlamaEmbedder(

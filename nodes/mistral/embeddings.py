@@ -13,7 +13,6 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import RemoteEmbedder
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 KNOWN_DIMENSIONS = {"mistral-embed": 1024}
@@ -91,7 +90,6 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig, NoInputs, EmbedderOut]):
     aliases = ("Embeddings", "embedding model", "Embeddings Mistral Cloud")
     category = "Embedders"
     Config = MistralEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", PROVIDER, description=f"Mistral API key ({ENV_VAR})."),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:

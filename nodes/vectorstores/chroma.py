@@ -23,8 +23,6 @@ from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
@@ -288,8 +286,6 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
     aliases = ("Chroma DB", "vector store", "vector db", "database", "index")
     category = "Vector stores"
     Config = ChromaConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
 
     @classmethod
     def config_problems(cls, config: ChromaConfig) -> list[tuple[str | None, str]]:

@@ -32,8 +32,6 @@ from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
 from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
@@ -497,8 +495,6 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
     aliases = ("Qdrant", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = QdrantConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
     credential_slots = (
         CredentialSlot("api_key", PROVIDER, required=False, description="Only for a Qdrant server that needs a key."),
     )
