@@ -394,7 +394,8 @@ def node_class_problem(cls: type[Node[Any]]) -> str | None:
         return f"{cls.__name__} has no type_name"
     if not cls.description():
         return f"{cls.__name__} ({cls.type_name}) has no docstring to describe it"
-    for side, attribute in (("input", "inputs"), ("output", "outputs")):
+    sides: tuple[tuple[Side, str], ...] = (("input", "inputs"), ("output", "outputs"))
+    for side, attribute in sides:
         try:
             typed = signature_ports(cls, side)
         except TypeError as exc:
