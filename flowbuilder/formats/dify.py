@@ -33,7 +33,7 @@ from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, read_params, to_float
-from flowbuilder.formats.dify_table import DIFY_TABLE, NOTE_TYPES, provider_key
+from flowbuilder.formats.dify_table import CHAT_IN, CHAT_OUT, DIFY_TABLE, NOTE_TYPES, PROMPT, provider_key
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
@@ -255,7 +255,7 @@ class DifyImporter:
                 spec = self._new(node_id, roles.FILE_INPUT, {}, label, "file")
                 self._export(node_id, name, (spec.id, "path"))
             elif kind in _TEXT_VARS:
-                spec = self._new(node_id, roles.CHAT_INPUT, {}, label)
+                spec = self._new(node_id, CHAT_IN, {}, label)
                 self._export(node_id, name, (spec.id, "message"))
                 self.chat[name] = spec.id
                 first = first or spec.id
@@ -264,7 +264,7 @@ class DifyImporter:
                 continue
             specs.append(spec)
         if self.mode != "workflow" or not first:  # a chat's message (sys.query)
-            spec = self._new(node_id, roles.CHAT_INPUT, {}, "Chat message")
+            spec = self._new(node_id, CHAT_IN, {}, "Chat message")
             specs.insert(0, spec)
             first = spec.id
         self.chat["sys.query"] = first
@@ -285,7 +285,7 @@ class DifyImporter:
         query = str(memory.get("query_prompt_template") or "")
         if self.mode != "workflow" and "sys.query" not in " ".join(texts):
             texts.append(query if "{{#sys.query#}}" in query else "{{#sys.query#}}")
-        prompt = self._new(node_id, roles.PROMPT, {}, f"{title} prompt")
+        prompt = self._new(node_id, PROMPT, {}, f"{title} prompt")
         context = selector_of(_obj(data.get("context")).get("variable_selector"))
         template = self._template(node_id, "\n\n".join(texts) or "{{#sys.query#}}", prompt.id, context)
         prompt.config["template"] = template
@@ -351,7 +351,7 @@ class DifyImporter:
         if not refs:
             self.outcomes[node_id].note = "a fixed reply: not carried (nothing runs before it here)"
             return []
-        spec = self._new(node_id, roles.CHAT_OUTPUT, {}, str(data.get("title") or "Answer"))
+        spec = self._new(node_id, CHAT_OUT, {}, str(data.get("title") or "Answer"))
         # the reply's main value: the last reference (Dify's replies end with the model's text)
         self._want(_sys(refs[-1]), (spec.id, "message"), node_id)
         if len(refs) > 1:
@@ -365,7 +365,7 @@ class DifyImporter:
             if selector is None:
                 continue
             label = str(_obj(output).get("variable") or "output")
-            spec = self._new(node_id, roles.CHAT_OUTPUT, {}, label)
+            spec = self._new(node_id, CHAT_OUT, {}, label)
             self._want(selector, (spec.id, "message"), node_id)
             specs.append(spec)
         if not specs:
@@ -410,7 +410,7 @@ class DifyImporter:
             str(_obj(v).get("variable")): selector_of(_obj(v).get("value_selector"))
             for v in _list(data.get("variables"))
         }
-        spec = self._new(node_id, roles.PROMPT, {}, str(data.get("title") or "Template"))
+        spec = self._new(node_id, PROMPT, {}, str(data.get("title") or "Template"))
 
         ours, complex_refs = jinja_to_template(template)
         for expression in complex_refs:
@@ -572,7 +572,7 @@ class DifyImporter:
     # -- chat apps (model_config) ---------------------------------------------------------------
     def _chat_app(self) -> None:
         config = _obj(self.data.get("model_config"))
-        chat = self._new("app", roles.CHAT_INPUT, {}, "Chat message")
+        chat = self._new("app", CHAT_IN, {}, "Chat message")
         self.flow.nodes.append(chat)
         self.flow.layout.positions[chat.id] = Position(x=0, y=0)
         self.report.node("user message", "chat").targets.append((chat.id, chat.type))
@@ -592,7 +592,7 @@ class DifyImporter:
             pre.replace("{", "{{").replace("}", "}}").replace("{{{{", "{{").replace("}}}}", "}}"),
         )
         template = re.sub(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}", r"{\1}", template)
-        prompt = self._new("app", roles.PROMPT, {}, "Prompt")
+        prompt = self._new("app", PROMPT, {}, "Prompt")
         nodes = [prompt, model]
         if ids:
             data = {"title": "Knowledge", "dataset_ids": ids, "dataset_configs": datasets}
@@ -618,7 +618,7 @@ class DifyImporter:
             if name in ("question", "query"):
                 self._edge(chat.id, "message", prompt.id, name)
         self._edge(prompt.id, "prompt", model.id, "prompt")
-        out = self._new("app", roles.CHAT_OUTPUT, {}, "Answer")
+        out = self._new("app", CHAT_OUT, {}, "Answer")
         nodes.append(out)
         self._edge(model.id, "answer", out.id, "message")
         for offset, spec in enumerate(nodes):
@@ -639,7 +639,7 @@ class DifyImporter:
                 node, var = want.selector
                 what = f"{node}.{var}" if node else var
                 spec = next((n for n in self.flow.nodes if n.id == want.target[0]), None)
-                if spec is not None and spec.type == roles.CHAT_OUTPUT:
+                if spec is not None and spec.type == CHAT_OUT:
                     # an answer showing only what a node we do not run gives: nothing to show here
                     self.flow.nodes.remove(spec)
                     self.flow.layout.positions.pop(spec.id, None)

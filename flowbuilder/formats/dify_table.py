@@ -33,6 +33,10 @@ from flowbuilder.formats.adapters import (
 )
 
 NOTE_TYPES = ("custom-note",)
+# What the engine adds for a Dify app: the chat message, an answer, a prompt (an llm node's messages).
+CHAT_IN = "chat.input"
+CHAT_OUT = "chat.output"
+PROMPT = "prompt.template"
 """A Dify canvas note: the node's ``type`` (its ``data.type`` is empty)."""
 KB_REPLACE = (
     "vectorstore.chroma (a Dify knowledge base lives on the Dify server: --local swaps in an embedded Chroma "

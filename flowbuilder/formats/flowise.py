@@ -30,7 +30,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Adapter, credential_slot, node_class, read_params, to_float
 from flowbuilder.formats.flowise_agentflow import AgentflowImporter, is_agentflow
-from flowbuilder.formats.flowise_table import CREDENTIAL_PROVIDERS, FLOWISE_TABLE, STICKY
+from flowbuilder.formats.flowise_table import CHAT_IN, CHAT_OUT, CREDENTIAL_PROVIDERS, FLOWISE_TABLE, PROMPT, STICKY
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
@@ -362,7 +362,7 @@ class FlowiseImporter:
             self.report.drop(node["id"], "memory", "the chain's memory rephrases follow-up questions; not carried")
         if inputs.get("rephrasePrompt"):
             used.add("rephrasePrompt")
-        return self._spec(node, roles.PROMPT, config)
+        return self._spec(node, PROMPT, config)
 
     def _hook_chain(self, node: dict[str, Any], inputs: dict[str, Any], adapter: Adapter, used: set[str]) -> None:
         """An LLM chain or conversation chain: folded. Its prompt feeds its model and the model answers the
@@ -430,7 +430,7 @@ class FlowiseImporter:
         entry = FLOWISE_TABLE.entry(mapped.name)
         if entry is None or entry.local is None or wanted is None:
             return name
-        ports = [p for p, t in _ports(entry.local.to, "out").items() if compatible(t, wanted)]
+        ports = [p for p, t in _ports(entry.local.target, "out").items() if compatible(t, wanted)]
         if not ports:
             return name
         names = mapped.spec.config["output_names"]
@@ -548,7 +548,7 @@ class FlowiseImporter:
     def _chat(self) -> str:
         """The chat input Flowise's chat window stands for (added once)."""
         if not self.chat_id:
-            spec = NodeSpec(id=self.ids.take("chat-input"), type=roles.CHAT_INPUT, name="Chat message (added)")
+            spec = NodeSpec(id=self.ids.take("chat-input"), type=CHAT_IN, name="Chat message (added)")
             self.flow.nodes.append(spec)
             self.flow.layout.positions[spec.id] = self._corner(-400)
             self.chat_id = spec.id
@@ -563,7 +563,7 @@ class FlowiseImporter:
         if node_id in self.answered or any(e.source == node_id and e.source_port == port for e in self.flow.edges):
             return
         self.answered.add(node_id)
-        spec = NodeSpec(id=self.ids.take(f"{node_id}-output"), type=roles.CHAT_OUTPUT, name="Chat answer (added)")
+        spec = NodeSpec(id=self.ids.take(f"{node_id}-output"), type=CHAT_OUT, name="Chat answer (added)")
         self.flow.nodes.append(spec)
         pos = self.flow.layout.positions.get(node_id, Position())
         self.flow.layout.positions[spec.id] = Position(x=pos.x + 400, y=pos.y)

@@ -22,7 +22,7 @@ from flowbuilder.credentials import CredentialRef
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import credential_slot, read_params, to_float
-from flowbuilder.formats.flowise_table import FLOWISE_TABLE
+from flowbuilder.formats.flowise_table import AGENT, CHAT_IN, CHAT_OUT, FLOWISE_TABLE, PROMPT
 from flowbuilder.formats.mapping import (
     PLACEHOLDER,
     IdAllocator,
@@ -131,7 +131,7 @@ class AgentflowImporter:
         elif name == "agentAgentflow":
             specs = self._agent(node, inputs)
         elif name == "directReplyAgentflow":
-            spec = self._new(node, roles.CHAT_OUTPUT, {})
+            spec = self._new(node, CHAT_OUT, {})
             mentions = _MENTION.findall(plain_text(inputs.get("directReplyMessage")))
             if mentions:
                 self.wants.append((mentions[-1], spec.id, "message", node["id"]))
@@ -160,14 +160,14 @@ class AgentflowImporter:
         )
 
     def _chat_input(self) -> NodeSpec:
-        spec = NodeSpec(id=self.ids.take("chat-input"), type=roles.CHAT_INPUT, name="Chat message")
+        spec = NodeSpec(id=self.ids.take("chat-input"), type=CHAT_IN, name="Chat message")
         self.chat = self.chat or spec.id
         return spec
 
     def _model(self, node: dict[str, Any], name: Any, config: Any) -> NodeSpec:
         adapter = FLOWISE_TABLE.importer(str(name or ""))
         settings = _obj(config)
-        if adapter is None or not adapter.ours.startswith(roles.LLMS):
+        if adapter is None or not roles.chat_model(adapter.ours):
             kept = FLOWISE_TABLE.entry(str(name or ""))
             original = {"data": {"name": str(name or ""), "inputs": scrub(copy.deepcopy(settings), self.secrets)}}
             spec = self._new(
@@ -224,7 +224,7 @@ class AgentflowImporter:
         texts = [plain_text(_obj(m).get("content")) for m in inputs.get("llmMessages") or [] if isinstance(m, dict)]
         user = plain_text(inputs.get("llmUserMessage"))
         texts.append(user or "{{ question }}")  # with no user message, Flowise sends the chat question
-        prompt = self._new(node, roles.PROMPT, {}, "prompt")
+        prompt = self._new(node, PROMPT, {}, "prompt")
         prompt.config["template"] = self._template("\n\n".join(t for t in texts if t), prompt, node["id"])
         self._edge(prompt.id, "prompt", model.id, "prompt")
         self.outputs[node["id"]] = (model.id, "answer")
@@ -288,7 +288,7 @@ class AgentflowImporter:
             for m in inputs.get("agentMessages") or []
             if isinstance(m, dict) and _obj(m).get("role") == "system"
         )
-        agent = self._new(node, "agent.tools", {"system_message": system} if system else {})
+        agent = self._new(node, AGENT, {"system_message": system} if system else {})
         specs = [agent, model]
         self._edge(model.id, "model", agent.id, "model")
         stores = inputs.get("agentKnowledgeDocumentStores")
@@ -331,7 +331,7 @@ class AgentflowImporter:
     def _answer(self, source: str, port: str) -> None:
         if any(e.source == source and e.source_port == port for e in self.flow.edges):
             return
-        spec = NodeSpec(id=self.ids.take(f"{source}-output"), type=roles.CHAT_OUTPUT, name="Chat answer")
+        spec = NodeSpec(id=self.ids.take(f"{source}-output"), type=CHAT_OUT, name="Chat answer")
         self.flow.nodes.append(spec)
         pos = self.flow.layout.positions.get(source, Position())
         self.flow.layout.positions[spec.id] = Position(x=pos.x + 400, y=pos.y)

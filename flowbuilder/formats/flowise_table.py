@@ -34,6 +34,12 @@ from flowbuilder.formats.adapters import (
 
 STICKY = ("stickyNote", "stickyNoteAgentflow")
 """Flowise sticky notes (chatflows, Agentflow v2): canvas notes."""
+# What Flowise leaves implicit and the engines add: the chat window's question and answer, a chain's or an
+# Agentflow LLM's prompt, an Agentflow agent (named here, with the entries, so the engines name no type).
+CHAT_IN = "chat.input"
+CHAT_OUT = "chat.output"
+PROMPT = "prompt.template"
+AGENT = "agent.tools"
 CREDENTIAL_PROVIDERS = {
     "openAIApi": "openai",
     "ollamaApi": "ollama",

@@ -58,7 +58,7 @@ def fill_unfed_variables(flow: Flow, report: ImportReport) -> None:
     connection at all is left as written."""
     for spec in flow.nodes:
         template = spec.config.get("template")
-        if spec.type != roles.PROMPT or not isinstance(template, str):
+        if not roles.is_prompt(spec.type) or not isinstance(template, str):
             continue
         fed = {e.target_port for e in flow.edges if e.target == spec.id}
         if not any(spec.id in (e.source, e.target) for e in flow.edges):

@@ -51,7 +51,7 @@ def test_every_type_field_port_and_hook_an_entry_names_exists(fmt: str, adapter:
         importer = TABLES[fmt][1]
         assert hasattr(importer, f"_hook_{adapter.hook}"), f"no hook {adapter.hook!r} in the {fmt} importer"
     if adapter.local is not None:
-        assert adapter.local.to in registry
+        assert adapter.local.target in registry
 
 
 def test_the_fixtures_are_found() -> None:
