@@ -376,6 +376,16 @@ FLOWISE_TABLE = Table(
                                                   "reactAgentChat", "reactAgentLLM", "xmlAgent",
                                                   "mistralAIToolAgent", "openAIToolAgentLlamaIndex",
                                                   "anthropicAgentLlamaIndex"), **_AGENT),
+        # Agentflow v1 (multi-agent): the supervisor is the agent; its workers' tools become its tools (a
+        # worker is folded: the "forward" extra sends its tools to the node its "supervisor" input names).
+        Adapter("agent.tools", "supervisor", hook="agent",
+                inputs={"model": "model", "memory": "memory", "tools": "tools"},
+                params=(Param("system_message", "supervisorPrompt", to_ours=nonempty_str),),
+                ignore=("supervisorName", "recursionLimit", "summarization", "inputModeration")),
+        Adapter("util.passthrough", "worker", hook="chain", extra={"forward": ("supervisor", {"tools": "tools"})},
+                ignore=("workerName", "workerPrompt", "tools", "supervisor", "model", "maxIterations"),
+                note="a worker of a multi-agent flow: its tools are given to the supervisor agent (its prompt "
+                "is not carried)"),
         Adapter("agent.tools", "conversationalRetrievalToolAgent",
                 **{**_AGENT, "inputs": {"tools": "tools", "memory": "memory", "model": "model"}},
                 in_aliases={"vectorStoreRetriever": "tools"}),
