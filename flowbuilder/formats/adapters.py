@@ -50,7 +50,7 @@ before                                                 now, on the entry
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -203,6 +203,10 @@ class Adapter:
             if name == theirs:
                 return port
         return self.out_aliases.get(theirs)
+
+
+Mappings = Mapping[str, Sequence[Adapter]]
+"""A node class's ``mappings``: its entries per foreign format name."""
 
 
 # The offline stand-ins ``import --local`` swaps remote nodes for (shared by both formats' entries).
