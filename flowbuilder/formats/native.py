@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from flowbuilder.errors import FlowFileError, UnsupportedFormatError
 from flowbuilder.flow import FORMAT_NAME, FORMAT_VERSION, Flow
 from flowbuilder.formats.limits import check_counts, check_size, parse_untrusted_json, strict_dumps
+from flowbuilder.registry import default_registry
 
 
 def _migrate_v0(data: dict[str, Any]) -> dict[str, Any]:
@@ -49,18 +50,28 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate
 
 NodeMigration = Callable[[dict[str, Any]], dict[str, Any]]
 NODE_MIGRATIONS: dict[str, dict[str, NodeMigration]] = {}
-"""Node type -> {what changed: a function from a saved node dict to its new form}. The key names the
+"""Node type -> {what changed: a function from a saved node dict to its new form}, for types no class describes
+any more (a removed or renamed type: key ``"type"``); a registered type carries its own in
+``Node.migrations`` (:func:`node_migrations` merges both). The key names the
 change the node-schema snapshot test (tests/formats/test_node_schema.py) looks for: ``"type"`` (the
 type was renamed: the migration sets the new ``type``), ``"config.FIELD"`` (a field was renamed,
 retyped or its default changed) or ``"port.NAME"`` (a port was renamed: the migration rewrites
 nothing in the node; edges are fixed by :func:`migrate_nodes`). Each migration must be idempotent."""
 
 
+def node_migrations(type_name: str) -> dict[str, NodeMigration]:
+    """Every migration of ``type_name``: its class's ``migrations`` (the node describes its own history),
+    then :data:`NODE_MIGRATIONS` (types no class describes any more)."""
+    registry = default_registry()
+    own = dict(registry.get(type_name).migrations) if type_name in registry else {}
+    return {**own, **NODE_MIGRATIONS.get(type_name, {})}
+
+
 def migrate_nodes(data: dict[str, Any]) -> dict[str, Any]:
     """Apply every node migration to a native flow dict (saved flows keep working after node changes)."""
     for node in data.get("nodes") or []:
         if isinstance(node, dict):
-            for migration in NODE_MIGRATIONS.get(str(node.get("type")), {}).values():
+            for migration in node_migrations(str(node.get("type"))).values():
                 node.update(migration(dict(node)))
     return data
 
@@ -177,7 +188,7 @@ def flow_from_data(data: object, origin: object = "<flow>") -> Flow:
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
             raise FlowFileError(origin, f"version {version} file could not be migrated: {exc!r}") from None
         version = int(data["version"])
-    if NODE_MIGRATIONS:
+    if NODE_MIGRATIONS or any(cls.migrations for cls in default_registry()):
         data = migrate_nodes(data)
     try:
         return Flow.model_validate(data)
