@@ -504,6 +504,25 @@ class FlowiseImporter:
                 if link.input in inputs:
                     self._connect(_Link(link.source, link.output, onto, inputs[link.input]))
 
+    def _unwire_dead_ends(self) -> None:
+        """A kept node whose output reaches nothing we run (a moderation step whose chain was folded, an
+        analytics hook) keeps no inputs either: it stays on the canvas, unwired, with a report line, and the
+        rest of the flow runs."""
+        for spec in self.flow.nodes:
+            if spec.type != PLACEHOLDER or any(e.source == spec.id for e in self.flow.edges):
+                continue
+            entry = FLOWISE_TABLE.entry(str(spec.config.get("original_type", "")))
+            if entry is not None and entry.local is not None:
+                continue  # --local swaps it for a node we run (a hosted store being filled): its inputs stay
+            into = [e for e in self.flow.edges if e.target == spec.id]
+            if not into:
+                continue
+            self.flow.edges = [e for e in self.flow.edges if e.target != spec.id]
+            spec.config["input_names"] = []
+            self.report.connections_dropped.extend(
+                f"{e.key}: into '{spec.id}', which feeds nothing Flowbuilder runs" for e in into
+            )
+
     def _finish(self) -> None:
         self._forward()
         for mapped in list(self.mapped.values()):
@@ -527,6 +546,7 @@ class FlowiseImporter:
                 assert mapped.spec is not None
                 self._edge(self._chat(), "message", mapped.spec.id, "message")
                 self._answer(mapped.spec.id, "answer")
+        self._unwire_dead_ends()
         for mapped in self.mapped.values():
             spec = mapped.spec
             if spec is None or spec.type == PLACEHOLDER:

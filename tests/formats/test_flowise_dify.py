@@ -289,3 +289,29 @@ def test_agentflow_v1_workers_give_their_tools_to_the_supervisor_agent() -> None
     assert "chatOllama_0.model->supervisor_0.model" in keys
     assert next(n for n in flow.nodes if n.id == "supervisor_0").config["system_message"] == "Route the work."
     assert any("worker" in o.note for o in report.nodes if o.source_name == "worker_0")
+
+
+def test_a_kept_node_that_feeds_nothing_we_run_is_left_unwired() -> None:
+    def node(nid: str, name: str, inputs: dict[str, object]) -> dict[str, object]:
+        return {"id": nid, "position": {"x": 0, "y": 0}, "data": {"id": nid, "name": name, "inputs": inputs}}
+
+    data = {
+        "nodes": [
+            node("chatOllama_0", "chatOllama", {}),
+            node("chatOllama_1", "chatOllama", {}),
+            node("moderation_0", "inputModerationOpenAI", {}),
+            node("conversationChain_0", "conversationChain", {}),
+        ],
+        "edges": [
+            {"source": "chatOllama_0", "sourceHandle": "chatOllama_0-output-chatOllama-X", "target": "moderation_0",
+             "targetHandle": "moderation_0-input-model-X"},
+            {"source": "moderation_0", "sourceHandle": "moderation_0-output-moderation_0-X",
+             "target": "conversationChain_0", "targetHandle": "conversationChain_0-input-inputModeration-X"},
+            {"source": "chatOllama_1", "sourceHandle": "chatOllama_1-output-chatOllama-X",
+             "target": "conversationChain_0", "targetHandle": "conversationChain_0-input-model-X"},
+        ],
+    }  # fmt: skip
+    flow, report = convert_data(data, "flowise", "moderated.json")
+    assert not [e for e in flow.edges if "moderation_0" in (e.source, e.target)]
+    assert any("moderation_0" in line for line in report.connections_dropped)
+    assert not analyze(flow).issues
