@@ -130,6 +130,8 @@ def shared_memory(scope: str, data_dir: Path, window: int, persist: bool) -> Win
 
 
 class WindowMemoryConfig(BaseModel):
+    """Settings of ``memory.window``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     window: int = Field(5, ge=0, description="How many past exchanges (question + answer) are sent to the model.")
@@ -141,6 +143,8 @@ class WindowMemoryConfig(BaseModel):
 
 
 class MemoryOut(TypedDict):
+    """The output ports of ``memory.window``."""
+
     memory: Annotated[Memory, "Chat history per session."]
 
 
@@ -199,6 +203,8 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
 
 
 class AgentConfig(BaseModel):
+    """Settings of ``agent.tools``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     system_message: str = Field(
@@ -220,6 +226,8 @@ class AgentConfig(BaseModel):
 
 
 class AgentIn(TypedDict):
+    """The input ports of ``agent.tools``."""
+
     message: Annotated[Message, "The user's message."]
     model: NotRequired[
         Annotated[
@@ -231,6 +239,8 @@ class AgentIn(TypedDict):
 
 
 class AgentOut(TypedDict):
+    """The output ports of ``agent.tools``."""
+
     answer: Annotated[Answer, "The model's final answer."]
     hits: Annotated[Hits, "The passages the search tools returned for this message."]
 

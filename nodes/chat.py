@@ -19,6 +19,8 @@ PREVIEW_CHARS = 60
 
 
 class ChatInputConfig(BaseModel):
+    """Settings of ``chat.input``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(
@@ -29,14 +31,20 @@ class ChatInputConfig(BaseModel):
 
 
 class MessageOut(TypedDict):
+    """The output ports of ``chat.input``."""
+
     message: Annotated[Message, "The user's message."]
 
 
 class ShownOut(TypedDict):
+    """The output ports of ``chat.output``."""
+
     message: Annotated[Message, "The answer, as shown."]
 
 
 class AnswerIn(TypedDict):
+    """The input ports of ``chat.output``."""
+
     message: Annotated[Answer, "The answer to show."]
 
 

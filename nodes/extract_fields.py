@@ -36,6 +36,8 @@ _WINDOW = 120
 
 
 class ExtractFieldsConfig(BaseModel):
+    """Settings of ``extract.fields``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     fields: dict[str, str] = Field(
@@ -75,11 +77,15 @@ def _json_object(reply: str) -> dict[str, Any] | None:
 
 
 class ExtractIn(TypedDict):
+    """The input ports of ``extract.fields``."""
+
     text: Annotated[Text, "The text to read."]
     model: NotRequired[Annotated[ChatModel, "A chat model; without one, fields are looked up by name."]]
 
 
 class FieldsOut(TypedDict):
+    """The output ports of ``extract.fields``."""
+
     records: Annotated[Records, "One record whose columns are the fields."]
 
 

@@ -97,6 +97,8 @@ def _template_problems(template: str) -> list[tuple[str | None, str]]:
 
 
 class RowLabellerConfig(BaseModel):
+    """Settings of ``labeller.row``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     template: str = Field(
@@ -216,6 +218,8 @@ def join_records(records: list[Document], separator: str) -> Document:
 
 
 class StringifyConfig(BaseModel):
+    """Settings of ``parser.stringify``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     template: str = Field(
@@ -227,10 +231,14 @@ class StringifyConfig(BaseModel):
 
 
 class ItemsIn(TypedDict):
+    """The input ports of ``parser.stringify``."""
+
     items: AnyValue
 
 
 class TextOut(TypedDict):
+    """The output ports of ``parser.stringify``."""
+
     text: Text
 
 

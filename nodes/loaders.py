@@ -36,6 +36,8 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
 
 
 class FileLoaderConfig(BaseModel):
+    """Settings of ``loader.file``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     path: str = Field(
@@ -60,6 +62,8 @@ class FileLoaderConfig(BaseModel):
 
 
 class PathIn(TypedDict):
+    """The input ports of ``loader.file``."""
+
     path: NotRequired[Annotated[Text, "A path from a file input; replaces the config."]]
 
 

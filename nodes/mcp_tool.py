@@ -37,6 +37,8 @@ _TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class McpToolConfig(BaseModel):
+    """Settings of ``tool.mcp``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     transport: Literal["stdio", "http"] = Field("stdio", description="Launch a command (stdio) or call a URL (http).")
@@ -238,6 +240,8 @@ class McpTool:
 
 
 class McpToolOut(TypedDict):
+    """The output ports of ``tool.mcp``."""
+
     tool: Annotated[Tools, "The server's tools, for agent.tools."]
 
 

@@ -24,6 +24,8 @@ from flowbuilder.registry import register_node
 
 
 class ParentChildSplitterConfig(BaseModel):
+    """Settings of ``splitter.parent_child``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     parents: Literal["sections", "size"] = Field(

@@ -35,6 +35,8 @@ EMPTY_LIST = "(no results)"
 
 
 class PromptTemplateConfig(BaseModel):
+    """Settings of ``prompt.template``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     template: str = Field(
@@ -106,6 +108,8 @@ def _is_hits(value: Any) -> bool:
 
 
 class PromptOut(TypedDict):
+    """The output ports of ``prompt.template``."""
+
     prompt: Annotated[Prompt, "The filled-in prompt."]
 
 

@@ -66,6 +66,8 @@ def _norm(text: str) -> str:
 
 
 class QueryRewriteConfig(BaseModel):
+    """Settings of ``query.rewrite``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     n: int = Field(3, ge=1, le=10, description="How many rewordings the model writes (the original is kept too).")
@@ -171,6 +173,8 @@ class _StoreRetriever:
 
 
 class RewriteIn(TypedDict):
+    """The input ports of ``query.rewrite``."""
+
     query: Annotated[Text, "The question."]
     model: Annotated[ChatModel, "The chat model that writes the rewordings."]
     retriever: NotRequired[
@@ -180,6 +184,8 @@ class RewriteIn(TypedDict):
 
 
 class RewriteOut(TypedDict):
+    """The output ports of ``query.rewrite``."""
+
     hits: Annotated[Hits, "Merged hits of all queries, best RRF score first."]
     queries: Annotated[Text, "The original question and its rewordings, one per line."]
     retriever: Annotated[Retriever, "The same rewrite-search-merge as a service."]

@@ -34,6 +34,8 @@ class VectorRetriever:
 
 
 class RetrieverConfig(BaseModel):
+    """Settings of ``retriever.vector``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     k: int = Field(4, ge=1, le=1000, description="How many hits to return.")
@@ -42,15 +44,21 @@ class RetrieverConfig(BaseModel):
 
 
 class SearchIn(TypedDict):
+    """The input ports of ``retriever.vector``."""
+
     store: Annotated[VectorStore, "The store to search."]
     query: Annotated[Text, "The question."]
 
 
 class StoreIn(TypedDict):
+    """The input ports of ``retriever.tool``."""
+
     store: Annotated[VectorStore, "The store the tool searches."]
 
 
 class SearchToolOut(TypedDict):
+    """The output ports of ``retriever.tool``."""
+
     tool: Annotated[Tools, "A search tool for agent.tools."]
 
 
@@ -158,6 +166,8 @@ def format_passages(hits: list[Hit]) -> str:
 
 
 class ToolConfig(BaseModel):
+    """Settings of ``retriever.tool``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("search_documents", pattern=r"^[a-zA-Z0-9_-]{1,64}$", description="Tool name the model sees.")

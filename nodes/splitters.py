@@ -146,6 +146,8 @@ class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
 
 
 class RecursiveSplitterConfig(BaseModel):
+    """Settings of ``splitter.recursive``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(1000, ge=1, description="Max characters per chunk.")
@@ -205,6 +207,8 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
 
 
 class FixedSplitterConfig(BaseModel):
+    """Settings of ``splitter.fixed``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(300, ge=1, description="Characters per chunk (the last one may be shorter).")
@@ -250,6 +254,8 @@ class FixedSplitter(SplitterNode[FixedSplitterConfig]):
 
 
 class CharacterSplitterConfig(BaseModel):
+    """Settings of ``splitter.character``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     separator: str = Field("\n\n", description="Split on this text (\\n means a newline); pieces are then merged.")
@@ -301,6 +307,8 @@ class CharacterSplitter(SplitterNode[CharacterSplitterConfig]):
 
 
 class MarkdownSplitterConfig(BaseModel):
+    """Settings of ``splitter.markdown``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(1000, ge=1, description="Max characters per chunk, heading path included.")
@@ -373,6 +381,8 @@ class RecordSplitter(SplitterNode[EmptyConfig]):
 
 
 class WindowSplitterConfig(BaseModel):
+    """Settings of ``splitter.window``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(1200, ge=20, description="Window size in characters.")

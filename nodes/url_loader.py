@@ -39,6 +39,8 @@ _BLOCKS = {
 
 
 class UrlLoaderConfig(BaseModel):
+    """Settings of ``loader.url``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     urls: list[str] = Field(
@@ -172,6 +174,8 @@ def _pdf_text(body: bytes, url: str) -> str:
 
 
 class PagesOut(TypedDict):
+    """The output ports of ``loader.url``."""
+
     records: Annotated[Records, "One document per page (source = the URL)."]
 
 

@@ -12,10 +12,14 @@ from flowbuilder.registry import register_node
 
 
 class PassthroughIn(TypedDict):
+    """The input ports of ``util.passthrough``."""
+
     value: NotRequired[AnyValue]
 
 
 class PassthroughOut(TypedDict):
+    """The output ports of ``util.passthrough``."""
+
     value: AnyValue
 
 

@@ -170,6 +170,8 @@ class CohereEmbedder(RemoteEmbedder):
 
 
 class CohereEmbedderConfig(BaseModel):
+    """Settings of ``embedder.cohere``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(

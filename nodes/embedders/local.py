@@ -188,6 +188,8 @@ class LocalEmbedder(CachingEmbedder):
 
 
 class LocalEmbedderConfig(BaseModel):
+    """Settings of ``embedder.local``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     batch_size: int = Field(32, ge=1, le=1024, description="Texts per model call.")

@@ -124,6 +124,8 @@ class OllamaEmbedder(RemoteEmbedder):
 
 
 class OllamaEmbedderConfig(BaseModel):
+    """Settings of ``embedder.ollama``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("nomic-embed-text", description="An embedding model pulled into Ollama.")

@@ -129,6 +129,8 @@ def _safe_message(exc: Any, secret: str) -> str:
 
 
 class OpenAIEmbedderConfig(BaseModel):
+    """Settings of ``embedder.openai``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("text-embedding-3-small", description="text-embedding-3-small (1536-d) or -large (3072-d).")

@@ -17,6 +17,8 @@ _SDK_SUFFIX = "/openai/v1"
 
 
 class GroqChatConfig(LLMConfig):
+    """Settings of ``llm.groq``: the saved config, and the inspector's form."""
+
     model: str = Field("llama-3.1-8b-instant", description="Groq model name, e.g. llama-3.1-8b-instant.")
 
 

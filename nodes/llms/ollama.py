@@ -30,6 +30,8 @@ PROVIDER = "Ollama"
 
 
 class OllamaChatConfig(LLMConfig):
+    """Settings of ``llm.ollama``: the saved config, and the inspector's form."""
+
     model: str = Field("llama3.2", description="A model pulled on the Ollama server (`ollama list`).")
     base_url: str = Field(DEFAULT_HOST, description="The Ollama server.", json_schema_extra={"advanced": True})
 

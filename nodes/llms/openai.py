@@ -15,6 +15,8 @@ from flowbuilder.registry import register_node
 
 
 class OpenAIChatConfig(LLMConfig):
+    """Settings of ``llm.openai``: the saved config, and the inspector's form."""
+
     model: str = Field("gpt-4o-mini", description="OpenAI model name, e.g. gpt-4o-mini or gpt-4o.")
 
 

@@ -25,10 +25,14 @@ from flowbuilder.registry import register_node
 
 
 class MistralChatConfig(LLMConfig):
+    """Settings of ``llm.mistral``: the saved config, and the inspector's form."""
+
     model: str = Field("mistral-small-latest", description="Mistral model name, e.g. mistral-small-latest.")
 
 
 class MistralChatModel(BaseChatModel):
+    """The ChatModel service of ``llm.mistral`` (the official ``mistralai`` SDK)."""
+
     provider = PROVIDER
 
     def __init__(self, *, base_url: str, **kwargs: Any) -> None:

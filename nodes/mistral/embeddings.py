@@ -73,6 +73,8 @@ class MistralEmbedder(RemoteEmbedder):
 
 
 class MistralEmbedderConfig(BaseModel):
+    """Settings of ``embedder.mistral``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("mistral-embed", description="Mistral embedding model (mistral-embed: 1024-d).")

@@ -26,6 +26,8 @@ from flowbuilder.registry import register_node
 
 
 class CohereRerankConfig(RerankConfig):
+    """Settings of ``reranker.cohere``: the saved config, and the inspector's form."""
+
     model: str = Field("rerank-v3.5", description="Cohere rerank model, e.g. rerank-v3.5 or rerank-english-v3.0.")
     base_url: str = Field(
         "", description="API address; empty = Cohere's public API.", json_schema_extra={"advanced": True}

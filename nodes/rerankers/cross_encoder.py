@@ -39,6 +39,8 @@ HOW_TO_GET_ONE = (
 
 
 class CrossEncoderConfig(RerankConfig):
+    """Settings of ``reranker.cross_encoder``: the saved config, and the inspector's form."""
+
     model_dir: str = Field(
         "",
         description="Folder with the cross-encoder's model.onnx (or onnx/model.onnx) and tokenizer.json.",

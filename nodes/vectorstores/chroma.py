@@ -252,6 +252,8 @@ def open_collection(client: Any, name: str, embedder: Embedder, location: str) -
 
 
 class ChromaConfig(BaseModel):
+    """Settings of ``vectorstore.chroma``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     collection: str = Field("flowbuilder", description="Collection name: 3-512 of letters, digits, '.', '_', '-'.")

@@ -242,6 +242,8 @@ def connect(api_key: str, index_name: str, host: str) -> tuple[Any, str]:
 
 
 class PineconeConfig(BaseModel):
+    """Settings of ``vectorstore.pinecone``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     index: str = Field("", description="Index name (looked up through Pinecone's control plane).")

@@ -469,6 +469,8 @@ def _document(payload: dict[str, Any] | None) -> Document:
 
 
 class QdrantConfig(BaseModel):
+    """Settings of ``vectorstore.qdrant``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     collection: str = Field("flowbuilder", description="Collection name: letters, digits, '.', '_', '-'.")
