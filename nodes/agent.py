@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError, NodeError, ProviderError
-from flowbuilder.formats.adapters import Adapter, Mappings, Param, to_int
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_int
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
@@ -263,6 +264,66 @@ class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
                     Param("max_steps", "options.maxIterations", 10, to_ours=to_int),
                 ),
                 fixed={"options": {}},
+            ),
+        ),
+        "langflow": (
+            # LangFlow's Agent carries its own model (provider + model name): the "agent" hook makes it an
+            # llm node wired into the agent's model port, as LangFlow would have called it.
+            Adapter(
+                "agent.tools",
+                "Agent",
+                display="Agent",
+                hook="agent",
+                export=False,
+                extra=LF.AGENT_EXTRA,
+                inputs={"message": "input_value", "tools": "tools", "memory": "memory", "model": "agent_llm"},
+                outputs={"answer": "response"},
+                out_aliases={"structured_response": "answer"},
+                params=(
+                    Param("system_message", "system_prompt", to_ours=nonempty_str),
+                    Param("max_steps", "max_iterations", to_ours=lambda v: min(max(to_int(v) or 5, 1), 50)),
+                ),
+                ignore=(
+                    "add_calculator_tool",
+                    "handle_parsing_errors",
+                    "n_messages",
+                    "stream",
+                    "verbose",
+                    "format_instructions",
+                    "output_schema",
+                    "base_url_ibm_watsonx",
+                    "agent_description",
+                    "model_name",
+                    "agent_llm",
+                    "model",
+                    "temperature",
+                    "max_tokens",
+                    "json_mode",
+                    "seed",
+                    "openai_api_base",
+                    "timeout",
+                    "max_retries",
+                    "project_id",
+                    "output_parser",
+                    "sender",
+                    "sender_name",
+                    "session_id",
+                    "should_store_message",
+                    "context_id",
+                ),
+            ),
+            # Pre-1.0 agents over a described store: the store's "info" is the search tool the agent gets.
+            Adapter(
+                "agent.tools",
+                "VectorStoreAgent",
+                display="VectorStoreAgent",
+                hook="agent",
+                export=False,
+                extra=LF.AGENT_EXTRA,
+                inputs={"model": "llm", "tools": "vectorstoreinfo", "message": "input_value"},
+                outputs={"answer": "AgentExecutor"},
+                out_aliases={"AgentExecutor": "answer"},
+                ignore=("handle_parsing_errors", "verbose", "max_iterations"),
             ),
         ),
     }

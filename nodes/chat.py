@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
-from flowbuilder.formats.adapters import Adapter, Mappings
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str
 from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import NoInputs
@@ -78,6 +79,24 @@ class ChatInput(Node[ChatInputConfig, NoInputs, MessageOut]):
                 "/{what}); `run --input TEXT` gives it here",
             ),
         ),
+        "langflow": (
+            Adapter(
+                "chat.input",
+                "TextInput",
+                display="Text Input",
+                outputs={"message": "text"},
+                export=False,
+                params=(Param("text", "input_value", to_ours=nonempty_str),),
+            ),
+            Adapter(
+                "chat.input",
+                "ChatInput",
+                display="Chat Input",
+                outputs={"message": "message"},
+                params=(Param("text", "input_value", to_ours=nonempty_str, widget="MultilineInput"),),
+                extra={"outputs": (LF.out("message", "Chat Message", LF.MESSAGE, "message_response"),)},
+            ),
+        ),
     }
 
     capabilities = frozenset({Capability.DEFAULT_SOURCE})
@@ -120,6 +139,19 @@ class ChatOutput(Node[EmptyConfig, AnswerIn, ShownOut]):
                 extra={"unexported": "chat output: n8n answers in the chat trigger"},
                 ignore=("respondWith", "responseBody", "options", "enableResponseOutput", "responseCode"),
                 note="Respond to Webhook: the answer `flowbuilder serve` returns at /ask",
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "chat.output",
+                "ChatOutput",
+                display="Chat Output",
+                inputs={"message": "input_value"},
+                outputs={"message": "message"},
+                extra={
+                    "outputs": (LF.out("message", "Output Message", LF.MESSAGE, "message_response"),),
+                    "handles": {"input_value": LF.DATA_IN},
+                },
             ),
         ),
     }

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import Node, RunContext
@@ -100,6 +101,44 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
                 outputs={"records": "main"},
                 export=False,
                 hook="http",
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "loader.file",
+                "File",
+                hook="file",
+                outputs={"records": "dataframe"},
+                display="Read File",
+                extra={
+                    "outputs": (
+                        LF.out("dataframe", "Structured Content", ("Table",), "load_files_structured"),
+                        LF.out("message", "Raw Content", LF.MESSAGE, "load_files_message", False),
+                    )
+                },
+                out_aliases={n: "records" for n in ("json", "table", "message", "data", "text", "data_list")},
+                ignore=("path", "separator"),
+            ),
+            # A folder of files: loader.file reads every supported file directly in a folder (under the roots a
+            # run allows); the "directory" hook keeps the folder's name, not the exporter's absolute path.
+            Adapter(
+                "loader.file",
+                "Directory",
+                display="Directory",
+                hook="directory",
+                export=False,
+                outputs={"records": "dataframe"},
+                out_aliases={"data": "records", "as_dataframe": "records"},
+                ignore=(
+                    "path",
+                    "types",
+                    "depth",
+                    "max_concurrency",
+                    "load_hidden",
+                    "recursive",
+                    "silent_errors",
+                    "use_multithreading",
+                ),
             ),
         ),
     }

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param
 from flowbuilder.formats.n8n_table import LC, mcp_include, mcp_selection
 from flowbuilder.node import Node, RunContext
@@ -267,6 +268,21 @@ class McpToolNode(Node[McpToolConfig, NoInputs, McpToolOut]):
                 ),
                 fixed={"serverTransport": "httpStreamable", "options": {}},
                 ignore=("serverTransport", "authentication", "options", "includeTools", "excludeTools"),
+            ),
+        ),
+        "langflow": (
+            # LangFlow's MCP Tools in tool mode: the "mcp" hook reads the server's command or URL from the
+            # mcp_server value ({name, config}). Import only: tool.mcp exports as a FlowbuilderNode (lossless).
+            Adapter(
+                "tool.mcp",
+                "MCPTools",
+                display="MCP Tools",
+                hook="mcp",
+                export=False,
+                outputs={"tool": "component_as_tool"},
+                ignore=("mcp_server", "tool", "tool_placeholder", "tools_metadata", "tool_mode"),
+                replace="tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
+                extra={"outputs": (LF.out("component_as_tool", "Toolset", ("Tool",), "to_toolkit"),)},
             ),
         ),
     }

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.context import cut_context, render_hits
 from flowbuilder.data import ChatMessage, Document, Hit
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param
 from flowbuilder.formats.n8n_table import LC, QA_SYSTEM_PROMPT, with_question
 from flowbuilder.node import Node, RunContext
@@ -133,6 +134,18 @@ class PromptTemplate(Node[PromptTemplateConfig, dict[str, Any], PromptOut]):
                 params=(Param("template", "options.systemPromptTemplate", QA_SYSTEM_PROMPT, to_ours=with_question),),
                 ignore=("promptType", "text", "query", "options"),
                 replace="retriever.vector -> prompt.template -> an llm node",
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "prompt.template",
+                "Prompt Template",
+                also=("Prompt",),
+                hook="prompt",
+                display="Prompt Template",
+                outputs={"prompt": "prompt"},
+                params=(Param("template", "template", widget="PromptInput", kind="prompt"),),
+                extra={"outputs": (LF.out("prompt", "Prompt", LF.MESSAGE, "build_prompt"),)},
             ),
         ),
     }

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_int
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
@@ -198,6 +199,20 @@ class RetrieverToolNode(Node[ToolConfig, StoreIn, SearchToolOut]):
                     Param("name", "name", "", to_ours=nonempty_str),
                     Param("description", "description", "", to_ours=nonempty_str),
                     Param("k", "topK", 4, to_ours=to_int),
+                ),
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "retriever.tool",
+                "VectorStoreInfo",
+                display="VectorStoreInfo",
+                export=False,
+                inputs={"store": "vectorstore"},
+                outputs={"tool": "VectorStoreInfo"},
+                params=(
+                    Param("name", "vectorstore_name", to_ours=LF.tool_name),
+                    Param("description", "vectorstore_description", to_ours=nonempty_str),
                 ),
             ),
         ),

@@ -20,7 +20,8 @@ from typing_extensions import TypeVar
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
-from flowbuilder.formats.adapters import Adapter, Mappings, Param, to_int
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, to_int, unescape
 from flowbuilder.formats.n8n_table import LC, SPLITTER_OUT, token_chars
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import ChunksOut, DocumentsIn
@@ -192,6 +193,39 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
                 note="token sizes read as 4 characters per token (splitter.recursive counts characters)",
             ),
         ),
+        "langflow": (
+            Adapter(
+                "splitter.recursive",
+                "RecursiveCharacterTextSplitter",
+                display="Recursive Character Text Splitter",
+                params=(
+                    LF.int_param("chunk_size", "chunk_size", 1000),
+                    LF.int_param("chunk_overlap", "chunk_overlap", 200),
+                    Param("separators", "separators", to_ours=LF.separators),
+                ),
+                inputs={"documents": "data_input"},
+                outputs={"chunks": "data"},
+                in_aliases={"data_inputs": "documents", "documents": "documents"},
+                out_aliases={"chunks": "chunks"},
+                extra={
+                    "outputs": (LF.out("data", "Data", ("Data",), "split_data"),),
+                    "handles": {"data_input": ("Document", "Data", "Table", "DataFrame")},
+                },
+            ),
+            Adapter(
+                "splitter.recursive",
+                "LanguageRecursiveTextSplitter",
+                export=False,
+                params=(
+                    LF.int_param("chunk_size", "chunk_size", 1000),
+                    LF.int_param("chunk_overlap", "chunk_overlap", 200),
+                ),
+                inputs={"documents": "data_input"},
+                outputs={"chunks": "data"},
+                ignore=("code_language",),
+                note="a language-aware splitter: split here with the recursive splitter's default separators",
+            ),
+        ),
     }
     display_name = "Recursive Text Splitter"
     aliases = ("Split Text", "Recursive Character Text Splitter", "chunk")
@@ -283,6 +317,41 @@ class CharacterSplitter(SplitterNode[CharacterSplitterConfig]):
                     Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
                     Param("chunk_overlap", "chunkOverlap", 0, to_ours=to_int),
                 ),
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "splitter.character",
+                "SplitText",
+                display="Split Text",
+                params=(
+                    Param(
+                        "separator",
+                        "separator",
+                        "\n",
+                        to_ours=lambda v: unescape(v) if v else "\n",
+                        widget="MessageTextInput",
+                    ),
+                    LF.int_param("chunk_size", "chunk_size", 1000),
+                    LF.int_param("chunk_overlap", "chunk_overlap", 200),
+                    Param(
+                        "keep_separator",
+                        "keep_separator",
+                        "False",
+                        to_ours=LF.keep_separator_in,
+                        to_theirs=LF.keep_separator_out,
+                        widget="DropdownInput",
+                    ),
+                ),
+                inputs={"documents": "data_inputs"},
+                outputs={"chunks": "dataframe"},
+                in_aliases={"data_input": "documents"},
+                out_aliases={"chunks": "chunks", "data": "chunks"},
+                fixed={"text_key": "text"},
+                extra={
+                    "outputs": (LF.out("dataframe", "Chunks", ("Table",), "split_text"),),
+                    "handles": {"data_inputs": LF.DATA_IN},
+                },
             ),
         ),
     }

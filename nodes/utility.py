@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, NotRequired, TypedDict
 
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.formats.n8n_table import BASE, ROUTES
 from flowbuilder.node import EmptyConfig, Node, RunContext
@@ -46,6 +47,31 @@ class Passthrough(Node[EmptyConfig, PassthroughIn, PassthroughOut]):
                 )
                 for kind, versions, what in ROUTES
             ],
+        ),
+        "langflow": (
+            Adapter(
+                "util.passthrough",
+                "TypeConverterComponent",
+                display="Type Convert",
+                inputs={"value": "input_data"},
+                outputs={"value": "message_output"},
+                out_aliases={"data_output": "value", "dataframe_output": "value"},
+                ignore=("output_type", "auto_parse"),
+                extra={
+                    "outputs": (LF.out("message_output", "Message Output", LF.MESSAGE, "convert_to_message"),),
+                    "handles": {"input_data": ("Message", "Data", "DataFrame", "JSON", "Table")},
+                },
+            ),
+            Adapter(
+                "util.passthrough",
+                "HtmlLinkExtractor",
+                display="HTML Link Extractor",
+                export=False,
+                inputs={"value": "data_input"},
+                outputs={"value": "data"},
+                ignore=("kind", "drop_fragments"),
+                note="HTML Link Extractor: links between pages are not followed; the documents go on unchanged",
+            ),
         ),
     }
     display_name = "Pass Through"

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
-from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, to_float
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
@@ -201,6 +202,31 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
                 outputs={"embedder": "ai_embedding"},
                 params=(Param("model", "modelName", "embed-english-v2.0", keep=True),),
                 ignore=("notice",),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.cohere",
+                "CohereEmbeddings",
+                also=("CohereEmbeddingsComponent",),
+                display="Cohere Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model_name", "embed-english-v2.0", widget="DropdownInput"),
+                    Param(
+                        "timeout",
+                        "request_timeout",
+                        to_ours=lambda v: to_float(v) or None,
+                        widget="FloatInput",
+                        kind="float",
+                    ),
+                ),
+                ignore=("truncate", "max_retries", "user_agent"),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
+                    "secret": "api_key",
+                },
                 local=OFFLINE_EMBEDDER,
             ),
         ),

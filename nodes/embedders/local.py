@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
@@ -215,6 +216,20 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
                 imports=False,
                 note="embedder.local has no n8n node: exported as Ollama embeddings with all-minilm "
                 "(the same MiniLM model; run `ollama pull all-minilm`)",
+            ),
+        ),
+        "langflow": (
+            # The offline MiniLM embedder's nearest LangFlow component: Ollama's all-minilm.
+            Adapter(
+                "embedder.local",
+                "OllamaEmbeddings",
+                display="Ollama Embeddings",
+                imports=False,
+                **LF.EMBEDDINGS_OUT,
+                fixed={"model_name": "all-minilm", "base_url": "http://127.0.0.1:11434"},
+                note="embedder.local has no LangFlow component: exported as Ollama embeddings with "
+                "all-minilm (the same MiniLM model; run `ollama pull all-minilm`)",
+                extra={"outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
             ),
         ),
     }

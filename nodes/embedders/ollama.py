@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import ProviderError
-from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
@@ -153,6 +154,23 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
                 outputs={"embedder": "ai_embedding"},
                 params=(Param("model", "model", "llama3.2", keep=True),),
                 local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.ollama",
+                "OllamaEmbeddings",
+                also=("OllamaEmbeddingsComponent",),
+                display="Ollama Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model_name", "nomic-embed-text", widget="DropdownInput"),
+                    Param("model", "model", export=False),
+                    Param("base_url", "base_url", to_ours=nonempty_str, widget="MessageTextInput"),
+                ),
+                extra={"outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
+                local=OFFLINE_EMBEDDER,
+                providers=("ollama",),
             ),
         ),
     }

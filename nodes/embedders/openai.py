@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import (
     OFFLINE_EMBEDDER,
     Adapter,
@@ -162,6 +163,59 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig, NoInputs, EmbedderOut]):
                 ),
                 fixed={"options": {}},
                 local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.openai",
+                "OpenAIEmbeddings",
+                also=("OpenAIEmbeddingsComponent",),
+                display="OpenAI Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model", "text-embedding-3-small", widget="DropdownInput"),
+                    Param(
+                        "dimensions",
+                        "dimensions",
+                        to_ours=positive_int,
+                        to_theirs=lambda v: v or 0,
+                        widget="IntInput",
+                        kind="int",
+                    ),
+                    Param("base_url", "openai_api_base", to_ours=nonempty_str, widget="MessageTextInput"),
+                ),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embedding Model", ("Embeddings",), "build_embeddings"),),
+                    "secret": "openai_api_key",
+                },
+                local=OFFLINE_EMBEDDER,
+                providers=("openai",),
+            ),
+            Adapter(
+                "embedder.openai",
+                "EmbeddingModel",
+                display="Embedding Model",
+                hook="provider",
+                export=False,
+                outputs={"embedder": "embeddings"},
+                ignore=(
+                    "model",
+                    "base_url_ibm_watsonx",
+                    "chunk_size",
+                    "dimensions",
+                    "input_text",
+                    "max_retries",
+                    "show_progress_bar",
+                    "truncate_input_tokens",
+                    "request_timeout",
+                    "api_key",
+                    "provider",
+                    "model_name",
+                    "api_base",
+                    "project_id",
+                    "model_kwargs",
+                    "ollama_base_url",
+                ),
             ),
         ),
     }

@@ -7,7 +7,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
-from flowbuilder.formats.adapters import OFFLINE_CHAT, Adapter, Mappings
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_CHAT, Adapter, Mappings, Param
 from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
 from flowbuilder.nodes.llms.base import LLMConfig
 from flowbuilder.nodes.llms.openai_compatible import OpenAICompatibleChatNode
@@ -45,6 +46,17 @@ class GroqChat(OpenAICompatibleChatNode):
                 params=chat_params("llama3-8b-8192"),
                 fixed={"options": {}},
                 local=OFFLINE_CHAT,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "llm.groq",
+                "GroqModel",
+                display="Groq",
+                **LF.LLM_PORTS,
+                params=(*LF.LLM_PARAMS, Param("base_url", "base_url", to_ours=LF.api_base, widget="MessageTextInput")),
+                local=OFFLINE_CHAT,
+                providers=("groq",),
             ),
         ),
     }

@@ -10,7 +10,8 @@ from pydantic import Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
-from flowbuilder.formats.adapters import Adapter, Mappings
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param
 from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import (
@@ -174,6 +175,17 @@ class OllamaChat(ChatModelNode[OllamaChatConfig]):
                 outputs=CHAT_OUT,
                 params=chat_params("llama3.2"),
                 fixed={"options": {}},
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "llm.ollama",
+                "OllamaModel",
+                also=("ChatOllamaComponent",),
+                display="Ollama",
+                **LF.LLM_PORTS,
+                providers=("ollama",),
+                params=(*LF.LLM_PARAMS, Param("base_url", "base_url", to_ours=LF.api_base, widget="MessageTextInput")),
             ),
         ),
     }

@@ -9,6 +9,7 @@ from pydantic import Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import OFFLINE_CHAT, Adapter, Mappings, Param, positive_int, to_float, to_int
 from flowbuilder.formats.n8n_table import CHAT_OUT, LC, ms_to_seconds, no_limit_tokens, seconds_to_ms
 from flowbuilder.node import RunContext
@@ -129,6 +130,21 @@ class MistralChat(ChatModelNode[MistralChatConfig]):
                 ),
                 fixed={"options": {}},
                 local=OFFLINE_CHAT,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "llm.mistral",
+                "MistralModel",
+                also=("MistralAIModelComponent",),
+                display="MistralAI",
+                **LF.LLM_PORTS,
+                params=(
+                    *LF.LLM_PARAMS,
+                    Param("base_url", "mistral_api_base", to_ours=LF.mistral_endpoint, widget="MessageTextInput"),
+                ),
+                local=OFFLINE_CHAT,
+                providers=("mistral", "mistralai"),
             ),
         ),
     }

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
-from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, to_float
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
@@ -102,6 +103,27 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig, NoInputs, EmbedderOut]):
                 fixed={"options": {}},
                 ignore=("options",),
                 local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.mistral",
+                "MistalAIEmbeddings",
+                also=("MistralAIEmbeddings", "MistralAIEmbeddingsComponent"),
+                display="MistralAI Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model", "mistral-embed", widget="DropdownInput"),
+                    Param("base_url", "endpoint", to_ours=LF.mistral_endpoint, widget="MessageTextInput"),
+                    Param("timeout", "timeout", to_ours=lambda v: to_float(v) or None, widget="IntInput", kind="int"),
+                ),
+                ignore=("max_concurrent_requests", "max_retries"),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
+                    "secret": "mistral_api_key",
+                },
+                local=OFFLINE_EMBEDDER,
+                providers=("mistral", "mistralai"),
             ),
         ),
     }

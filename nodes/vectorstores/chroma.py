@@ -20,7 +20,8 @@ from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
-from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, positive_int, to_str
 from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
@@ -296,6 +297,33 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
                 params=(Param("collection", "memoryKey", "vector_store_key"),),
                 note="n8n's in-memory store becomes an embedded Chroma collection",
                 fixed={"options": {}},
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "vectorstore.chroma",
+                "Chroma",
+                also=("ChromaVectorStoreComponent",),
+                display="Chroma DB",
+                **LF.STORE_PORTS,
+                params=(
+                    Param("collection", "collection_name", to_ours=nonempty_str),
+                    Param("persist_directory", "persist_directory", to_ours=to_str),
+                    LF.int_param("k", "number_of_results", 4),
+                    Param("server_host", "chroma_server_host", to_ours=nonempty_str),
+                    Param(
+                        "server_port", "chroma_server_http_port", to_ours=positive_int, widget="IntInput", kind="int"
+                    ),
+                ),
+                ignore=(
+                    "chroma_server_grpc_port",
+                    "chroma_server_ssl_enabled",
+                    "search_type",
+                    "allow_duplicates",
+                    "chroma_server_cors_allow_origins",
+                    "limit",
+                ),
+                extra=LF.STORE_EXTRA,
             ),
         ),
     }
