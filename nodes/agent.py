@@ -24,8 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError, NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
-from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_int
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, positive_int, to_int
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
@@ -176,6 +177,55 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
                 note="the Postgres chat history becomes Flowbuilder's window memory (kept per session, no database)",
             ),
         ),
+        "flowise": (
+            FW.service(
+                "memory.window",
+                "bufferWindowMemory",
+                "memory",
+                params=(Param("window", "k", 4, to_ours=positive_int),),
+                ignore=("memoryKey", "sessionId"),
+            ),
+            FW.service(
+                "memory.window",
+                "bufferMemory",
+                "memory",
+                also=("conversationSummaryMemory", "conversationSummaryBufferMemory"),
+                out_aliases={n: "memory" for n in ("conversationSummaryMemory", "conversationSummaryBufferMemory")},
+                ignore=("memoryKey", "sessionId", "model", "maxTokenLimit"),
+                note="a buffer memory: the last 5 exchanges are kept here (memory.window)",
+            ),
+            FW.service(
+                "memory.window",
+                "RedisBackedChatMemory",
+                "memory",
+                also=FW.EXTERNAL_MEMORY,
+                out_aliases={n: "memory" for n in FW.EXTERNAL_MEMORY},
+                ignore=(
+                    "sessionId",
+                    "memoryKey",
+                    "sessionTTL",
+                    "windowSize",
+                    "baseURL",
+                    "tableName",
+                    "databaseFilePath",
+                    "host",
+                    "port",
+                    "user",
+                    "database",
+                    "mongoDBUrl",
+                    "collectionName",
+                    "databaseName",
+                    "upstashRestUrl",
+                    "aiPrefix",
+                    "humanPrefix",
+                    "k",
+                    "user_id",
+                    "orgId",
+                    "projectId",
+                ),
+                note="a memory kept in an external database: the history is kept in this process here (memory.window)",
+            ),
+        ),
     }
 
     capabilities = frozenset({Capability.DEFAULT_SOURCE})
@@ -324,6 +374,30 @@ class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
                 outputs={"answer": "AgentExecutor"},
                 out_aliases={"AgentExecutor": "answer"},
                 ignore=("handle_parsing_errors", "verbose", "max_iterations"),
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "agent.tools",
+                "toolAgent",
+                also=(
+                    "conversationalAgent",
+                    "openAIToolAgent",
+                    "openAIFunctionAgent",
+                    "reactAgentChat",
+                    "reactAgentLLM",
+                    "xmlAgent",
+                    "mistralAIToolAgent",
+                    "openAIToolAgentLlamaIndex",
+                    "anthropicAgentLlamaIndex",
+                ),
+                **FW.AGENT_PORTS,
+            ),
+            Adapter(
+                "agent.tools",
+                "conversationalRetrievalToolAgent",
+                **{**FW.AGENT_PORTS, "inputs": {"tools": "tools", "memory": "memory", "model": "model"}},
+                in_aliases={"vectorStoreRetriever": "tools"},
             ),
         ),
     }

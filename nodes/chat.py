@@ -97,6 +97,16 @@ class ChatInput(Node[ChatInputConfig, NoInputs, MessageOut]):
                 extra={"outputs": (LF.out("message", "Chat Message", LF.MESSAGE, "message_response"),)},
             ),
         ),
+        "dify": (
+            Adapter(
+                "chat.input",
+                "start",
+                hook="start",
+                outputs={"message": "sys.query"},
+                export=False,
+                ignore=("variables",),
+            ),
+        ),
     }
 
     capabilities = frozenset({Capability.DEFAULT_SOURCE})
@@ -153,6 +163,10 @@ class ChatOutput(Node[EmptyConfig, AnswerIn, ShownOut]):
                     "handles": {"input_value": LF.DATA_IN},
                 },
             ),
+        ),
+        "dify": (
+            Adapter("chat.output", "answer", hook="answer", export=False, inputs={"message": "answer"}),
+            Adapter("chat.output", "end", hook="end", export=False, inputs={"message": "outputs"}),
         ),
     }
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.formats.n8n_table import BASE, LC
@@ -140,6 +141,32 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
                     "use_multithreading",
                 ),
             ),
+        ),
+        "dify": (
+            Adapter(
+                "loader.file",
+                "document-extractor",
+                hook="extractor",
+                export=False,
+                outputs={"records": "text"},
+                inputs={"path": "variable_selector"},
+            ),
+            Adapter("loader.file", "datasource", hook="datasource", export=False, outputs={"records": "file"}),
+        ),
+        "flowise": (
+            FW.loader("pdfFile", "pdfFile"),
+            FW.loader("textFile", "txtFile"),
+            FW.loader("csvFile", "csvFile", ("columnName",)),
+            FW.loader("docxFile", "docxFile"),
+            FW.loader("jsonFile", "jsonFile"),
+            FW.loader("jsonlinesFile", "jsonlinesFile"),
+            FW.loader("fileLoader", "file"),
+            FW.loader("microsoftWord", "docxFile"),
+            FW.loader("microsoftExcel", "excelFile"),
+            FW.loader("microsoftPowerpoint", "powerpointFile"),
+            FW.loader("epubFile", "epubFile"),
+            FW.loader("unstructuredFileLoader", "fileObject"),
+            FW.loader("folderFiles", "folderPath"),
         ),
     }
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse
 from flowbuilder.nodes.llms.structured import ask, list_schema
@@ -196,6 +197,17 @@ class QueryRewrite(Node[QueryRewriteConfig, RewriteIn, RewriteOut]):
     """Multi-query: an LLM rewords the question n times; all are searched and merged (RRF)."""
 
     type_name = "query.rewrite"
+    mappings: ClassVar[Mappings] = {
+        "flowise": (
+            Adapter(
+                "query.rewrite",
+                "multiQueryRetriever",
+                inputs={"store": "vectorStore", "model": "model", "query": "query"},
+                outputs={"hits": "retriever"},
+                ignore=("modelPrompt",),
+            ),
+        ),
+    }
     display_name = "Query Rewriter"
     aliases = ("Multi Query Retriever", "rewrite", "HyDE", "LLM")
     category = "Retrieval"

@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
-from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_int
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_float, to_int
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import SearchOut
@@ -78,6 +79,26 @@ class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
                 outputs={"retriever": "ai_retriever"},
                 export=False,
                 params=(Param("k", "topK", 4, to_ours=to_int),),
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "retriever.vector",
+                "vectorStoreRetriever",
+                inputs={"store": "vectorStore", "query": "query"},
+                outputs={"hits": "retriever"},
+                ignore=("name", "description"),
+            ),
+            Adapter(
+                "retriever.vector",
+                "similarityThresholdRetriever",
+                inputs={"store": "vectorStore", "query": "query"},
+                outputs={"hits": "retriever"},
+                params=(
+                    Param("k", "maxK", 20, to_ours=FW.k),
+                    Param("min_score", "minSimilarityScore", 80, to_ours=lambda v: (to_float(v) or 0) / 100),
+                ),
+                ignore=("fetchK",),
             ),
         ),
     }
@@ -214,6 +235,21 @@ class RetrieverToolNode(Node[ToolConfig, StoreIn, SearchToolOut]):
                     Param("name", "vectorstore_name", to_ours=LF.tool_name),
                     Param("description", "vectorstore_description", to_ours=nonempty_str),
                 ),
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "retriever.tool",
+                "retrieverTool",
+                inputs={"store": "retriever"},
+                outputs={"tool": "retrieverTool"},
+                params=(
+                    Param(
+                        "name", "name", to_ours=lambda v: FW.re.sub("[^a-zA-Z0-9_-]+", "_", str(v or ""))[:64] or None
+                    ),
+                    Param("description", "description", to_ours=nonempty_str),
+                ),
+                ignore=("returnSourceDocuments", "retrieverToolMetadataFilter"),
             ),
         ),
     }

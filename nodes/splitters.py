@@ -20,8 +20,9 @@ from typing_extensions import TypeVar
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
-from flowbuilder.formats.adapters import Adapter, Mappings, Param, to_int, unescape
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, positive_int, to_int, unescape
 from flowbuilder.formats.n8n_table import LC, SPLITTER_OUT, token_chars
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import ChunksOut, DocumentsIn
@@ -226,6 +227,67 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
                 note="a language-aware splitter: split here with the recursive splitter's default separators",
             ),
         ),
+        "flowise": (
+            Adapter(
+                "splitter.recursive",
+                "recursiveCharacterTextSplitter",
+                outputs={"chunks": "recursiveCharacterTextSplitter"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                    Param("separators", "separators", to_ours=FW.separators),
+                ),
+            ),
+            Adapter(
+                "splitter.recursive",
+                "tokenTextSplitter",
+                outputs={"chunks": "tokenTextSplitter"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                ),
+                ignore=("encodingName",),
+                note="a token splitter: split here by characters (chunk sizes are read as characters, so "
+                "chunks come out shorter than Flowise's)",
+            ),
+            Adapter(
+                "splitter.recursive",
+                "codeTextSplitter",
+                outputs={"chunks": "codeTextSplitter"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                ),
+                ignore=("language",),
+                note="a code splitter: split here with the recursive splitter's separators",
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "splitter.recursive",
+                "tool:general_chunker",
+                hook="chunker",
+                export=False,
+                outputs={"chunks": "result"},
+                params=(
+                    Param("chunk_size", "max_chunk_length", 1024, to_ours=positive_int),
+                    Param("chunk_overlap", "chunk_overlap_length", 50, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                    Param(
+                        "separators",
+                        "delimiter",
+                        to_ours=lambda v: [unescape(v), "\n", " ", ""] if nonempty_str(v) else None,
+                    ),
+                ),
+            ),
+            Adapter(
+                "splitter.recursive",
+                "tool:qa_chunker",
+                hook="chunker",
+                export=False,
+                outputs={"chunks": "result"},
+                note="a question-and-answer chunker: split here by the recursive splitter (no Q&A pairs)",
+            ),
+        ),
     }
     display_name = "Recursive Text Splitter"
     aliases = ("Split Text", "Recursive Character Text Splitter", "chunk")
@@ -354,6 +416,18 @@ class CharacterSplitter(SplitterNode[CharacterSplitterConfig]):
                 },
             ),
         ),
+        "flowise": (
+            Adapter(
+                "splitter.character",
+                "characterTextSplitter",
+                outputs={"chunks": "characterTextSplitter"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                    Param("separator", "separator", "\n\n", to_ours=lambda v: unescape(v) if v else None),
+                ),
+            ),
+        ),
     }
     display_name = "Character Text Splitter"
     aliases = ("Split Text", "chunk", "separator")
@@ -390,6 +464,22 @@ class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
     """Split markdown at headings; each chunk starts with its heading path; code blocks and tables stay whole."""
 
     type_name = "splitter.markdown"
+    mappings: ClassVar[Mappings] = {
+        "flowise": (
+            Adapter(
+                "splitter.markdown",
+                "markdownTextSplitter",
+                also=("htmlToMarkdownTextSplitter",),
+                outputs={"chunks": "markdownTextSplitter"},
+                out_aliases={"htmlToMarkdownTextSplitter": "chunks"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                ),
+                ignore=("headerLevels", "splitBy"),
+            ),
+        ),
+    }
     display_name = "Markdown Splitter"
     aliases = ("Split Text", "Markdown Header Text Splitter", "chunk")
     Config = MarkdownSplitterConfig

@@ -224,6 +224,27 @@ class UrlLoader(Node[UrlLoaderConfig, NoInputs, PagesOut]):
                 ),
             ),
         ),
+        "flowise": (
+            Adapter(
+                "loader.url",
+                "cheerioWebScraper",
+                also=("playwrightWebScraper", "puppeteerWebScraper"),
+                hook="url",
+                outputs={"records": "document"},
+                out_aliases={"text": "records"},
+                ignore=(
+                    "url",
+                    "textSplitter",
+                    "relativeLinksMethod",
+                    "limit",
+                    "selector",
+                    "metadata",
+                    "omitMetadataKeys",
+                    "waitUntilGoToOption",
+                    "waitForSelector",
+                ),
+            ),
+        ),
     }
     display_name = "Read Web Page"
     aliases = ("URL", "WebBaseLoader", "web page", "url loader")

@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
-from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, to_float
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str, to_float
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
@@ -227,6 +228,25 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
                     "outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
                     "secret": "api_key",
                 },
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.cohere",
+                "cohereEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(Param("model", "modelName", "embed-english-v2.0", to_ours=nonempty_str),),
+                ignore=("inputType",),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.cohere",
+                "embedding:cohere",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
                 local=OFFLINE_EMBEDDER,
             ),
         ),

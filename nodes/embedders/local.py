@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.formats.n8n_table import LC
@@ -230,6 +231,16 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
                 note="embedder.local has no LangFlow component: exported as Ollama embeddings with "
                 "all-minilm (the same MiniLM model; run `ollama pull all-minilm`)",
                 extra={"outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.local",
+                "huggingFaceInferenceEmbeddings",
+                "embedder",
+                ignore=("modelName", "endpoint"),
+                note="HuggingFace Inference embeddings: computed here by the local MiniLM model (no key, "
+                "offline; vectors differ from the named model's, so re-index)",
             ),
         ),
     }

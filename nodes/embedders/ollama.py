@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str
 from flowbuilder.formats.n8n_table import LC
@@ -171,6 +172,28 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
                 extra={"outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
                 local=OFFLINE_EMBEDDER,
                 providers=("ollama",),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.ollama",
+                "ollamaEmbedding",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", to_ours=nonempty_str),
+                    Param("base_url", "baseUrl", "http://localhost:11434", to_ours=nonempty_str),
+                ),
+                ignore=("numGpu", "numThread", "useMMap"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.ollama",
+                "embedding:ollama",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
             ),
         ),
     }

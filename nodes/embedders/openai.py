@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import (
     OFFLINE_EMBEDDER,
@@ -216,6 +217,41 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig, NoInputs, EmbedderOut]):
                     "model_kwargs",
                     "ollama_base_url",
                 ),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.openai",
+                "openAIEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", "text-embedding-ada-002", to_ours=nonempty_str),
+                    Param("dimensions", "dimensions", to_ours=positive_int),
+                    Param("base_url", "basepath", to_ours=nonempty_str),
+                ),
+                ignore=("stripNewLines", "batchSize", "timeout", "baseOptions", "encodingFormat"),
+            ),
+            FW.service(
+                "embedder.openai",
+                "openAIEmbeddingsCustom",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", to_ours=nonempty_str),
+                    Param("dimensions", "dimensions", to_ours=positive_int),
+                    Param("base_url", "basepath", to_ours=nonempty_str),
+                ),
+                ignore=("stripNewLines", "batchSize", "timeout", "baseOptions"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.openai",
+                "embedding:openai",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
             ),
         ),
     }

@@ -7,6 +7,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.formats import dify_table as DF
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import OFFLINE_CHAT, Adapter, Mappings, Param
 from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
@@ -57,6 +59,12 @@ class GroqChat(OpenAICompatibleChatNode):
                 params=(*LF.LLM_PARAMS, Param("base_url", "base_url", to_ours=LF.api_base, widget="MessageTextInput")),
                 local=OFFLINE_CHAT,
                 providers=("groq",),
+            ),
+        ),
+        "flowise": (FW.chat("llm.groq", "groqChat", local=OFFLINE_CHAT, ignore=FW.SILENT),),
+        "dify": (
+            Adapter(
+                "llm.groq", "model:groq", params=DF.MODEL_PARAMS, export=False, local=OFFLINE_CHAT, providers=("groq",)
             ),
         ),
     }

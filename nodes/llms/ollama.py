@@ -10,8 +10,10 @@ from pydantic import Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import dify_table as DF
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
-from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str
 from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import (
@@ -188,6 +190,32 @@ class OllamaChat(ChatModelNode[OllamaChatConfig]):
                 params=(*LF.LLM_PARAMS, Param("base_url", "base_url", to_ours=LF.api_base, widget="MessageTextInput")),
             ),
         ),
+        "flowise": (
+            FW.chat(
+                "llm.ollama",
+                "chatOllama",
+                Param("base_url", "baseUrl", "http://localhost:11434", to_ours=nonempty_str),
+                ignore=(
+                    *FW.SILENT,
+                    "think",
+                    "jsonMode",
+                    "keepAlive",
+                    "topP",
+                    "topK",
+                    "mirostat",
+                    "mirostatEta",
+                    "mirostatTau",
+                    "numCtx",
+                    "numGpu",
+                    "numThread",
+                    "repeatLastN",
+                    "repeatPenalty",
+                    "stop",
+                    "tfsZ",
+                ),
+            ),
+        ),
+        "dify": (Adapter("llm.ollama", "model:ollama", params=DF.MODEL_PARAMS, export=False, providers=("ollama",)),),
     }
 
     capabilities = frozenset({Capability.OFFLINE_SWAP})

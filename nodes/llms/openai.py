@@ -7,6 +7,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.formats import dify_table as DF
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import OFFLINE_CHAT, Adapter, Mappings, Param, nonempty_str, positive_int, to_float
 from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
@@ -98,6 +100,44 @@ class OpenAIChat(OpenAICompatibleChatNode):
                     "model_name",
                     "ollama_base_url",
                 ),
+            ),
+        ),
+        "flowise": (
+            FW.chat(
+                "llm.openai",
+                "chatOpenAI",
+                Param("base_url", "basepath", to_ours=nonempty_str),
+                local=OFFLINE_CHAT,
+                ignore=(
+                    *FW.SILENT,
+                    "topP",
+                    "frequencyPenalty",
+                    "presencePenalty",
+                    "timeout",
+                    "strictToolCalling",
+                    "stopSequence",
+                    "reasoning",
+                    "reasoningEffort",
+                    "reasoningSummary",
+                    "proxyUrl",
+                ),
+            ),
+            FW.chat(
+                "llm.openai",
+                "chatOpenAICustom",
+                Param("base_url", "basepath", to_ours=nonempty_str),
+                local=OFFLINE_CHAT,
+                ignore=(*FW.SILENT, "topP", "frequencyPenalty", "presencePenalty", "timeout"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "llm.openai",
+                "model:openai",
+                params=DF.MODEL_PARAMS,
+                export=False,
+                local=OFFLINE_CHAT,
+                providers=("openai",),
             ),
         ),
     }

@@ -9,8 +9,19 @@ from pydantic import Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import dify_table as DF
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
-from flowbuilder.formats.adapters import OFFLINE_CHAT, Adapter, Mappings, Param, positive_int, to_float, to_int
+from flowbuilder.formats.adapters import (
+    OFFLINE_CHAT,
+    Adapter,
+    Mappings,
+    Param,
+    nonempty_str,
+    positive_int,
+    to_float,
+    to_int,
+)
 from flowbuilder.formats.n8n_table import CHAT_OUT, LC, ms_to_seconds, no_limit_tokens, seconds_to_ms
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import (
@@ -143,6 +154,27 @@ class MistralChat(ChatModelNode[MistralChatConfig]):
                     *LF.LLM_PARAMS,
                     Param("base_url", "mistral_api_base", to_ours=LF.mistral_endpoint, widget="MessageTextInput"),
                 ),
+                local=OFFLINE_CHAT,
+                providers=("mistral", "mistralai"),
+            ),
+        ),
+        "flowise": (
+            FW.chat(
+                "llm.mistral",
+                "chatMistralAI",
+                Param("max_tokens", "maxOutputTokens", to_ours=positive_int),
+                Param("base_url", "overrideEndpoint", to_ours=nonempty_str),
+                local=OFFLINE_CHAT,
+                ignore=(*FW.SILENT, "topP", "randomSeed", "safeMode"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "llm.mistral",
+                "model:mistralai",
+                also=("model:mistral",),
+                params=DF.MODEL_PARAMS,
+                export=False,
                 local=OFFLINE_CHAT,
                 providers=("mistral", "mistralai"),
             ),

@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
-from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, to_float
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str, to_float
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
@@ -124,6 +125,28 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig, NoInputs, EmbedderOut]):
                 },
                 local=OFFLINE_EMBEDDER,
                 providers=("mistral", "mistralai"),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.mistral",
+                "mistralAIEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", "mistral-embed", to_ours=nonempty_str),
+                    Param("base_url", "overrideEndpoint", to_ours=nonempty_str),
+                ),
+                ignore=("batchSize", "stripNewLines"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.mistral",
+                "embedding:mistralai",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
             ),
         ),
     }

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import FlowbuilderError, ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_int
 from flowbuilder.formats.n8n_table import LC
@@ -85,6 +86,19 @@ class CohereReranker(RerankerNode[CohereRerankConfig]):
                     "handles": {"search_results": ("Data", "JSON"), "search_query": LF.MESSAGE},
                     "secret": "api_key",
                 },
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "reranker.cohere",
+                "cohereRerankRetriever",
+                inputs={"hits": "baseRetriever", "query": "query"},
+                outputs={"hits": "retriever"},
+                params=(
+                    Param("model", "model", "rerank-v3.5", to_ours=nonempty_str),
+                    Param("keep", "topK", 4, to_ours=FW.k),
+                ),
+                ignore=("maxChunksPerDoc",),
             ),
         ),
     }

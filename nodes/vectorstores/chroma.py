@@ -20,6 +20,7 @@ from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, positive_int, to_str
 from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT
@@ -324,6 +325,36 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
                     "limit",
                 ),
                 extra=LF.STORE_EXTRA,
+            ),
+        ),
+        "flowise": (
+            FW.store(
+                "vectorstore.chroma",
+                "chroma",
+                Param("collection", "collectionName", to_ours=nonempty_str),
+                Param("server_host", "chromaURL", to_ours=nonempty_str),
+            ),
+            FW.store(
+                "vectorstore.chroma",
+                "memoryVectorStore",
+                note="Flowise's in-memory store: an embedded Chroma collection here (kept on disk between runs)",
+            ),
+            FW.store(
+                "vectorstore.chroma",
+                "faiss",
+                ignore=("basePath",),
+                note="a FAISS index: an embedded Chroma collection here (the index folder is not read)",
+            ),
+        ),
+        "dify": (
+            # The ports a swapped knowledge base has (what --local rewires its placeholder's links onto).
+            Adapter(
+                "vectorstore.chroma",
+                "dataset",
+                imports=False,
+                export=False,
+                inputs={"documents": "documents", "embedder": "embedder", "query": "query"},
+                outputs={"hits": "result", "store": "store"},
             ),
         ),
     }

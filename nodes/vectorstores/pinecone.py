@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
-from flowbuilder.formats.adapters import Adapter, Mappings, Param, offline_store, to_str
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, offline_store, to_str
 from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT, index_locator
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
@@ -300,6 +301,15 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
                     ),
                 ),
                 extra={**LF.STORE_EXTRA, "secret": "pinecone_api_key"},
+                local=offline_store("index", "namespace"),
+            ),
+        ),
+        "flowise": (
+            FW.store(
+                "vectorstore.pinecone",
+                "pinecone",
+                Param("index", "pineconeIndex", to_ours=nonempty_str),
+                Param("namespace", "pineconeNamespace", to_ours=nonempty_str),
                 local=offline_store("index", "namespace"),
             ),
         ),

@@ -27,6 +27,7 @@ from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str
 from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT, index_locator
@@ -534,6 +535,15 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
                     "search_type",
                 ),
                 extra={**LF.STORE_EXTRA, "secret": "api_key"},
+            ),
+        ),
+        "flowise": (
+            FW.store(
+                "vectorstore.qdrant",
+                "qdrant",
+                Param("collection", "qdrantCollection", to_ours=nonempty_str),
+                Param("url", "qdrantServerUrl", to_ours=nonempty_str),
+                preset={"search": "dense"},
             ),
         ),
     }
