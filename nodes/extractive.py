@@ -40,6 +40,8 @@ _PROMPT_SECTION = re.compile(r"\n\s*\n(?=[ \t]*[A-Z][\w ]{0,30}:)")
 
 
 class ExtractiveConfig(BaseModel):
+    """Settings of ``answer.extractive``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     threshold: float = Field(
@@ -75,6 +77,8 @@ class ExtractiveConfig(BaseModel):
 
 @dataclass(frozen=True)
 class Quote:
+    """One quoted sentence or field and the numbered chunk it comes from."""
+
     chunk: int
     """1-based number of the chunk, as the prompt numbers it."""
     label: str
@@ -95,6 +99,8 @@ class Quote:
 
 @dataclass
 class Extraction:
+    """An extractive answer: the quotes, the best score and whether anything was found."""
+
     answer: str
     quotes: list[Quote]
     best_score: float | None
@@ -276,6 +282,8 @@ def answer_from_prompt(prompt: str, ctx: RunContext, config: ExtractiveConfig | 
 
 
 class ExtractiveIn(TypedDict):
+    """The input ports of ``answer.extractive``."""
+
     question: NotRequired[Annotated[Message, "The user's question."]]
     context: NotRequired[Annotated[Hits, "The retrieved chunks to quote from."]]
     prompt: NotRequired[
@@ -285,6 +293,8 @@ class ExtractiveIn(TypedDict):
 
 
 class AnswerOut(TypedDict):
+    """The output ports of ``answer.extractive``."""
+
     answer: Annotated[Answer, "The quotes with their chunk citations, or 'not found'."]
 
 
