@@ -11,7 +11,8 @@ the executor's cache after the first question), and this module reads three valu
 
 Then each answer gets rule-based checks, all LLM-free and assertable:
 
-* ``fact``: the answer contains the question's expected fact (case, spacing and punctuation ignored);
+* ``fact``: the answer contains the question's expected fact (``facts.holds_fact``, the rule retrieval is
+  judged by: case, spacing, punctuation, Unicode forms, markdown markup and PDF footnote markers ignored);
 * ``citations``: every ``[n]`` points to a numbered chunk, and at least one cited chunk holds the fact
   (or, for a question without a fact, is a gold record);
 * ``refusal``: a question with ``"answerable": false`` gets a refusal ("I don't know"), not an invention.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,7 @@ from typing import Any
 from flowbuilder.context import DEFAULT_CONTEXT_CHARS, context_budget
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError
+from flowbuilder.evaluation.facts import holds_fact
 from flowbuilder.evaluation.metrics import (
     QuestionOutcome,
     Relevance,
@@ -67,7 +68,6 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
     r"\bnot in the (?:context|documents?|passages?|sources?)\b",
 )
 _CITATION = re.compile(r"\[(\s*\d+\s*(?:(?:,|;|-|–|and)\s*\d+\s*)*)\]")
-_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 JUDGE_PROMPT = """You grade an answer written by a retrieval-augmented assistant.
 
@@ -87,15 +87,9 @@ Reply with JSON only: {"faithfulness": <0-1>, "correctness": <0-1>, "reason": "<
 NO_FACT = "(none: the documents do not answer this question; the right answer is a refusal)"
 
 
-def fold(text: str) -> str:
-    """Text for fact matching: NFKC, lower case, punctuation and whitespace runs as one space."""
-    return " " + _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip() + " "
-
-
 def contains_fact(text: str, fact: str) -> bool:
-    """Whether ``fact`` appears in ``text`` as whole words, ignoring case, spacing and punctuation."""
-    needle = fold(fact)
-    return needle.strip() != "" and needle in fold(text)
+    """Whether ``fact`` appears in ``text``: the one rule retrieval is judged by (:func:`facts.holds_fact`)."""
+    return holds_fact(text, fact)
 
 
 def citations(answer: str) -> list[int]:
