@@ -11,7 +11,7 @@ Before comparing, text and fact are *folded* the same way:
 The fact must then appear as whole words: "10 recovery codes" is not in "100 recovery codes".
 One allowance: a footnote marker that PDF text glues to a word ("users5", "security6",
 "attempts7") does not hide the word; a fact word of three or more letters matches the same word
-followed by one or two digits. The reverse never holds, so "ipv6" is not found in "ipv4".
+followed by one to three digits. The reverse never holds, so "ipv6" is not found in "ipv4".
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from functools import lru_cache
 _LINK = re.compile(r"!?\[([^\]\n]{0,500})\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>\n]{0,500})?/?>")
 _WORD = re.compile(r"[^\W_]+")
-MARKER_DIGITS = 2
+MARKER_DIGITS = 3
 """A footnote marker glued to a word has at most this many digits."""
 
 
