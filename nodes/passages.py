@@ -27,8 +27,9 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(\S*)")
 _ITEM = re.compile(r"^(\s*)(?:[-*+●•▪◦‣■□➢►]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+(?=\S)")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _MYST_LABEL = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
-_INLINE_CODE = re.compile(r"`[^`\n]+`")
+_INLINE_CODE = re.compile(r"`[^`\n]+`|[^\s`]*[/\\][^\s`]*[\w/\\]")
 _STASHED = re.compile(r"CODESPAN(\d+)X")
+_DIRECTIVE_OPTION = re.compile(r"^\s*:[\w-]+:")
 _TERMINAL = re.compile(r"[.:;,!?)\]\"'’”]$")
 ID_LABELS = re.compile(r"(?:^|\s)(?:t?id|key|ref|number|no\.?)$", re.IGNORECASE)
 TITLE_LABELS = ("description", "testcase description", "test case description", "title", "summary", "name")
@@ -48,6 +49,8 @@ class Passage:
     """What gives the unit its context: the sentence before it, its list's lead-in line, its table's header."""
     section: str = ""
     """The heading the unit sits under ("" when none)."""
+    group: int = 0
+    """Units of one paragraph, table or list share a group."""
 
     @property
     def embed_text(self) -> str:
@@ -123,15 +126,18 @@ def _prose(text: str) -> list[Passage]:
     passages: list[Passage] = []
     section = ""
     last_sentence = ""
+    group = 0
 
     def add(kind: PassageKind, body: str, context: str = "") -> None:
         body = flat(body)
         if body:
-            passages.append(Passage(len(passages), kind, body, context=flat(context), section=section))
+            passages.append(Passage(len(passages), kind, body, context=flat(context), section=section, group=group))
 
     def paragraph(block: list[str]) -> None:
-        nonlocal last_sentence
-        # Inline code (`~/.local/state/app/logs`) is never a sentence end: hide it from the segmenter.
+        nonlocal last_sentence, group
+        group += 1
+        # Inline code and paths (`~/.local/state/app/logs`, ~/.cache/pip) hold no sentence end: hide them from the
+        # segmenter.
         spans: list[str] = []
 
         def stash(match: re.Match[str]) -> str:
@@ -159,13 +165,19 @@ def _prose(text: str) -> list[Passage]:
             marker, info = fence.group(1), fence.group(2)
             body: list[str] = []
             i += 1
-            while i < len(lines) and not lines[i].strip().startswith(marker[:3]):
+            closing = re.compile(rf"^\s{{0,3}}{re.escape(marker[0])}{{{len(marker)},}}\s*$")
+            while i < len(lines) and not closing.match(lines[i]):
                 body.append(lines[i])
                 i += 1
             i += 1
             if info.startswith("{"):  # a MyST directive (note, warning, versionadded ...): prose inside
-                paragraph([b for b in body if not b.strip().startswith(":")] or [info.strip("{}")])
+                name, argument = info.strip("{}"), line[fence.end() :].strip()
+                inside = [b for b in body if not _DIRECTIVE_OPTION.match(b) and not _FENCE.match(b)]
+                if name in ("tab", "tab-item", "admonition") and argument:
+                    inside = [f"{argument}:", *inside]  # "Linux: ~/.cache/pip"
+                paragraph(inside or [f"{name} {argument}".strip()])
             elif any(b.strip() for b in body):
+                group += 1
                 add("code", "\n".join(body), last_sentence)
                 last_sentence = ""
             continue
@@ -195,6 +207,7 @@ def _prose(text: str) -> list[Passage]:
                 paragraph(block)
                 block = []
             header = ""
+            group += 1
             while i < len(lines) and lines[i].strip().startswith("|"):
                 row = lines[i].strip()
                 if _TABLE_SEPARATOR.match(row):
@@ -212,6 +225,8 @@ def _prose(text: str) -> list[Passage]:
             if block:
                 paragraph(block)
                 block = []
+            if not passages or passages[-1].kind != "item":
+                group += 1
             lead_in = last_sentence if last_sentence.endswith(":") else ""
             indent = len(item.group(1))
             body = [line[item.end() :]]

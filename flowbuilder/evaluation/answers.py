@@ -107,8 +107,17 @@ def citations(answer: str) -> list[int]:
     return found
 
 
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+_QUOTED_TEXT = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
+
+
 def is_refusal(answer: str, patterns: Sequence[str] = REFUSAL_PATTERNS) -> bool:
-    text = " ".join(answer.lower().replace("’", "'").split())
+    """Whether the answer declines to answer. Quoted text (``> ...`` lines, "..." spans) is the documents'
+    voice, not the answerer's: "> [2] The free plan does not include SSO" is an answer, not a refusal."""
+    own = _QUOTED_TEXT.sub(" ", _QUOTED_LINE.sub(" ", answer.replace("’", "'")))
+    text = " ".join(own.lower().split())
+    if not text and answer.strip():
+        return False  # nothing but quotes: an answer
     return not text or any(re.search(pattern, text) for pattern in patterns)
 
 

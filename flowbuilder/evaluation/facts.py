@@ -5,7 +5,7 @@ Before comparing, text and fact are *folded* the same way:
 * Unicode NFKC (PDF ligatures such as "ﬁ" become "fi", full-width letters plain ones), lower case;
 * markdown markup is dropped: ``**bold**``, ``_em_``, ```code```, heading ``#``s, table pipes (all
   punctuation), a link or image keeps its text and loses its target (``[Billing](billing.md)`` ->
-  ``billing``), HTML tags (``<kbd>``, ``<br>``) go;
+  ``billing``), HTML tags (``<kbd>``, ``<br>``) and MyST roles (``{ref}`pip freeze``` -> ``pip freeze``) go;
 * every run of punctuation and whitespace is one space, so "Recovery-codes!" reads "recovery codes".
 
 The fact must then appear as whole words: "10 recovery codes" is not in "100 recovery codes".
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 _LINK = re.compile(r"!?\[([^\]\n]{0,500})\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])")
+_ROLE = re.compile(r"\{[A-Za-z][\w:.-]{0,30}\}(?=`)")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>\n]{0,500})?/?>")
 _WORD = re.compile(r"[^\W_]+")
 MARKER_DIGITS = 3
@@ -51,6 +52,7 @@ def _hidden(text: str) -> list[tuple[int, int]]:
     """Spans of markup that is not text: link targets and HTML tags."""
     spans = [(m.end(1) + 1, m.end()) for m in _LINK.finditer(text)]
     spans += [(m.start(), m.end()) for m in _HTML_TAG.finditer(text)]
+    spans += [(m.start(), m.end()) for m in _ROLE.finditer(text)]
     return sorted(spans)
 
 
@@ -58,7 +60,7 @@ def _hidden(text: str) -> list[tuple[int, int]]:
 def fold_words(text: str) -> Folded:
     """``text`` folded (see the module's docstring), with each word's place in the NFKC text."""
     nfkc = unicodedata.normalize("NFKC", text)
-    hidden = _hidden(nfkc) if ("[" in nfkc or "<" in nfkc) else []
+    hidden = _hidden(nfkc) if ("[" in nfkc or "<" in nfkc or "{" in nfkc) else []
     words: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
