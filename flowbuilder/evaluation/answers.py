@@ -456,8 +456,16 @@ class EvalMetrics:
     invention_rate: float | None
     """No-answer questions answered anyway."""
     wrong_despite_retrieval: int
-    """Answerable questions whose chunks held the fact but whose answer was not correct."""
+    """Answerable questions whose chunks held the fact but whose answer was not correct: the answerer's loss."""
     retrieval: dict[str, Any]
+    retrieved_fact: int = 0
+    """Answerable questions (that ran) whose numbered chunks held the fact."""
+    correct_when_retrieved: float | None = None
+    """Of those, the share answered correctly: the answerer's own accuracy, retrieval's misses aside."""
+    refused_answerable: int = 0
+    """Answerable questions the flow refused."""
+    answered_unanswerable: int = 0
+    """Questions without an answer that got one anyway."""
     faithfulness: float | None = None
     correctness: float | None = None
     judged: int = 0
@@ -475,6 +483,10 @@ class EvalMetrics:
             "refusal_rate": self.refusal_rate,
             "invention_rate": self.invention_rate,
             "wrong_despite_retrieval": self.wrong_despite_retrieval,
+            "retrieved_fact": self.retrieved_fact,
+            "correct_when_retrieved": self.correct_when_retrieved,
+            "refused_answerable": self.refused_answerable,
+            "answered_unanswerable": self.answered_unanswerable,
             "retrieval": self.retrieval,
             "judge": {"judged": self.judged, "faithfulness": self.faithfulness, "correctness": self.correctness},
             "verdicts": self.verdicts,
@@ -502,6 +514,7 @@ def summarise(results: Sequence[AnswerResult], k: int) -> EvalMetrics:
     judged = [r.judge for r in results if r.judge is not None and not r.judge.error]
     retrieval = aggregate(outcomes, k).to_dict() if outcomes else {"k": k, "questions": 0}
     verdicts = {v: sum(1 for r in results if r.verdict == v) for v in VERDICTS}
+    held = [r for r in answered if r.retrieved_fact]
     return EvalMetrics(
         questions=len(results),
         answerable=len(answerable),
@@ -512,8 +525,12 @@ def summarise(results: Sequence[AnswerResult], k: int) -> EvalMetrics:
         citation_accuracy=_share(len(cited_ok), len(answered)),
         refusal_rate=_share(verdicts["refused"], len(refused_or_not)),
         invention_rate=_share(verdicts["invented"], len(refused_or_not)),
-        wrong_despite_retrieval=sum(1 for r in answered if r.retrieved_fact and r.verdict != "correct"),
+        wrong_despite_retrieval=sum(1 for r in held if r.verdict != "correct"),
         retrieval=retrieval,
+        retrieved_fact=len(held),
+        correct_when_retrieved=_share(sum(1 for r in held if r.verdict == "correct"), len(held)),
+        refused_answerable=verdicts["missed"],
+        answered_unanswerable=verdicts["invented"],
         faithfulness=_mean([j.faithfulness for j in judged if j.faithfulness is not None]),
         correctness=_mean([j.correctness for j in judged if j.correctness is not None]),
         judged=len(judged),
