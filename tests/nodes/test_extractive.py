@@ -66,7 +66,7 @@ def test_a_record_answer_leads_with_its_id_and_title_then_the_field_that_answers
     result = extract("How is an email with two dots in a row handled at login?", hits, embedder, config)
 
     assert result.found and result.best_score is not None and result.best_score >= config.record_threshold
-    lead, *rest = result.answer.split("\n")
+    lead, *_rest = result.answer.split("\n")
     assert lead == 'The closest test case is INVALID-011, "Verify Invalid Login - email with consecutive dots" [2].'
     assert "> [2] INVALID-011, Expected Result: The email is rejected" in result.answer
     assert result.answer.rstrip().endswith(f"_{QUOTED}_")  # says it was found by quoting, not by a model
@@ -135,7 +135,7 @@ def test_a_prose_answer_is_a_lead_sentence_then_whole_quoted_sentences(embedder:
     hit = Hit(document=Document(text=PROSE, metadata={"source": "billing.md"}), score=0.4, rank=1)
     result = extract("How many days until a refund reaches my card?", [hit], embedder)
 
-    lead, blank, quote, *rest = result.answer.split("\n")
+    lead, blank, quote, *_rest = result.answer.split("\n")
     assert lead.startswith('How many days until a refund reaches your card: "') and lead.endswith('" [1].')
     assert blank == "" and quote.startswith("> [1] billing.md, Refunds: ")
     # the answering sentence with the one before it, whole: never cut mid-sentence
