@@ -166,11 +166,14 @@ class Extraction:
     lead: str = ""
     also: list[int] = field(default_factory=list)
     """Chunk numbers of the other records listed as 'also close'."""
+    shape: str = ""
+    """"records" or "prose": which threshold judged the confidence."""
 
     def details(self) -> dict[str, Any]:
         return {
             "found": self.found,
             "method": "quoting (no model)",
+            "shape": self.shape,
             "best_score": None if self.best_score is None else round(self.best_score, 4),
             "lead": self.lead,
             "quotes": [
@@ -411,13 +414,14 @@ def extract(
     scored, confidence = score_passages(question, hits, parsed, embedder, config.rank_weight)
     best = scored[0]
     records = parsed[best.chunk - 1].record is not None
+    shape = "records" if records else "prose"
     if confidence < (config.record_threshold if records else config.threshold):
-        return Extraction(_refusal(), [], confidence, False)
+        return Extraction(_refusal(), [], confidence, False, shape=shape)
     if records:
         extraction = _record_answer(question, hits, parsed, scored, config)
     else:
         extraction = _prose_answer(question, hits, parsed, scored, config)
-    extraction.best_score = confidence
+    extraction.best_score, extraction.shape = confidence, shape
     return extraction
 
 

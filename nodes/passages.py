@@ -29,6 +29,8 @@ _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*
 _MYST_LABEL = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
 _INLINE_CODE = re.compile(r"`[^`\n]+`|[^\s`]*[/\\][^\s`]*[\w/\\]")
 _STASHED = re.compile(r"CODESPAN(\d+)X")
+_CODE_DIRECTIVE = re.compile(r"cli|code|console|shell|prompt|literal", re.IGNORECASE)
+_LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*(?:\S+)?\s*$")
 _DIRECTIVE_OPTION = re.compile(r"^\s*:[\w-]+:")
 _TERMINAL = re.compile(r"[.:;,!?)\]\"'’”]$")
 ID_LABELS = re.compile(r"(?:^|\s)(?:t?id|key|ref|number|no\.?)$", re.IGNORECASE)
@@ -170,7 +172,7 @@ def _prose(text: str) -> list[Passage]:
                 body.append(lines[i])
                 i += 1
             i += 1
-            if info.startswith("{"):  # a MyST directive (note, warning, versionadded ...): prose inside
+            if info.startswith("{") and not _CODE_DIRECTIVE.search(info):  # MyST (note, versionadded ...): prose
                 name, argument = info.strip("{}"), line[fence.end() :].strip()
                 inside = [b for b in body if not _DIRECTIVE_OPTION.match(b) and not _FENCE.match(b)]
                 if name in ("tab", "tab-item", "admonition") and argument:
@@ -181,7 +183,7 @@ def _prose(text: str) -> list[Passage]:
                 add("code", "\n".join(body), last_sentence)
                 last_sentence = ""
             continue
-        if not stripped or _MYST_LABEL.match(line):
+        if not stripped or _MYST_LABEL.match(line) or _LINK_DEFINITION.match(line):
             if block:
                 paragraph(block)
                 block = []
