@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
+from flowbuilder.formats.native import NODE_MIGRATIONS, NodeMigration
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.passages import ParsedChunk, Passage, parse_chunk
 from flowbuilder.nodes.phrasing import expects_number, has_number, lead_for_record, lead_for_span, record_noun
@@ -431,7 +432,7 @@ def _record_id(document: Document) -> str:
 
 
 def _refusal() -> str:
-    return f"{NOT_FOUND}\n\n_{QUOTED}_"
+    return f"{NOT_FOUND}\n\n{QUOTED}"
 
 
 def _quote(item: _Scored) -> Quote:
@@ -476,7 +477,7 @@ def _record_answer(
             assert other is not None
             close.append(f'{other.id}, "{other.title}" [{n}]' if other.title != other.id else f"{other.id} [{n}]")
         lines += ["", f"Also close: {'; '.join(close)}."]
-    lines += ["", f"_{QUOTED}_"]
+    lines += ["", QUOTED]
     return Extraction("\n".join(lines), chosen, best.score, True, lead, also)
 
 
@@ -517,7 +518,7 @@ def _prose_answer(
             continue  # already quoted as another quote's context
         chosen.append(_prose_quote(item, parsed[item.chunk - 1].passages))
     lead = lead_for_span(question, best.passage.text, f"[{best.chunk}]")
-    lines = [lead, "", *[q.line(hits[q.chunk - 1]) for q in chosen], "", f"_{QUOTED}_"]
+    lines = [lead, "", *[q.line(hits[q.chunk - 1]) for q in chosen], "", QUOTED]
     return Extraction("\n".join(lines), chosen, best.score, True, lead)
 
 
@@ -575,6 +576,28 @@ def answer_from_prompt(prompt: str, ctx: RunContext, config: ExtractiveConfig | 
         )
         raise NodeError(f"the prompt has no {missing}, so there is nothing to quote from")
     return extract(question, hits, default_embedder(ctx), config)
+
+
+def _drop_old_default(name: str, old: float) -> NodeMigration:
+    """A saved value equal to the default of the answerer before issue 32 is dropped, so the node takes the new
+    default: the scores are on a new scale (rank and idf-weighted overlap added) and were calibrated anew."""
+
+    def migrate(node: dict[str, Any]) -> dict[str, Any]:
+        config = node.get("config")
+        if isinstance(config, dict) and config.get(name) == old:
+            node["config"] = {k: v for k, v in config.items() if k != name}
+        return node
+
+    return migrate
+
+
+NODE_MIGRATIONS.setdefault("answer.extractive", {}).update(
+    {
+        "config.threshold": _drop_old_default("threshold", 0.30),
+        "config.margin": _drop_old_default("margin", 0.08),
+        "config.max_quotes": _drop_old_default("max_quotes", 2),
+    }
+)
 
 
 class ExtractiveIn(TypedDict):

@@ -69,7 +69,7 @@ def test_a_record_answer_leads_with_its_id_and_title_then_the_field_that_answers
     lead, *_rest = result.answer.split("\n")
     assert lead == 'The closest test case is INVALID-011, "Verify Invalid Login - email with consecutive dots" [2].'
     assert "> [2] INVALID-011, Expected Result: The email is rejected" in result.answer
-    assert result.answer.rstrip().endswith(f"_{QUOTED}_")  # says it was found by quoting, not by a model
+    assert result.answer.rstrip().endswith(QUOTED)  # says it was found by quoting, not by a model
     assert 2 in citations(result.answer)
     for quote in result.quotes:  # every quote is verbatim text of the chunk it cites: nothing is invented
         assert quote.text in hits[quote.chunk - 1].document.text
@@ -142,7 +142,7 @@ def test_a_prose_answer_is_a_lead_sentence_then_whole_quoted_sentences(embedder:
     assert "Refunds go back to the original card. They arrive within 5 working days of the request" in quote
     quotes = [line for line in result.answer.split("\n") if line.startswith("> [")]
     assert quotes[0] == quote and all(line.endswith(".") for line in quotes)
-    assert result.answer.rstrip().endswith(f"_{QUOTED}_")
+    assert result.answer.rstrip().endswith(QUOTED)
     assert not is_refusal(result.answer)
 
 
@@ -226,3 +226,14 @@ def test_eval_scores_extractive_answers_offline(tmp_path: Path) -> None:
     verdicts = {r.question.id: r.verdict for r in evaluation.results}
     assert verdicts["q1"] == "correct"
     assert verdicts["q5"] in ("refused", "invented") and metrics.refusal_rate is not None
+
+
+def test_a_flow_saved_with_the_old_defaults_takes_the_recalibrated_ones() -> None:
+    from flowbuilder.formats.native import migrate_nodes
+
+    old = {"type": "answer.extractive", "config": {"threshold": 0.30, "margin": 0.08, "max_quotes": 2}}
+    chosen = {"type": "answer.extractive", "config": {"threshold": 0.55, "max_quotes": 4}}
+    data = migrate_nodes({"nodes": [old, chosen]})
+    assert data["nodes"][0]["config"] == {}  # old defaults: the new calibrated ones apply
+    assert data["nodes"][1]["config"] == {"threshold": 0.55, "max_quotes": 4}  # a user's own choice stays
+    assert migrate_nodes(data) == data
