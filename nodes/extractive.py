@@ -23,7 +23,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,8 +34,7 @@ from flowbuilder.formats.native import NODE_MIGRATIONS, NodeMigration
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.passages import ParsedChunk, Passage, parse_chunk
 from flowbuilder.nodes.phrasing import expects_number, has_number, lead_for_record, lead_for_span, record_noun
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Hits, Text
+from flowbuilder.portvalues import Answer, Hits, Message, Prompt
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 
@@ -601,14 +600,16 @@ NODE_MIGRATIONS.setdefault("answer.extractive", {}).update(
 
 
 class ExtractiveIn(TypedDict):
-    question: NotRequired[Text]
-    context: NotRequired[Hits]
-    prompt: NotRequired[Text]
-    embedder: NotRequired[Embedder]
+    question: NotRequired[Annotated[Message, "The user's question."]]
+    context: NotRequired[Annotated[Hits, "The retrieved chunks to quote from."]]
+    prompt: NotRequired[
+        Annotated[Prompt, "Or a prompt.template's output: its numbered passages and 'Question:' line are used."]
+    ]
+    embedder: NotRequired[Annotated[Embedder, "Scores the quotes; empty = the offline MiniLM embedder."]]
 
 
 class AnswerOut(TypedDict):
-    answer: Text
+    answer: Annotated[Answer, "A lead sentence, then the quotes with their chunk citations; or 'not found'."]
 
 
 @register_node
@@ -620,23 +621,6 @@ class ExtractiveAnswer(Node[ExtractiveConfig, ExtractiveIn, AnswerOut]):
     display_name = "Extractive Answer (no model)"
     aliases = ("Quote answer", "Offline answer")
     Config = ExtractiveConfig
-    inputs = (
-        Port("question", PortType.MESSAGE, required=False, description="The user's question."),
-        Port("context", PortType.HITS, required=False, description="The retrieved chunks to quote from."),
-        Port(
-            "prompt",
-            PortType.PROMPT,
-            required=False,
-            description="Or a prompt.template's output: its numbered passages and 'Question:' line are used.",
-        ),
-        Port(
-            "embedder",
-            PortType.EMBEDDER,
-            required=False,
-            description="Scores the quotes; empty = the offline MiniLM embedder.",
-        ),
-    )
-    outputs = (Port("answer", PortType.ANSWER, description="The quotes with their chunk citations, or 'not found'."),)
 
     def run(self, inputs: ExtractiveIn, ctx: RunContext) -> AnswerOut:
         config = self.config
@@ -655,7 +639,7 @@ class ExtractiveAnswer(Node[ExtractiveConfig, ExtractiveIn, AnswerOut]):
             raise NodeError("nothing to quote: connect 'context' (a retriever's hits) or 'prompt' (a prompt.template)")
         extraction = extract(question, hits, embedder, config)
         ctx.details.update(extraction.details())
-        ctx.details["threshold"] = config.threshold
+        ctx.details["threshold"] = config.record_threshold if extraction.shape == "records" else config.threshold
         if not hits:
             ctx.warn("no chunks were retrieved: answered 'not found'")
         return {"answer": extraction.answer}

@@ -26,6 +26,7 @@ from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import (
     Adapter,
     credential_slot,
+    import_hook,
     read_params,
     to_float,
 )
@@ -371,7 +372,9 @@ class LangflowImporter:
             used.add(adapter.extra["secret"])
         if adapter.hook:
             # A hook returns None when the node lacks what the mapping needs: it stays a placeholder.
-            hooked: _Mapping | None = getattr(self, f"_hook_{adapter.hook}")(node_id, t, inc, out, adapter, used)
+            hook = import_hook(self, adapter)
+            assert hook is not None
+            hooked: _Mapping | None = hook(node_id, t, inc, out, adapter, used)
             if hooked is None:
                 return None
             mapping = hooked

@@ -89,7 +89,7 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
     c = {**our_defaults(spec.type), **spec.config}  # hooks read our defaults from the node's Config, never a copy
     if adapter.note:
         warnings.append(f"{spec.id}: {adapter.note}")
-    hook = _SHAPES.get(adapter.hook, _generic_shape)
+    hook = _SHAPES.get(adapter.hook, _generic_shape) if isinstance(adapter.hook, str) else _generic_shape
     return hook(spec, adapter, c, warnings)
 
 
