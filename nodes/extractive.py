@@ -95,10 +95,10 @@ class ExtractiveConfig(BaseModel):
         ),
     )
     max_quotes: int = Field(
-        3, ge=1, le=10, description="Most passages quoted (the best one first, then others nearly as good)."
+        4, ge=1, le=10, description="Most passages quoted (the best one first, then others nearly as good)."
     )
     margin: float = Field(
-        0.15,
+        0.2,
         ge=0.0,
         le=1.0,
         description="A further quote or a record listed as 'also close' must score within this of the best one.",
