@@ -411,17 +411,17 @@ def extract(
     parsed = [parse_chunk(hit.document.text, _record_id(hit.document)) for hit in hits]
     if not question.strip() or not any(chunk.passages for chunk in parsed):
         return Extraction(_refusal(), [], None, False)
-    scored, confidence = score_passages(question, hits, parsed, embedder, config.rank_weight)
+    scored, sure = score_passages(question, hits, parsed, embedder, config.rank_weight)
     best = scored[0]
     records = parsed[best.chunk - 1].record is not None
     shape = "records" if records else "prose"
-    if confidence < (config.record_threshold if records else config.threshold):
-        return Extraction(_refusal(), [], confidence, False, shape=shape)
+    if sure < (config.record_threshold if records else config.threshold):
+        return Extraction(_refusal(), [], sure, False, shape=shape)
     if records:
         extraction = _record_answer(question, hits, parsed, scored, config)
     else:
         extraction = _prose_answer(question, hits, parsed, scored, config)
-    extraction.best_score, extraction.shape = confidence, shape
+    extraction.best_score, extraction.shape = sure, shape
     return extraction
 
 
