@@ -117,8 +117,9 @@ def _is_heading_line(lines: list[str], i: int) -> bool:
     if len(line.split()) > 9 or not line[0].isupper():
         return False
     before = i == 0 or not lines[i - 1].strip()
-    after = i + 1 >= len(lines) or not lines[i + 1].strip() or bool(_ITEM.match(lines[i + 1]))
-    return before and after
+    after = i + 1 < len(lines) and (not lines[i + 1].strip() or bool(_ITEM.match(lines[i + 1])))
+    # a heading introduces something: a lone short line at the end of a chunk is text to quote
+    return before and after and any(line.strip() for line in lines[i + 1 :])
 
 
 def _prose(text: str) -> list[Passage]:
