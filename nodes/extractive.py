@@ -71,6 +71,8 @@ _ASKS_STEPS = re.compile(
 
 
 class ExtractiveConfig(BaseModel):
+    """Settings of ``answer.extractive``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     threshold: float = Field(
@@ -128,6 +130,8 @@ class ExtractiveConfig(BaseModel):
 
 @dataclass(frozen=True)
 class Quote:
+    """One quoted sentence or field and the numbered chunk it comes from."""
+
     chunk: int
     """1-based number of the chunk, as the prompt numbers it."""
     label: str
@@ -159,6 +163,8 @@ class Quote:
 
 @dataclass
 class Extraction:
+    """An extractive answer: the quotes, the best score and whether anything was found."""
+
     answer: str
     quotes: list[Quote]
     best_score: float | None
@@ -600,6 +606,8 @@ NODE_MIGRATIONS.setdefault("answer.extractive", {}).update(
 
 
 class ExtractiveIn(TypedDict):
+    """The input ports of ``answer.extractive``."""
+
     question: NotRequired[Annotated[Message, "The user's question."]]
     context: NotRequired[Annotated[Hits, "The retrieved chunks to quote from."]]
     prompt: NotRequired[
@@ -609,6 +617,8 @@ class ExtractiveIn(TypedDict):
 
 
 class AnswerOut(TypedDict):
+    """The output ports of ``answer.extractive``."""
+
     answer: Annotated[Answer, "A lead sentence, then the quotes with their chunk citations; or 'not found'."]
 
 
