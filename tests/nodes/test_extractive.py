@@ -237,3 +237,11 @@ def test_a_flow_saved_with_the_old_defaults_takes_the_recalibrated_ones() -> Non
     assert data["nodes"][0]["config"] == {}  # old defaults: the new calibrated ones apply
     assert data["nodes"][1]["config"] == {"threshold": 0.55, "max_quotes": 4}  # a user's own choice stays
     assert migrate_nodes(data) == data
+
+
+def test_a_chunk_with_a_huge_token_is_cut_in_linear_time() -> None:
+    # a minified blob or a long hash in a document: the path-and-code guard must not backtrack over it
+    from flowbuilder.nodes.passages import parse_chunk
+
+    text = "Run it. " + "a" * 200_000 + " and then ~/.cache/pip/x. Done. See `a.b/c` now."
+    assert [p.text[-12:] for p in parse_chunk(text).passages] == ["Run it.", "cache/pip/x.", "Done.", "`a.b/c` now."]
