@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
 from flowbuilder.credentials import CredentialResolver
@@ -43,6 +43,9 @@ from flowbuilder.portvalues import check_port_values
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.secrets import redact, redact_obj
 from flowbuilder.streaming import plan_chains, run_chain, stream_mode
+
+if TYPE_CHECKING:
+    from flowbuilder.cluster.driver import Cluster
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +170,7 @@ class Executor:
         cache: ResultCache | None = None,
         data_dir: Path | None = None,
         stream: str | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.registry = registry or default_registry()
         self.resolver = resolver or CredentialResolver()
@@ -174,6 +178,9 @@ class Executor:
         self.data_dir = data_dir
         self.stream = stream_mode(stream)
         """When chains of nodes run batch by batch: ``auto``, ``always`` or ``never`` (:mod:`flowbuilder.streaming`)."""
+        self.cluster = cluster
+        """A Ray cluster (``--ray``, :mod:`flowbuilder.cluster`): every ingest chain streams, its batches run on
+        the cluster's workers; None: everything runs in this process."""
 
     def run(
         self,
@@ -218,6 +225,10 @@ class Executor:
             raise FlowValidationError(scope_issues)
         cancel = cancel_event or threading.Event()
         order = graph.order({to} if to else None)
+        if self.cluster is not None:
+            from flowbuilder.cluster import refuse_unreachable_stores
+
+            refuse_unreachable_stores(graph, order)
 
         def emit(kind: str, node_id: str | None, data: dict[str, Any] | None = None) -> None:
             if on_event is not None:
@@ -234,7 +245,12 @@ class Executor:
         unused = _unused_alternatives(graph, run_inputs)
         given_ok = {n for n, r in (reuse or {}).items() if r.succeeded}
         chains = plan_chains(
-            graph, order, self.stream, base_dir, run_inputs, set(unused) | set(skipped_with_warning) | given_ok
+            graph,
+            order,
+            "always" if self.cluster is not None else self.stream,
+            base_dir,
+            run_inputs,
+            set(unused) | set(skipped_with_warning) | given_ok,
         )
         deferred = {member for chain in chains.values() for member in chain[:-1]}
         for node_id in order:

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.cluster import add_ray_option, cluster_from_args
 from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver_for
 from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
@@ -43,6 +44,7 @@ def register(subparsers: Any) -> None:
         "always or never (env FLOWBUILDER_STREAM)",
     )
     add_cred_option(parser)
+    add_ray_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -81,7 +83,8 @@ def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
     resolver = resolver_for(args)
     inputs = parse_inputs(flow, args.input)
-    executor = Executor(resolver=resolver, stream=args.stream)
+    cluster = cluster_from_args(args)
+    executor = Executor(resolver=resolver, stream=args.stream, cluster=cluster)
     progress = _Progress(enabled=not args.json)
     cancel = threading.Event()
     outcome: dict[str, Any] = {}

@@ -320,7 +320,13 @@ class EmbeddingStore:
             return max(report.added, round(report.added * documents.estimate(seen[0]) / max(seen[0], 1)), done)
 
         step = None if progress is None else (lambda done, _total: progress(done, estimate(done)))
-        report.sample = self._embed_and_write(new_parts(), batch_size, step, whole=not streamed)
+        elsewhere = documents.written_elsewhere(self) if isinstance(documents, Batches) else None
+        if elsewhere is None:
+            report.sample = self._embed_and_write(new_parts(), batch_size, step, whole=not streamed)
+        else:  # a cluster's workers embedded and wrote the batches (flowbuilder.cluster): what they did
+            wanted, sources = elsewhere.wanted, elsewhere.sources
+            report.added, report.kept = elsewhere.added, elsewhere.kept
+            report.duplicates_dropped = elsewhere.duplicates
         if mode == "append":
             return report
         if mode == "full":
@@ -529,6 +535,12 @@ class StoreNodeMixin:
 
     cacheable = False
     stream_in: ClassVar[str | None] = "documents"
+
+    @classmethod
+    def reachable_by_workers(cls, config: Any) -> bool:
+        """Whether every machine of a cluster can write this node's collection: a server (Chroma's
+        ``chroma run``, a Qdrant server, Pinecone), not a folder on this machine (``--ray`` needs one)."""
+        return False
 
     def summarize(self, outputs: Mapping[str, Any]) -> str:
         ports = cast(Any, self).output_ports(cast(Any, self).config)
