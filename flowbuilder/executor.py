@@ -228,7 +228,7 @@ class Executor:
         if self.cluster is not None:
             from flowbuilder.cluster import refuse_unreachable_stores
 
-            refuse_unreachable_stores(graph, order)
+            refuse_unreachable_stores(flow, self.registry)
 
         def emit(kind: str, node_id: str | None, data: dict[str, Any] | None = None) -> None:
             if on_event is not None:

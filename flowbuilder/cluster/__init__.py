@@ -25,7 +25,8 @@ from flowbuilder.errors import ClusterError
 
 if TYPE_CHECKING:
     from flowbuilder.cluster.driver import Cluster
-    from flowbuilder.graph import FlowGraph
+    from flowbuilder.flow import Flow
+    from flowbuilder.registry import NodeRegistry
 
 ENV_ADDRESS = "FLOWBUILDER_RAY_ADDRESS"
 """The cluster's address when ``--ray`` is given without one."""
@@ -70,26 +71,39 @@ def connect(address: str, *, batch_records: int | None = None) -> Cluster:
     return Cluster(address, batch_records=batch_records)
 
 
-def cluster_from_args(args: argparse.Namespace) -> Cluster | None:
-    """The cluster a command's ``--ray`` names, connected; None without the flag (Ray is not imported)."""
+def cluster_from_args(args: argparse.Namespace, *flows: Flow) -> Cluster | None:
+    """The cluster a command's ``--ray`` names, connected, once ``flows`` are known to write only stores the
+    workers reach; None without the flag (Ray is not imported)."""
     address = requested_address(getattr(args, "ray", None))
     if address is None:
         return None
+    from flowbuilder.registry import default_registry
+
+    for flow in flows:
+        refuse_unreachable_stores(flow, default_registry())
     batch = getattr(args, "ray_batch", None)
     if batch is not None and batch < 1:
         raise ClusterError(f"--ray-batch must be at least 1, got {batch}.")
     return connect(address, batch_records=batch)
 
 
-def refuse_unreachable_stores(graph: FlowGraph, order: list[str]) -> None:
-    """One line when a store this run writes lives on this machine only (the workers write the batches)."""
-    for node_id in order:
-        node = graph.nodes[node_id]
-        reachable = getattr(node.cls, "reachable_by_workers", None)
-        writes = any(edge.target_port == "documents" for edge in graph.incoming(node_id))
-        if reachable is None or not writes or node.spec.disabled or reachable(node.config):
+def refuse_unreachable_stores(flow: Flow, registry: NodeRegistry) -> None:
+    """One line when a store the flow writes lives on this machine only (with ``--ray`` the workers write the
+    batches, so they must all reach it). Checked before connecting to the cluster."""
+    for spec in flow.nodes:
+        if spec.disabled or spec.type not in registry:
             continue
-        raise ClusterError(
-            f"node '{node_id}' ({node.spec.type}) writes a store on this machine only, which the Ray cluster's "
-            f"workers cannot reach; with --ray use {SERVER_STORES}."
-        )
+        cls = registry.get(spec.type)
+        reachable = getattr(cls, "reachable_by_workers", None)
+        writes = any(edge.target == spec.id and edge.target_port == "documents" for edge in flow.edges)
+        if reachable is None or not writes:
+            continue
+        try:
+            config = cls.Config.model_validate(spec.config)
+        except ValueError:
+            continue  # validation names the bad config
+        if not reachable(config):
+            raise ClusterError(
+                f"node '{spec.id}' ({spec.type}) writes a store on this machine only, which the Ray cluster's "
+                f"workers cannot reach; with --ray use {SERVER_STORES}."
+            )

@@ -384,14 +384,13 @@ class _Ingest:
                     pending.pop(ref)
                     self._take(self.ray.get(ref))
                 self._progress()
-        except RunCancelledError:
+        except (RunCancelledError, StageFailed, FlowbuilderError):
             self.cluster.cancel(list(pending))
-            raise
-        except (StageFailed, FlowbuilderError):
-            self.cluster.cancel(list(pending))
+            self._merge()  # the members show what the finished batches did
             raise
         except Exception as exc:
             self.cluster.cancel(list(pending))
+            self._merge()
             raise self.cluster.lost(exc, f"{len(self.outcomes)} of {self.submitted} batches were written") from None
         return self._merge()
 
@@ -417,7 +416,8 @@ class _Ingest:
         share = self.stream.head.fraction() or 0.0
         if share <= 0:
             return max(self.submitted, 1)
-        return max(self.submitted, round(self.submitted / min(share, 1.0)))
+        records = self.stream.head.items / min(share, 1.0)
+        return max(self.submitted, math.ceil(records / self.cluster.batch_records))
 
     def _progress(self) -> None:
         done, total = len(self.outcomes), self.total()
@@ -427,8 +427,11 @@ class _Ingest:
         if done and total > done:
             seconds = (total - done) * elapsed / done
             left = f", ~{seconds:.0f} s left" if seconds < 120 else f", ~{seconds / 60:.1f} min left"
-        workers = f"{len(self.workers)} worker node{'s' if len(self.workers) != 1 else ''}"
-        message = f"batches on the Ray cluster ({workers}{': ' + rates if rates else ''}{left})"
+        if self.workers:
+            workers = f"{len(self.workers)} worker node{'s' if len(self.workers) != 1 else ''}: {rates}{left}"
+        else:
+            workers = "waiting for the first batch"
+        message = f"batches on the Ray cluster ({workers})"
         self.ctx.progress(done, total, message)
 
     def _merge(self) -> RemoteSync:

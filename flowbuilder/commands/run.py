@@ -83,7 +83,7 @@ def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
     resolver = resolver_for(args)
     inputs = parse_inputs(flow, args.input)
-    cluster = cluster_from_args(args)
+    cluster = cluster_from_args(args, flow)
     executor = Executor(resolver=resolver, stream=args.stream, cluster=cluster)
     progress = _Progress(enabled=not args.json)
     cancel = threading.Event()
@@ -102,16 +102,22 @@ def handle(args: argparse.Namespace) -> int:
             )
         except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
             outcome["error"] = exc
+        finally:
+            ended.set()
 
+    # waited on with an Event, not Thread.join: a Ctrl-C that interrupts join() can leave the thread marked as
+    # ended while it still runs (CPython), and the run's outcome would be read before it exists
+    ended = threading.Event()
     worker = threading.Thread(target=work, name="flowbuilder-run", daemon=True)
     worker.start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)
+        while not ended.wait(0.2):
+            pass
     except KeyboardInterrupt:
         cancel.set()
         sys.stderr.write("\ncancelling…\n")
-        worker.join()
+        while not ended.wait(0.2):
+            pass
     if "error" in outcome:
         raise outcome["error"]
     run: RunResult = outcome["run"]
