@@ -21,19 +21,15 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
+from flowbuilder.cluster.stores import SERVER_STORES, refuse_unreachable_stores
 from flowbuilder.errors import ClusterError
 
 if TYPE_CHECKING:
     from flowbuilder.cluster.driver import Cluster
     from flowbuilder.flow import Flow
-    from flowbuilder.registry import NodeRegistry
 
 ENV_ADDRESS = "FLOWBUILDER_RAY_ADDRESS"
 """The cluster's address when ``--ray`` is given without one."""
-SERVER_STORES = (
-    "a Chroma server (vectorstore.chroma with server_host and server_port; start one with "
-    "`chroma run --host 0.0.0.0 --port 8000 --path DIR`), a Qdrant server (vectorstore.qdrant with url) or Pinecone"
-)
 
 
 def add_ray_option(parser: argparse.ArgumentParser | Any) -> None:
@@ -87,23 +83,12 @@ def cluster_from_args(args: argparse.Namespace, *flows: Flow) -> Cluster | None:
     return connect(address, batch_records=batch)
 
 
-def refuse_unreachable_stores(flow: Flow, registry: NodeRegistry) -> None:
-    """One line when a store the flow writes lives on this machine only (with ``--ray`` the workers write the
-    batches, so they must all reach it). Checked before connecting to the cluster."""
-    for spec in flow.nodes:
-        if spec.disabled or spec.type not in registry:
-            continue
-        cls = registry.get(spec.type)
-        reachable = getattr(cls, "reachable_by_workers", None)
-        writes = any(edge.target == spec.id and edge.target_port == "documents" for edge in flow.edges)
-        if reachable is None or not writes:
-            continue
-        try:
-            config = cls.Config.model_validate(spec.config)
-        except ValueError:
-            continue  # validation names the bad config
-        if not reachable(config):
-            raise ClusterError(
-                f"node '{spec.id}' ({spec.type}) writes a store on this machine only, which the Ray cluster's "
-                f"workers cannot reach; with --ray use {SERVER_STORES}."
-            )
+__all__ = [
+    "ENV_ADDRESS",
+    "SERVER_STORES",
+    "add_ray_option",
+    "cluster_from_args",
+    "connect",
+    "refuse_unreachable_stores",
+    "requested_address",
+]

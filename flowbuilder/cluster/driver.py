@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from flowbuilder.cluster import worker
 from flowbuilder.cluster.credentials import bound_secrets
+from flowbuilder.cluster.stores import refuse_unreachable_stores
 from flowbuilder.errors import ClusterError, FlowbuilderError, NodeError, RunCancelledError
 from flowbuilder.ports import PortKind
 from flowbuilder.streaming import SAMPLE_SIZE, Batches, RemoteSync, StageFailed, _merge_details
@@ -113,6 +114,11 @@ class Cluster:
             self.ray.shutdown()
 
     # ------------------------------------------------------------------ ingest chains
+    @staticmethod
+    def refuse_unreachable_stores(flow: Flow, registry: Any) -> None:
+        """One line when the flow writes a store its workers cannot reach (see :mod:`flowbuilder.cluster`)."""
+        refuse_unreachable_stores(flow, registry)
+
     def why_not_remote(self, graph: FlowGraph, chain: list[str]) -> str | None:
         """Why this chain must run here rather than on the workers (None: it can go to the cluster). Its members'
         other inputs travel as data, or as a service a worker rebuilds from a node with no inputs (an

@@ -171,7 +171,7 @@ def build_service(spec: ServiceSpec, secrets: Secrets) -> tuple[Any, bool]:
 
 def ingest_batch(job: ChainJob, secrets: Secrets, number: int, records: list[Document]) -> BatchOutcome:
     """Label, split, embed and write one batch of records; never raises for a node's error (it is a value)."""
-    from flowbuilder.nodes.vectorstores.common import unique_documents
+    from flowbuilder.chunk_ids import unique_documents
 
     _check_version(job.version)
     began = time.perf_counter()

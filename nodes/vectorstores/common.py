@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, NotRequired, TypedDict, cast
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
 
+from flowbuilder.chunk_ids import document_id as document_id  # re-exported: nodes import it from here
+from flowbuilder.chunk_ids import source_key, unique_documents
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext, summarize_outputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Chunks, Hits, Text
 from flowbuilder.services import Embedder, VectorStore
 from flowbuilder.streaming import Batches, is_stream
@@ -39,52 +39,6 @@ SYNC_DESCRIPTION = (
 )
 
 Progress = Callable[[int, int], None]
-
-STORE_INPUTS = (
-    Port("documents", PortType.CHUNKS, required=False, multiple=True, description="Chunks to add (idempotent)."),
-    Port("embedder", PortType.EMBEDDER, description="Embeds the chunks and the questions."),
-    Port("query", PortType.TEXT, required=False, description="When connected, also search and output hits."),
-)
-STORE_OUTPUTS = (
-    Port("store", PortType.VECTOR_STORE, description="The store, for retrievers and tools."),
-    Port("hits", PortType.HITS, description="Top-k results for the connected query."),
-)
-
-
-def source_key(source: str) -> str:
-    """The id prefix shared by every chunk of one source (``<key>#``), so a store can list them by prefix."""
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
-
-
-def document_id(doc: Document) -> str:
-    """``<source key>#<hash of source, text and metadata>``: the same chunk always gets the same id, so it is
-    stored once; an edited chunk gets a new id and the sync removes the old one. Metadata is hashed too, so
-    a chunk whose text is unchanged but whose row number or offsets moved (a row above it was removed) is
-    written again with its new metadata instead of citing a stale row; its vector comes from the embedding
-    cache, so the model does not run again."""
-    metadata = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False, default=str)
-    digest = hashlib.sha256(f"{doc.source}\n{doc.text}\n{metadata}".encode()).hexdigest()
-    return f"{source_key(doc.source)}#{digest[:32]}"
-
-
-def unique_documents(docs: Iterable[Document], seen: set[str] | None = None) -> tuple[list[str], list[Document], int]:
-    """``(ids, docs, duplicates)``: the first document of each id, in order, and how many repeats were dropped.
-    ``seen``: ids already taken (earlier batches of a stream); the new ids are added to it."""
-    ids: list[str] = []
-    kept: list[Document] = []
-    seen = set() if seen is None else seen
-    duplicates = 0
-    for doc in docs:
-        if not doc.text.strip():
-            continue
-        doc_id = document_id(doc)
-        if doc_id in seen:
-            duplicates += 1
-            continue
-        seen.add(doc_id)
-        ids.append(doc_id)
-        kept.append(doc)
-    return ids, kept, duplicates
 
 
 def encode_metadata(metadata: dict[str, Any], *, allow_string_lists: bool = False) -> dict[str, Any]:
@@ -409,14 +363,14 @@ class StoreIn(TypedDict):
     """A store node's inputs: chunks to mirror (one batch per connection; a stream of batches when the executor
     streams its chain, see :mod:`flowbuilder.streaming`), the embedder, a question."""
 
-    documents: NotRequired[list[Chunks]]
-    embedder: Embedder
-    query: NotRequired[Text]
+    documents: NotRequired[Annotated[list[Chunks], "Chunks to add (idempotent)."]]
+    embedder: Annotated[Embedder, "Embeds the chunks and the questions."]
+    query: NotRequired[Annotated[Text, "When connected, also search and output hits."]]
 
 
 class StoreOut(TypedDict):
-    store: VectorStore
-    hits: NotRequired[Hits]
+    store: Annotated[VectorStore, "The store, for retrievers and tools."]
+    hits: NotRequired[Annotated[Hits, "Top-k results for the connected query."]]
     """Only when a question came in."""
 
 
