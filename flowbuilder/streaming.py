@@ -247,7 +247,7 @@ def run_chain(executor: NodePreparer, scope: RunScope, chain: list[str]) -> dict
         if node_id == chain[-1]:
             break
         if cluster is not None and upstream is not None:
-            upstream = cluster.stage(member, upstream)  # also gives the member its tally as ``stream``
+            upstream = cluster.stage(member, upstream, chain[0])  # also gives the member its tally as ``stream``
         else:
             upstream = _stage(member, upstream)
             member.stream = upstream
@@ -257,7 +257,7 @@ def run_chain(executor: NodePreparer, scope: RunScope, chain: list[str]) -> dict
     sink = members[-1]
     assert upstream is not None
     if cluster is not None:
-        cluster.attach(executor, scope, sink, upstream)
+        cluster.attach(executor, scope, sink, upstream, chain[0])
     elif why_here:
         sink.prepared.ctx.warn(f"ran on this machine, not on the Ray cluster: {why_here}")
     for member in members:

@@ -137,17 +137,17 @@ class Cluster:
                     )
         return None
 
-    def stage(self, member: _Member, upstream: Batches) -> ClusterBatches:
+    def stage(self, member: _Member, upstream: Batches, head_id: str) -> ClusterBatches:
         """The chain's stream with ``member`` (a transform) run on the workers; the member's results are tallied."""
         tally = Batches(iter(()))
         member.stream = tally
         if isinstance(upstream, ClusterBatches):
             return upstream.then(member, tally)
-        return ClusterBatches(self, upstream, [(member, tally)])
+        return ClusterBatches(self, upstream, [(member, tally)], head_id)
 
-    def attach(self, executor: Executor, scope: RunScope, sink: _Member, upstream: Batches) -> None:
+    def attach(self, executor: Executor, scope: RunScope, sink: _Member, upstream: Batches, head_id: str) -> None:
         """Give the sink the cluster stream as its input (a chain with no transform gets one here)."""
-        stream = upstream if isinstance(upstream, ClusterBatches) else ClusterBatches(self, upstream, [])
+        stream = upstream if isinstance(upstream, ClusterBatches) else ClusterBatches(self, upstream, [], head_id)
         stream.sink, stream.executor, stream.scope = sink, executor, scope
         port = sink.prepared.node.cls.stream_in
         values = sink.prepared.values
@@ -276,17 +276,18 @@ def _short(exc: BaseException) -> str:
 class ClusterBatches(Batches):
     """A chain's stream whose transforms and writes run on a Ray cluster (see :class:`Cluster`)."""
 
-    def __init__(self, cluster: Cluster, head: Batches, steps: list[tuple[_Member, Batches]]) -> None:
+    def __init__(self, cluster: Cluster, head: Batches, steps: list[tuple[_Member, Batches]], head_id: str) -> None:
         super().__init__(iter(()), head.fraction)
         self.cluster = cluster
         self.head = head
+        self.head_id = head_id
         self.steps = steps
         self.sink: _Member | None = None
         self.executor: Executor | None = None
         self.scope: RunScope | None = None
 
     def then(self, member: _Member, tally: Batches) -> ClusterBatches:
-        return ClusterBatches(self.cluster, self.head, [*self.steps, (member, tally)])
+        return ClusterBatches(self.cluster, self.head, [*self.steps, (member, tally)], self.head_id)
 
     def __iter__(self) -> Iterator[list[Any]]:
         raise RuntimeError("a stream sent to a Ray cluster is written by its workers; call written_elsewhere")
@@ -316,6 +317,8 @@ class _Ingest:
         self.outcomes: dict[int, worker.BatchOutcome] = {}
         self.workers: dict[str, _Worker] = {}
         self.submitted = 0
+        self.keep = False
+        self.embedded = 0
         self.records_sent = 0
         self.exhausted = False
         self.started = time.monotonic()
@@ -359,12 +362,29 @@ class _Ingest:
     def _records(self) -> Iterator[list[Any]]:
         """The head's batches (read here, path approvals checked here) cut to the cluster's batch size."""
         size = self.cluster.batch_records
-        for big in self.stream.head:
+        head = self.stream.head
+        for big in head:
+            if self.keep and len(head.sample) < head.items:  # the whole input, as a local run holds it
+                head.sample.extend(big[len(head.sample) - head.items :])
             for start in range(0, len(big), size):
                 yield big[start : start + size]
 
+    def keep_all(self) -> bool:
+        """Whether this chain's input is small enough that a local run would not stream it (every item is then
+        kept, as locally); big ones keep the first items, as local streaming does."""
+        from flowbuilder.streaming import STREAM_MIN_BYTES
+
+        assert self.stream.scope is not None
+        head = self.graph.nodes[self.stream.head_id]
+        run_input = self.stream.scope.run_inputs.get(self.stream.head_id) if head.cls.run_input == "file" else None
+        size = head.cls.stream_size(head.config, self.stream.scope.base_dir, run_input)
+        return size is not None and size < STREAM_MIN_BYTES
+
     def run(self) -> RemoteSync:
-        job = worker.ChainJob(tuple(self._spec(m) for m, _ in self.stream.steps), self._spec(self.sink, ("query",)))
+        keep_all = self.keep_all()
+        steps = tuple(self._spec(m) for m, _ in self.stream.steps)
+        job = worker.ChainJob(steps, self._spec(self.sink, ("query",)), keep_all=keep_all)
+        self.keep = keep_all
         secrets = self._secrets(job)
         job_ref = self.ray.put(job)  # configs only; the secrets go inline with each task, never into the store
         records = self._records()
@@ -414,6 +434,7 @@ class _Ingest:
         seen.seconds += outcome.seconds
         seen.processes.add(outcome.pid)
         seen.builds += int(outcome.built)
+        self.embedded += outcome.embedded
 
     def total(self) -> int:
         """Batches in all: known once the head is read, else estimated from the share of the input read."""
@@ -459,7 +480,9 @@ class _Ingest:
                     continue
                 tally.items += step.items
                 tally.batches += 1
-                if len(tally.sample) < SAMPLE_SIZE:
+                if self.keep:
+                    tally.sample.extend(step.sample)
+                elif len(tally.sample) < SAMPLE_SIZE:
                     tally.sample.extend(step.sample[: SAMPLE_SIZE - len(tally.sample)])
                 _merge_details(member.details, step.details)
                 member.seconds += step.seconds
@@ -477,6 +500,7 @@ class _Ingest:
             "address": self.cluster.address,
             "batches": len(self.outcomes),
             "batch_records": self.cluster.batch_records,
+            "embedded": self.embedded,
             "seconds": round(time.monotonic() - self.started, 3),
             "workers": {
                 name: {

@@ -65,6 +65,9 @@ class ChainJob:
 
     steps: tuple[StepSpec, ...]
     sink: StepSpec
+    keep_all: bool = False
+    """Return every item each member made, not the first :data:`SAMPLE_SIZE`: a small input, whose local run
+    would not stream, shows (and compares) the same whole lists as a local run."""
     version: str = __version__
 
 
@@ -99,6 +102,8 @@ class BatchOutcome:
     """Whether this batch built the embedder (the first batch a worker process runs); later ones reuse it."""
     seconds: float = 0.0
     records: int = 0
+    embedded: int = 0
+    """Texts this batch sent to the embedding model (the rest came from the worker's embedding cache)."""
 
 
 _LOCK = threading.Lock()
@@ -194,7 +199,7 @@ def ingest_batch(job: ChainJob, secrets: Secrets, number: int, records: list[Doc
             check_port_values(resolved, "output", produced)
             assert step.stream_out is not None
             batch = list(produced.get(step.stream_out) or [])
-            tally.items, tally.sample = len(batch), batch[:SAMPLE_SIZE]
+            tally.items, tally.sample = len(batch), batch if job.keep_all else batch[:SAMPLE_SIZE]
             tally.details, tally.warning = dict(ctx.details), ctx.warning
             tally.seconds = time.perf_counter() - started
         sink = job.sink
@@ -209,7 +214,10 @@ def ingest_batch(job: ChainJob, secrets: Secrets, number: int, records: list[Doc
             values[port], built = build_service(spec, secrets)
             outcome.built = outcome.built or built
         ctx.connected_inputs = frozenset(values)
+        embedders = [v for v in values.values() if isinstance(getattr(v, "model_texts", None), int)]
+        before = sum(e.model_texts for e in embedders)
         instance.run(values, ctx)
+        outcome.embedded = sum(e.model_texts for e in embedders) - before
         outcome.added = int(ctx.details.get("added", 0) or 0)
         outcome.kept = int(ctx.details.get("kept", 0) or 0)
     except Exception as exc:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.commands._common import add_cred_option, resolver_for
-from flowbuilder.commands.compare import add_chars_option, add_relevance_option, check_chars, relevance_line
+from flowbuilder.commands._sweep import add_chars_option, add_relevance_option, check_chars, relevance_line
 from flowbuilder.errors import FlowFileError
 from flowbuilder.evaluation.answers import (
     AnswerResult,
