@@ -520,9 +520,14 @@ def cut_ingest(flow: Flow, registry: Any, to: str | None) -> Flow | None:
     when the question's path still reads a file (a keyword retriever fed chunks): that part stays here."""
     import networkx as nx
 
-    from flowbuilder.evaluation.namespace import is_store
+    from flowbuilder.ports import PortType
 
-    stores = {spec.id for spec in flow.nodes if is_store(spec, registry)}
+    stores = {
+        spec.id
+        for spec in flow.nodes
+        if spec.type in registry
+        and any(port.type is PortType.VECTOR_STORE for port in registry.get(spec.type).output_ports(None))
+    }
     cut = flow.model_copy(deep=True)
     cut.edges = [e for e in cut.edges if not (e.target in stores and e.target_port == "documents")]
     graph: nx.DiGraph[str] = nx.DiGraph([(e.source, e.target) for e in cut.edges])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -143,32 +143,3 @@ def _result_cache() -> Any:
     from flowbuilder.cache import ResultCache
 
     return ResultCache(max_entries=CACHE_ENTRIES)
-
-
-def in_worker(name: str, work: Callable[[threading.Event], T], cancel: threading.Event) -> T:
-    """``work(cancel)`` in a thread; Ctrl-C sets ``cancel`` (the cluster's tasks are cancelled too) and waits
-    for the work to stop; its error is raised here, where the CLI reports it."""
-    outcome: dict[str, Any] = {}
-    ended = threading.Event()
-
-    def run() -> None:
-        try:
-            outcome["value"] = work(cancel)
-        except BaseException as exc:
-            outcome["error"] = exc
-        finally:
-            ended.set()
-
-    threading.Thread(target=run, name=name, daemon=True).start()
-    try:
-        while not ended.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        cancel.set()
-        sys.stderr.write("\ncancelling…\n")
-        while not ended.wait(0.2):
-            pass
-    if "error" in outcome:
-        raise outcome["error"]
-    value: T = outcome["value"]
-    return value

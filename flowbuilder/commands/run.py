@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.cluster import add_ray_option, cluster_from_args
-from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver_for
+from flowbuilder.commands._common import add_cred_option, in_worker, parse_inputs, resolver_for
 from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
@@ -86,41 +86,19 @@ def handle(args: argparse.Namespace) -> int:
     cluster = cluster_from_args(args, flow)
     executor = Executor(resolver=resolver, stream=args.stream, cluster=cluster)
     progress = _Progress(enabled=not args.json)
-    cancel = threading.Event()
-    outcome: dict[str, Any] = {}
 
-    def work() -> None:
-        try:
-            outcome["run"] = executor.run(
-                flow,
-                inputs=inputs,
-                to=args.to,
-                on_event=progress,
-                cancel_event=cancel,
-                session_id=args.session,
-                base_dir=Path(args.flow).resolve().parent,
-            )
-        except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
-            outcome["error"] = exc
-        finally:
-            ended.set()
+    def work(cancel: threading.Event) -> RunResult:
+        return executor.run(
+            flow,
+            inputs=inputs,
+            to=args.to,
+            on_event=progress,
+            cancel_event=cancel,
+            session_id=args.session,
+            base_dir=Path(args.flow).resolve().parent,
+        )
 
-    # waited on with an Event, not Thread.join: a Ctrl-C that interrupts join() can leave the thread marked as
-    # ended while it still runs (CPython), and the run's outcome would be read before it exists
-    ended = threading.Event()
-    worker = threading.Thread(target=work, name="flowbuilder-run", daemon=True)
-    worker.start()
-    try:
-        while not ended.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        cancel.set()
-        sys.stderr.write("\ncancelling…\n")
-        while not ended.wait(0.2):
-            pass
-    if "error" in outcome:
-        raise outcome["error"]
-    run: RunResult = outcome["run"]
+    run = in_worker("flowbuilder-run", work, threading.Event())
     if args.json:
         print(json.dumps(run_to_json(flow, run), indent=2, ensure_ascii=False))
         for warned in run.warnings():  # progress (which says it otherwise) is off with --json

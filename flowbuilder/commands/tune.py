@@ -9,7 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.commands._sweep import add_sweep_options, in_worker, relevance_line, sweep_setup
+from flowbuilder.commands._common import in_worker
+from flowbuilder.commands._sweep import add_sweep_options, relevance_line, sweep_setup
 from flowbuilder.evaluation.metrics import Metrics
 from flowbuilder.evaluation.tune import TUNE_METRICS, TuneResult, save_winner, tune
 
