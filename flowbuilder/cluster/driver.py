@@ -513,30 +513,3 @@ class _Ingest:
                 for name, seen in sorted(self.workers.items())
             },
         }
-
-
-def cut_ingest(flow: Flow, registry: Any, to: str | None) -> Flow | None:
-    """``flow`` without what feeds its stores' documents (done already): what a worker runs per question. None
-    when the question's path still reads a file (a keyword retriever fed chunks): that part stays here."""
-    import networkx as nx
-
-    from flowbuilder.ports import PortType
-
-    stores = {
-        spec.id
-        for spec in flow.nodes
-        if spec.type in registry
-        and any(port.type is PortType.VECTOR_STORE for port in registry.get(spec.type).output_ports(None))
-    }
-    cut = flow.model_copy(deep=True)
-    cut.edges = [e for e in cut.edges if not (e.target in stores and e.target_port == "documents")]
-    graph: nx.DiGraph[str] = nx.DiGraph([(e.source, e.target) for e in cut.edges])
-    graph.add_nodes_from(spec.id for spec in cut.nodes)
-    needed = ({to} | nx.ancestors(graph, to)) if to else set(graph)
-    reads_files = [
-        spec.id
-        for spec in cut.nodes
-        if spec.id in needed and not spec.disabled and spec.type in registry
-        and registry.get(spec.type).run_input == "file"
-    ]  # fmt: skip
-    return None if reads_files else cut

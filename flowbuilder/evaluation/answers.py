@@ -706,7 +706,7 @@ def _runs_on_cluster(
     cluster = executor.cluster
     if cluster is None or not questions:
         return None
-    from flowbuilder.cluster.driver import cut_ingest
+    from flowbuilder.cluster.stores import cut_ingest
     from flowbuilder.evaluation.namespace import is_store, is_writer
 
     writers = [s.id for s in flow.nodes if not s.disabled and is_store(s, executor.registry) and is_writer(flow, s.id)]

@@ -698,7 +698,7 @@ class FlowComparer:
         cluster = self.executor.cluster
         if cluster is None or target is None or target in store_node_ids(flow, self.registry):
             return None
-        from flowbuilder.cluster.driver import cut_ingest
+        from flowbuilder.cluster.stores import cut_ingest
 
         cut = cut_ingest(flow, self.registry, target)
         if cut is None:
