@@ -62,9 +62,10 @@ OBJECT_STORE_BYTES = 80_000_000
 
 
 @contextlib.contextmanager
-def ray_cluster(worker_data: Path, nodes: int = 2) -> Iterator[str]:
+def ray_cluster(worker_data: Path, nodes: int = 2) -> Iterator[tuple[str, Path]]:
     """A Ray cluster on this machine: a head and ``nodes - 1`` more, one CPU each, no dashboard; its workers keep
-    their embedding cache in ``worker_data``. Yields the address (``127.0.0.1:PORT``)."""
+    their embedding cache in ``worker_data``. Yields the address (``127.0.0.1:PORT``) and the session folder (where
+    Ray keeps its logs)."""
     saved = {key: os.environ.get(key) for key in (*RAY_LOOPBACK, "FLOWBUILDER_DATA_DIR")}
     os.environ.update(RAY_LOOPBACK)
     os.environ["FLOWBUILDER_DATA_DIR"] = str(worker_data)  # the nodes' workers inherit it
@@ -78,7 +79,7 @@ def ray_cluster(worker_data: Path, nodes: int = 2) -> Iterator[str]:
         for key, value in saved.items():  # the tests' own processes keep their sandbox data dir
             if key == "FLOWBUILDER_DATA_DIR" and value is not None:
                 os.environ[key] = value
-        yield cluster.address
+        yield cluster.address, Path(cluster.head_node.get_session_dir_path())
     finally:
         cluster.shutdown()
         for key, value in saved.items():

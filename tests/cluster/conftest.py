@@ -29,6 +29,8 @@ class Site:
     address: str
     chroma_port: int
     folder: Path
+    session: Path
+    """The cluster's session folder: Ray's logs of every process of the cluster."""
 
     def cli(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         """``python -m flowbuilder ARGS`` in a fresh process (the driver), on loopback like the cluster."""
@@ -75,8 +77,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("ray-site")
     # the workers share the tests' embedding cache: a local run's vectors are not embedded again on the cluster
     shared = Path(os.environ["FLOWBUILDER_DATA_DIR"])
-    with servers.chroma_server(root / "chroma") as port, servers.ray_cluster(shared) as address:
-        yield Site(address, port, root)
+    with servers.chroma_server(root / "chroma") as port, servers.ray_cluster(shared) as (address, session):
+        yield Site(address, port, root, session)
 
 
 def rows_csv(folder: Path, name: str, rows: int, marker: str = "") -> Path:
