@@ -12,6 +12,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,10 +63,10 @@ OBJECT_STORE_BYTES = 80_000_000
 
 
 @contextlib.contextmanager
-def ray_cluster(worker_data: Path, nodes: int = 2) -> Iterator[tuple[str, Path]]:
+def ray_cluster(worker_data: Path, nodes: int = 2, handle: list[Any] | None = None) -> Iterator[tuple[str, Path]]:
     """A Ray cluster on this machine: a head and ``nodes - 1`` more, one CPU each, no dashboard; its workers keep
     their embedding cache in ``worker_data``. Yields the address (``127.0.0.1:PORT``) and the session folder (where
-    Ray keeps its logs)."""
+    Ray keeps its logs); ``handle`` receives the ``ray.cluster_utils.Cluster`` (a test that kills the head)."""
     saved = {key: os.environ.get(key) for key in (*RAY_LOOPBACK, "FLOWBUILDER_DATA_DIR")}
     os.environ.update(RAY_LOOPBACK)
     os.environ["FLOWBUILDER_DATA_DIR"] = str(worker_data)  # the nodes' workers inherit it
@@ -73,6 +74,8 @@ def ray_cluster(worker_data: Path, nodes: int = 2) -> Iterator[tuple[str, Path]]
 
     args = {"num_cpus": 1, "object_store_memory": OBJECT_STORE_BYTES, "include_dashboard": False}
     cluster = Cluster(initialize_head=True, connect=False, head_node_args=args)
+    if handle is not None:
+        handle.append(cluster)
     try:
         for _ in range(nodes - 1):
             cluster.add_node(num_cpus=1, object_store_memory=OBJECT_STORE_BYTES)

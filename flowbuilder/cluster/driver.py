@@ -78,6 +78,9 @@ class Cluster:
                     f"no Ray cluster answers at '{address}' ({detail}): start one with `ray start --head` and pass "
                     "the address it prints (e.g. --ray 127.0.0.1:6379), or --ray auto on a node of the cluster"
                 ) from None
+        self._gcs = _gcs_address(ray, address)
+        self._unanswered = 0
+        self._checked = 0.0
         options: dict[str, Any] = {"num_cpus": 1, "max_retries": RETRIES, "retry_exceptions": False}
         self._ingest = self.ray.remote(**options)(worker.ingest_batch)
         self._questions = self.ray.remote(**options)(worker.run_questions)
@@ -107,6 +110,24 @@ class Cluster:
                 f"the Ray cluster at '{self.address}' has flowbuilder {version} but this machine has {__version__}: "
                 "install the same version on every node"
             )
+
+    def check_head(self) -> None:
+        """Raise :class:`LostHead` when the cluster's head (its GCS) has stopped answering: checked every
+        :data:`HEAD_CHECK_S`, twice in a row, so a lost head is one line within seconds (Ray itself would wait a
+        minute and then end this process with its own message)."""
+        now = time.monotonic()
+        if self._gcs is None or now - self._checked < HEAD_CHECK_S:
+            return
+        self._checked = now
+        import socket
+
+        try:
+            socket.create_connection(self._gcs, timeout=2).close()
+            self._unanswered = 0
+        except OSError:
+            self._unanswered += 1
+            if self._unanswered >= 2:
+                raise LostHead(f"the head at {self._gcs[0]}:{self._gcs[1]} does not answer") from None
 
     def shutdown(self) -> None:
         """Disconnect this driver (the cluster keeps running)."""
@@ -196,6 +217,7 @@ class Cluster:
                 self.cancel(pending)
                 raise RunCancelledError("The run was cancelled: the cluster's question batches were cancelled.")
             try:
+                self.check_head()
                 ready, pending = self.ray.wait(pending, num_returns=1, timeout=POLL_S)
                 for ref in ready:
                     results[refs[ref]] = self.ray.get(ref)
@@ -203,7 +225,8 @@ class Cluster:
             except FlowbuilderError:
                 raise
             except Exception as exc:
-                self.cancel(pending)
+                if not isinstance(exc, LostHead):
+                    self.cancel(pending)
                 raise self.lost(exc, f"{done} of {len(runs)} questions were answered") from None
             if ready and on_done is not None:
                 on_done(done, len(runs))
@@ -267,10 +290,31 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
+HEAD_CHECK_S = 2.0
+
+
+class LostHead(ConnectionError):
+    """The cluster's head stopped answering mid-run."""
+
+
+def _gcs_address(ray: Any, address: str) -> tuple[str, int] | None:
+    """Where the cluster's GCS listens (the head), to notice when it goes away."""
+    try:
+        host, _, port = str(ray.get_runtime_context().gcs_address).rpartition(":")
+        return host, int(port)
+    except Exception:
+        host, _, port = address.rpartition(":")
+        return (host, int(port)) if port.isdigit() else None
+
+
 def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    first = text.split(" Traceback")[0]
-    return f"{type(exc).__name__}: {first[:200]}"
+    """Ray's error in one short line: no colour codes, no ``ray::task() (pid=..., ip=...)`` prefix, no traceback."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    text = re.sub(r"ray::\S+ \(pid=\d+, ip=[^)]*\)", "", text)
+    text = " ".join(text.split()).split(" Traceback")[0] or type(exc).__name__
+    return f"{type(exc).__name__}: {text[:160]}"
 
 
 class ClusterBatches(Batches):
@@ -405,6 +449,7 @@ class _Ingest:
                 if not pending:
                     break
                 self.ctx.check_cancelled()
+                self.cluster.check_head()
                 ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=POLL_S)
                 for ref in ready:
                     pending.pop(ref)
@@ -415,7 +460,8 @@ class _Ingest:
             self._merge()  # the members show what the finished batches did
             raise
         except Exception as exc:
-            self.cluster.cancel(list(pending))
+            if not isinstance(exc, LostHead):  # with the head gone there is nothing left to cancel
+                self.cluster.cancel(list(pending))
             self._merge()
             raise self.cluster.lost(exc, f"{len(self.outcomes)} of {self.submitted} batches were written") from None
         return self._merge()

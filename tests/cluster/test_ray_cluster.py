@@ -24,6 +24,7 @@ import pytest
 
 from flowbuilder.cluster.credentials import BoundResolver
 from flowbuilder.credentials import CredentialSlot
+from tests import servers
 from tests.cluster.conftest import REPO, Site, collection, rows_csv
 from tests.evaluation.small_flows import write_small_corpus
 from tests.fakes.llm_server import FakeLLMServer
@@ -124,6 +125,30 @@ def test_a_worker_killed_while_it_embeds_still_ends_with_the_same_ids(site: Site
     _run_json(site, local)
     assert stored == collection(site.chroma_port, "kill-local")
     assert len(stored) == 60
+
+
+def test_a_lost_head_is_one_line_and_a_rerun_resumes(site: Site) -> None:
+    csv = rows_csv(site.folder, "lost.csv", 60, marker="lost-head-test")
+    flow = site.store_flow("lost.json", csv, "lost-head")
+    handle: list[Any] = []
+    with servers.ray_cluster(Path(os.environ["FLOWBUILDER_DATA_DIR"]), nodes=1, handle=handle) as (address, _):
+        run = site.popen("run", str(flow), "--to", "store", "--ray", address, "--ray-batch", "5")
+        try:
+            _wait_for(_ingest_pids, 240, "a worker to start an ingest batch")
+            handle[0].remove_node(handle[0].head_node)  # the head and everything on it, gone
+            out, _err = run.communicate(timeout=120)  # noticed within seconds, not after Ray's minute
+        finally:
+            if run.poll() is None:
+                run.kill()
+    assert run.returncode == 1
+    failed = [line for line in out.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 1 and "failed mid-run" in failed[0] and "run again to resume" in failed[0], out
+    written = len(collection(site.chroma_port, "lost-head"))
+    assert written < 60
+    done = site.cli("run", str(flow), "--to", "store", "--ray", site.address, "--ray-batch", "5")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"+{60 - written} added, \u22120 removed, {written} kept" in done.stdout  # only the rest is written
+    assert len(collection(site.chroma_port, "lost-head")) == 60
 
 
 def test_ctrl_c_cancels_the_clusters_work(site: Site) -> None:
