@@ -37,7 +37,7 @@ from __future__ import annotations
 import threading
 import time
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, get_args, get_origin
@@ -285,6 +285,15 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     stream_out: ClassVar[str | None] = None
     """The output port this node can produce batch by batch; a head (no ``stream_in``) implements
     :meth:`iter_batches`."""
+    version: ClassVar[int] = 1
+    """The type's description version: bumped when a saved config or port changes, with a migration for it."""
+    migrations: ClassVar[Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+    """What changed, as :data:`flowbuilder.formats.native.NODE_MIGRATIONS` describes (``"config.FIELD"``,
+    ``"port.NAME"`` -> a function from a saved node dict to its new form); applied on load."""
+    mappings: ClassVar[Mapping[str, Sequence[Any]]] = {}
+    """This type's entries in foreign formats, by format name (``{"n8n": (Adapter(theirs=...),), "langflow":
+    ...}``, :class:`flowbuilder.formats.adapters.Adapter`): the format engines read them from the registry, so
+    a node pack brings its mappings with its nodes."""
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     """What this type does that other code asks about (:mod:`flowbuilder.capabilities`): never its name."""
     runtime: ClassVar[Runtime | None] = None

@@ -17,13 +17,15 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError, NodeError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, to_int
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.portvalues import Answer, Hits, Message, Tools
@@ -147,6 +149,29 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
     """Remember the last k exchanges of each chat session for an agent."""
 
     type_name = "memory.window"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "memory.window",
+                LC + "memoryBufferWindow",
+                (1, 1.1, 1.2, 1.3, 1.4),
+                outputs={"memory": "ai_memory"},
+                params=(Param("window", "contextWindowLength", 5, to_ours=to_int),),
+                ignore=("sessionIdType", "sessionKey"),
+                export_version=1.3,
+            ),
+            Adapter(
+                "memory.window",
+                LC + "memoryPostgresChat",
+                (1, 1.1, 1.2, 1.3, 1.4),
+                outputs={"memory": "ai_memory"},
+                export=False,
+                params=(Param("window", "contextWindowLength", 5, to_ours=to_int),),
+                ignore=("sessionIdType", "sessionKey", "tableName"),
+                note="the Postgres chat history becomes Flowbuilder's window memory (kept per session, no database)",
+            ),
+        ),
+    }
 
     capabilities = frozenset({Capability.DEFAULT_SOURCE})
     display_name = "Chat Memory"
@@ -215,6 +240,22 @@ class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
     """Answer a message with a chat model that may call tools (such as a knowledge-base search)."""
 
     type_name = "agent.tools"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "agent.tools",
+                LC + "agent",
+                (1.6, 1.7, 1.8, 1.9, 2, 2.1, 2.2, 3, 3.1),
+                inputs={"message": "main", "model": "ai_languageModel", "memory": "ai_memory", "tools": "ai_tool"},
+                outputs={"answer": "main"},
+                params=(
+                    Param("system_message", "options.systemMessage", "You are a helpful assistant"),
+                    Param("max_steps", "options.maxIterations", 10, to_ours=to_int),
+                ),
+                fixed={"options": {}},
+            ),
+        ),
+    }
     display_name = "AI Agent"
     aliases = ("Agent", "Tool Calling Agent", "tools agent", "chat")
     category = "Agents"

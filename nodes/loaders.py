@@ -14,13 +14,15 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
+from flowbuilder.formats.adapters import Adapter, Mappings
+from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.pathguard import PathKind, expand_user
@@ -66,6 +68,37 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     """Load a CSV, JSON, PDF, TXT or Markdown file as records (one per row, object, page or file)."""
 
     type_name = "loader.file"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "loader.file",
+                LC + "documentDefaultDataLoader",
+                (1, 1.1),
+                inputs={"path": "main"},
+                outputs={"records": "ai_document"},
+                hook="loader",
+                ignore=("dataType", "loader", "textSplittingMode", "options", "jsonMode", "binaryMode"),
+            ),
+            Adapter(
+                "loader.file",
+                BASE + "extractFromFile",
+                (1,),
+                inputs={"path": "main"},
+                outputs={"records": "main"},
+                export=False,
+                ignore=("operation", "options", "binaryPropertyName"),
+            ),
+            Adapter(
+                "loader.file",
+                BASE + "httpRequest",
+                (4, 4.1, 4.2),
+                inputs={"path": "main"},
+                outputs={"records": "main"},
+                export=False,
+                hook="http",
+            ),
+        ),
+    }
 
     capabilities = frozenset({Capability.LOADS_FILES, Capability.LOCAL_ONLY})
     display_name = "Read File"

@@ -15,13 +15,15 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypedDict, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Literal, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC, mcp_include, mcp_selection
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.portvalues import Tools
@@ -244,6 +246,26 @@ class McpToolNode(Node[McpToolConfig, NoInputs, McpToolOut]):
     """Give an agent the tools of an MCP server (stdio command or HTTP URL); all, selected or all-except."""
 
     type_name = "tool.mcp"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "tool.mcp",
+                LC + "mcpClientTool",
+                (1, 1.1, 1.2, 1.3, 1.4),
+                outputs={"tool": "ai_tool"},
+                hook="mcp",
+                preset={"transport": "http"},
+                export_version=1.2,
+                params=(
+                    Param("url", "endpointUrl", ""),
+                    Param("url", "sseEndpoint", "", export=False),
+                    Param("selection", "include", "all", to_ours=mcp_selection, to_theirs=mcp_include),
+                ),
+                fixed={"serverTransport": "httpStreamable", "options": {}},
+                ignore=("serverTransport", "authentication", "options", "includeTools", "excludeTools"),
+            ),
+        ),
+    }
     display_name = "MCP Tool"
     aliases = ("MCP Client Tool", "MCP", "tool")
     category = "Agents"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_int
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import SearchOut
 from flowbuilder.portvalues import Text, Tools
@@ -57,6 +59,19 @@ class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
     """Find the k chunks most similar to a question."""
 
     type_name = "retriever.vector"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "retriever.vector",
+                LC + "retrieverVectorStore",
+                (1,),
+                inputs={"store": "ai_vectorStore"},
+                outputs={"retriever": "ai_retriever"},
+                export=False,
+                params=(Param("k", "topK", 4, to_ours=to_int),),
+            ),
+        ),
+    }
 
     capabilities = frozenset({Capability.STORE_RETRIEVER})
     display_name = "Vector Store Retriever"
@@ -159,6 +174,24 @@ class RetrieverToolNode(Node[ToolConfig, StoreIn, SearchToolOut]):
     """Let an agent search a vector store as a tool."""
 
     type_name = "retriever.tool"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # A store's retrieval roles: exported as modes of the store node, imported from the sub-nodes too.
+            Adapter(
+                "retriever.tool",
+                LC + "toolVectorStore",
+                (1, 1.1),
+                inputs={"store": "ai_vectorStore"},
+                outputs={"tool": "ai_tool"},
+                export=False,
+                params=(
+                    Param("name", "name", "", to_ours=nonempty_str),
+                    Param("description", "description", "", to_ours=nonempty_str),
+                    Param("k", "topK", 4, to_ours=to_int),
+                ),
+            ),
+        ),
+    }
 
     capabilities = frozenset({Capability.STORE_TOOL})
     display_name = "Vector Store Tool"

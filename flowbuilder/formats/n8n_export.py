@@ -246,7 +246,8 @@ class N8nExporter:
             note = entry.extra.get("unexported", "no n8n node") if entry else "no n8n node"
             self.warnings.append(f"{spec.id}: {note} for {spec.type}; left out")
             return
-        write = getattr(self, f"_write_{adapter.hook}", None) if adapter.hook else None
+        named = isinstance(adapter.hook, str) and adapter.hook
+        write = getattr(self, f"_write_{adapter.hook}", None) if named else None
         if write is not None:
             write(spec, adapter)
             return

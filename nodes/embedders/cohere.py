@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
     CacheSetting,
@@ -188,6 +190,19 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from Cohere's embed models (needs an API key)."""
 
     type_name = "embedder.cohere"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.cohere",
+                LC + "embeddingsCohere",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "modelName", "embed-english-v2.0", keep=True),),
+                ignore=("notice",),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Cohere Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Cohere")
     category = "Embedders"

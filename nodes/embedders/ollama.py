@@ -8,11 +8,13 @@ cached text, so changing it re-embeds.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
     CacheSetting,
@@ -140,6 +142,18 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from an Ollama server (nomic-embed-text by default)."""
 
     type_name = "embedder.ollama"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.ollama",
+                LC + "embeddingsOllama",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", "llama3.2", keep=True),),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Ollama Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Ollama")
     category = "Embedders"

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats.adapters import (
+    OFFLINE_EMBEDDER,
+    Adapter,
+    ByVersion,
+    Mappings,
+    Param,
+    nonempty_str,
+    positive_int,
+)
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
     CacheSetting,
@@ -136,6 +146,23 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from OpenAI's text-embedding-3 models (needs an API key)."""
 
     type_name = "embedder.openai"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.openai",
+                LC + "embeddingsOpenAi",
+                (1, 1.1, 1.2),
+                outputs={"embedder": "ai_embedding"},
+                params=(
+                    Param("model", "model", ByVersion({1: "text-embedding-ada-002"}, "text-embedding-3-small")),
+                    Param("dimensions", "options.dimensions", 0, to_ours=positive_int, to_theirs=lambda v: v or 0),
+                    Param("base_url", "options.baseURL", "", to_ours=nonempty_str),
+                ),
+                fixed={"options": {}},
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "OpenAI Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings OpenAI")
     category = "Embedders"

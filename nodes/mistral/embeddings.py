@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
     CacheSetting,
@@ -87,6 +89,20 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from Mistral AI's mistral-embed (needs an API key)."""
 
     type_name = "embedder.mistral"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.mistral",
+                LC + "embeddingsMistralCloud",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", "mistral-embed", keep=True),),
+                fixed={"options": {}},
+                ignore=("options",),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Mistral Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Mistral Cloud")
     category = "Embedders"

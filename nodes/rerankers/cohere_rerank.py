@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import FlowbuilderError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, to_int
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import scrub
 from flowbuilder.nodes.rerankers.common import (
@@ -44,6 +47,23 @@ class CohereReranker(RerankerNode[CohereRerankConfig]):
     """Rerank hits with Cohere's rerank API (relevance scores 0-1)."""
 
     type_name = "reranker.cohere"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # n8n wires a reranker into a store (ai_reranker, useReranker); the "reranker" hook puts ours after
+            # the store's retriever.
+            Adapter(
+                "reranker.cohere",
+                LC + "rerankerCohere",
+                (1,),
+                outputs={"hits": "ai_reranker"},
+                hook="reranker",
+                params=(
+                    Param("model", "modelName", "rerank-v3.5", keep=True),
+                    Param("keep", "topN", 3, to_ours=to_int),
+                ),
+            ),
+        ),
+    }
     display_name = "Cohere Rerank"
     aliases = ("rerank", "reranker", "Reranker Cohere")
     Config = CohereRerankConfig
