@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import Node, RunContext
@@ -36,6 +38,8 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
 
 
 class FileLoaderConfig(BaseModel):
+    """Settings of ``loader.file``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     path: str = Field(
@@ -54,12 +58,15 @@ class FileLoaderConfig(BaseModel):
     pdf_text: Literal["layout", "plain"] = Field(
         "layout",
         description="PDF text: layout keeps lines whole, folds ligatures, joins words hyphenated at line ends "
-        "and drops running headers, footers and page numbers; plain is pypdf's raw extraction (often one word "
+        "and drops running headers, footers, page numbers and footnote markers glued to words ('users5' -> "
+        "'users'); plain is pypdf's raw extraction (often one word "
         "per line).",
     )
 
 
 class PathIn(TypedDict):
+    """The input ports of ``loader.file``."""
+
     path: NotRequired[Annotated[Text, "A path from a file input; replaces the config."]]
 
 
@@ -97,6 +104,70 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
                 export=False,
                 hook="http",
             ),
+        ),
+        "langflow": (
+            Adapter(
+                "loader.file",
+                "File",
+                hook="file",
+                outputs={"records": "dataframe"},
+                display="Read File",
+                extra={
+                    "outputs": (
+                        LF.out("dataframe", "Structured Content", ("Table",), "load_files_structured"),
+                        LF.out("message", "Raw Content", LF.MESSAGE, "load_files_message", False),
+                    )
+                },
+                out_aliases={n: "records" for n in ("json", "table", "message", "data", "text", "data_list")},
+                ignore=("path", "separator"),
+            ),
+            # A folder of files: loader.file reads every supported file directly in a folder (under the roots a
+            # run allows); the "directory" hook keeps the folder's name, not the exporter's absolute path.
+            Adapter(
+                "loader.file",
+                "Directory",
+                display="Directory",
+                hook="directory",
+                export=False,
+                outputs={"records": "dataframe"},
+                out_aliases={"data": "records", "as_dataframe": "records"},
+                ignore=(
+                    "path",
+                    "types",
+                    "depth",
+                    "max_concurrency",
+                    "load_hidden",
+                    "recursive",
+                    "silent_errors",
+                    "use_multithreading",
+                ),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "loader.file",
+                "document-extractor",
+                hook="extractor",
+                export=False,
+                outputs={"records": "text"},
+                inputs={"path": "variable_selector"},
+            ),
+            Adapter("loader.file", "datasource", hook="datasource", export=False, outputs={"records": "file"}),
+        ),
+        "flowise": (
+            FW.loader("pdfFile", "pdfFile"),
+            FW.loader("textFile", "txtFile"),
+            FW.loader("csvFile", "csvFile", ("columnName",)),
+            FW.loader("docxFile", "docxFile"),
+            FW.loader("jsonFile", "jsonFile"),
+            FW.loader("jsonlinesFile", "jsonlinesFile"),
+            FW.loader("fileLoader", "file"),
+            FW.loader("microsoftWord", "docxFile"),
+            FW.loader("microsoftExcel", "excelFile"),
+            FW.loader("microsoftPowerpoint", "powerpointFile"),
+            FW.loader("epubFile", "epubFile"),
+            FW.loader("unstructuredFileLoader", "fileObject"),
+            FW.loader("folderFiles", "folderPath"),
         ),
     }
 

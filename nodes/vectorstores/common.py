@@ -369,6 +369,8 @@ class StoreIn(TypedDict):
 
 
 class StoreOut(TypedDict):
+    """The output ports of ``vectorstore.chroma``, ``vectorstore.pinecone``, ``vectorstore.qdrant``."""
+
     store: Annotated[VectorStore, "The store, for retrievers and tools."]
     hits: NotRequired[Annotated[Hits, "Top-k results for the connected query."]]
     """Only when a question came in."""
