@@ -18,6 +18,7 @@ from markdownify import MarkdownConverter
 _DROPPED = ["script", "style", "noscript", "template", "svg", "nav", "iframe", "object", "embed", "head", "button"]
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING = re.compile(r"[ \t]+\n")
+_ONE_SPACE_INDENT = re.compile(r"^ (?=\S)", re.M)  # left by an inline element at a line start; means nothing
 
 
 class _Converter(MarkdownConverter):
@@ -61,6 +62,7 @@ def html_to_markdown(html: Any) -> str:
 def tidy(text: str) -> str:
     """No trailing spaces, at most one blank line in a row, pipe-table cells without alignment padding."""
     text = _TRAILING.sub("\n", text.replace("\r\n", "\n").replace("\xa0", " "))
+    text = _ONE_SPACE_INDENT.sub("", text)
     lines = [_compact_row(line) if line.startswith("|") else line for line in text.split("\n")]
     return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip()
 

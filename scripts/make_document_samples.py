@@ -1,4 +1,5 @@
-"""Rebuild ``data/qa-handbook/`` (a QA team's mixed folder) from the Markdown pages in ``data/qa-handbook-md/``.
+"""Rebuild the sample documents: ``data/qa-handbook/`` (a QA team's mixed folder) from the Markdown pages in
+``data/qa-handbook-md/``, and ``data/VWO_500_Test_Cases.xlsx`` (the demo CSV as a workbook).
 
 The ten pages were written for this project (a made-up parcel-tracking product, ShipLane), so the folder has a
 licence-clean origin; the questions in ``data/questions/qa_handbook.jsonl`` were written apart from the pages,
@@ -9,12 +10,16 @@ write such files in real life rather than by the libraries that read them:
 - LibreOffice (Debian ``libreoffice-writer-nogui``): a .docx written by Writer and an .htm saved by Writer
 - plain text: the on-call notes stay a .txt
 
-Run: ``python scripts/make_qa_handbook.py`` (needs pandoc and soffice on PATH). The output is committed; nothing
-at run time or in CI calls this script.
+The workbook is written by XlsxWriter (as Excel writes one: shared strings), every cell a string as in the CSV,
+with the test cases on the first sheet and a per-module summary on a second sheet (which a load must not mix in).
+
+Run: ``python scripts/make_document_samples.py`` (needs pandoc and soffice on PATH). The output is committed;
+nothing at run time or in CI calls this script.
 """
 
 from __future__ import annotations
 
+import csv
 import shutil
 import subprocess
 import sys
@@ -62,6 +67,32 @@ def writer(page: Path, out: Path, kind: str) -> None:
         shutil.copyfile(made, out)
 
 
+def workbook() -> Path:
+    import xlsxwriter
+
+    source = ROOT / "data" / "VWO_500_Test_Cases.csv"
+    target = source.with_suffix(".xlsx")
+    with source.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.reader(handle))
+    book = xlsxwriter.Workbook(str(target))
+    cases = book.add_worksheet("Test cases")
+    bold = book.add_format({"bold": True})
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            cases.write_string(r, c, value, bold if r == 0 else None)
+    summary = book.add_worksheet("Summary")
+    modules: dict[str, int] = {}
+    for row in rows[1:]:
+        module = row[0].split("-")[0]
+        modules[module] = modules.get(module, 0) + 1
+    summary.write_row(0, 0, ["Module", "Test cases"], bold)
+    for r, (module, count) in enumerate(sorted(modules.items()), start=1):
+        summary.write_string(r, 0, module)
+        summary.write_number(r, 1, count)
+    book.close()
+    return target
+
+
 def main() -> int:
     for tool in ("pandoc", "soffice"):
         if shutil.which(tool) is None:
@@ -76,7 +107,7 @@ def main() -> int:
         writer(SOURCE / f"{stem}.md", TARGET / f"{stem}.{kind}", kind)
     for stem, kind in PLAIN.items():
         shutil.copyfile(SOURCE / f"{stem}.md", TARGET / f"{stem}.{kind}")
-    for made in sorted(TARGET.iterdir()):
+    for made in [*sorted(TARGET.iterdir()), workbook()]:
         print(f"{made.relative_to(ROOT)}  {made.stat().st_size} bytes")
     return 0
 
