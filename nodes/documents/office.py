@@ -13,7 +13,6 @@ Each reader returns :class:`Section` items; the loader turns them into records.
 from __future__ import annotations
 
 import re
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 from flowbuilder.errors import NodeError
 from flowbuilder.nodes.documents.markdown import html_to_markdown, tidy
-from flowbuilder.nodes.documents.safety import check_zip
+from flowbuilder.nodes.documents.safety import check_zip, read_member
 
 _STYLE_MAP = "p[style-name='Title'] => h1:fresh\np[style-name='Subtitle'] => h2:fresh"
 _HEADING = re.compile(r"^#{1,6} +(.+?) *#*$", re.M)
@@ -82,11 +81,7 @@ def read_odt(path: Path) -> list[Section]:
 
 
 def _refuse_encrypted_odf(path: Path) -> None:
-    with zipfile.ZipFile(path) as archive:
-        try:
-            manifest = archive.read("META-INF/manifest.xml")
-        except KeyError:
-            return
+    manifest = read_member(path, "OpenDocument text", "META-INF/manifest.xml") or b""
     if b"encryption-data" in manifest:
         raise NodeError(f"{path.name}: the document is password-protected; save a copy without a password.")
 

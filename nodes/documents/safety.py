@@ -63,6 +63,23 @@ def check_whole_size(path: Path, what: str) -> None:
         )
 
 
+def read_member(path: Path, kind: str, name: str) -> bytes | None:
+    """One member of a zip already passed by :func:`check_zip` (None when it has no such member)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.read(name) if name in archive.namelist() else None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError) as exc:
+        raise NodeError(f"{path.name}: not a readable {kind} (part {name!r}: {exc}).") from None
+
+
+def member_names(path: Path, kind: str) -> list[str]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
+        raise NodeError(f"{path.name}: not a readable {kind} (not a valid zip package: {exc}).") from None
+
+
 def check_zip(path: Path, kind: str, *, limit: int = MAX_DOCUMENT_UNPACKED) -> None:
     """Refuse ``path`` unless it is a zip whose members unpack to at most ``limit`` bytes in all (``kind``, e.g.
     "Word document", goes into the message)."""
@@ -76,7 +93,7 @@ def check_zip(path: Path, kind: str, *, limit: int = MAX_DOCUMENT_UNPACKED) -> N
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise NodeError(f"{path.name}: not a readable {kind} (not a valid zip package: {exc}).") from None
     if len(members) > MAX_MEMBERS:
         raise NodeError(f"{path.name}: the {kind} holds {len(members):,} parts (limit {MAX_MEMBERS:,}); not read.")

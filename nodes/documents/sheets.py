@@ -12,6 +12,7 @@ Only the chosen sheet is read (default: the first); the others are never mixed i
 from __future__ import annotations
 
 import datetime as dt
+import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,10 +63,8 @@ def sheet_rows(path: Path, sheet: str) -> tuple[str, Rows]:
         if path.suffix.lower() != ".xls":
             check_zip(path, "Excel workbook")  # says "password-protected or old binary"
         return _xls_rows(path, sheet)
-    looks = "a web page" if start.lstrip().lower().startswith((b"<", b"\xef\xbb\xbf<")) else "not a workbook"
-    raise NodeError(
-        f"{path.name}: not an Excel workbook (it looks like {looks}); save it from Excel as .xlsx, or as .csv."
-    )
+    looks = " (it looks like a web page)" if start.lstrip().lower().startswith((b"<", b"\xef\xbb\xbf<")) else ""
+    raise NodeError(f"{path.name}: not an Excel workbook{looks}; save it from Excel as .xlsx, or as .csv.")
 
 
 def _xlsx_rows(path: Path, sheet: str) -> tuple[str, Rows]:
@@ -107,7 +106,8 @@ def _xls_rows(path: Path, sheet: str) -> tuple[str, Rows]:
     import xlrd
 
     try:
-        book = xlrd.open_workbook(str(path), on_demand=True)
+        # xlrd prints its warnings to stdout unless given a log file (it would corrupt `run --json`)
+        book = xlrd.open_workbook(str(path), on_demand=True, logfile=io.StringIO())
     except Exception as exc:  # see _xlsx_rows
         if "encrypt" in str(exc).lower():
             raise NodeError(

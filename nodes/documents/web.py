@@ -10,13 +10,12 @@
 from __future__ import annotations
 
 import warnings
-import zipfile
 from pathlib import Path
 
 from flowbuilder.errors import NodeError
 from flowbuilder.nodes.documents.markdown import html_to_markdown
 from flowbuilder.nodes.documents.office import Section, first_heading, unreadable
-from flowbuilder.nodes.documents.safety import check_whole_size, check_zip
+from flowbuilder.nodes.documents.safety import check_whole_size, check_zip, member_names
 
 
 def read_html(path: Path) -> list[Section]:
@@ -39,9 +38,8 @@ def read_html(path: Path) -> list[Section]:
 
 def read_epub(path: Path) -> list[Section]:
     check_zip(path, "e-book")
-    with zipfile.ZipFile(path) as archive:
-        if "META-INF/encryption.xml" in archive.namelist():
-            raise NodeError(f"{path.name}: the e-book is DRM-protected (encrypted); only DRM-free EPUBs can be read.")
+    if "META-INF/encryption.xml" in member_names(path, "e-book"):
+        raise NodeError(f"{path.name}: the e-book is DRM-protected (encrypted); only DRM-free EPUBs can be read.")
     from ebooklib import epub
 
     try:
