@@ -172,6 +172,8 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     outputs = (Port("records", PortType.RECORDS),)
     run_input = "file"
     stream_out = "records"
+    file_types = SUPPORTED_EXTENSIONS
+    """What the builder's file picker offers for ``path``."""
     fraction: float | None = None
     """While streaming: how much of the input has been read (0..1), for progress downstream."""
     report: LoadReport | None = None
