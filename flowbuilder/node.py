@@ -37,17 +37,37 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic
 
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import ENDPOINT_FIELDS, LOCAL_PROVIDERS, CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import CredentialError, RunCancelledError
 from flowbuilder.pathguard import FileRoots, PathKind
 from flowbuilder.ports import Port
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """An optional library a node type runs on that the builder can install for the user (``llm.local``'s
+    llama.cpp). The node class carries it (:attr:`Node.runtime`), so the UI offers the install without
+    importing a node module."""
+
+    name: str
+    """What is installed, in words ("llama.cpp")."""
+    available: Callable[[], bool]
+    install_command: Callable[[], list[str]]
+    """The argv that installs it into this interpreter's environment."""
+    install_env: Callable[[], dict[str, str]]
+    bundled_files: Callable[[], list[Path]]
+    """Files shipped with it that a file field may pick (a default model)."""
+    install_note: str = ""
+    """Shown next to the install button (what it builds, how long it takes)."""
 
 
 class EmptyConfig(BaseModel):
@@ -207,6 +227,10 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     stream_out: ClassVar[str | None] = None
     """The output port this node can produce batch by batch; a head (no ``stream_in``) implements
     :meth:`iter_batches`."""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    """What this type does that other code asks about (:mod:`flowbuilder.capabilities`): never its name."""
+    runtime: ClassVar[Runtime | None] = None
+    """An optional library this node needs that the builder can install (:class:`Runtime`)."""
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config

@@ -21,6 +21,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError, NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
@@ -147,6 +148,8 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
     """Remember the last k exchanges of each chat session for an agent."""
 
     type_name = "memory.window"
+
+    capabilities = frozenset({Capability.DEFAULT_SOURCE})
     display_name = "Chat Memory"
     aliases = ("Simple Memory", "Window Buffer Memory", "Message History", "memory")
     category = "Agents"

@@ -6,6 +6,7 @@ from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
 from flowbuilder.node import EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import NoInputs
@@ -39,6 +40,8 @@ class ChatInput(Node[ChatInputConfig, NoInputs, MessageOut]):
     """The user's message: the run's input text, or the configured text."""
 
     type_name = "chat.input"
+
+    capabilities = frozenset({Capability.DEFAULT_SOURCE})
     display_name = "Chat Input"
     aliases = ("When chat message received", "Chat Trigger", "chat", "message", "user input")
     category = "Chat"
@@ -65,6 +68,8 @@ class ChatOutput(Node[EmptyConfig, AnswerIn, MessageOut]):
     """The answer shown to the user at the end of a chat flow."""
 
     type_name = "chat.output"
+
+    capabilities = frozenset({Capability.ANSWERS})
     display_name = "Chat Output"
     aliases = ("chat", "Respond to Chat", "answer", "output")
     category = "Chat"

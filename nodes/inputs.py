@@ -7,6 +7,7 @@ from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
@@ -32,6 +33,8 @@ class FileInput(Node[FileInputConfig, NoInputs, PathOut]):
     """A file chosen at run time (like an upload form); outputs its path for a file loader."""
 
     type_name = "input.file"
+
+    capabilities = frozenset({Capability.FILE_INPUT, Capability.LOCAL_ONLY})
     display_name = "File Input"
     aliases = ("On form submission", "Form Trigger", "upload", "file upload")
     category = "Inputs"

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
@@ -121,6 +122,8 @@ class RowLabeller(Node[RowLabellerConfig, RecordsIn, RecordsOut]):
     """Render each record's columns as labelled text so every chunk says what its values mean."""
 
     type_name = "labeller.row"
+
+    capabilities = frozenset({Capability.LABELS_ROWS, Capability.LOCAL_ONLY})
     display_name = "Label Rows"
     aliases = ("Parser", "row template", "format rows")
     category = "Transform"
@@ -239,6 +242,8 @@ class Stringify(Node[StringifyConfig, ItemsIn, TextOut]):
     """Render records, chunks or search hits into one text (LangFlow's Parser 'Text: {text}')."""
 
     type_name = "parser.stringify"
+
+    capabilities = frozenset({Capability.STRINGIFIES})
     display_name = "Parser (to text)"
     aliases = ("Parser", "Parse Data", "Data to Message", "combine", "to text")
     category = "Transform"

@@ -31,6 +31,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
@@ -162,6 +163,8 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     as records: one per row, object, page, slide, chapter or document."""
 
     type_name = "loader.file"
+
+    capabilities = frozenset({Capability.LOADS_FILES, Capability.LOCAL_ONLY})
     display_name = "Read File"
     aliases = ("File", "Default Data Loader", "document loader", "csv", "pdf", "load", "folder", "docx", "excel")
     category = "Loaders"

@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.context import cut_context, render_hits
 from flowbuilder.data import ChatMessage, Document, Hit
 from flowbuilder.node import Node, RunContext
@@ -111,6 +112,8 @@ class PromptTemplate(Node[PromptTemplateConfig, dict[str, Any], PromptOut]):
     """Fill a prompt template; each {variable} is an input (retrieved hits render as numbered sources)."""
 
     type_name = "prompt.template"
+
+    capabilities = frozenset({Capability.RENDERS_PROMPT})
     display_name = "Prompt Template"
     aliases = ("Prompt", "template")
     category = "Prompts"

@@ -6,6 +6,7 @@ from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
@@ -53,6 +54,8 @@ class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
     """Find the k chunks most similar to a question."""
 
     type_name = "retriever.vector"
+
+    capabilities = frozenset({Capability.STORE_RETRIEVER})
     display_name = "Vector Store Retriever"
     aliases = ("retriever", "similarity search", "search", "vector store")
     category = "Retrieval"
@@ -161,6 +164,8 @@ class RetrieverToolNode(Node[ToolConfig, StoreIn, ToolOut]):
     """Let an agent search a vector store as a tool."""
 
     type_name = "retriever.tool"
+
+    capabilities = frozenset({Capability.STORE_TOOL})
     display_name = "Vector Store Tool"
     aliases = ("Answer questions with a vector store", "retriever tool", "tool")
     category = "Retrieval"

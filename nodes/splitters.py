@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
@@ -119,6 +120,7 @@ class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
     """
 
     category = "Splitters"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SPLITS, Capability.LOCAL_ONLY})
     inputs: ClassVar[tuple[Port, ...]] = (Port("documents", PortType.RECORDS),)
     outputs = (Port("chunks", PortType.CHUNKS),)
     # each document is split on its own, so a stream of records can be split batch by batch
@@ -161,6 +163,7 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
     """Split text like LangChain's RecursiveCharacterTextSplitter (n8n and LangFlow's default)."""
 
     type_name = "splitter.recursive"
+    capabilities = SplitterNode.capabilities | {Capability.DEFAULT_SPLITTER}
     display_name = "Recursive Text Splitter"
     aliases = ("Split Text", "Recursive Character Text Splitter", "chunk")
     Config = RecursiveSplitterConfig

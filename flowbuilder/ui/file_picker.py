@@ -6,7 +6,7 @@ folder moves), else absolute."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nicegui import events, ui
@@ -18,10 +18,11 @@ UPLOADS = "uploads"
 
 
 def loader_types() -> tuple[str, ...]:
-    """The extensions ``loader.file`` reads (from the registered node, so a new reader shows up here)."""
+    """The extensions the file loader reads (asked of the registered node, so a new reader shows up here)."""
+    from flowbuilder.capabilities import Capability
     from flowbuilder.registry import default_registry
 
-    return tuple(getattr(default_registry().get("loader.file"), "file_types", ()))
+    return tuple(getattr(default_registry().the(Capability.LOADS_FILES), "file_types", ()))
 
 
 PICKABLE = {*loader_types(), ".jsonl"}
@@ -48,14 +49,10 @@ def folders(workspace: Path, suffixes: set[str]) -> list[Path]:
     return [f for f in candidates if any(p.suffix.lower() in suffixes for p in f.iterdir() if p.is_file())]
 
 
-def choices(workspace: Path, suffixes: set[str] = PICKABLE) -> list[Path]:
-    """Sample data files (or the bundled GGUF) and this workspace's uploads, sorted by folder then name."""
-    found: list[Path] = []
-    if ".gguf" in suffixes:
-        from flowbuilder.nodes.llms.local_runtime import bundled_model
-
-        bundled = bundled_model()
-        found += [bundled] if bundled else []
+def choices(workspace: Path, suffixes: set[str] = PICKABLE, bundled: Sequence[Path] = ()) -> list[Path]:
+    """Files shipped with the node's runtime (the bundled GGUF), sample data files and this workspace's uploads,
+    sorted by folder then name."""
+    found: list[Path] = [path for path in bundled if path.suffix.lower() in suffixes]
     for folder in (data_dir(), workspace / UPLOADS):
         if folder.is_dir():
             found += sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
@@ -69,7 +66,13 @@ def as_config_path(path: Path, base_dir: Path) -> str:
     return str(path)
 
 
-def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None], suffixes: set[str] = PICKABLE) -> None:
+def pick_file(
+    workspace: Path,
+    base_dir: Path,
+    on_pick: Callable[[str], None],
+    suffixes: set[str] = PICKABLE,
+    bundled: Sequence[Path] = (),
+) -> None:
     with ui.dialog() as dialog, ui.card().classes("w-[34rem] fb-file-picker"):
         ui.label("Choose a file").classes("text-h6")
 
@@ -102,7 +105,7 @@ def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None], s
                     ui.button(f"{folder.name}{os.sep}  ·  {count} files", on_click=lambda p=folder: choose(p)).props(
                         "flat dense no-caps icon=folder"
                     ).classes("fb-folder-choice").mark(f"pick-folder-{folder.name}")
-        files = choices(workspace, suffixes)
+        files = choices(workspace, suffixes, bundled)
         if files:
             ui.label("Or choose one").classes("text-subtitle2")
             with ui.column().classes("w-full gap-0").style("max-height: 40vh; overflow-y: auto"):

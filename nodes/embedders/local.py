@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
@@ -198,6 +199,8 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
     """all-MiniLM-L6-v2 (384-d) on this machine: no key, no network, no PyTorch."""
 
     type_name = "embedder.local"
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.OFFLINE_SWAP, Capability.DEFAULT_SOURCE})
     display_name = "Local Embeddings (MiniLM)"
     aliases = ("Embeddings", "embedding model", "HuggingFace Embeddings")
     category = "Embedders"

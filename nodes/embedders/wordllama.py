@@ -16,6 +16,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
@@ -85,6 +86,8 @@ class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig, NoInputs, EmbedderOut]
     """Screening-grade WordLlama embedder (bundled weights, very fast, weaker): for sweeps, not final numbers."""
 
     type_name = "embedder.wordllama"
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.SCREENING})
     display_name = "WordLlama Embeddings"
     aliases = ("Embeddings", "embedding model", "fast")
     category = "Embedders"

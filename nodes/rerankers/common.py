@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypedDict
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node
@@ -48,6 +49,7 @@ class RerankerNode(Node[RerankConfigT, RerankInputsT, HitsOut]):
     """Shared ports of ``reranker.*``: hits and the question in, re-ordered hits out."""
 
     category = CATEGORY
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.RERANKS})
     Config = RerankConfig
     inputs: ClassVar[tuple[Port, ...]] = (
         Port("hits", PortType.HITS, description="The hits to rerank (from a retriever, a store or a fusion)."),

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
@@ -285,6 +286,8 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
     """Store chunks in Chroma (embedded on disk or a server) and search them by cosine similarity."""
 
     type_name = "vectorstore.chroma"
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.OFFLINE_SWAP})
     display_name = "Chroma Vector Store"
     aliases = ("Chroma DB", "vector store", "vector db", "database", "index")
     category = "Vector stores"

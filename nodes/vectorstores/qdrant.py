@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
@@ -497,6 +498,8 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
     """Store chunks in Qdrant (embedded folder or server) with dense + BM25 sparse vectors; hybrid search."""
 
     type_name = "vectorstore.qdrant"
+
+    capabilities = frozenset({Capability.LOCAL_ONLY})
     display_name = "Qdrant Vector Store"
     aliases = ("Qdrant", "vector store", "vector db", "database")
     category = "Vector stores"
