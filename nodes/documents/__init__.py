@@ -1,6 +1,6 @@
 """Readers for the document formats ``loader.file`` understands beyond CSV/JSON/PDF/text.
 
-Each reader is a maintained library plus a thin adapter (see docs/decisions/0014-document-formats.md for why these
+Each reader is a maintained library plus a thin adapter (see docs/decisions/0015-document-formats.md for why these
 libraries): mammoth (.docx), python-pptx (.pptx), odfdo (.odt), BeautifulSoup + markdownify (.html, .htm, and the
 chapters of an .epub read with ebooklib), openpyxl (.xlsx, .xlsm) and xlrd (.xls). Text documents come out as
 Markdown-like text (:mod:`.markdown`); workbooks as rows of cells (:mod:`.sheets`). Every reader works within the

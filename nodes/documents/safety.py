@@ -11,6 +11,7 @@ are read row by row.
 from __future__ import annotations
 
 import zipfile
+import zlib
 from pathlib import Path
 
 from flowbuilder.errors import NodeError
@@ -68,7 +69,7 @@ def read_member(path: Path, kind: str, name: str) -> bytes | None:
     try:
         with zipfile.ZipFile(path) as archive:
             return archive.read(name) if name in archive.namelist() else None
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError) as exc:
+    except (zipfile.BadZipFile, zlib.error, OSError, ValueError, EOFError, NotImplementedError, RuntimeError) as exc:
         raise NodeError(f"{path.name}: not a readable {kind} (part {name!r}: {exc}).") from None
 
 
