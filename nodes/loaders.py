@@ -209,8 +209,8 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
         """What ``validate`` can tell before a run: a file type no reader supports, a folder with no supported
         file (existence is left to the run: a file may be written before it)."""
         raw = config.path.strip()
-        if not raw:
-            return []
+        if not raw or (base_dir is None and not expand_user(raw).is_absolute()):
+            return []  # a relative path means the flow file's folder, which is not known here
         try:
             path = _resolve(raw, base_dir)
             if path.is_dir():
@@ -223,7 +223,7 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
         except (NodeError, OSError, ValueError):
             return []
         suffix = path.suffix.lower()
-        if suffix not in SUPPORTED_EXTENSIONS:
+        if (suffix or path.is_file()) and suffix not in SUPPORTED_EXTENSIONS:  # no suffix, not there: a folder to be
             return [
                 (None, f"path '{raw}': unsupported file type '{suffix or '(none)'}'; supported: {supported_text()}")
             ]
@@ -233,9 +233,11 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     def path_warnings(cls, config: FileLoaderConfig, base_dir: Path | None) -> list[str]:
         """Files of a folder that a run will skip for their type (a warning: the rest still load)."""
         raw = config.path.strip()
+        if not raw or (base_dir is None and not expand_user(raw).is_absolute()):
+            return []
         try:
-            path = _resolve(raw, base_dir) if raw else None
-            listing = _listing(path, config) if path is not None and path.is_dir() else None
+            path = _resolve(raw, base_dir)
+            listing = _listing(path, config) if path.is_dir() else None
         except (NodeError, OSError, ValueError):
             return []
         if listing is None or not listing.files or not listing.unsupported:
