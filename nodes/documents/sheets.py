@@ -2,9 +2,11 @@
 
 Rows are read lazily: openpyxl's read-only mode parses the sheet's XML as it goes, so memory does not grow with the
 number of rows (it holds the workbook's shared-strings table: the distinct texts). xlrd reads an .xls (Excel
-97-2003, at most 65,536 rows) whole. Cells become the text a CSV export would hold: whole numbers without ``.0``,
-dates as ISO 8601, booleans as ``TRUE``/``FALSE``, formulas as the value Excel last saved (a file written by a
-program that never calculated it has no value to give: the cell is empty).
+97-2003, at most 65,536 rows) whole, from the workbook stream olefile takes out of the file's OLE container.
+
+Cells become the text a CSV export would hold: whole numbers without ``.0``, dates as ISO 8601, booleans as
+``TRUE``/``FALSE``, formulas as the value Excel last saved (a file written by a program that never calculated it
+has no value to give: the cell is empty).
 
 Only the chosen sheet is read (default: the first); the others are never mixed in.
 """
@@ -102,12 +104,32 @@ def _xlsx_rows(path: Path, sheet: str) -> tuple[str, Rows]:
     return name, rows()
 
 
+def _workbook_stream(path: Path) -> bytes:
+    """The BIFF workbook stream of an .xls, taken out of its OLE container by olefile, which refuses a broken
+    sector chain (xlrd's own container reader loops forever on a cyclic one)."""
+    import olefile
+
+    try:
+        with olefile.OleFileIO(str(path), raise_defects=olefile.DEFECT_INCORRECT) as container:
+            for name in ("Workbook", "Book", "WORKBOOK", "BOOK"):
+                if container.exists(name):
+                    if container.get_size(name) > path.stat().st_size:
+                        raise NodeError(f"{path.name}: not a readable Excel 97-2003 workbook (its stream overruns it).")
+                    return bytes(container.openstream(name).read())
+    except NodeError:
+        raise
+    except Exception as exc:  # see _xlsx_rows
+        raise unreadable(path, "Excel 97-2003 workbook", exc) from None
+    raise NodeError(f"{path.name}: not an Excel workbook (an Office file with no workbook inside).")
+
+
 def _xls_rows(path: Path, sheet: str) -> tuple[str, Rows]:
     import xlrd
 
+    stream = _workbook_stream(path)
     try:
         # xlrd prints its warnings to stdout unless given a log file (it would corrupt `run --json`)
-        book = xlrd.open_workbook(str(path), on_demand=True, logfile=io.StringIO())
+        book = xlrd.open_workbook(file_contents=stream, on_demand=True, logfile=io.StringIO())
     except Exception as exc:  # see _xlsx_rows
         if "encrypt" in str(exc).lower():
             raise NodeError(

@@ -64,3 +64,11 @@ def test_a_folder_of_bad_files_loads_the_good_ones_and_names_each_bad_one(tmp_pa
     assert set(skipped) == set(bad)
     assert all("\n" not in reason and reason.startswith(name) for name, reason in skipped.items())
     assert ctx.warning.startswith(f"{len(bad)} of {len(bad) + 2} files skipped: ")
+
+
+@pytest.mark.parametrize("name", ["xlrd-loop-1.xls", "xlrd-loop-2.xls"])
+def test_xls_whose_sector_chain_loops_is_one_line(name: str, tmp_path: Path) -> None:
+    """Found by the long campaign (seed 7): xlrd's own OLE reader looped forever on these; olefile refuses them."""
+    data = (Path(__file__).parent / "fixtures" / name).read_bytes()
+    outcome = document_fuzz.run_case(name, data, tmp_path, limit=30)
+    assert outcome.kind == "clean", outcome
