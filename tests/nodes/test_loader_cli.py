@@ -78,3 +78,41 @@ def test_a_run_input_replaces_an_unsupported_config_path(tmp_path: Path, capsys:
     page.write_text("# Plan", encoding="utf-8")
     assert main(["run", str(flow), "--to", "loader", "--input", f"loader={page}"]) == 0
     assert "1 records" in capsys.readouterr().out
+
+
+def test_compare_shows_files_read_and_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "team"
+    folder.mkdir()
+    for name in ("release-checklist.docx", "on-call.txt"):
+        (folder / name).write_bytes((HANDBOOK / name).read_bytes())
+    (folder / "notes.docx").write_bytes(b"not a document")
+    flow = {
+        "format": "flowbuilder",
+        "version": 1,
+        "name": "team",
+        "nodes": [
+            {"id": "loader", "type": "loader.file", "config": {"path": "team"}},
+            {"id": "split", "type": "splitter.markdown", "config": {"chunk_size": 500, "chunk_overlap": 0}},
+            {"id": "emb", "type": "embedder.local"},
+            {"id": "store", "type": "vectorstore.chroma", "config": {"collection": "team", "persist_directory": "db"}},
+        ],
+        "edges": [
+            {"source": "loader", "source_port": "records", "target": "split", "target_port": "documents"},
+            {"source": "split", "source_port": "chunks", "target": "store", "target_port": "documents"},
+            {"source": "emb", "source_port": "embedder", "target": "store", "target_port": "embedder"},
+        ],
+    }
+    path = tmp_path / "team.json"
+    path.write_text(json.dumps(flow), encoding="utf-8")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        json.dumps({"id": "q1", "question": "When does the code freeze start?", "fact": "14:00 on the Tuesday"}) + "\n"
+    )
+    assert main(["compare", str(path), str(path), "--questions", str(questions), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("files read / skipped"))
+    assert row.split()[-6:] == ["2", "/", "1", "2", "/", "1"], row  # A and B: 2 files read, 1 skipped
+    assert "warning (A): loader 'loader': 1 of 3 files skipped: notes.docx: not a readable Word document" in out
+    assert main(["compare", str(path), str(path), "--questions", str(questions), "--quiet", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["flows"][0]["files"] == {"read": 2, "skipped": 1}
