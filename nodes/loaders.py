@@ -656,10 +656,7 @@ def table_records(rows: Iterable[list[str]], source: str, id_column: str, extra:
         raise NodeError(f"{source}: the sheet is empty; it needs a header row and data rows.")
     while header and not header[-1].strip():
         header = header[:-1]
-    columns = dedupe_headers(header)
-    id_name = id_column or columns[0]
-    if id_name not in columns:
-        raise NodeError(f"{source}: id_column '{id_name}' is not a column; columns: {', '.join(columns)}")
+    columns, id_name = table_columns(header, source, id_column)
     seen_ids: set[str] = set()
     number = 0
     for cells in iterator:
@@ -673,10 +670,7 @@ def table_records(rows: Iterable[list[str]], source: str, id_column: str, extra:
             elif cell.strip():
                 name = f"Unnamed: {index}"
                 values[name if name not in values else f"{name}.1"] = cell
-        record_id = values[id_name].strip() or f"{source}#row{number}"
-        if record_id in seen_ids:  # identities must stay unique for tracing chunks to rows
-            record_id = f"{record_id}#row{number}"
-        seen_ids.add(record_id)
+        record_id = unique_id(values[id_name], source, number, seen_ids)
         text = _csv_line(list(values.values()))
         metadata = {"source": source, "row": number, "record_id": record_id, "columns": values, **extra}
         yield Document(text=text, metadata=metadata)
@@ -801,6 +795,25 @@ def dedupe_headers(names: list[str]) -> list[str]:
     return result
 
 
+def table_columns(header: list[str], source: str, id_column: str) -> tuple[list[str], str]:
+    """A table's column names (pandas' de-duplication) and the column that gives record ids."""
+    columns = dedupe_headers(header)
+    id_name = id_column or columns[0]
+    if id_name not in columns:
+        raise NodeError(f"{source}: id_column '{id_name}' is not a column; columns: {', '.join(columns)}")
+    return columns, id_name
+
+
+def unique_id(value: str, source: str, number: int, seen: set[str]) -> str:
+    """Row ``number``'s record id: its id value, else ``source#rowN``; a repeat gets ``#rowN`` too, since
+    identities must stay unique for tracing chunks to rows."""
+    record_id = value.strip() or f"{source}#row{number}"
+    if record_id in seen:
+        record_id = f"{record_id}#row{number}"
+    seen.add(record_id)
+    return record_id
+
+
 def _lines(text: str) -> Iterator[tuple[int, int, str]]:
     for match in _LINE.finditer(text):
         yield match.start(), match.end(), match.group()
@@ -843,10 +856,7 @@ def iter_csv(lines: Iterable[str], source: str, delimiter: str = ",", id_column:
         if header is None:
             raise NodeError(f"{source}: the CSV file is empty; it needs a header row and data rows.")
         take()
-        columns = dedupe_headers(header)
-        id_name = id_column or columns[0]
-        if id_name not in columns:
-            raise NodeError(f"{source}: id_column '{id_name}' is not a column; columns: {', '.join(columns)}")
+        columns, id_name = table_columns(header, source, id_column)
         seen_ids: set[str] = set()
         number = 0
         for fields in reader:
@@ -860,10 +870,7 @@ def iter_csv(lines: Iterable[str], source: str, delimiter: str = ",", id_column:
                     f"has {len(columns)}; fix the row or the delimiter (now {delimiter!r})."
                 )
             values = dict(zip(columns, [*fields, *[""] * (len(columns) - len(fields))], strict=True))
-            record_id = values[id_name].strip() or f"{source}#row{number}"
-            if record_id in seen_ids:  # identities must stay unique for tracing chunks to rows
-                record_id = f"{record_id}#row{number}"
-            seen_ids.add(record_id)
+            record_id = unique_id(values[id_name], source, number, seen_ids)
             start = row_lines[0][0]
             end = row_lines[-1][0] + len(row_lines[-1][1].rstrip("\r\n"))
             text = "".join(line for _, line in row_lines)[: end - start]
@@ -892,10 +899,7 @@ def parse_json(text: str, source: str, id_column: str = "") -> list[Document] | 
     for number, (item, (start, end)) in enumerate(zip(data, spans, strict=True), 1):
         columns = {str(k): v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k, v in item.items()}
         value = item.get(id_name)
-        record_id = (str(value).strip() if value is not None else "") or f"{source}#row{number}"
-        if record_id in seen_ids:
-            record_id = f"{record_id}#row{number}"
-        seen_ids.add(record_id)
+        record_id = unique_id("" if value is None else str(value), source, number, seen_ids)
         metadata = {"source": source, "row": number, "record_id": record_id, "columns": columns}
         records.append(Document(text=text[start:end], metadata={**metadata, "start": start, "end": end}))
     return records

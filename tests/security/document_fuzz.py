@@ -19,39 +19,20 @@ import signal
 import time
 import traceback
 import zipfile
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
+
+import fuzz_harness  # tests/security is on the path (the suite and scripts/fuzz.py put it there)
+from fuzz_harness import Outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP_SECONDS = 60.0
 ZIP_KINDS = (".docx", ".pptx", ".xlsx", ".odt", ".epub")
 
 
-@dataclass
-class Outcome:
-    kind: str
-    step: str = "read"
-    detail: str = ""
-
-
-@dataclass
-class Campaign:
-    counts: Counter[str] = field(default_factory=Counter)
-    failures: list[tuple[str, Any, str]] = field(default_factory=list)
-    seconds: float = 0.0
+class Campaign(fuzz_harness.Campaign):
     KINDS: ClassVar[tuple[str, ...]] = ("clean", "traceback", "unclear", "hang")
-    UNIT: ClassVar[str] = "files"
-
-    def table(self) -> str:
-        total = sum(self.counts.values())
-        rows = [f"{'outcome':<11} {self.UNIT:>7}", f"{'-' * 11} {'-' * 7}"]
-        for kind in self.KINDS:
-            rows.append(f"{kind:<11} {self.counts.get(kind, 0):>7}")
-        rows.append(f"{'total':<11} {total:>7}   ({self.seconds:.1f} s)")
-        return "\n".join(rows)
 
 
 def seed_files() -> list[Path]:
@@ -216,14 +197,6 @@ def huge_cell_workbook(folder: Path) -> Path:
 # --- running -------------------------------------------------------------------------------------
 
 
-class _StepTimeout(BaseException):
-    pass
-
-
-def _alarm(signum: int, frame: Any) -> None:
-    raise _StepTimeout()
-
-
 def run_case(name: str, data: bytes, workdir: Path, limit: float = STEP_SECONDS) -> Outcome:
     """Load one file as ``loader.file`` would (records, read as a stream does); classify what happened."""
     from flowbuilder.errors import NodeError
@@ -231,7 +204,7 @@ def run_case(name: str, data: bytes, workdir: Path, limit: float = STEP_SECONDS)
 
     path = workdir / name
     path.write_bytes(data)
-    previous = signal.signal(signal.SIGALRM, _alarm)
+    previous = signal.signal(signal.SIGALRM, fuzz_harness._alarm)
     try:
         signal.setitimer(signal.ITIMER_REAL, limit)
         for _ in iter_file(path, name, FileLoaderConfig()):
@@ -239,17 +212,17 @@ def run_case(name: str, data: bytes, workdir: Path, limit: float = STEP_SECONDS)
     except NodeError as exc:
         message = str(exc)
         if "\n" in message or not message.startswith(path.name) or len(message) > 600:
-            return Outcome("unclear", detail=message[:600])
-    except _StepTimeout:
-        return Outcome("hang")
+            return Outcome("unclear", "read", message[:600])
+    except fuzz_harness._StepTimeout:
+        return Outcome("hang", "read")
     except Exception as exc:  # the whole point: anything else is a bug to report
         detail = f"{type(exc).__name__}: {exc}"[:300] + "\n" + traceback.format_exc(limit=-3)
-        return Outcome("traceback", detail=detail)
+        return Outcome("traceback", "read", detail)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         path.unlink(missing_ok=True)
-    return Outcome("clean")
+    return Outcome("clean", "read")
 
 
 def campaign(count: int, workdir: Path, seed: int = 0) -> Campaign:
