@@ -44,6 +44,7 @@ def folders(workspace: Path, suffixes: set[str]) -> list[Path]:
     """Folders of sample data (and the uploads folder) holding files of these types: a loader reads a folder whole."""
     if ".gguf" in suffixes:
         return []
+    suffixes = set(loader_types())  # what a folder load reads (question files are .jsonl, say: not documents)
     candidates = sorted(p for p in data_dir().iterdir() if p.is_dir()) if data_dir().is_dir() else []
     candidates += [workspace / UPLOADS] if (workspace / UPLOADS).is_dir() else []
     return [f for f in candidates if any(p.suffix.lower() in suffixes for p in f.iterdir() if p.is_file())]

@@ -85,3 +85,17 @@ def test_loader_output_lists_files_read_and_skipped(
     box.location_once_scrolled_into_view  # noqa: B018  (scrolls the box into view for the screenshot)
     time.sleep(0.3)
     shot(screen, "loader-folder-output")
+
+
+@pytest.mark.browser
+def test_picker_in_chromium_shows_the_types_and_folders(screen: Screen, builder: Callable[..., None]) -> None:
+    open_browser(screen, builder)
+    css(screen, '.vue-flow__node[data-id="loader"] .fb-title')[0].click()
+    wait_until(lambda: css(screen, ".fb-side [data-field=path]"))
+    next(b for b in css(screen, ".fb-side button") if "folder_open" in b.text).click()
+    caption = wait_until(lambda: css(screen, ".fb-file-types"))[0]  # type: ignore[index]
+    assert ".docx" in caption.text and ".epub" in caption.text and caption.is_displayed()
+    folders = [b.text for b in css(screen, ".fb-folder-choice")]
+    assert any("qa-handbook" in text and "10 files" in text for text in folders), folders
+    time.sleep(0.3)
+    shot(screen, "file-picker-types")
