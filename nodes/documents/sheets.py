@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,9 @@ def _xlsx_rows(path: Path, sheet: str) -> tuple[str, Rows]:
     from openpyxl import load_workbook
 
     try:
-        book = load_workbook(str(path), read_only=True, data_only=True, keep_links=False)
+        with warnings.catch_warnings():  # openpyxl warns about parts it drops (data validation, odd relations)
+            warnings.simplefilter("ignore")
+            book = load_workbook(str(path), read_only=True, data_only=True, keep_links=False)
     except Exception as exc:  # a parser meets a broken file in any of its own ways; one line says which file
         raise unreadable(path, "Excel workbook", exc) from None
     try:
