@@ -51,6 +51,8 @@ def config_error_text(exc: ValidationError) -> str:
 
 @dataclass
 class ResolvedNode:
+    """A flow node with its registered class, parsed config and this config's ports."""
+
     spec: NodeSpec
     cls: NodeClass
     config: BaseModel

@@ -59,6 +59,7 @@ def parse_allow_option(option: str) -> tuple[str, str]:
 def resolver_from_args(
     creds: Sequence[str], allow: Sequence[str] = (), commands: Sequence[str] = (), paths: Sequence[str] = ()
 ) -> CredentialResolver:
+    """The credential resolver the parsed ``--cred``/``--allow-*`` options describe."""
     return CredentialResolver(
         explicit=dict(parse_cred_option(option) for option in creds),
         approved=[parse_allow_option(option) for option in allow],

@@ -10,6 +10,8 @@ from flowbuilder.commands._common import add_cred_option, resolver_for
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder serve`` (serve a flow over HTTP (MCP at /mcp, /search, /ask, /health)) to the CLI's
+    subcommands."""
     parser = subparsers.add_parser(
         "serve",
         help="serve a flow over HTTP (MCP at /mcp, /search, /ask, /health)",
@@ -31,6 +33,8 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder serve`` with the parsed arguments (serve a flow over HTTP (MCP at /mcp, /search, /ask,
+    /health)); returns the exit code."""
     import uvicorn
 
     from flowbuilder.netguard import check_bind

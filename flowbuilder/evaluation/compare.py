@@ -145,6 +145,8 @@ def screening_source(path: Path, name: str = "", registry: NodeRegistry | None =
 
 @dataclass
 class FlowEvaluation:
+    """One flow's side of a comparison: its chunk statistics, metrics and per-question outcomes."""
+
     label: str
     path: Path
     name: str
@@ -273,6 +275,8 @@ def degraded_summary(degraded: dict[str, list[str]], questions: int) -> list[str
 
 @dataclass
 class QuestionComparison:
+    """One question's ranks in the two flows and which won."""
+
     question: Question
     rank_a: int | None
     rank_b: int | None

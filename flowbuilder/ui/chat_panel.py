@@ -132,6 +132,8 @@ def skipped_files(result: RunResult) -> list[NodeResult]:
 
 
 class ChatPanel:
+    """The chat tab: each message runs the flow with it as the chat input."""
+
     def __init__(self, session: EditorSession, controller: RunController) -> None:
         self.session = session
         self.controller = controller

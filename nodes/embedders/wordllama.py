@@ -21,7 +21,6 @@ from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 SCREENING_LABEL = "screening-grade (WordLlama static embeddings; rank settings with it, report with a real embedder)"
@@ -72,6 +71,8 @@ class WordLlamaEmbedder(CachingEmbedder):
 
 
 class WordLlamaEmbedderConfig(BaseModel):
+    """Settings of ``embedder.wordllama``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     dim: Literal[64, 128, 256] = Field(256, description="Vector size (Matryoshka truncation of the 256-d weights).")
@@ -92,7 +93,6 @@ class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig, NoInputs, EmbedderOut]
     aliases = ("Embeddings", "embedding model", "fast")
     category = "Embedders"
     Config = WordLlamaEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = WordLlamaEmbedder(
