@@ -16,6 +16,15 @@ from flowbuilder.data import Document
 __all__ = ["document_id", "source_key", "unique_documents"]
 
 
+FOLDER_FIELD = "folder"
+"""Metadata key of the folder a loader read a file from: a store removes the chunks of files gone from it."""
+
+
+def folders_of(docs: Iterable[Document]) -> set[str]:
+    """The folders (``FOLDER_FIELD``) the documents were read from."""
+    return {f for doc in docs if isinstance(f := doc.metadata.get(FOLDER_FIELD), str) and f}
+
+
 def source_key(source: str) -> str:
     """The id prefix shared by every chunk of one source (``<key>#``), so a store can list them by prefix."""
     return hashlib.sha256(source.encode()).hexdigest()[:16]

@@ -120,7 +120,8 @@ class Executor:
             if node_id in graph.nodes and graph.nodes[node_id].cls.run_input == "file" and value
         }
         if chosen:
-            graph.issues = [i for i in graph.issues if not (i.code == "untrusted-path" and i.node_id in chosen)]
+            replaced = ("untrusted-path", "unsupported-file")
+            graph.issues = [i for i in graph.issues if not (i.code in replaced and i.node_id in chosen)]
         files = self.resolver.file_roots(base_dir, self.data_dir, _chosen_files(chosen.values(), base_dir))
         scope_issues = _issues_in_scope(graph, to)
         if scope_issues:

@@ -79,6 +79,8 @@ class RemoteSync:
     added: int
     kept: int
     duplicates: int
+    folders: set[str] = field(default_factory=set)
+    """The folders the stream's files came from (a file gone from one has its chunks removed)."""
 
 
 class Batches(Sequence[Any]):

@@ -1,6 +1,6 @@
 """Scale out on a Ray cluster: ``flowbuilder run|compare|tune|eval FLOW --ray ADDRESS``.
 
-What runs where (docs/decisions/0015-scale-out-on-ray.md):
+What runs where (docs/decisions/0017-scale-out-on-ray.md):
 
 - The driver (the command's process) reads the input files, checks path approvals, binds credentials and runs
   every node that is no ingest chain, as without Ray.

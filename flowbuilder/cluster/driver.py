@@ -528,6 +528,7 @@ class _Ingest:
     def _merge(self) -> RemoteSync:
         wanted: set[str] = set()
         sources: set[str] = set()
+        folders: set[str] = set()
         duplicates = added = 0
         for number in sorted(self.outcomes):
             outcome = self.outcomes[number]
@@ -538,6 +539,7 @@ class _Ingest:
             duplicates += outcome.duplicates
             added += outcome.added
             sources.update(outcome.sources)
+            folders.update(outcome.folders)
             for member, tally in self.stream.steps:
                 step = outcome.steps.get(member.prepared.node_id)
                 if step is None:
@@ -556,7 +558,7 @@ class _Ingest:
         self.stream.items, self.stream.batches, self.stream.sample = last.items, last.batches, list(last.sample)
         added = min(added, len(wanted))
         self.ctx.details["cluster"] = self.summary()
-        return RemoteSync(wanted, sources, added, len(wanted) - added, duplicates)
+        return RemoteSync(wanted, sources, added, len(wanted) - added, duplicates, folders)
 
     def summary(self) -> dict[str, Any]:
         """What the cluster did, for the node's details (the inspector, ``run --json``)."""

@@ -89,6 +89,7 @@ class BatchOutcome:
     number: int
     ids: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
     added: int = 0
     kept: int = 0
     duplicates: int = 0
@@ -176,7 +177,7 @@ def build_service(spec: ServiceSpec, secrets: Secrets) -> tuple[Any, bool]:
 
 def ingest_batch(job: ChainJob, secrets: Secrets, number: int, records: list[Document]) -> BatchOutcome:
     """Label, split, embed and write one batch of records; never raises for a node's error (it is a value)."""
-    from flowbuilder.chunk_ids import unique_documents
+    from flowbuilder.chunk_ids import folders_of, unique_documents
 
     _check_version(job.version)
     began = time.perf_counter()
@@ -207,6 +208,7 @@ def ingest_batch(job: ChainJob, secrets: Secrets, number: int, records: list[Doc
         ids, docs, duplicates = unique_documents(batch)
         outcome.ids, outcome.duplicates = ids, duplicates
         outcome.sources = sorted({doc.source for doc in docs})
+        outcome.folders = sorted(folders_of(docs))
         _resolved, instance = _node(sink.node_id, sink.type_name, {**sink.config, "sync": "append"})
         ctx = _context(sink.node_id, secrets)
         values = {**sink.values, sink.stream_in: [batch] if sink.multiple else batch}

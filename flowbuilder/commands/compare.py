@@ -202,7 +202,9 @@ def _num(value: int | None) -> str:
 def stat_rows(ev: FlowEvaluation) -> list[tuple[str, str]]:
     s, m = ev.stats, ev.metrics
     limit = f" (> {s.token_limit} tokens)" if s.token_limit else ""
+    files = "n/a" if ev.files is None else f"{ev.files[0]} / {ev.files[1]}"
     return [
+        ("files read / skipped", files),
         ("chunks", str(s.chunks)),
         ("chunk length min/mean/max", f"{s.length_min} / {s.length_mean:.0f} / {s.length_max}"),
         ("records cut", f"{s.records_cut} of {s.records} ({100 * s.records_cut_share:.0f}%)"),

@@ -149,7 +149,7 @@ def print_report(flow: Flow, run: RunResult) -> None:
     ]
     headers = ("node", "type", "status", "seconds", "summary")
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    widths[-1] = min(widths[-1], 60)
+    widths[-1] = min(widths[-1], 110)  # room for a folder's sync line ("3 files changed, 1 removed, ...")
     print(f"Flow: {flow.name}")
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     for row in rows:

@@ -188,6 +188,8 @@ class FlowEvaluation:
     """The context budget hit@chars is judged at."""
     sends: int | None = None
     """How many hits the flow's final retrieval node returns as saved (what its prompt gets); None: unknown."""
+    files: tuple[int, int] | None = None
+    """``(read, skipped)`` files of the flow's folder loaders; None when no loader read a folder."""
 
     @property
     def prompt_chars(self) -> float:
@@ -233,10 +235,29 @@ class FlowEvaluation:
             "facts_split": self.facts_split,
             "misses": self.miss_counts(),
             "warnings": self.warnings,
+            "files": None if self.files is None else {"read": self.files[0], "skipped": self.files[1]},
             "degraded": self.degraded,
             "adjusted": self.adjusted,
             "questions": questions,
         }
+
+
+def loaded_files(run: RunResult | None) -> tuple[tuple[int, int] | None, list[str]]:
+    """``((read, skipped), warnings)`` of the folder loaders in an ingest run: a leaderboard row over a folder
+    that lost files measures less than the folder."""
+    if run is None:
+        return None, []
+    read = skipped = 0
+    found = False
+    warnings = []
+    for result in run.results.values():  # a folder load's details: files read, and the skipped ones
+        if isinstance(result.details.get("skipped"), list) and isinstance(result.details.get("files"), int):
+            found = True
+            read += result.details["files"]
+            skipped += len(result.details["skipped"])
+            if result.warning:
+                warnings.append(f"loader '{result.node_id}': {result.warning}")
+    return ((read, skipped) if found else None), warnings
 
 
 def degraded_summary(degraded: dict[str, list[str]], questions: int) -> list[str]:
@@ -872,7 +893,7 @@ class FlowComparer:
             namespaces=namespaces,
             question=questions[0].question if questions else "",
         )
-        warnings: list[str] = []
+        files, warnings = loaded_files(ingestion.run)
         store_count = sum(store.count() for store in ingestion.stores)
         distinct = len({(c.source, c.text) for c in ingestion.chunks if c.text.strip()})
         if ingestion.chunks and store_count > distinct:
@@ -935,6 +956,7 @@ class FlowComparer:
             adjusted=adjusted,
             chars=budget,
             sends=returned_hits(flow, target, self.registry),
+            files=files,
         )
         return judge_evaluation(evaluation, questions, k, relevance)
 

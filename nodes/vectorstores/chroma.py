@@ -26,6 +26,7 @@ from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str,
 from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
+    FOLDER_FIELD,
     SOURCE_FIELD,
     SYNC_DESCRIPTION,
     EmbeddingStore,
@@ -94,6 +95,9 @@ class ChromaStore(EmbeddingStore):
         # ``source`` too: chunks stored before fb_source existed still belong to their source
         where = {"$or": [{SOURCE_FIELD: {"$in": list(sources)}}, {"source": {"$in": list(sources)}}]}
         return set(self.collection.get(where=where, include=[])["ids"])
+
+    def ids_in_folders(self, folders: Sequence[str], known_sources: Sequence[str] = ()) -> set[str]:
+        return set(self.collection.get(where={FOLDER_FIELD: {"$in": list(folders)}}, include=[])["ids"])
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         size = _max_batch(self.collection)

@@ -35,6 +35,7 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
 from flowbuilder.nodes.vectorstores.common import (
+    FOLDER_FIELD,
     SOURCE_FIELD,
     SYNC_DESCRIPTION,
     EmbeddingStore,
@@ -331,6 +332,12 @@ class QdrantStore(EmbeddingStore):
         from qdrant_client import models
 
         condition = models.FieldCondition(key=SOURCE_FIELD, match=models.MatchAny(any=list(sources)))
+        return {doc_id for doc_id, _ in self._scroll([ID_FIELD], models.Filter(must=[condition]))}
+
+    def ids_in_folders(self, folders: Sequence[str], known_sources: Sequence[str] = ()) -> set[str]:
+        from qdrant_client import models
+
+        condition = models.FieldCondition(key=f"metadata.{FOLDER_FIELD}", match=models.MatchAny(any=list(folders)))
         return {doc_id for doc_id, _ in self._scroll([ID_FIELD], models.Filter(must=[condition]))}
 
     def all_documents(self) -> list[tuple[str, Document]]:

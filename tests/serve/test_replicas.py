@@ -2,7 +2,7 @@
 
 The store is filled once (``flowbuilder run FLOW --to store``); each replica serves only the search and answer part,
 and MCP is stateless, so the official MCP client talks to the pair through the balancer as to one server, every
-request landing on the other replica than the one before (docs/decisions/0016-serving-replicas.md).
+request landing on the other replica than the one before (docs/decisions/0018-serving-replicas.md).
 """
 
 from __future__ import annotations
