@@ -58,7 +58,8 @@ class FileLoaderConfig(BaseModel):
     pdf_text: Literal["layout", "plain"] = Field(
         "layout",
         description="PDF text: layout keeps lines whole, folds ligatures, joins words hyphenated at line ends "
-        "and drops running headers, footers and page numbers; plain is pypdf's raw extraction (often one word "
+        "and drops running headers, footers, page numbers and footnote markers glued to words ('users5' -> "
+        "'users'); plain is pypdf's raw extraction (often one word "
         "per line).",
     )
 

@@ -50,6 +50,7 @@ class Threshold:
             "faithfulness": m.faithfulness,
             "correctness": m.correctness,
             "hit": m.retrieval.get("hit@k") if m.retrieval.get("questions") else None,
+            "answerer": m.correct_when_retrieved,
             "mrr": m.retrieval.get("mrr") if m.retrieval.get("questions") else None,
         }
         return values[self.metric]
@@ -60,6 +61,7 @@ THRESHOLDS = (
     Threshold("min_citation", "citation", "citation accuracy"),
     Threshold("min_refusal", "refusal", "refusal rate on no-answer questions"),
     Threshold("min_hit", "hit", "retrieval hit@k"),
+    Threshold("min_answerer", "answerer", "answers correct when the fact was retrieved"),
     Threshold("min_mrr", "mrr", "retrieval MRR"),
     Threshold("min_faithfulness", "faithfulness", "judge faithfulness"),
     Threshold("min_correctness", "correctness", "judge correctness"),
@@ -240,8 +242,13 @@ def print_report(evaluation: Evaluation) -> None:
         f"Answers: accuracy {_pct(m.answer_accuracy)}  fact in answer {_pct(m.fact_rate)}  "
         f"citations {_pct(m.citation_accuracy)}  refusals {_pct(m.refusal_rate)}  inventions {_pct(m.invention_rate)}"
     )
-    if m.wrong_despite_retrieval:
-        print(f"  {m.wrong_despite_retrieval} answer(s) not correct although a retrieved chunk held the fact")
+    print(
+        f"Answerer: correct when the fact was retrieved {_pct(m.correct_when_retrieved)} "
+        f"({m.retrieved_fact - m.wrong_despite_retrieval} of {m.retrieved_fact})  "
+        f"wrong despite retrieval {m.wrong_despite_retrieval}  "
+        f"answerable refused {m.refused_answerable} of {m.answerable}  "
+        f"unanswerable answered {m.answered_unanswerable} of {m.unanswerable}"
+    )
     if evaluation.roles.judge:
         faith = "n/a" if m.faithfulness is None else f"{m.faithfulness:.2f}"
         correct = "n/a" if m.correctness is None else f"{m.correctness:.2f}"
