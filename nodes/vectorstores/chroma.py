@@ -108,7 +108,9 @@ class ChromaStore(EmbeddingStore):
         return max(1, min(requested, _max_batch(self.collection)))
 
     def _write(self, part: list[tuple[str, Document]], vectors: np.ndarray) -> None:
-        self.collection.add(
+        # upsert, not add: a batch written twice (a cluster retrying a batch whose worker died after
+        # writing part of it, two workers with the same chunk) leaves each id once, as it was
+        self.collection.upsert(
             ids=[doc_id for doc_id, _ in part],
             embeddings=vectors,
             documents=[doc.text for _, doc in part],
@@ -393,6 +395,10 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
                 f"'server_host' takes a host name such as 127.0.0.1 (the port is 'server_port'), not {host[:80]!r}"
             )
         return [Destination("server_host", f"http://{host}:{config.server_port}", "chroma", local=True)]
+
+    @classmethod
+    def reachable_by_workers(cls, config: ChromaConfig) -> bool:
+        return bool(config.server_host.strip())
 
     @classmethod
     def collection_address(cls, config: ChromaConfig, base_dir: Path | None) -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -14,6 +13,9 @@ from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict, ca
 
 import numpy as np
 
+from flowbuilder.chunk_ids import FOLDER_FIELD as FOLDER_FIELD  # re-exported for the stores
+from flowbuilder.chunk_ids import document_id as document_id  # re-exported: nodes import it from here
+from flowbuilder.chunk_ids import folders_of, source_key, unique_documents
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext, summarize_outputs
@@ -30,7 +32,6 @@ TEXT_FIELD = "text"
 SOURCE_FIELD = "fb_source"
 """Metadata field naming the chunk's source ("" when it has none): what incremental sync groups by."""
 
-FOLDER_FIELD = "folder"
 """Record metadata naming the folder a loader read the record's file from (``loader.file`` on a folder): the run
 covers every file of that folder, so incremental sync also removes the chunks of files no longer in it."""
 
@@ -42,42 +43,6 @@ SYNC_DESCRIPTION = (
 )
 
 Progress = Callable[[int, int], None]
-
-
-def source_key(source: str) -> str:
-    """The id prefix shared by every chunk of one source (``<key>#``), so a store can list them by prefix."""
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
-
-
-def document_id(doc: Document) -> str:
-    """``<source key>#<hash of source, text and metadata>``: the same chunk always gets the same id, so it is
-    stored once; an edited chunk gets a new id and the sync removes the old one. Metadata is hashed too, so
-    a chunk whose text is unchanged but whose row number or offsets moved (a row above it was removed) is
-    written again with its new metadata instead of citing a stale row; its vector comes from the embedding
-    cache, so the model does not run again."""
-    metadata = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False, default=str)
-    digest = hashlib.sha256(f"{doc.source}\n{doc.text}\n{metadata}".encode()).hexdigest()
-    return f"{source_key(doc.source)}#{digest[:32]}"
-
-
-def unique_documents(docs: Iterable[Document], seen: set[str] | None = None) -> tuple[list[str], list[Document], int]:
-    """``(ids, docs, duplicates)``: the first document of each id, in order, and how many repeats were dropped.
-    ``seen``: ids already taken (earlier batches of a stream); the new ids are added to it."""
-    ids: list[str] = []
-    kept: list[Document] = []
-    seen = set() if seen is None else seen
-    duplicates = 0
-    for doc in docs:
-        if not doc.text.strip():
-            continue
-        doc_id = document_id(doc)
-        if doc_id in seen:
-            duplicates += 1
-            continue
-        seen.add(doc_id)
-        ids.append(doc_id)
-        kept.append(doc)
-    return ids, kept, duplicates
 
 
 def encode_metadata(metadata: dict[str, Any], *, allow_string_lists: bool = False) -> dict[str, Any]:
@@ -342,11 +307,8 @@ class EmbeddingStore:
                 present = self.existing_ids(ids)
                 report.kept += len(present)
                 report.duplicates_dropped += duplicates
-                for doc in docs:
-                    sources.add(doc.source)
-                    folder = doc.metadata.get(FOLDER_FIELD)
-                    if isinstance(folder, str) and folder:
-                        folders.add(folder)
+                sources.update(doc.source for doc in docs)
+                folders.update(folders_of(docs))
                 seen[0] += len(batch)
                 new = []
                 for doc_id, doc in zip(ids, docs, strict=True):
@@ -363,7 +325,13 @@ class EmbeddingStore:
             return max(report.added, round(report.added * documents.estimate(seen[0]) / max(seen[0], 1)), done)
 
         step = None if progress is None else (lambda done, _total: progress(done, estimate(done)))
-        report.sample = self._embed_and_write(new_parts(), batch_size, step, whole=not streamed)
+        elsewhere = documents.written_elsewhere(self) if isinstance(documents, Batches) else None
+        if elsewhere is None:
+            report.sample = self._embed_and_write(new_parts(), batch_size, step, whole=not streamed)
+        else:  # a cluster's workers embedded and wrote the batches (flowbuilder.cluster): what they did
+            wanted, sources, folders = elsewhere.wanted, elsewhere.sources, elsewhere.folders
+            report.added, report.kept = elsewhere.added, elsewhere.kept
+            report.duplicates_dropped = elsewhere.duplicates
         stale: set[str] = set()
         if mode == "full":
             stale = self.all_ids() - wanted
@@ -577,6 +545,12 @@ class StoreNodeMixin:
 
     cacheable = False
     stream_in: ClassVar[str | None] = "documents"
+
+    @classmethod
+    def reachable_by_workers(cls, config: Any) -> bool:
+        """Whether every machine of a cluster can write this node's collection: a server (Chroma's
+        ``chroma run``, a Qdrant server, Pinecone), not a folder on this machine (``--ray`` needs one)."""
+        return False
 
     def summarize(self, outputs: Mapping[str, Any]) -> str:
         ports = cast(Any, self).output_ports(cast(Any, self).config)

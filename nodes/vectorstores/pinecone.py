@@ -351,6 +351,10 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
         """``pinecone:<index or host>:<namespace>``: two nodes with the same address share the vectors."""
         return f"pinecone:{config.host or config.index}:{config.namespace}"
 
+    @classmethod
+    def reachable_by_workers(cls, config: PineconeConfig) -> bool:
+        return True  # a service every machine reaches
+
     def run(self, inputs: StoreIn, ctx: RunContext) -> StoreOut:
         c = self.config
         embedder, query, documents = store_inputs(inputs)

@@ -580,6 +580,10 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
             return f"qdrant:{config.url.rstrip('/')}:{config.collection}"
         return folder_address("qdrant", config.path, base_dir, config.collection)
 
+    @classmethod
+    def reachable_by_workers(cls, config: QdrantConfig) -> bool:
+        return bool(config.url.strip())
+
     def run(self, inputs: StoreIn, ctx: RunContext) -> StoreOut:
         c = self.config
         embedder, query, documents = store_inputs(inputs)
