@@ -13,7 +13,7 @@ import pytest
 from nicegui.testing import Screen, User
 
 from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Position
-from flowbuilder.formats.native import save_flow
+from flowbuilder.formats.native import load_flow, save_flow
 from flowbuilder.ui.canvas import FlowCanvas
 
 from .test_browser import css, shot, wait_until
@@ -99,3 +99,25 @@ def test_picker_in_chromium_shows_the_types_and_folders(screen: Screen, builder:
     assert any("qa-handbook" in text and "10 files" in text for text in folders), folders
     time.sleep(0.3)
     shot(screen, "file-picker-types")
+
+
+async def test_chat_reply_says_the_folder_was_read_in_part(
+    user: User, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    path = folder_flow(tmp_path)
+    flow = load_flow(path)
+    flow.nodes += [NodeSpec(id="question", type="chat.input"), NodeSpec(id="embedder", type="embedder.local")]
+    store = flow.node("store")
+    store.config = {"collection": "ui-folder-chat", "k": 2, "persist_directory": str(tmp_path / "chroma")}
+    flow.edges += [
+        Edge(source="splitter", source_port="chunks", target="store", target_port="documents"),
+        Edge(source="embedder", source_port="embedder", target="store", target_port="embedder"),
+        Edge(source="question", source_port="message", target="store", target_port="query"),
+    ]
+    save_flow(flow, path)
+    page = await open_builder(user, builder, flow_path=path)
+    user.find(marker="chat-input").type("who keeps the test accounts?")
+    user.find(marker="chat-send").click()
+    await wait_for(lambda: "store" in page.session.results and not page.runner.running, timeout=120)
+    await user.should_see("“Team folder” read 2 files and skipped 1", retries=40)
+    await user.should_see("Not searched: roadmap.docx")
