@@ -29,4 +29,5 @@ fi
 CMAKE_ARGS="${CMAKE_ARGS:-$(.venv/bin/python -c 'from flowbuilder.nodes.llms.local_runtime import BUILD_CMAKE_ARGS as a; print(a)')}" \
   .venv/bin/python -m pip install -q -e ".[test,local]"
 
-exec .venv/bin/python -m pytest -q "$@"
+# One worker per core, each test file on one worker (tests/README.md: what makes the workers independent).
+exec .venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-auto}" --dist loadfile "$@"

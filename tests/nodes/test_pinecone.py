@@ -173,9 +173,13 @@ def test_429_once_recovers_and_persistent_429_is_clear(
     server: FakePinecone, embedder: LocalEmbedder, records: list[Document], tmp_path: Path
 ) -> None:
     run_node({"host": server.url}, embedder, tmp_path, records[:5])
+    asked = len(server.requests_to("/query"))
+    expected, _ = run_node({"host": server.url}, embedder, tmp_path, query="login page")
+    plain = len(server.requests_to("/query")) - asked  # the queries one search sends
     server.fail("/query", 429, times=1)
     outputs, _ = run_node({"host": server.url}, embedder, tmp_path, query="login page")
-    assert outputs["hits"]
+    assert len(server.requests_to("/query")) - asked == 2 * plain + 1  # the refused one was asked again
+    assert outputs["hits"] == expected["hits"] and len(expected["hits"]) == 4  # the default k, of the 5 stored
     server.fail("/query", 429)
     with pytest.raises(ProviderError, match=r"rate limiting \(429"):
         run_node({"host": server.url}, embedder, tmp_path, query="login page")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import pytest
 
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from tests.fakes.llm_server import free_port
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_FLOW = ROOT / "flows" / "row_labelled_csv_rag.json"
@@ -64,16 +64,12 @@ def search_flow(name: str, loader_path: str, collection: str, persist_directory:
 
 def wait_healthy(process: subprocess.Popen[bytes], url: str, headers: dict[str, str], log: Path) -> None:
     """Until ``url``/health answers 200 (60 s); if the process exits first, fail with the end of its ``log``."""
-    deadline = time.monotonic() + 60
-    while True:
+
+    def healthy() -> bool:
         assert process.poll() is None, f"flowbuilder serve exited: {log.read_text()[-2000:]}"
-        try:
-            if httpx.get(url + "/health", headers=headers, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, "flowbuilder serve did not start"
-        time.sleep(0.3)
+        return httpx.get(url + "/health", headers=headers, timeout=2).status_code == 200
+
+    wait_until(healthy, 60, "flowbuilder serve to answer /health")
 
 
 @dataclass

@@ -3,7 +3,6 @@ markdown rendered, no card hides another, node titles are at least 11 px on scre
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from selenium.webdriver import ActionChains
 from flowbuilder.ui.session import PAGES
 
 from .conftest import LANGFLOW_COURSE_FILE, N8N_COURSE_FILE
-from .test_browser import css, open_builder, shot, wait_until
+from .test_browser import css, open_builder, shot, wait_settled, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +45,7 @@ def import_file(screen: Screen, path: Path) -> None:
     upload.send_keys(str(path))
     screen.should_contain("Import report")
     wait_until(lambda: not css(screen, '.vue-flow__node[data-id="splitter"]'))
-    time.sleep(1.0)  # fit + measure
+    wait_settled(screen)  # laid out, fitted, measured
 
 
 def geometry(screen: Screen) -> dict:  # type: ignore[type-arg]

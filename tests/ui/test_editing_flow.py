@@ -3,7 +3,6 @@ New and Open ask before discarding edits, the open flow survives a reload, the t
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from flowbuilder.ui.files import AUTOSAVE_NAME
 from flowbuilder.ui.gallery import templates, thumbnail_svg
 from flowbuilder.ui.run_panel import fold_events
 from flowbuilder.ui.session import PAGES
+from tests.waiting import wait_stable
 
 from .test_browser import css, shot, wait_until
 from .test_browser import open_builder as open_browser
@@ -119,6 +119,10 @@ async def test_shortcuts_save_and_list(user: User, builder: Callable[..., None])
     await user.should_see("Save flow as")  # the small flow is not in the workspace yet
 
 
+GALLERY_BOX_JS = """const r = document.querySelector('.fb-template').closest('.q-card').getBoundingClientRect();
+return [r.x, r.y, r.width, r.height, getComputedStyle(document.querySelector('.q-dialog__inner')).opacity];"""
+
+
 @pytest.mark.browser
 def test_keyboard_shortcuts_and_gallery_in_chromium(screen: Screen, builder: Callable[..., None]) -> None:
     open_browser(screen, builder)
@@ -135,7 +139,7 @@ def test_keyboard_shortcuts_and_gallery_in_chromium(screen: Screen, builder: Cal
     screen.click("note_add")
     screen.should_contain("Blank flow")
     wait_until(lambda: len(css(screen, ".fb-template svg")) >= 6)
-    time.sleep(0.3)
+    wait_stable(lambda: screen.selenium.execute_script(GALLERY_BOX_JS), what="the gallery's opening animation")
     shot(screen, "template-gallery")
 
 
