@@ -63,13 +63,13 @@ def search_flow(name: str, loader_path: str, collection: str, persist_directory:
 
 
 def wait_healthy(process: subprocess.Popen[bytes], url: str, headers: dict[str, str], log: Path) -> None:
-    """Until ``url``/health answers 200 (60 s); if the process exits first, fail with the end of its ``log``."""
+    """Until ``url``/health answers 200 (180 s); if the process exits first, fail with the end of its ``log``."""
 
     def healthy() -> bool:
         assert process.poll() is None, f"flowbuilder serve exited: {log.read_text()[-2000:]}"
-        return httpx.get(url + "/health", headers=headers, timeout=2).status_code == 200
+        return httpx.get(url + "/health", headers=headers, timeout=10).status_code == 200
 
-    wait_until(healthy, 60, "flowbuilder serve to answer /health")
+    wait_until(healthy, 180, "flowbuilder serve to answer /health")  # a cold start on a loaded machine
 
 
 @dataclass

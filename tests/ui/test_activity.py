@@ -12,9 +12,10 @@ from nicegui.testing import Screen, User
 from flowbuilder.executor import RunEvent
 from flowbuilder.flow import NodeSpec
 from flowbuilder.ui.jobs import JOBS, Job, current_jobs, start_job
+from tests.ports import reserve_port
 
 from .test_browser import css, shot, wait_stable, wait_until
-from .test_chat_no_model import closed_port, rag_flow
+from .test_chat_no_model import rag_flow
 
 # the chat run's own line (the newest, with its own Cancel): the bar is shared with jobs of earlier pages
 BAR_JS = """
@@ -68,7 +69,7 @@ def test_chat_run_shows_in_the_activity_bar_on_every_page(
     screen: Screen, builder: Callable[..., None], tmp_path: Path, size: tuple[int, int]
 ) -> None:
     llm = NodeSpec(
-        id="llm", type="llm.ollama", name="Local model", config={"base_url": f"http://127.0.0.1:{closed_port()}"}
+        id="llm", type="llm.ollama", name="Local model", config={"base_url": f"http://127.0.0.1:{reserve_port()}"}
     )
     builder(flow_path=rag_flow(tmp_path, llm))
     screen.selenium.set_window_size(*size)

@@ -67,17 +67,29 @@ def wait_animations_done(screen: Screen, timeout: float = 15.0) -> None:
     wait_until(lambda: screen.selenium.execute_script(FINITE_ANIMATIONS_JS) == 0, timeout, "the page's animations")
 
 
-def click(screen: Screen, selector: str, timeout: float = 30.0) -> None:
-    """Click the first shown element matching ``selector``, found again whenever the page drew it anew between
-    finding and clicking (a stale reference) or something still covered it."""
+def click(screen: Screen, selector: str, timeout: float = 30.0, text: str = "") -> None:
+    """Click the first shown element matching ``selector`` (and holding ``text``, if given), found again whenever
+    the page drew it anew between finding and clicking (a stale reference) or something still covered it."""
 
     def attempt() -> bool:
-        shown = [e for e in css(screen, selector) if e.is_displayed()]
+        shown = [e for e in css(screen, selector) if e.is_displayed() and text in e.text]
         if shown:
             shown[0].click()  # raises when stale or covered: wait_until tries again with a fresh look
         return bool(shown)
 
-    wait_until(attempt, timeout, f"a click on {selector}")
+    wait_until(attempt, timeout, f"a click on {selector} {text!r}")
+
+
+def send_file(screen: Screen, selector: str, path: Path, timeout: float = 60.0) -> None:
+    """Give ``path`` to the file input matching ``selector``, found again if the page drew it anew meanwhile."""
+
+    def attempt() -> bool:
+        inputs = css(screen, selector)
+        if inputs:
+            inputs[0].send_keys(str(path))
+        return bool(inputs)
+
+    wait_until(attempt, timeout, f"the file input {selector}")
 
 
 def shot(screen: Screen, name: str) -> None:
@@ -221,8 +233,7 @@ def test_import_n8n_course_file(screen: Screen, builder: Callable[..., None], tm
         pytest.skip("course file not present")
     open_builder(screen, builder)
     screen.click("Import")
-    upload = wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'))[0]  # type: ignore[index]
-    upload.send_keys(str(N8N_COURSE_FILE))
+    send_file(screen, '.fb-import-upload input[type="file"]', N8N_COURSE_FILE)
     screen.should_contain("Import report")
     wait_until(lambda: len(css(screen, ".vue-flow__node")) >= 4)
     shot(screen, "browser-import-n8n")

@@ -18,7 +18,7 @@ from flowbuilder.ui.run_panel import fold_events
 from flowbuilder.ui.session import PAGES
 from tests.waiting import wait_stable
 
-from .test_browser import css, shot, wait_until
+from .test_browser import click, css, send_file, shot, wait_until
 from .test_browser import open_builder as open_browser
 from .test_user_journeys import canvas_of, open_builder, wait_for
 
@@ -164,11 +164,10 @@ def test_file_field_picker_uploads_into_the_workspace(
     page = next(iter(PAGES.values()))
     css(screen, '.vue-flow__node[data-id="loader"] .fb-title')[0].click()
     wait_until(lambda: css(screen, ".fb-side [data-field=path]"))
-    next(b for b in css(screen, ".fb-side button") if "folder_open" in b.text).click()
-    upload = wait_until(lambda: css(screen, '.fb-file-upload input[type="file"]'))[0]  # type: ignore[index]
+    click(screen, ".fb-side button", text="folder_open")
     source = tmp_path / "my notes.txt"
     source.write_text("hello", encoding="utf-8")
-    upload.send_keys(str(source))
+    send_file(screen, '.fb-file-upload input[type="file"]', source)
     wait_until(lambda: page.state.flow.node("loader").config.get("path", "").endswith("my_notes.txt"))
     stored = tmp_path / "workspace" / "uploads" / "my_notes.txt"
     assert stored.read_text(encoding="utf-8") == "hello"

@@ -23,6 +23,7 @@ from tests.fakes.llm_server import FakeLLMServer, running_server
 from tests.waiting import wait_until
 
 from .conftest import SHOTS
+from .test_browser import send_file
 
 KEY = "sk-evalpage-SECRET-987654"
 
@@ -141,8 +142,7 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     assert screen.find_by_css('a[href="/eval"]').text == "Evaluate"  # the builder's header links the page
     screen.open("/eval")
     screen.should_contain("load a saved")
-    upload = wait_css(screen, '.fb-eval-upload input[type="file"]')[0]
-    upload.send_keys(str(saved))
+    send_file(screen, '.fb-eval-upload input[type="file"]', saved, timeout=120)
     table = wait_css(screen, "[data-testid=eval-questions]")[0]
     assert screen.find_by_css("[data-testid=eval-title]").text.startswith("Help centre RAG (eval.json): 8 questions")
 
