@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypedDict
+from typing import Annotated, Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.context import cut_context, render_hits
 from flowbuilder.data import ChatMessage, Document, Hit
+from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC, QA_SYSTEM_PROMPT, with_question
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import Prompt
 from flowbuilder.registry import register_node
 
 DEFAULT_TEMPLATE = (
@@ -103,7 +106,7 @@ def _is_hits(value: Any) -> bool:
 
 
 class PromptOut(TypedDict):
-    prompt: Text
+    prompt: Annotated[Prompt, "The filled-in prompt."]
 
 
 @register_node  # its inputs are the template's variables, any value each: a plain dict, not a TypedDict
@@ -111,11 +114,30 @@ class PromptTemplate(Node[PromptTemplateConfig, dict[str, Any], PromptOut]):
     """Fill a prompt template; each {variable} is an input (retrieved hits render as numbered sources)."""
 
     type_name = "prompt.template"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # n8n's Q&A chain: its system prompt becomes our prompt template; the "chain" hook wires the
+            # retriever's hits and the question into it and the model after it.
+            Adapter(
+                "prompt.template",
+                LC + "chainRetrievalQa",
+                (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7),
+                inputs={"question": "main"},
+                outputs={"prompt": "main"},
+                export=False,
+                hook="chain",
+                params=(Param("template", "options.systemPromptTemplate", QA_SYSTEM_PROMPT, to_ours=with_question),),
+                ignore=("promptType", "text", "query", "options"),
+                replace="retriever.vector -> prompt.template -> an llm node",
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.RENDERS_PROMPT})
     display_name = "Prompt Template"
     aliases = ("Prompt", "template")
     category = "Prompts"
     Config = PromptTemplateConfig
-    outputs = (Port("prompt", PortType.PROMPT, description="The filled-in prompt."),)
 
     @classmethod
     def input_ports(cls, config: PromptTemplateConfig | None = None) -> tuple[Port, ...]:

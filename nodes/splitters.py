@@ -17,8 +17,11 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, to_int
+from flowbuilder.formats.n8n_table import LC, SPLITTER_OUT, token_chars
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import ChunksOut, DocumentsIn
 from flowbuilder.nodes.splitting.blocks import HeadingIndex, parse_blocks
@@ -32,7 +35,6 @@ from flowbuilder.nodes.splitting.textsplit import (
     split_recursive,
     unescape_separator,
 )
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 
@@ -119,8 +121,7 @@ class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
     """
 
     category = "Splitters"
-    inputs: ClassVar[tuple[Port, ...]] = (Port("documents", PortType.RECORDS),)
-    outputs = (Port("chunks", PortType.CHUNKS),)
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SPLITS, Capability.LOCAL_ONLY})
     # each document is split on its own, so a stream of records can be split batch by batch
     stream_in: ClassVar[str | None] = "documents"
     stream_out: ClassVar[str | None] = "chunks"
@@ -161,6 +162,35 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
     """Split text like LangChain's RecursiveCharacterTextSplitter (n8n and LangFlow's default)."""
 
     type_name = "splitter.recursive"
+    capabilities = SplitterNode.capabilities | {Capability.DEFAULT_SPLITTER}
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "splitter.recursive",
+                LC + "textSplitterRecursiveCharacterTextSplitter",
+                (1,),
+                outputs=SPLITTER_OUT,
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
+                    Param("chunk_overlap", "chunkOverlap", 0, to_ours=to_int),
+                ),
+                fixed={"options": {}},
+                ignore=("options",),
+            ),
+            Adapter(
+                "splitter.recursive",
+                LC + "textSplitterTokenSplitter",
+                (1,),
+                outputs=SPLITTER_OUT,
+                export=False,
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=token_chars),
+                    Param("chunk_overlap", "chunkOverlap", 0, to_ours=token_chars),
+                ),
+                note="token sizes read as 4 characters per token (splitter.recursive counts characters)",
+            ),
+        ),
+    }
     display_name = "Recursive Text Splitter"
     aliases = ("Split Text", "Recursive Character Text Splitter", "chunk")
     Config = RecursiveSplitterConfig
@@ -235,6 +265,21 @@ class CharacterSplitter(SplitterNode[CharacterSplitterConfig]):
     """Split on one separator and merge pieces up to the size (LangFlow's Split Text)."""
 
     type_name = "splitter.character"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "splitter.character",
+                LC + "textSplitterCharacterTextSplitter",
+                (1,),
+                outputs=SPLITTER_OUT,
+                params=(
+                    Param("separator", "separator", "", to_ours=lambda v: v or "\n\n"),
+                    Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
+                    Param("chunk_overlap", "chunkOverlap", 0, to_ours=to_int),
+                ),
+            ),
+        ),
+    }
     display_name = "Character Text Splitter"
     aliases = ("Split Text", "chunk", "separator")
     Config = CharacterSplitterConfig

@@ -12,15 +12,18 @@ import hashlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
+from flowbuilder.formats.adapters import Adapter, Mappings
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
@@ -198,11 +201,27 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
     """all-MiniLM-L6-v2 (384-d) on this machine: no key, no network, no PyTorch."""
 
     type_name = "embedder.local"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # The nearest n8n equivalent of the offline MiniLM embedder: all-minilm on a local Ollama.
+            Adapter(
+                "embedder.local",
+                LC + "embeddingsOllama",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                fixed={"model": "all-minilm"},
+                imports=False,
+                note="embedder.local has no n8n node: exported as Ollama embeddings with all-minilm "
+                "(the same MiniLM model; run `ollama pull all-minilm`)",
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.OFFLINE_SWAP, Capability.DEFAULT_SOURCE})
     display_name = "Local Embeddings (MiniLM)"
     aliases = ("Embeddings", "embedding model", "HuggingFace Embeddings")
     category = "Embedders"
     Config = LocalEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = LocalEmbedder(

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
+from flowbuilder.formats.adapters import OFFLINE_CHAT, Adapter, Mappings
+from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
 from flowbuilder.nodes.llms.base import LLMConfig
 from flowbuilder.nodes.llms.openai_compatible import OpenAICompatibleChatNode
 from flowbuilder.registry import register_node
@@ -29,6 +33,19 @@ class GroqChat(OpenAICompatibleChatNode):
     """Answer a prompt with a Groq chat model, or provide the model to an agent."""
 
     type_name = "llm.groq"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "llm.groq",
+                LC + "lmChatGroq",
+                (1,),
+                outputs=CHAT_OUT,
+                params=chat_params("llama3-8b-8192"),
+                fixed={"options": {}},
+                local=OFFLINE_CHAT,
+            ),
+        ),
+    }
     display_name = "Groq Chat Model"
     aliases = ("LLM", "Groq", "chat model", "model", "chat")
     Config = GroqChatConfig

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings
+from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import (
     BaseChatModel,
@@ -160,6 +163,20 @@ class OllamaChat(ChatModelNode[OllamaChatConfig]):
     """Answer a prompt with a model on an Ollama server, or provide the model to an agent."""
 
     type_name = "llm.ollama"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "llm.ollama",
+                LC + "lmChatOllama",
+                (1,),
+                outputs=CHAT_OUT,
+                params=chat_params("llama3.2"),
+                fixed={"options": {}},
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.OFFLINE_SWAP})
     display_name = "Ollama Chat Model"
     aliases = ("LLM", "Ollama", "chat model", "local model", "model", "chat")
     Config = OllamaChatConfig

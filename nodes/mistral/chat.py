@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats.adapters import OFFLINE_CHAT, Adapter, Mappings, Param, positive_int, to_float, to_int
+from flowbuilder.formats.n8n_table import CHAT_OUT, LC, ms_to_seconds, no_limit_tokens, seconds_to_ms
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import (
     BaseChatModel,
@@ -107,6 +109,25 @@ class MistralChat(ChatModelNode[MistralChatConfig]):
     """Answer a prompt with a Mistral AI chat model, or provide the model to an agent."""
 
     type_name = "llm.mistral"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "llm.mistral",
+                LC + "lmChatMistralCloud",
+                (1,),
+                outputs=CHAT_OUT,
+                params=(
+                    Param("model", "model", "mistral-small", keep=True),
+                    Param("temperature", "options.temperature", 0.7, to_ours=to_float),
+                    Param("max_tokens", "options.maxTokens", -1, to_ours=positive_int, to_theirs=no_limit_tokens),
+                    Param("timeout", "options.timeout", 60000, to_ours=ms_to_seconds, to_theirs=seconds_to_ms),
+                    Param("max_retries", "options.maxRetries", 2, to_ours=to_int),
+                ),
+                fixed={"options": {}},
+                local=OFFLINE_CHAT,
+            ),
+        ),
+    }
     display_name = "Mistral Chat Model"
     aliases = ("LLM", "Mistral Cloud Chat Model", "chat model", "model", "chat")
     Config = MistralChatConfig

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import FlowbuilderError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, to_int
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.io import HitsOut
 from flowbuilder.nodes.llms.base import scrub
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
+from flowbuilder.nodes.rerankers.common import (
+    RerankConfig,
+    RerankedOut,
+    RerankerNode,
+    RerankIn,
+    question,
+    reorder,
+    score_table,
+)
 from flowbuilder.registry import register_node
 
 
@@ -37,12 +47,29 @@ class CohereReranker(RerankerNode[CohereRerankConfig]):
     """Rerank hits with Cohere's rerank API (relevance scores 0-1)."""
 
     type_name = "reranker.cohere"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # n8n wires a reranker into a store (ai_reranker, useReranker); the "reranker" hook puts ours after
+            # the store's retriever.
+            Adapter(
+                "reranker.cohere",
+                LC + "rerankerCohere",
+                (1,),
+                outputs={"hits": "ai_reranker"},
+                hook="reranker",
+                params=(
+                    Param("model", "modelName", "rerank-v3.5", keep=True),
+                    Param("keep", "topN", 3, to_ours=to_int),
+                ),
+            ),
+        ),
+    }
     display_name = "Cohere Rerank"
     aliases = ("rerank", "reranker", "Reranker Cohere")
     Config = CohereRerankConfig
     credential_slots = (CredentialSlot("api_key", "cohere", description="Cohere API key (COHERE_API_KEY)."),)
 
-    def run(self, inputs: RerankIn, ctx: RunContext) -> HitsOut:
+    def run(self, inputs: RerankIn, ctx: RunContext) -> RerankedOut:
         config = self.config
         hits, query = inputs["hits"], question(inputs)
         candidates = hits[: config.candidates]

@@ -11,19 +11,20 @@ import contextlib
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
@@ -281,12 +282,27 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
     """Store chunks in Chroma (embedded on disk or a server) and search them by cosine similarity."""
 
     type_name = "vectorstore.chroma"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "vectorstore.chroma",
+                LC + "vectorStoreInMemory",
+                (1, 1.1),
+                inputs=STORE_IN,
+                outputs=STORE_OUT,
+                hook="store",
+                params=(Param("collection", "memoryKey", "vector_store_key"),),
+                note="n8n's in-memory store becomes an embedded Chroma collection",
+                fixed={"options": {}},
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.OFFLINE_SWAP})
     display_name = "Chroma Vector Store"
     aliases = ("Chroma DB", "vector store", "vector db", "database", "index")
     category = "Vector stores"
     Config = ChromaConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
 
     @classmethod
     def config_problems(cls, config: ChromaConfig) -> list[tuple[str | None, str]]:

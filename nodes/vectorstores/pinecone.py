@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, offline_store
+from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT, index_locator
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
     MODEL_FIELD,
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     TEXT_FIELD,
     EmbeddingStore,
@@ -259,12 +259,28 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
     """Store chunks in a Pinecone index and search them (needs an API key)."""
 
     type_name = "vectorstore.pinecone"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "vectorstore.pinecone",
+                LC + "vectorStorePinecone",
+                (1, 1.1, 1.2, 1.3),
+                inputs=STORE_IN,
+                outputs=STORE_OUT,
+                hook="store",
+                params=(
+                    Param("index", "pineconeIndex", "", to_theirs=index_locator),
+                    Param("namespace", "options.pineconeNamespace", ""),
+                ),
+                fixed={"options": {}},
+                local=offline_store("index", "namespace"),
+            ),
+        ),
+    }
     display_name = "Pinecone Vector Store"
     aliases = ("Pinecone", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = PineconeConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
     credential_slots = (CredentialSlot("api_key", "pinecone"),)
 
     @classmethod

@@ -18,21 +18,22 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT, index_locator
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
 from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
@@ -490,12 +491,27 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
     """Store chunks in Qdrant (embedded folder or server) with dense + BM25 sparse vectors; hybrid search."""
 
     type_name = "vectorstore.qdrant"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "vectorstore.qdrant",
+                LC + "vectorStoreQdrant",
+                (1, 1.1, 1.2, 1.3),
+                inputs=STORE_IN,
+                outputs=STORE_OUT,
+                hook="store",
+                preset={"search": "dense"},  # n8n searches dense vectors only
+                params=(Param("collection", "qdrantCollection", "", to_theirs=index_locator),),
+                fixed={"options": {}},
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.LOCAL_ONLY})
     display_name = "Qdrant Vector Store"
     aliases = ("Qdrant", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = QdrantConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
     credential_slots = (
         CredentialSlot("api_key", PROVIDER, required=False, description="Only for a Qdrant server that needs a key."),
     )
