@@ -112,6 +112,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         served = Served(url, TOKEN, process, log)
         wait_healthy(process, served.url, served.auth, log)
         # Waits for the ingest (the server's warm-up holds the same lock).
-        first = httpx.get(served.url + "/search", params={"q": QUESTION, "k": 1}, headers=served.auth, timeout=300)
+        # 500 rows embedded first: minutes on a loaded 2-core machine (a ceiling, not a wait)
+        first = httpx.get(served.url + "/search", params={"q": QUESTION, "k": 1}, headers=served.auth, timeout=900)
         assert first.status_code == 200, first.text
         yield served
