@@ -33,6 +33,9 @@ async def test_an_edit_marks_the_node_and_its_dependants_changed_since_last_run(
     page.refresh()
     user.find(marker="run").click()
     await wait_for(lambda: (canvas_of(user).node_data("util-passthrough") or {}).get("status") == "ok")
+    # the run is over once its results are the session's (what "changed since last run" compares against): the
+    # cards turn "ok" from the run's events a moment before that, and an edit in between has nothing to differ from
+    await wait_for(lambda: not page.runner.running and "util-passthrough" in page.session.results)
     assert (canvas_of(user).node_data("splitter") or {})["summary"].endswith("chunks")
     # the splitter's chunk size changes: its "N chunks" and its dependant's badge are now stale
     assert page.state.set_config_value("splitter", "chunk_size", 25) == {}
