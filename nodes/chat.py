@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
-from flowbuilder.formats.adapters import Adapter, Mappings
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str
 from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import NoInputs
@@ -19,6 +20,8 @@ PREVIEW_CHARS = 60
 
 
 class ChatInputConfig(BaseModel):
+    """Settings of ``chat.input``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(
@@ -29,14 +32,20 @@ class ChatInputConfig(BaseModel):
 
 
 class MessageOut(TypedDict):
+    """The output ports of ``chat.input``."""
+
     message: Annotated[Message, "The user's message."]
 
 
 class ShownOut(TypedDict):
+    """The output ports of ``chat.output``."""
+
     message: Annotated[Message, "The answer, as shown."]
 
 
 class AnswerIn(TypedDict):
+    """The input ports of ``chat.output``."""
+
     message: Annotated[Answer, "The answer to show."]
 
 
@@ -68,6 +77,34 @@ class ChatInput(Node[ChatInputConfig, NoInputs, MessageOut]):
                 hook="webhook",
                 note="a webhook: `flowbuilder serve` takes the message at /ask (it was POST "
                 "/{what}); `run --input TEXT` gives it here",
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "chat.input",
+                "TextInput",
+                display="Text Input",
+                outputs={"message": "text"},
+                export=False,
+                params=(Param("text", "input_value", to_ours=nonempty_str),),
+            ),
+            Adapter(
+                "chat.input",
+                "ChatInput",
+                display="Chat Input",
+                outputs={"message": "message"},
+                params=(Param("text", "input_value", to_ours=nonempty_str, widget="MultilineInput"),),
+                extra={"outputs": (LF.out("message", "Chat Message", LF.MESSAGE, "message_response"),)},
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "chat.input",
+                "start",
+                hook="start",
+                outputs={"message": "sys.query"},
+                export=False,
+                ignore=("variables",),
             ),
         ),
     }
@@ -113,6 +150,23 @@ class ChatOutput(Node[EmptyConfig, AnswerIn, ShownOut]):
                 ignore=("respondWith", "responseBody", "options", "enableResponseOutput", "responseCode"),
                 note="Respond to Webhook: the answer `flowbuilder serve` returns at /ask",
             ),
+        ),
+        "langflow": (
+            Adapter(
+                "chat.output",
+                "ChatOutput",
+                display="Chat Output",
+                inputs={"message": "input_value"},
+                outputs={"message": "message"},
+                extra={
+                    "outputs": (LF.out("message", "Output Message", LF.MESSAGE, "message_response"),),
+                    "handles": {"input_value": LF.DATA_IN},
+                },
+            ),
+        ),
+        "dify": (
+            Adapter("chat.output", "answer", hook="answer", export=False, inputs={"message": "answer"}),
+            Adapter("chat.output", "end", hook="end", export=False, inputs={"message": "outputs"}),
         ),
     }
 

@@ -38,6 +38,8 @@ Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
 class HttpToolConfig(BaseModel):
+    """Settings of ``tool.http``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("http_request", description="The tool's name as the model sees it.")
@@ -184,6 +186,8 @@ def _response_text(text: str, content_type: str) -> str:
 
 
 class HttpToolOut(TypedDict):
+    """The output ports of ``tool.http``."""
+
     tool: Annotated[Tools, "The request as a tool, for agent.tools."]
 
 

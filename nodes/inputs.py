@@ -20,12 +20,16 @@ from flowbuilder.terminal import excerpt
 
 
 class FileInputConfig(BaseModel):
+    """Settings of ``input.file``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     path: str = Field("", description="The file to use when the run does not supply one (--input NODE=PATH).")
 
 
 class PathOut(TypedDict):
+    """The output ports of ``input.file``."""
+
     path: Annotated[Text, "Absolute path of the chosen file."]
 
 

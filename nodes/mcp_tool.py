@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param
 from flowbuilder.formats.n8n_table import LC, mcp_include, mcp_selection
 from flowbuilder.node import Node, RunContext
@@ -37,6 +38,8 @@ _TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class McpToolConfig(BaseModel):
+    """Settings of ``tool.mcp``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     transport: Literal["stdio", "http"] = Field("stdio", description="Launch a command (stdio) or call a URL (http).")
@@ -238,6 +241,8 @@ class McpTool:
 
 
 class McpToolOut(TypedDict):
+    """The output ports of ``tool.mcp``."""
+
     tool: Annotated[Tools, "The server's tools, for agent.tools."]
 
 
@@ -263,6 +268,21 @@ class McpToolNode(Node[McpToolConfig, NoInputs, McpToolOut]):
                 ),
                 fixed={"serverTransport": "httpStreamable", "options": {}},
                 ignore=("serverTransport", "authentication", "options", "includeTools", "excludeTools"),
+            ),
+        ),
+        "langflow": (
+            # LangFlow's MCP Tools in tool mode: the "mcp" hook reads the server's command or URL from the
+            # mcp_server value ({name, config}). Import only: tool.mcp exports as a FlowbuilderNode (lossless).
+            Adapter(
+                "tool.mcp",
+                "MCPTools",
+                display="MCP Tools",
+                hook="mcp",
+                export=False,
+                outputs={"tool": "component_as_tool"},
+                ignore=("mcp_server", "tool", "tool_placeholder", "tools_metadata", "tool_mode"),
+                replace="tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
+                extra={"outputs": (LF.out("component_as_tool", "Toolset", ("Tool",), "to_toolkit"),)},
             ),
         ),
     }

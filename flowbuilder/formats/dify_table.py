@@ -1,5 +1,9 @@
 """The Dify mapping table: one :class:`Adapter` per Dify node type, model provider and pipeline tool.
 
+Each node type's Dify entries sit next to it, in its class's ``mappings["dify"]`` (this module's
+helpers are imported there as ``DF``); the table reads them from the registry after its own entries, the
+nodes we keep as placeholders.
+
 ``theirs`` is a workflow node's ``data.type`` (``knowledge-retrieval``, ``llm``...); a model is
 ``model:<provider>`` (the provider of an ``llm`` node's ``model`` or a chat app's ``model_config.model``), an
 embedding model ``embedding:<provider>`` (a Knowledge Pipeline's index), a pipeline tool
@@ -29,7 +33,6 @@ from flowbuilder.formats.adapters import (
     offline_store,
     positive_int,
     to_float,
-    unescape,
 )
 
 NOTE_TYPES = ("custom-note",)
@@ -71,62 +74,24 @@ def _original_param(original: Mapping[str, Any], name: str) -> Any:
     return _kb_name(value) if name in ("dataset_ids", "dataset_id") else value
 
 
-_MODEL_PARAMS = (
+MODEL_PARAMS = (
     Param("model", "name", to_ours=nonempty_str),
     Param("temperature", "completion_params.temperature", to_ours=to_float),
     Param("max_tokens", "completion_params.max_tokens", to_ours=positive_int),
 )
-_ROUTE = "its conditions are never evaluated: every branch it chose between is kept"
+ROUTE = "its conditions are never evaluated: every branch it chose between is kept"
 
 # fmt: off
 DIFY_TABLE = Table(
     "dify",
     [
         # -- workflow and chatflow nodes (the hooks read the variables each one gives and takes)
-        Adapter("chat.input", "start", hook="start", outputs={"message": "sys.query"}, export=False,
-                ignore=("variables",)),
-        Adapter("prompt.template", "llm", hook="llm", export=False, outputs={"prompt": "text"},
-                ignore=("model", "prompt_template", "context", "memory", "vision", "variables", "structured_output",
-                        "structured_output_enabled", "reasoning_format")),
-        Adapter("chat.output", "answer", hook="answer", export=False, inputs={"message": "answer"}),
-        Adapter("chat.output", "end", hook="end", export=False, inputs={"message": "outputs"}),
-        Adapter("prompt.template", "template-transform", hook="template", export=False, outputs={"prompt": "output"}),
-        Adapter("loader.file", "document-extractor", hook="extractor", export=False, outputs={"records": "text"},
-                inputs={"path": "variable_selector"}),
-        Adapter("util.passthrough", "variable-aggregator", also=("variable-assigner",), hook="aggregate",
-                export=False, note="absorbed: whichever of its variables a run provides goes on (alternatives)"),
-        Adapter("util.passthrough", "if-else", also=("question-classifier",), hook="route", export=False,
-                note="absorbed: " + _ROUTE),
-        Adapter("util.passthrough", "iteration", also=("loop",), hook="loop", export=False,
-                note="folded into one pass over all items (our nodes take whole lists)"),
-        Adapter("util.passthrough", "iteration-start", also=("loop-start", "loop-end", "assigner", "list-operator"),
-                hook="route", export=False, note="absorbed: it only steers the run"),
         # -- Knowledge Pipeline: datasource -> extractor -> chunker -> knowledge index
-        Adapter("loader.file", "datasource", hook="datasource", export=False, outputs={"records": "file"}),
-        Adapter("util.passthrough", "tool:dify_extractor", also=("tool:general_extractor", "tool:unstructured",
-                                                                 "tool:mineru", "tool:jina_reader"),
-                hook="extractor_tool", export=False,
-                note="absorbed: the loader reads the file's text itself"),
-        Adapter("splitter.recursive", "tool:general_chunker", hook="chunker", export=False,
-                outputs={"chunks": "result"},
-                params=(Param("chunk_size", "max_chunk_length", 1024, to_ours=positive_int),
-                        Param("chunk_overlap", "chunk_overlap_length", 50,
-                              to_ours=lambda v: max(positive_int(v) or 0, 0)),
-                        Param("separators", "delimiter", to_ours=lambda v: [unescape(v), "\n", " ", ""]
-                              if nonempty_str(v) else None))),
-        Adapter("splitter.parent_child", "tool:parentchild_chunker", hook="chunker", export=False,
-                outputs={"chunks": "result"}),
-        Adapter("splitter.recursive", "tool:qa_chunker", hook="chunker", export=False, outputs={"chunks": "result"},
-                note="a question-and-answer chunker: split here by the recursive splitter (no Q&A pairs)"),
         # -- the Dify knowledge base (referenced by id): kept; --local swaps in Chroma filled from your file
         Adapter(PLACEHOLDER, "knowledge-retrieval", hook="retrieval", export=False, hits=True,
                 local=offline_store("dataset_ids"), replace=KB_REPLACE),
         Adapter(PLACEHOLDER, "knowledge-index", hook="index", export=False, hits=True,
                 local=offline_store("dataset_ids", "dataset_id"), replace=KB_REPLACE),
-        # The ports a swapped knowledge base has (what --local rewires its placeholder's links onto).
-        Adapter("vectorstore.chroma", "dataset", imports=False, export=False,
-                inputs={"documents": "documents", "embedder": "embedder", "query": "query"},
-                outputs={"hits": "result", "store": "store"}),
         # -- code, HTTP and tools: kept, never run (a code node's one input may pass through: see the engine)
         Adapter(PLACEHOLDER, "code", hook="code", export=False,
                 replace="nodes that do what it does (its code is never run here)"),
@@ -137,24 +102,9 @@ DIFY_TABLE = Table(
                               ("parameter-extractor", "extract.fields"),
                               ("knowledge-retrieval-trigger", ""))],
         # -- models: an llm node's model block, a chat app's model_config.model
-        Adapter("llm.openai", "model:openai", params=_MODEL_PARAMS, export=False, local=OFFLINE_CHAT,
-                providers=("openai",)),
-        Adapter("llm.ollama", "model:ollama", params=_MODEL_PARAMS, export=False, providers=("ollama",)),
-        Adapter("llm.mistral", "model:mistralai", also=("model:mistral",), params=_MODEL_PARAMS, export=False,
-                local=OFFLINE_CHAT, providers=("mistral", "mistralai")),
-        Adapter("llm.groq", "model:groq", params=_MODEL_PARAMS, export=False, local=OFFLINE_CHAT,
-                providers=("groq",)),
         *[Adapter(PLACEHOLDER, f"model:{p}", export=False, local=OFFLINE_CHAT, replace="llm.ollama (--local)")
           for p in _CLOUD_CHAT],
         # -- embedding models of a Knowledge Pipeline's index
-        Adapter("embedder.openai", "embedding:openai", params=(Param("model", "model", to_ours=nonempty_str),),
-                export=False, local=OFFLINE_EMBEDDER),
-        Adapter("embedder.ollama", "embedding:ollama", params=(Param("model", "model", to_ours=nonempty_str),),
-                export=False, local=OFFLINE_EMBEDDER),
-        Adapter("embedder.cohere", "embedding:cohere", params=(Param("model", "model", to_ours=nonempty_str),),
-                export=False, local=OFFLINE_EMBEDDER),
-        Adapter("embedder.mistral", "embedding:mistralai", params=(Param("model", "model", to_ours=nonempty_str),),
-                export=False, local=OFFLINE_EMBEDDER),
         *[Adapter(PLACEHOLDER, f"embedding:{p}", export=False, local=OFFLINE_EMBEDDER,
                   replace="embedder.local (--local)")
           for p in _CLOUD_EMBEDDINGS],

@@ -127,6 +127,8 @@ class _Mapping:
 
 
 class LangflowImporter:
+    """One LangFlow flow read into a Flowbuilder flow: the table walk, the structural hooks and the report."""
+
     def __init__(self, data: dict[str, Any], origin: str, report: ImportReport) -> None:
         self.data = data
         self.origin = origin

@@ -192,6 +192,8 @@ def _ref_name(spec: NodeSpec) -> str:
 
 
 class LangflowExporter:
+    """One Flowbuilder flow written as a LangFlow flow: each node's component shape, then the edges."""
+
     def __init__(self, flow: Flow) -> None:
         self.flow = flow
         self.warnings: list[str] = []

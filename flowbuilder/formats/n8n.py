@@ -171,6 +171,8 @@ Specs = list[tuple[str, NodeSpec]]
 
 
 class N8nImporter:
+    """One n8n workflow read into a Flowbuilder flow: the table walk, the structural hooks and the report."""
+
     def __init__(self, data: dict[str, Any], origin: str, report: ImportReport) -> None:
         self.data = data
         self.origin = origin

@@ -32,6 +32,8 @@ _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
 
 
 class N8nExporter:
+    """One Flowbuilder flow written as an n8n workflow: nodes (with store modes and chains), then connections."""
+
     def __init__(self, flow: Flow) -> None:
         self.flow = flow
         self.warnings: list[str] = []
