@@ -32,7 +32,7 @@ from flowbuilder.ui.accounts import (
     issue_text,
 )
 from flowbuilder.ui.canvas import FlowCanvas
-from flowbuilder.ui.chat_panel import ChatPanel
+from flowbuilder.ui.chat_panel import CHAT_CSS, CHAT_FOLLOW_JS, ChatPanel
 from flowbuilder.ui.files import FileActions, restore_autosave
 from flowbuilder.ui.fix_button import fix_button
 from flowbuilder.ui.gallery import GALLERY_CSS
@@ -44,12 +44,16 @@ from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.serve_panel import ServePanel
 from flowbuilder.ui.session import PAGES, AppConfig, EditorSession
 from flowbuilder.ui.state import by_node
-from flowbuilder.ui.widgets import WIDGET_CSS
+from flowbuilder.ui.widgets import WIDGET_CSS, notify
 
 log = logging.getLogger(__name__)
 
 _config = AppConfig()
 HEADER_PX = 52
+ZOOM_HINT = (
+    "Zoom in to see ports: that drag moved the card. Scroll up over the canvas (or press +), then drag from a "
+    "port's dot to connect."
+)
 
 _PAGE_CSS = """
 .fb-palette-item { border: 1px solid #e2e8f0; background: #fff; line-height: 1.25; overflow: hidden; min-width: 0; }
@@ -66,8 +70,6 @@ _PAGE_CSS = """
   min-width: 0; flex: 1 1 0; font-size: 10px; }
 .fb-palette-tip { max-width: 280px; font-size: 12px; line-height: 1.35; }
 .fb-side .q-tab-panel { padding: 8px; }
-.fb-chat-compose { position: sticky; bottom: 0; background: #fff; padding: 6px 0 8px; z-index: 1;
-  border-top: 1px solid #e2e8f0; box-shadow: 0 8px 0 #fff; }
 .fb-chat-reply .q-message-text { min-width: 0; }
 .fb-chat-hits { border: 1px solid #e2e8f0; border-radius: 6px; background: #fff; margin-top: 6px; }
 .fb-chat-hits .q-expansion-item__content { padding: 4px; }
@@ -80,7 +82,6 @@ _PAGE_CSS = """
 .body--dark .fb-palette-item, .body--dark .fb-overview-issue { background: #1e293b; border-color: #334155; }
 .body--dark .fb-palette-item:hover { background: #1e3a8a; border-color: #60a5fa; }
 .body--dark .fb-side { border-left-color: #334155 !important; }
-.body--dark .fb-chat-compose { background: #121212; box-shadow: 0 8px 0 #121212; border-top-color: #334155; }
 .body--dark .fb-chat-hits, .body--dark .fb-hit, .body--dark .fb-msg { background: #1e293b; border-color: #334155; }
 .body--dark .fb-overview-issue-text { color: #cbd5e1; } .body--dark .fb-overview-issue-where { color: #fca5a5; }
 .fb-palette-col { background: #f8fafc; }
@@ -100,6 +101,9 @@ _SIDE_TABS = (
 # The palette and the side panel collapse to rails; the choice is kept per browser (localStorage), read in
 # <head> so the page is drawn the right way at once. Unset, the side panel starts closed on narrow windows.
 _PANEL_CSS = """
+:root { --fb-side-w: clamp(340px, 30vw, 420px); }
+.fb-side { width: var(--fb-side-w); min-width: var(--fb-side-w); }
+.fb-side .q-tabs { min-width: 0; } .fb-side .q-tab { padding: 0 8px; min-width: 0; }
 .fb-rail { display: none; width: 40px; min-width: 40px; background: #f8fafc; }
 .fb-side-rail { border-left: 1px solid #e2e8f0; }
 .fb-palette-rail { border-right: 1px solid #e2e8f0; }
@@ -185,8 +189,8 @@ class BuilderPage:
         self.background_job: Job | None = None  # the background ingest's line in the activity bar
         self.laying_out = False
         self.layouts = 0  # layouts applied on this page (the canvas says which: data-layout="elk-2")
-        ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
-        ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
+        ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS + CHAT_CSS)
+        ui.add_head_html(PANELS_SCRIPT + NOTE_CSP + CHAT_FOLLOW_JS)
         ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
@@ -215,11 +219,7 @@ class BuilderPage:
                     ui.button(icon=icon, on_click=lambda _, t=tab_name: self.open_side(t)).props(
                         "flat dense round"
                     ).classes(f"fb-side-open-{tab_name.split()[0].lower()}").tooltip(tip)
-            with (
-                ui.column()
-                .classes("h-full gap-0 fb-side")
-                .style("width: 420px; min-width: 420px; border-left: 1px solid #e2e8f0")
-            ):
+            with ui.column().classes("h-full gap-0 fb-side").style("border-left: 1px solid #e2e8f0"):
                 with ui.row().classes("w-full items-center no-wrap gap-0"):
                     with ui.tabs().classes("grow").props("dense") as tabs:
                         self.tab_node = ui.tab("Node")
@@ -249,7 +249,7 @@ class BuilderPage:
                     with ui.tab_panel(self.tab_run):
                         self.issue_box = ui.column().classes("w-full gap-1 fb-issue-list")
                         self.runner = RunController(session, self.canvas, self.show_issues)
-                    with ui.tab_panel(self.tab_chat):
+                    with ui.tab_panel(self.tab_chat).classes("fb-chat-tab"):
                         self.chat = ChatPanel(session, self.runner)
                     with ui.tab_panel(self.tab_serve):
                         self.serve = ServePanel(session, is_shown=lambda: shown_tab(panels) == "Serve")
@@ -383,6 +383,7 @@ class BuilderPage:
         c.on("note_changed", lambda e: self.note_changed(e.args))
         c.on("note_resized", lambda e: self.note_resized(e.args))
         c.on("ready", self.refine_layout)  # a flow laid out before the page was there (first paint)
+        c.on("hint", lambda e: self.hint(str(e.args.get("kind", ""))))
 
     # ---------------------------------------------------------------- drawing
     def issues(self) -> list[ValidationIssue]:
@@ -462,7 +463,7 @@ class BuilderPage:
         try:
             node_id = self.state.add_node(type_name, x, y)
         except FlowbuilderError as exc:
-            ui.notify(str(exc), type="negative")
+            notify(str(exc), type="negative")
             return None
         self.refresh()
         self.select(node_id, "fbnode")
@@ -488,13 +489,20 @@ class BuilderPage:
             return
         self.refresh()
 
-    def canvas_says(self, text: str, seconds: float = 6.0) -> None:
-        """One message line over the canvas; the next one replaces it (no toasts piling up)."""
+    def canvas_says(self, text: str, seconds: float = 6.0, kind: str = "refusal") -> None:
+        """One message line over the canvas; the next one replaces it (no toasts piling up). ``kind``: a
+        ``refusal`` (red) or a ``hint`` (blue)."""
+        self.canvas_message.classes(replace=f"fb-canvas-message fb-canvas-{kind}")
         self.canvas_message.set_text(text)
         self.canvas_message.set_visibility(True)
         if self._message_timer is not None:
             self._message_timer.cancel()
         self._message_timer = ui.timer(seconds, lambda: self.canvas_message.set_visibility(False), once=True)
+
+    def hint(self, kind: str) -> None:
+        """A tip for what the user just tried (the canvas says when): a card dragged from its edge at chip zoom."""
+        if kind == "ports":
+            self.canvas_says(ZOOM_HINT, kind="hint")
 
     def moved(self, items: list[dict[str, Any]]) -> None:
         self.state.move({i["id"]: (float(i["x"]), float(i["y"])) for i in items})
@@ -578,7 +586,7 @@ class BuilderPage:
         elif name == "copy":
             count = self.state.copy(args.get("nodes", []))
             if count:
-                ui.notify(f"Copied {count} item(s)")
+                notify(f"Copied {count} item(s)")
         elif name == "paste":
             new_ids = self.state.paste()
             if new_ids:
@@ -623,6 +631,7 @@ class BuilderPage:
             self.panels.set_value(self.tab_node)
         if self.selected:
             self.open_side(None, remember=False)
+            self.canvas.keep_in_view(self.selected)  # the drawer covers no part of the card it is about
 
     def show_output(self, node_id: str | None) -> None:
         self.output_box.clear()
@@ -640,12 +649,12 @@ class BuilderPage:
 
     async def run_to_selected(self) -> None:
         if not self.selected:
-            ui.notify("Select a node first (click it).", type="warning")
+            notify("Select a node first (click it).", type="warning")
             return
         await self.run(self.selected)
 
     def after_run(self, result: Any) -> None:
-        if result is not None:
+        if result is not None and not self.runner.stood_in:  # a keyword stand-in's keys are not the flow's own
             self.ran.update(result.config_keys)
         if self.selected:
             self.show_output(self.selected)
@@ -687,7 +696,7 @@ class BuilderPage:
     def cancel_background(self) -> None:
         if self.session.background is not None:
             self.session.background.cancel()
-            ui.notify("Background embedding stopped; a run continues from the embedding cache.")
+            notify("Background embedding stopped; a run continues from the embedding cache.")
 
     def _background_status(self) -> None:
         job = self.session.background

@@ -16,7 +16,7 @@ from flowbuilder.ui.accounts import Account, accounts, bind_button, issue_text
 from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import EditorSession
-from flowbuilder.ui.widgets import failure_text, message_box
+from flowbuilder.ui.widgets import failure_text, message_box, notify, ui_words
 
 NO_MODEL = "No model is connected; here is what the flow retrieved"
 OLLAMA_STEPS = (
@@ -109,6 +109,45 @@ def fallbacks(result: RunResult) -> list[NodeResult]:
     ]
 
 
+CHAT_CSS = """
+.fb-chat-tab { height: 100%; flex-wrap: nowrap; }
+.fb-chat-told { line-height: 1.3; } .fb-chat-told-warning { color: #92400e; } .fb-chat-told-info { color: #1e3a8a; }
+.fb-chat-messages { flex: 1 1 0; min-height: 0; overflow-y: auto; overflow-x: hidden; padding: 0 4px 8px 0; }
+.fb-chat-compose { flex: none; background: #fff; padding: 6px 0 0; border-top: 1px solid #e2e8f0; }
+.body--dark .fb-chat-compose { background: #121212; border-top-color: #334155; }
+"""
+CHAT_FOLLOW_JS = """<script>
+(function () {
+  // The chat's messages follow the newest one unless the user scrolled up to read (then they stay put until the
+  // user sends a message or scrolls back down). The box is drawn anew whenever the Chat tab is shown.
+  let pinned = true, box = null;
+  const atEnd = (b) => b.scrollHeight - b.scrollTop - b.clientHeight < 40;
+  const follow = () => {
+    if (!box || !pinned) return;
+    // to the end, but never past the newest question: a reply taller than the box is read from its start
+    const sent = [...box.querySelectorAll('.q-message-sent')].pop();
+    const top = box.getBoundingClientRect().top;
+    const question = sent ? sent.getBoundingClientRect().top - top + box.scrollTop - 8 : Infinity;
+    box.scrollTop = Math.min(box.scrollHeight - box.clientHeight, question);
+  };
+  const later = () => requestAnimationFrame(follow);
+  const grows = new MutationObserver(later), resized = new ResizeObserver(later);
+  setInterval(() => {
+    const now = document.querySelector('.fb-chat-messages');
+    if (now === box) return;
+    grows.disconnect(); resized.disconnect();
+    box = now;
+    if (!box) return;
+    box.addEventListener('scroll', () => { pinned = atEnd(box); });
+    grows.observe(box, { childList: true, subtree: true, characterData: true, attributes: true });
+    resized.observe(box);
+    later();
+  }, 250);
+  window.fbChatFollow = () => { pinned = true; later(); };
+})();
+</script>"""
+
+
 class ChatPanel:
     def __init__(self, session: EditorSession, controller: RunController) -> None:
         self.session = session
@@ -116,10 +155,12 @@ class ChatPanel:
         self._live: Any = None
         self._streamed = ""
         self._told_no_model = False
+        self._told: set[str] = set()  # notices given in full once (a fallback path, keyword search standing in)
         self.bound_listeners: list[Any] = []
         self.hint = ui.label("").classes("text-xs text-grey-7")
-        self.messages = ui.column().classes("w-full gap-2 fb-chat-messages").style("min-height: 200px")
-        # Sticky at the bottom of the scrolling side panel: the box stays in reach however long the chat gets.
+        # The messages scroll on their own, above the compose box (which so never lies over a message), and
+        # follow the newest unless the user scrolled up to read (CHAT_FOLLOW_JS).
+        self.messages = ui.column().classes("w-full gap-2 fb-chat-messages")
         with ui.row().classes("w-full no-wrap items-center fb-chat-compose"):
             self.input = (
                 ui.input(placeholder="Ask the flow…").props("dense outlined").classes("grow").mark("chat-input")
@@ -149,16 +190,15 @@ class ChatPanel:
             self._live.set_text(self._streamed)
 
     def _scroll_to_end(self) -> None:
-        ui.run_javascript(
-            "const p = document.querySelector('.fb-side .q-tab-panels'); if (p) p.scrollTop = p.scrollHeight;"
-        )
+        """Follow the conversation again (the user just sent a message): the newest message comes into view."""
+        ui.run_javascript("window.fbChatFollow && window.fbChatFollow()")
 
     async def send(self) -> None:
         text = str(self.input.value or "").strip()
         if not text:
             return
         if not any(n.type == "chat.input" for n in self.session.state.flow.nodes):
-            ui.notify("This flow has no chat.input node.", type="warning")
+            notify("This flow has no chat.input node.", type="warning")
             return
         self.input.value = ""
         with self.messages:
@@ -184,6 +224,16 @@ class ChatPanel:
         if result is None:
             live.set_text("(not run; see the notification)")
             return
+        if self.controller.stood_in:  # with the answer: it did not come from the flow's own search
+            with reply:
+                self._tell(
+                    "stand-in",
+                    "info",
+                    f"Answered by {self.controller.stood_in}",
+                    "The store is still being filled in the background, so the chunks were found by keyword search "
+                    "(BM25) over the same rows; once every row is embedded, the flow's own search answers.",
+                    "fb-chat-stand-in",
+                )
         answer = chat_output_of(self.session, result)
         failed = result.failed()
         model_failed = bool(failed) and all(f.node_id in models for f in failed)
@@ -195,8 +245,7 @@ class ChatPanel:
             live.set_text(answer)
             with reply:
                 for warned in fallbacks(result):  # which path answered, when it was not the model
-                    message_box("warning", f"'{warned.node_id}' answered by a fallback path", warned.warning,
-                                "fb-chat-fallback")  # fmt: skip
+                    self._fallback_box(warned)
         elif failed:
             # No final answer: say which node failed rather than showing an intermediate text (the prompt).
             live.delete()  # the warning replaces the (empty) answer line
@@ -221,6 +270,29 @@ class ChatPanel:
                     ):
                         hits_view(hits)  # each stage's rank after fusion or a reranker
         self._scroll_to_end()
+
+    def _fallback_box(self, warned: NodeResult) -> None:
+        """Which card answered by a fallback path, why, and the way to the real path (a button, not a command)."""
+        title = self.controller.name(warned.node_id)
+        told = f"fallback:{warned.node_id}" in self._told
+        self._tell(
+            f"fallback:{warned.node_id}",
+            "warning",
+            f"“{title}” answered by a fallback path",
+            ui_words(warned.warning),
+            "fb-chat-fallback",
+        )
+        if not told:
+            self._help_buttons()
+
+    def _tell(self, key: str, kind: str, title: str, text: str, classes: str) -> None:
+        """A notice in full the first time, then its title alone (each reply still says it, the chat stays short)."""
+        if key in self._told:
+            icon = "⚠" if kind == "warning" else "ⓘ"
+            ui.label(f"{icon} {title}").classes(f"text-caption fb-chat-told fb-chat-told-{kind} {classes}")
+            return
+        self._told.add(key)
+        message_box(kind, title, text, classes)
 
     def _model_accounts(self) -> list[Account]:
         models = set(model_nodes(self.session))

@@ -67,6 +67,7 @@ from flowbuilder.services import Embedder
 from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, JobView, start_job
 from flowbuilder.ui.session import AppConfig
 from flowbuilder.ui.tune_panel import TunePanel
+from flowbuilder.ui.widgets import WIDGET_CSS, notify
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
@@ -632,7 +633,7 @@ class ComparePage:
             return
         paths = self.selected()
         if len(paths) < 2 or not self.questions.value:
-            ui.notify("Pick two or more flows and a question set.", type="warning")
+            notify("Pick two or more flows and a question set.", type="warning")
             return
         self.running = True
         self.cancel = threading.Event()
@@ -652,7 +653,7 @@ class ComparePage:
             outcome = "Cancelled."
             return
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             outcome = f"Failed: {redact(str(exc))}"
             return
         finally:
@@ -914,7 +915,7 @@ def register(config: AppConfig) -> None:
     def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
                      rel: str | None = None, run: str | None = None, flows: str | None = None,
                      emb: str | None = None, tune: str | None = None, vary: str | None = None) -> None:  # fmt: skip
-        ui.add_css(_CSS)
+        ui.add_css(WIDGET_CSS + _CSS)
         given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows, "emb": emb, "tune": tune,
                  "vary": vary}  # fmt: skip
         ComparePage({key: value for key, value in given.items() if value}, config.workspace)

@@ -38,7 +38,7 @@ from flowbuilder.ui.compare_page import (
 from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, JobView, start_job
 from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.session import AppConfig
-from flowbuilder.ui.widgets import WIDGET_CSS, message_box
+from flowbuilder.ui.widgets import WIDGET_CSS, message_box, notify
 
 PASSING = {"correct", "refused"}
 VERDICT_COLOURS = {"correct": "positive", "refused": "positive", "unchecked": "grey", "error": "negative"}
@@ -224,7 +224,7 @@ class EvalPage:
         if self.running:
             return
         if not self.flow.value or not self.questions.value:
-            ui.notify("Pick a flow and a question set.", type="warning")
+            notify("Pick a flow and a question set.", type="warning")
             return
         self.running = True
         self.cancel = threading.Event()
@@ -240,7 +240,7 @@ class EvalPage:
             outcome = "Cancelled."
             return
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             outcome = f"Failed: {redact(str(exc))}"
             return
         finally:
@@ -289,7 +289,7 @@ class EvalPage:
         try:
             data = read_eval_json(content, e.file.name)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             return
         self.data = data
         self.show(e.file.name)

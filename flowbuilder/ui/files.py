@@ -23,6 +23,7 @@ from flowbuilder.ui.accounts import Account, account_bound, bind_button, missing
 from flowbuilder.ui.formats_bridge import EXPORT_FORMATS, export_text, import_data, parse_upload, ui_report_text
 from flowbuilder.ui.gallery import template_gallery
 from flowbuilder.ui.session import EditorSession
+from flowbuilder.ui.widgets import notify
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 AUTOSAVE_NAME = ".autosave.flow.json"
@@ -110,7 +111,7 @@ class FileActions:
         try:
             flow = load_flow(path)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             return False
         self.session.state.load(flow)
         self.session.path = path
@@ -118,7 +119,7 @@ class FileActions:
         if self.session.state.needs_layout():
             self.session.state.auto_layout()
         self.on_loaded()
-        ui.notify(f"Opened {path.name}")
+        notify(f"Opened {path.name}")
         return True
 
     def open_dialog(self) -> None:
@@ -165,12 +166,12 @@ class FileActions:
             path.parent.mkdir(parents=True, exist_ok=True)
             save_flow(self.session.state.flow, path)
         except (OSError, FlowbuilderError) as exc:
-            ui.notify(f"Could not save {path}: {redact(str(exc))}", type="negative")
+            notify(f"Could not save {path}: {redact(str(exc))}", type="negative")
             return
         self.session.path = path
         self.session.state.dirty = False
         self.on_saved()
-        ui.notify(f"Saved {path.name} in {path.parent}", type="positive")
+        notify(f"Saved {path.name} in {path.parent}", type="positive")
 
     def save_as_dialog(self) -> None:
         with ui.dialog() as dialog, ui.card().classes("w-96"):
@@ -220,7 +221,7 @@ class FileActions:
         try:
             flow, report = self._convert(content, filename, local)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             return False
         return self._loaded(flow, report, content, filename, local)
 
@@ -231,10 +232,10 @@ class FileActions:
                 run.io_bound(self._convert, content, filename, local), timeout=WORK_TIMEOUT_S
             )
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             return False
         except TimeoutError:
-            ui.notify(f"{filename}: import took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
+            notify(f"{filename}: import took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
             return False
         if converted is None:  # the server is shutting down
             return False
@@ -251,7 +252,7 @@ class FileActions:
         if self.session.state.needs_layout():
             self.session.state.auto_layout()  # an undo step: the user can get the source layout back
         self.on_loaded()
-        ui.notify(f"Imported {filename}: {len(flow.nodes)} nodes", type="positive")
+        notify(f"Imported {filename}: {len(flow.nodes)} nodes", type="positive")
         offline_again = None if local else (lambda: self.import_bytes_async(content, filename, local=True))
         self.show_report(filename, report, offline_again)
         return True
@@ -353,7 +354,7 @@ class FileActions:
         try:
             text, warnings = export_text(self.session.state.flow, fmt)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative")
+            notify(redact(str(exc)), type="negative")
             return None
         return self._download(text, warnings, fmt)
 
@@ -365,10 +366,10 @@ class FileActions:
         try:
             result = await asyncio.wait_for(run.io_bound(export_text, flow, fmt), timeout=WORK_TIMEOUT_S)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative")
+            notify(redact(str(exc)), type="negative")
             return None
         except TimeoutError:
-            ui.notify(f"Export took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
+            notify(f"Export took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
             return None
         if result is None:  # the server is shutting down
             return None
@@ -381,7 +382,7 @@ class FileActions:
         filename = f"{stem}{suffix}"
         ui.download.content(text.encode("utf-8"), filename, "application/json")
         if warnings:
-            ui.notify(
+            notify(
                 f"Exported {filename}; {len(warnings)} note(s): " + "; ".join(warnings[:5]),
                 type="warning",
                 multi_line=True,

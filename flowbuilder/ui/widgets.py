@@ -17,6 +17,7 @@ FULL_TEXT_CHARS = 4000
 TOGGLE_JS = "(e) => e.currentTarget.classList.toggle('fb-open')"
 
 WIDGET_CSS = """
+.q-notifications__list--top { top: 48px; }
 .fb-clamp { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: var(--fb-lines, 3);
   overflow: hidden; white-space: pre-wrap; overflow-wrap: anywhere; cursor: pointer; }
 .fb-clamp.fb-open { display: block; -webkit-line-clamp: unset; }
@@ -59,6 +60,17 @@ WIDGET_CSS = """
 .fb-role-assistant { color: #15803d; } .fb-role-tool { color: #b45309; } .fb-role-system { color: #7c3aed; }
 .fb-msg-text { font-size: 12.5px; line-height: 1.4; }
 """
+
+
+NOTIFY_POSITION = "top-right"
+"""Where toasts go: under the header at the right, never over a dialog's buttons (dialogs are centred with their
+buttons at the bottom) nor over the activity bar (bottom centre)."""
+
+
+def notify(message: object, **options: object) -> None:
+    """``ui.notify`` at :data:`NOTIFY_POSITION` unless told otherwise."""
+    options.setdefault("position", NOTIFY_POSITION)
+    ui.notify(message, **options)  # type: ignore[arg-type]
 
 
 def clamped_text(text: str, lines: int = 3, classes: str = "") -> ui.label:
