@@ -196,18 +196,7 @@ class BuilderPage:
         self._header()
         self.activity = ActivityBar(page="builder")  # every job of this builder (run, ingest, compare, eval, serve)
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
-            with ui.column().classes("h-full q-pa-xs gap-1 items-center fb-palette-rail fb-rail"):
-                ui.button(icon="add_box", on_click=lambda: self.toggle_panel("palette")).props(
-                    "flat dense round"
-                ).classes("fb-palette-open").tooltip("Show the nodes")
-            with ui.column().classes("h-full q-pa-sm gap-1 fb-palette-col").style("width: 250px; min-width: 250px"):
-                with ui.row().classes("w-full items-center no-wrap"):
-                    ui.label("Nodes").classes("text-subtitle2")
-                    ui.space()
-                    ui.button(icon="chevron_left", on_click=lambda: self.toggle_panel("palette")).props(
-                        "flat dense round size=sm"
-                    ).classes("fb-palette-close").tooltip("Hide the nodes (more room for the canvas)")
-                self.palette = Palette(self.state.registry, self.add_at_center)
+            self._palette_column()
             with ui.element("div").classes("h-full grow relative").style("min-width: 0"):
                 self.canvas = FlowCanvas(self.state).classes("w-full h-full")
                 self.canvas.describe = lambda issue: issue_text(self.session, issue)
@@ -220,39 +209,7 @@ class BuilderPage:
                         "flat dense round"
                     ).classes(f"fb-side-open-{tab_name.split()[0].lower()}").tooltip(tip)
             with ui.column().classes("h-full gap-0 fb-side").style("border-left: 1px solid #e2e8f0"):
-                with ui.row().classes("w-full items-center no-wrap gap-0"):
-                    with ui.tabs().classes("grow").props("dense") as tabs:
-                        self.tab_node = ui.tab("Node")
-                        self.tab_output = ui.tab("Output")
-                        self.tab_run = ui.tab("Run log")
-                        self.tab_chat = ui.tab("Chat")
-                        self.tab_serve = ui.tab("Serve")
-                    ui.button(icon="chevron_right", on_click=lambda: self.toggle_panel("side")).props(
-                        "flat dense round size=sm"
-                    ).classes("fb-side-close").tooltip("Hide this panel (the canvas takes the window)")
-                with (
-                    # No slide animation: during it both panels are laid out side by side and the old one
-                    # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
-                    # detached from the document while hidden, so a tooltip added to it then (the inspector
-                    # is redrawn on a click that also switches tabs) cannot find its target.
-                    ui.tab_panels(tabs, value=self.tab_node, animated=False, keep_alive=False)
-                    .classes("w-full grow")
-                    .style("overflow-y: auto") as panels
-                ):
-                    self.panels = panels
-                    with ui.tab_panel(self.tab_node):
-                        self.inspector = Inspector(
-                            session, self.after_inspector_edit, on_select=lambda n: self.select(n, "fbnode")
-                        )
-                    with ui.tab_panel(self.tab_output):
-                        self.output_box = ui.column().classes("w-full gap-2 fb-output")
-                    with ui.tab_panel(self.tab_run):
-                        self.issue_box = ui.column().classes("w-full gap-1 fb-issue-list")
-                        self.runner = RunController(session, self.canvas, self.show_issues)
-                    with ui.tab_panel(self.tab_chat).classes("fb-chat-tab"):
-                        self.chat = ChatPanel(session, self.runner)
-                    with ui.tab_panel(self.tab_serve):
-                        self.serve = ServePanel(session, is_shown=lambda: shown_tab(panels) == "Serve")
+                panels = self._side_panel()
         self.tabs_by_name = {
             "Node": self.tab_node,
             "Output": self.tab_output,
@@ -275,6 +232,57 @@ class BuilderPage:
         self.start_background()
 
     # ---------------------------------------------------------------- layout
+    def _palette_column(self) -> None:
+        with ui.column().classes("h-full q-pa-xs gap-1 items-center fb-palette-rail fb-rail"):
+            ui.button(icon="add_box", on_click=lambda: self.toggle_panel("palette")).props("flat dense round").classes(
+                "fb-palette-open"
+            ).tooltip("Show the nodes")
+        with ui.column().classes("h-full q-pa-sm gap-1 fb-palette-col").style("width: 250px; min-width: 250px"):
+            with ui.row().classes("w-full items-center no-wrap"):
+                ui.label("Nodes").classes("text-subtitle2")
+                ui.space()
+                ui.button(icon="chevron_left", on_click=lambda: self.toggle_panel("palette")).props(
+                    "flat dense round size=sm"
+                ).classes("fb-palette-close").tooltip("Hide the nodes (more room for the canvas)")
+            self.palette = Palette(self.state.registry, self.add_at_center)
+
+    def _side_panel(self) -> ui.tab_panels:
+        """Node, Output, Run log, Chat and Serve tabs: what the selected card is and did, and the flow's run."""
+        with ui.row().classes("w-full items-center no-wrap gap-0"):
+            with ui.tabs().classes("grow").props("dense") as tabs:
+                self.tab_node = ui.tab("Node")
+                self.tab_output = ui.tab("Output")
+                self.tab_run = ui.tab("Run log")
+                self.tab_chat = ui.tab("Chat")
+                self.tab_serve = ui.tab("Serve")
+            ui.button(icon="chevron_right", on_click=lambda: self.toggle_panel("side")).props(
+                "flat dense round size=sm"
+            ).classes("fb-side-close").tooltip("Hide this panel (the canvas takes the window)")
+        with (
+            # No slide animation: during it both panels are laid out side by side and the old one
+            # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
+            # detached from the document while hidden, so a tooltip added to it then (the inspector
+            # is redrawn on a click that also switches tabs) cannot find its target.
+            ui.tab_panels(tabs, value=self.tab_node, animated=False, keep_alive=False)
+            .classes("w-full grow")
+            .style("overflow-y: auto") as panels
+        ):
+            self.panels = panels
+            with ui.tab_panel(self.tab_node):
+                self.inspector = Inspector(
+                    self.session, self.after_inspector_edit, on_select=lambda n: self.select(n, "fbnode")
+                )
+            with ui.tab_panel(self.tab_output):
+                self.output_box = ui.column().classes("w-full gap-2 fb-output")
+            with ui.tab_panel(self.tab_run):
+                self.issue_box = ui.column().classes("w-full gap-1 fb-issue-list")
+                self.runner = RunController(self.session, self.canvas, self.show_issues)
+            with ui.tab_panel(self.tab_chat).classes("fb-chat-tab"):
+                self.chat = ChatPanel(self.session, self.runner)
+            with ui.tab_panel(self.tab_serve):
+                self.serve = ServePanel(self.session, is_shown=lambda: shown_tab(panels) == "Serve")
+        return panels
+
     def _header(self) -> None:
         with (
             ui.header()
@@ -290,76 +298,84 @@ class BuilderPage:
             )
             self.name_input.on("blur", lambda: self.rename_flow(str(self.name_input.value or "")))
             self.dirty_mark = ui.label("").classes("text-amber-4")
-            with ui.button_group().props("flat"):
-                ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip(
-                    "New flow (blank or from a template)"
-                ).mark("new")
-                ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props(
-                    "flat dense color=white"
-                ).tooltip("Open")
-                ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip(
-                    "Save (Ctrl+S)"
-                )
-                ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
-                    "flat dense no-caps no-wrap color=white"
-                ).mark("import")
-                ui.button("Export", icon="download", on_click=lambda: self.files.export_dialog()).props(
-                    "flat dense no-caps no-wrap color=white"
-                ).mark("export")
-            ui.separator().props("vertical dark")
-            ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip(
-                "Undo (Ctrl+Z)"
-            )
-            ui.button(icon="redo", on_click=lambda: self.shortcut("redo")).props("flat dense color=white").tooltip(
-                "Redo (Ctrl+Shift+Z)"
-            )
-            ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").mark(
-                "layout"
-            ).tooltip("Auto-layout")
-            ui.button(icon="fit_screen", on_click=lambda: self.canvas.fit_view()).props(
-                "flat dense color=white"
-            ).tooltip("Fit view")
-            ui.button(icon="sticky_note_2", on_click=self.add_note).props("flat dense color=white").tooltip(
-                "Add a note"
-            )
-            ui.space()
-            self.run_input = (
-                ui.input(placeholder="Run input (question or file path)")
-                .props("dense dark outlined clearable")
-                .classes("fb-run-input")
-                .style("flex: 0 1 16rem; min-width: 9rem")
-            )
-            ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props(
-                "unelevated dense no-caps no-wrap color=positive"
-            ).classes("fb-run").mark("run")
-            self.run_to_button = (
-                ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected)
-                .props("unelevated dense no-caps no-wrap color=primary")
-                .mark("run-to")
-                .tooltip("Run the flow up to the selected node")
-            )
-            self.run_to_button.set_visibility(False)
-            ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props(
-                "unelevated dense color=negative"
-            ).tooltip("Cancel the run").classes("fb-cancel")
-            with ui.row().classes("items-center no-wrap gap-0 fb-background") as self.background_box:
-                self.background_label = (
-                    ui.label("")
-                    .classes("text-caption text-white q-ml-sm ellipsis")
-                    .style("max-width: 9rem")
-                    .mark("background-status")
-                    .tooltip("Embedding the flow's documents in the background, so the first question need not wait")
-                )
-                ui.button(icon="close", on_click=self.cancel_background).props(
-                    "flat dense round size=sm color=white"
-                ).tooltip("Stop embedding in the background (what is done stays in the embedding cache)").mark(
-                    "background-cancel"
-                )
-            self.background_box.set_visibility(False)
+            self._file_buttons()
+            self._edit_buttons()
+            self._run_controls()
             ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm whitespace-nowrap")
             ui.link("Evaluate", "/eval").classes("text-white q-ml-sm whitespace-nowrap").tooltip(
                 "Evaluate a flow's answers on a question set"
             )
+
+    def _file_buttons(self) -> None:
+        with ui.button_group().props("flat"):
+            ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip(
+                "New flow (blank or from a template)"
+            ).mark("new")
+            ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props(
+                "flat dense color=white"
+            ).tooltip("Open")
+            ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip(
+                "Save (Ctrl+S)"
+            )
+            ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
+                "flat dense no-caps no-wrap color=white"
+            ).mark("import")
+            ui.button("Export", icon="download", on_click=lambda: self.files.export_dialog()).props(
+                "flat dense no-caps no-wrap color=white"
+            ).mark("export")
+
+    def _edit_buttons(self) -> None:
+        ui.separator().props("vertical dark")
+        ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip(
+            "Undo (Ctrl+Z)"
+        )
+        ui.button(icon="redo", on_click=lambda: self.shortcut("redo")).props("flat dense color=white").tooltip(
+            "Redo (Ctrl+Shift+Z)"
+        )
+        ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").mark(
+            "layout"
+        ).tooltip("Auto-layout")
+        ui.button(icon="fit_screen", on_click=lambda: self.canvas.fit_view()).props("flat dense color=white").tooltip(
+            "Fit view"
+        )
+        ui.button(icon="sticky_note_2", on_click=self.add_note).props("flat dense color=white").tooltip("Add a note")
+
+    def _run_controls(self) -> None:
+        """The run input, Run / Run to selected / Cancel, and the background ingest's count."""
+        ui.space()
+        self.run_input = (
+            ui.input(placeholder="Run input (question or file path)")
+            .props("dense dark outlined clearable")
+            .classes("fb-run-input")
+            .style("flex: 0 1 16rem; min-width: 9rem")
+        )
+        ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props(
+            "unelevated dense no-caps no-wrap color=positive"
+        ).classes("fb-run").mark("run")
+        self.run_to_button = (
+            ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected)
+            .props("unelevated dense no-caps no-wrap color=primary")
+            .mark("run-to")
+            .tooltip("Run the flow up to the selected node")
+        )
+        self.run_to_button.set_visibility(False)
+        ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props("unelevated dense color=negative").tooltip(
+            "Cancel the run"
+        ).classes("fb-cancel")
+        with ui.row().classes("items-center no-wrap gap-0 fb-background") as self.background_box:
+            self.background_label = (
+                ui.label("")
+                .classes("text-caption text-white q-ml-sm ellipsis")
+                .style("max-width: 9rem")
+                .mark("background-status")
+                .tooltip("Embedding the flow's documents in the background, so the first question need not wait")
+            )
+            ui.button(icon="close", on_click=self.cancel_background).props(
+                "flat dense round size=sm color=white"
+            ).tooltip("Stop embedding in the background (what is done stays in the embedding cache)").mark(
+                "background-cancel"
+            )
+        self.background_box.set_visibility(False)
 
     def toggle_panel(self, name: str) -> None:
         """Show or hide the palette or the side panel; the browser remembers the choice."""
@@ -537,14 +553,15 @@ class BuilderPage:
         self.state.add_note("", *self.state.free_spot(x, y, 220, 120))
         self.refresh()
 
-    async def auto_layout(self) -> None:
-        """Lay the flow out with ELK in the browser (cards measured there); the Python layout without one."""
+    async def auto_layout(self) -> bool:
+        """Lay the flow out with ELK in the browser (cards measured there); the Python layout without one.
+        False when nothing was laid out (the tab closed, or the user edited meanwhile)."""
         before = self.state.flow.model_dump_json()
         result = await self.canvas.layered_layout(self.state.layout_request())
         if self.client.is_deleted:
-            return  # the tab was closed meanwhile: nothing to draw, and its autosave must not overwrite a newer tab's
+            return False  # the tab was closed meanwhile: nothing to draw; its autosave must not overwrite a newer tab's
         if self.state.flow.model_dump_json() != before:
-            return  # the user edited meanwhile: their edit wins
+            return False  # the user edited meanwhile: their edit wins
         how = "elk" if result is not None and self.state.apply_layout(result) else "python"
         if how == "python":
             self.state.auto_layout()
@@ -552,15 +569,19 @@ class BuilderPage:
         self.layouts += 1
         self.canvas.props["data-layout"] = f"{how}-{self.layouts}"  # on the canvas element: tests wait for it
         self.refresh(fit=True)
+        return True
 
     async def refine_layout(self) -> None:
         """After the Python layout of an import or an opened flow, the browser's layered layout."""
         if not self.state.refine_layout or self.laying_out:
             return
         self.laying_out = True  # (the flag stays up until a layout is applied: the request reads it)
+        dirty = self.state.dirty  # the layout of an opened flow is no edit of the user's: nothing to ask about
         try:
             with self.client:
-                await self.auto_layout()
+                if await self.auto_layout():
+                    self.state.dirty = dirty
+                    self.update_title()
         finally:
             self.laying_out = False
             self.state.refine_layout = False

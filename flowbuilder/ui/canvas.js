@@ -706,7 +706,8 @@ export default {
         const until = performance.now() + 5000;
         while (request.nodes.length <= VIRTUAL_FROM && !request.nodes.every(measured) && performance.now() < until) await frames(1);
         const box = wrapEl()?.getBoundingClientRect();
-        if (box?.width && box?.height) request.aspect = box.width / box.height;
+        const room = [box?.width - 2 * PAD, box?.height - 2 * PAD - barRoom()];
+        if (room[0] > 0 && room[1] > 0) request.aspect = room[0] / room[1]; // the shape a fit fills
         const sizes = {};
         for (const n of request.nodes) {
           const node = flow.findNode(n.id);

@@ -209,9 +209,8 @@ class ChatPanel:
         self._streamed = ""
         # A model that cannot be bound (no key) blocks the whole run: run what retrieves instead.
         issues = self.session.state.issues(self.session.resolver, self.session.base_dir)
-        models = set(model_nodes(self.session))
         to: str | None = None
-        if issues and {i.node_id for i in issues} <= models:
+        if issues and {i.node_id for i in issues} <= set(model_nodes(self.session)):
             to = retrieval_target(self.session, {i.node_id for i in issues if i.node_id})
         if issues and to is None:
             self._live.delete()
@@ -224,52 +223,57 @@ class ChatPanel:
         if result is None:
             live.set_text("(not run; see the notification)")
             return
+        with reply:
+            self._reply(result, live, to)
+        self._scroll_to_end()
+
+    def _reply(self, result: RunResult, live: ui.label, to: str | None) -> None:
+        """The flow's reply: its answer (or what it retrieved, or why there is none), how it was found, and the
+        chunks behind it."""
         if self.controller.stood_in:  # with the answer: it did not come from the flow's own search
-            with reply:
-                self._tell(
-                    "stand-in",
-                    "info",
-                    f"Answered by {self.controller.stood_in}",
-                    "The store is still being filled in the background, so the chunks were found by keyword search "
-                    "(BM25) over the same rows; once every row is embedded, the flow's own search answers.",
-                    "fb-chat-stand-in",
-                )
+            self._tell(
+                "stand-in",
+                "info",
+                f"Answered by {self.controller.stood_in}",
+                "The store is still being filled in the background, so the chunks were found by keyword search "
+                "(BM25) over the same rows; once every row is embedded, the flow's own search answers.",
+                "fb-chat-stand-in",
+            )
         answer = chat_output_of(self.session, result)
         failed = result.failed()
-        model_failed = bool(failed) and all(f.node_id in models for f in failed)
-        if to is not None or (not answer and model_failed and hits_of(result)):
+        models = set(model_nodes(self.session))
+        retrieved_only = to is not None or (
+            not answer and bool(failed) and all(f.node_id in models for f in failed) and bool(hits_of(result))
+        )
+        if retrieved_only:
             live.delete()
-            with reply:
-                self._no_model(result, failure_text(failed[-1].node_id, failed[-1].error or "") if failed else None, to)
-        elif answer:
+            self._no_model(result, failure_text(failed[-1].node_id, failed[-1].error or "") if failed else None, to)
+            return
+        if answer:
             live.set_text(answer)
-            with reply:
-                for warned in fallbacks(result):  # which path answered, when it was not the model
-                    self._fallback_box(warned)
+            for warned in fallbacks(result):  # which path answered, when it was not the model
+                self._fallback_box(warned)
         elif failed:
-            # No final answer: say which node failed rather than showing an intermediate text (the prompt).
+            # No final answer: say which card failed rather than showing an intermediate text (the prompt).
             live.delete()  # the warning replaces the (empty) answer line
-            with reply:
-                message_box(
-                    "warning",
-                    f"No answer: “{self.controller.name(failed[-1].node_id)}” failed",
-                    failure_text(failed[-1].node_id, failed[-1].error or ""),
-                    "fb-chat-warning",
-                )
+            message_box(
+                "warning",
+                f"No answer: “{self.controller.name(failed[-1].node_id)}” failed",
+                failure_text(failed[-1].node_id, failed[-1].error or ""),
+                "fb-chat-warning",
+            )
+            if failed[-1].node_id in models:
+                self._help_buttons()
         else:
             live.set_text(answer_of(self.session, result) or self._streamed or "(no answer)")
-        if to is None and not (not answer and model_failed and hits_of(result)):
-            with reply:
-                for node_id, hits in hits_of(result):
-                    with (
-                        ui.expansion(
-                            f"{len(hits)} retrieved chunks ({self.controller.name(node_id)})", icon="manage_search"
-                        )
-                        .classes("w-full fb-chat-hits")
-                        .props("dense header-class=text-caption")
-                    ):
-                        hits_view(hits)  # each stage's rank after fusion or a reranker
-        self._scroll_to_end()
+        for node_id, hits in hits_of(result):
+            title = f"{len(hits)} retrieved chunks ({self.controller.name(node_id)})"
+            with (
+                ui.expansion(title, icon="manage_search")
+                .classes("w-full fb-chat-hits")
+                .props("dense header-class=text-caption")
+            ):
+                hits_view(hits)  # each stage's rank after fusion or a reranker
 
     def _fallback_box(self, warned: NodeResult) -> None:
         """Which card answered by a fallback path, why, and the way to the real path (a button, not a command)."""

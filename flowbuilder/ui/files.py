@@ -77,10 +77,21 @@ class FileActions:
         if not self.session.state.dirty:
             action()
             return
-        with ui.dialog() as dialog, ui.card().classes("w-96 fb-confirm-discard"):
+        with ui.dialog() as dialog, ui.card().classes("w-[26rem] fb-confirm-discard"):
             ui.label("Discard unsaved changes?").classes("text-h6")
-            ui.label(f"“{self.session.state.flow.name}” has edits that are not saved.").classes("text-sm")
+            ui.label(
+                f"“{self.session.state.flow.name}” has edits that are not saved; what comes next replaces it."
+            ).classes("text-sm")
             with ui.row():
+                if self._workspace_target() is not None:  # saved in place: one click keeps the edits
+
+                    def save_then() -> None:
+                        dialog.close()
+                        self.save()
+                        if not self.session.state.dirty:
+                            action()
+
+                    ui.button("Save, then go on", on_click=save_then).props("unelevated no-caps").mark("save-first")
                 ui.button("Discard changes", on_click=lambda: (dialog.close(), action())).props(
                     "unelevated color=negative no-caps"
                 ).mark("discard")
@@ -118,6 +129,7 @@ class FileActions:
         self.session.results = {}
         if self.session.state.needs_layout():
             self.session.state.auto_layout()
+            self.session.state.dirty = False  # our layout, not the user's edit (undo keeps the file's)
         self.on_loaded()
         notify(f"Opened {path.name}")
         return True
@@ -191,6 +203,10 @@ class FileActions:
 
     # ---------------------------------------------------------------- import / export
     def import_dialog(self) -> None:
+        """The upload dialog, after the user agreed to lose unsaved edits (an import replaces the flow)."""
+        self.confirm_discard(self._import_dialog)
+
+    def _import_dialog(self) -> None:
         with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-import-dialog"):
             ui.label("Import a flow").classes("text-h6")
             ui.label("A Flowbuilder, n8n or LangFlow JSON file. Code in it is never run.").classes("text-sm")
@@ -251,6 +267,7 @@ class FileActions:
         self.session.results = {}
         if self.session.state.needs_layout():
             self.session.state.auto_layout()  # an undo step: the user can get the source layout back
+            self.session.state.dirty = False  # but no edit of the user's: the next import or open need not ask
         self.on_loaded()
         notify(f"Imported {filename}: {len(flow.nodes)} nodes", type="positive")
         offline_again = None if local else (lambda: self.import_bytes_async(content, filename, local=True))

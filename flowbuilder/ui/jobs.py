@@ -13,12 +13,20 @@ import html
 import itertools
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
-from nicegui import ui
+from nicegui import run, ui
 
+from flowbuilder.errors import FlowbuilderError
 from flowbuilder.executor import RunEvent
+from flowbuilder.secrets import redact
+from flowbuilder.ui.widgets import notify
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 KEEP_FINISHED_S = 12.0
 """How long a finished job stays in the activity bar with its outcome."""
@@ -191,6 +199,63 @@ class JobView:
         self.eta.set_text("")
         self.bar.set_visibility(False)
         self.cancel_button.set_visibility(False)
+
+
+class PageJob(Generic[Item]):
+    """The one lifecycle of a page's long work (a compare on /compare, an evaluation on /eval): one at a time, its
+    button disabled meanwhile, the job in the activity bar and in the page's own :class:`JobView` (stage, time
+    left, Cancel), progress items queued by the worker thread and followed on a timer (``follow(job, item)``), and
+    an outcome line. The work gets the cancel event and returns what finished, also when cancelled."""
+
+    def __init__(self, kind: str, testid: str, follow: Callable[[Job, Item], None]) -> None:
+        self.kind = kind
+        self.follow = follow
+        self.events: deque[Item] = deque()
+        self.running = False
+        self.cancel = threading.Event()
+        self.job: Job | None = None
+        self.button: ui.button | None = None  # disabled while the work runs
+        self.view = JobView(testid)
+        ui.timer(0.1, self.drain)
+
+    def drain(self) -> None:
+        while self.events:
+            item = self.events.popleft()
+            if self.running and self.job is not None:
+                self.follow(self.job, item)
+        self.view.show(self.job)
+
+    async def run(self, title: str, work: Callable[[threading.Event], Result], outcome: Callable[[Result], str],
+                  starting: str = "starting…") -> Result | None:  # fmt: skip
+        """``work(cancel)`` in a worker thread; its result (``outcome(result)`` is the job's last line), or None
+        when it raised a :class:`FlowbuilderError` (a toast says why, unless Cancel was pressed)."""
+        if self.running:
+            return None
+        self.running = True
+        self.cancel = threading.Event()
+        if self.button is not None:
+            self.button.disable()
+        job = self.job = start_job(self.kind, title, cancel=self.cancel.set)
+        job.progress(f"{starting} (Cancel keeps what finished)")
+        self.view.show(job)
+        line = "Failed."
+        try:
+            result = await run.io_bound(work, self.cancel)
+            line = "Stopped: the server is shutting down." if result is None else outcome(result)
+            return result
+        except FlowbuilderError as exc:
+            message = redact(str(exc))
+            line = f"Cancelled. {message}" if self.cancel.is_set() else f"Failed: {message}"
+            if not self.cancel.is_set():
+                notify(message, type="negative", multi_line=True)
+            return None
+        finally:
+            self.running = False
+            if self.button is not None:
+                self.button.enable()
+            self.events.clear()  # stale progress must not overwrite the outcome on the next drain
+            job.finish(line)
+            self.view.show(job)
 
 
 class ActivityBar:

@@ -164,52 +164,18 @@ class RunController:
         if not flow.nodes:
             notify("The flow is empty: add nodes from the palette first.", type="warning")
             return None
-        inputs: dict[str, str] = {}
-        if text:
-            inputs[GENERIC_INPUT] = text
-            if file_input:
-                # A file path also feeds the file inputs (n8n's form upload), but only a path that exists:
-                # a question typed into the same box must not become a file name.
-                try:
-                    candidate = expand_user(text)
-                except NodeError:  # "~word ..." typed as a question names no file
-                    candidate = Path(text)
-                if not candidate.is_absolute():
-                    candidate = self.session.base_dir / candidate
-                if _is_file(candidate):
-                    for spec in flow.nodes:
-                        cls = self.session.state.node_class(spec.id)
-                        if cls is not None and cls.run_input == "file":
-                            inputs[spec.id] = str(candidate)
+        inputs = self._inputs(flow, text, file_input)
         stand_in = self._stand_in(flow, text, to)
         self.stood_in = None
         self.canvas.clear_status(keep=stand_in.quiet if stand_in else ())
         self.cancel_event = threading.Event()
         self.running = True
         started = time.perf_counter()
-        result: RunResult | None = None
         target = f" to {self.name(to)}" if to else ""
         job = self.job = start_job("run", f"Run {flow.name or 'flow'}{target}", cancel=self.cancel)
-        outcome = "Not run."
+        result: RunResult | None = None
         try:
-            if stand_in is None:
-                await self._after_background(flow)
-            else:
-                self.stood_in = self._stand_in_line()
-                for tell in self.stage_listeners:
-                    tell(self.stood_in)
-            background = self.session.background if stand_in is not None else None
-            with background.paused() if background is not None else contextlib.nullcontext():
-                result = await run.io_bound(
-                    self.session.executor.run,
-                    flow if stand_in is None else stand_in.flow,
-                    inputs=inputs,
-                    to=to,
-                    on_event=self._events.append if stand_in is None else self._quiet(stand_in.quiet),
-                    cancel_event=self.cancel_event,
-                    session_id=self.session.session_id,
-                    base_dir=self.session.base_dir,
-                )
+            result = await self._execute(flow, inputs, to, stand_in)
         except FlowValidationError as exc:
             self.show_issues(exc.issues)
             self.log.push(redact(str(exc)))
@@ -220,27 +186,75 @@ class RunController:
             self.running = False
             self.drain()
             self.cancel_event = None
-            if result is None:
-                job.finish(outcome)
-        if result is not None and stand_in is not None and self.stood_in:
+        if result is not None and stand_in is not None:
             self._mark_stand_in(result, stand_in)
-        if result is not None:
-            self.last = result
-            self.session.results = dict(result.results)
-            elapsed = time.perf_counter() - started
-            failed = [self.name(r.node_id) for r in result.failed()]
-            if result.cancelled:
-                outcome = "Cancelled."
-                notify("Run cancelled.", type="warning")
-            elif failed:
-                outcome = f"Failed: {', '.join(failed)}"
-                notify(f"Run finished in {elapsed:.1f} s; failed: {', '.join(failed)}", type="warning")
-            else:
-                outcome = f"Done in {elapsed:.1f} s."  # said by the activity bar: no toast over the header
-            job.finish(outcome)
+        job.finish(self._outcome(result, time.perf_counter() - started))
         for listener in self.finished_listeners:
             listener(result)
         return result
+
+    def _inputs(self, flow: Flow, text: str | None, file_input: bool) -> dict[str, str]:
+        """The run's inputs: the text for chat inputs and, when it names a file that exists, for file inputs."""
+        inputs: dict[str, str] = {}
+        if not text:
+            return inputs
+        inputs[GENERIC_INPUT] = text
+        if file_input:
+            # A file path also feeds the file inputs (n8n's form upload), but only a path that exists:
+            # a question typed into the same box must not become a file name.
+            try:
+                candidate = expand_user(text)
+            except NodeError:  # "~word ..." typed as a question names no file
+                candidate = Path(text)
+            if not candidate.is_absolute():
+                candidate = self.session.base_dir / candidate
+            if _is_file(candidate):
+                for spec in flow.nodes:
+                    cls = self.session.state.node_class(spec.id)
+                    if cls is not None and cls.run_input == "file":
+                        inputs[spec.id] = str(candidate)
+        return inputs
+
+    async def _execute(
+        self, flow: Flow, inputs: dict[str, str], to: str | None, stand_in: StandIn | None
+    ) -> RunResult | None:
+        """The executor's run in a worker thread: of the flow (after the background ingest of it), or of the
+        keyword stand-in while that ingest runs (paused meanwhile, so the answer has the CPU); None when the server
+        shuts down."""
+        if stand_in is None:
+            await self._after_background(flow)
+        else:
+            self.stood_in = self._stand_in_line()
+            for tell in self.stage_listeners:
+                tell(self.stood_in)
+        background = self.session.background if stand_in is not None else None
+        with background.paused() if background is not None else contextlib.nullcontext():
+            result: RunResult | None = await run.io_bound(
+                self.session.executor.run,
+                flow if stand_in is None else stand_in.flow,
+                inputs=inputs,
+                to=to,
+                on_event=self._events.append if stand_in is None else self._quiet(stand_in.quiet),
+                cancel_event=self.cancel_event,
+                session_id=self.session.session_id,
+                base_dir=self.session.base_dir,
+            )
+        return result
+
+    def _outcome(self, result: RunResult | None, elapsed: float) -> str:
+        """The run's last line in the activity bar (a toast when it went wrong); the results kept for the page."""
+        if result is None:
+            return "Not run."
+        self.last = result
+        self.session.results = dict(result.results)
+        failed = [self.name(r.node_id) for r in result.failed()]
+        if result.cancelled:
+            notify("Run cancelled.", type="warning")
+            return "Cancelled."
+        if failed:
+            notify(f"Run finished in {elapsed:.1f} s; failed: {', '.join(failed)}", type="warning")
+            return f"Failed: {', '.join(failed)}"
+        return f"Done in {elapsed:.1f} s."  # said by the activity bar: no toast over the header
 
     def _stand_in(self, flow: Flow, text: str | None, to: str | None) -> StandIn | None:
         """Keyword search in place of the dense search, when a question comes while the background ingest of this
