@@ -9,6 +9,7 @@ from flowbuilder.evaluation.answers import AnswerResult, evaluate_answers
 from flowbuilder.evaluation.questions import Question
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
+from tests.evaluation.answer_flow import RAG_EDGES
 
 ROWS = (
     "id,title,text\n"
@@ -36,22 +37,10 @@ def offline_flow(folder: Path) -> Flow:
         NodeSpec(id="question", type="chat.input"),
         NodeSpec(id="retriever", type="retriever.vector", config={"k": 2}),
         NodeSpec(id="prompt", type="prompt.template"),
-        NodeSpec(id="answerer", type="answer.extractive"),
+        NodeSpec(id="llm", type="answer.extractive"),
         NodeSpec(id="answer", type="chat.output"),
     ]
-    wiring = [
-        ("loader", "records", "labeller", "records"),
-        ("labeller", "records", "splitter", "documents"),
-        ("splitter", "chunks", "store", "documents"),
-        ("embedder", "embedder", "store", "embedder"),
-        ("store", "store", "retriever", "store"),
-        ("question", "message", "retriever", "query"),
-        ("retriever", "hits", "prompt", "context"),
-        ("question", "message", "prompt", "question"),
-        ("prompt", "prompt", "answerer", "prompt"),
-        ("answerer", "answer", "answer", "message"),
-    ]
-    edges = [Edge(source=a, source_port=b, target=c, target_port=d) for a, b, c, d in wiring]
+    edges = [Edge(source=a, source_port=b, target=c, target_port=d) for a, b, c, d in RAG_EDGES]
     return Flow(name="Offline help centre", nodes=nodes, edges=edges)
 
 
