@@ -24,12 +24,11 @@ function loadCss(url) {
 const badgeError = (e) => (e || "failed").replace(/^Node '[^']*' \([^)]*\) failed:\s*/, "");
 // Fit shows every node, as far out as it takes (cards turn into title chips when their text would be too small
 // to read), with PAD px round the flow and room at the bottom for the activity bar (jobs.py), so a run's line
-// never lies over a card the fit placed. A small flow (up to SMALL_FLOW cards) is never fitted into chips: at
-// most it opens at COMPACT_ZOOM showing its start, where every card still shows its ports.
+// never lies over a card the fit placed. (Small flows stay above chip zoom by their layout: ELK wraps a long
+// chain to the canvas's shape, layout.mjs.)
 const FIT = { maxZoom: 1.2, minZoom: 0.02 };
 const PAD = 24;
-const BAR_ROOM = 58; // one activity-bar row (about 40 px) 10 px above the bottom, and a gap
-const SMALL_FLOW = 15;
+const BAR_ROOM = 58; // one activity-bar row (about 36 px) 10 px above the bottom, and a gap
 // Zoom levels of detail (every canvas text stays >= 11 px on screen):
 // - "full" from FULL_ZOOM: the smallest card text (type ids, port types) is 11 px;
 // - "medium" from MEDIUM_ZOOM: that small print is hidden, the rest of the card is 13 px and up;
@@ -73,21 +72,17 @@ const estimatedRect = (node) => {
 };
 
 // The viewport that fits boxes {x, y, w, h} into a canvas of width x height with PAD round them and ``room`` px
-// kept free at the bottom; ``floor`` is the lowest zoom allowed (then the view shows the flow's top left corner).
-const fitViewport = (rects, width, height, room = BAR_ROOM, floor = 0) => {
+// kept free at the bottom.
+const fitViewport = (rects, width, height, room = BAR_ROOM) => {
   if (!rects.length || !width || !height) return undefined;
   let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
   for (const r of rects) {
     x0 = Math.min(x0, r.x); y0 = Math.min(y0, r.y); x1 = Math.max(x1, r.x + r.w); y1 = Math.max(y1, r.y + r.h);
   }
   const w = Math.max(1, width - 2 * PAD), h = Math.max(1, height - 2 * PAD - room);
-  const fit = Math.min(FIT.maxZoom, w / Math.max(1, x1 - x0), h / Math.max(1, y1 - y0));
-  const zoom = Math.max(FIT.minZoom, fit, Math.min(floor, FIT.maxZoom));
-  if (zoom > fit + 1e-9) return { zoom, x: PAD - x0 * zoom, y: PAD - y0 * zoom };
+  const zoom = Math.max(FIT.minZoom, Math.min(FIT.maxZoom, w / Math.max(1, x1 - x0), h / Math.max(1, y1 - y0)));
   return { zoom, x: PAD + (w - (x1 - x0) * zoom) / 2 - x0 * zoom, y: PAD + (h - (y1 - y0) * zoom) / 2 - y0 * zoom };
 };
-// The smallest zoom a flow of these nodes may be fitted at (a small flow keeps its ports on screen).
-const fitFloor = (nodes) => (nodes.filter((n) => n.type === "fbnode").length <= SMALL_FLOW ? COMPACT_ZOOM : 0);
 
 const STATUS_ICON = {
   running: "⏳", ok: "✓", cached: "⚡", failed: "✕", skipped: "–", cancelled: "■", disabled: "⏸", warning: "⚠", changed: "✎",
@@ -529,7 +524,7 @@ export default {
       const nodes = flow.nodes.value;
       const room = barRoom();
       // a blank flow: its first cards come at full size
-      const view = nodes.length ? fitViewport(nodes.map(boxOf), box.width, box.height, room, fitFloor(nodes))
+      const view = nodes.length ? fitViewport(nodes.map(boxOf), box.width, box.height, room)
         : { x: 2 * PAD, y: 2 * PAD, zoom: 1 };
       await flow.setViewport(view);
       lastFit = { ...view, room };

@@ -195,7 +195,7 @@ class JobView:
             return
         latest = max(jobs, key=lambda job: job.ended or 0.0)
         more = f" · and {len(jobs) - 1} more finished" if len(jobs) > 1 else ""
-        self._text(f"✓ {latest.line()}{more}")
+        self._text(f"{latest.line()}{more}")
         self.eta.set_text("")
         self.bar.set_visibility(False)
         self.cancel_button.set_visibility(False)

@@ -198,6 +198,10 @@ export async function layered(request, options = {}) {
           "elk.padding": "[top=0,left=0,bottom=0,right=0]",
           "elk.layered.nodePlacement.strategy": "NETWORK_SIMPLEX",
           "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+          // a flow of one part wraps its long chain into rows to the canvas's shape (in one row, a 9-card chain
+          // at 1280 px would be fitted as chips); parts of a bigger flow are packed in rows instead (below)
+          "elk.layered.wrapping.strategy": parts.size === 1 ? "SINGLE_EDGE" : "OFF",
+          "elk.aspectRatio": String(Math.min(4, Math.max(0.5, request.aspect || 2.1))),
           ...SPACING,
         },
         children: part.children,
