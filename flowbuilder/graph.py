@@ -20,10 +20,10 @@ from flowbuilder.egress import node_problems
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.pathguard import FileRoots
+from flowbuilder.placeholder import PLACEHOLDER_TYPE
 from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
 
-PLACEHOLDER_TYPE = "placeholder.unsupported"
 # Foreign code nodes: never run; off the path to an output (feeding nothing), a run goes around them.
 CODE_TYPES = frozenset(
     {"n8n-nodes-base.code", "n8n-nodes-base.function", "n8n-nodes-base.functionItem", "@n8n/n8n-nodes-langchain.code"}

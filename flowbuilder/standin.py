@@ -2,10 +2,11 @@
 
 Embedding 500 rows takes half a minute on a laptop's CPU (minutes on a busy one); a keyword index over the same
 chunks builds in about a second. :func:`keyword_stand_in` rewrites a flow so that every node that would search a
-store the background ingest is still filling searches those chunks by keyword instead (``retriever.keyword``
-under the same node id, fed by whatever feeds the store), and the store itself is left to the ingest. The rest of
-the flow (prompt, model, chat output) runs as it is, so the answer comes the way the flow gives answers; whoever
-shows it must say that keyword search answered (the builder's chat does, with the ingest's count).
+store the background ingest is still filling searches those chunks by keyword instead (the type with the
+``keyword_search`` capability, BM25, under the same node id, fed by whatever feeds the store), and the store itself
+is left to the ingest. The rest of the flow (prompt, model, chat output) runs as it is, so the answer comes the way
+the flow gives answers; whoever shows it must say that keyword search answered (the builder's chat does, with the
+ingest's count; ADR 0013).
 
 Only what can be replaced one for one is: a node that reads the store's service and gives only hits (a vector
 retriever), the store's own search (its ``query`` input), and a store reading the same collection. A store whose
@@ -22,11 +23,12 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from flowbuilder.capabilities import Capability
+from flowbuilder.errors import RegistryError
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.graph import FlowGraph
 from flowbuilder.ports import PortKind, PortType
 
-KEYWORD_TYPE = "retriever.keyword"
 DEFAULT_K = 4
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -72,11 +74,15 @@ def keyword_stand_in(flow: Flow, graph: FlowGraph, targets: Sequence[str]) -> St
             searchers[reader] = sources[writer]
     if not searchers:
         return None
+    try:
+        keyword = graph.registry.the(Capability.KEYWORD_SEARCH).type_name
+    except RegistryError:  # a registry without a keyword search: the question waits for the ingest
+        return None
     quiet = set(target_set)
     dependencies = graph.dependency_graph()
     for target in targets:
         quiet |= nx.ancestors(dependencies, target)
-    rewritten = _rewrite(flow, graph, searchers)
+    rewritten = _rewrite(flow, graph, searchers, keyword)
     _prune(rewritten, quiet - set(searchers))
     return StandIn(rewritten, tuple(sorted(searchers)), frozenset(quiet - set(searchers)))
 
@@ -113,7 +119,7 @@ def _searches(graph: FlowGraph, node_id: str) -> bool:
     return any(data["edge"].target_port == "query" for _, _, data in graph.graph.in_edges(node_id, data=True))
 
 
-def _rewrite(flow: Flow, graph: FlowGraph, searchers: dict[str, list[Edge]]) -> Flow:
+def _rewrite(flow: Flow, graph: FlowGraph, searchers: dict[str, list[Edge]], keyword: str) -> Flow:
     copy = flow.model_copy(deep=True)
     edges: list[Edge] = []
     for edge in copy.edges:
@@ -136,7 +142,7 @@ def _rewrite(flow: Flow, graph: FlowGraph, searchers: dict[str, list[Edge]]) -> 
             where = getattr(config, "where", None)
             copy.nodes[index] = NodeSpec(
                 id=spec.id,
-                type=KEYWORD_TYPE,
+                type=keyword,
                 name=spec.label,
                 config={
                     "k": k if isinstance(k, int) and k > 0 else DEFAULT_K,

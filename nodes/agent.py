@@ -17,16 +17,16 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError, NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Hits, Text, Tools
+from flowbuilder.portvalues import Answer, Hits, Message, Tools
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Memory, Tool
 
@@ -139,7 +139,7 @@ class WindowMemoryConfig(BaseModel):
 
 
 class MemoryOut(TypedDict):
-    memory: Memory
+    memory: Annotated[Memory, "Chat history per session."]
 
 
 @register_node
@@ -147,11 +147,12 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
     """Remember the last k exchanges of each chat session for an agent."""
 
     type_name = "memory.window"
+
+    capabilities = frozenset({Capability.DEFAULT_SOURCE})
     display_name = "Chat Memory"
     aliases = ("Simple Memory", "Window Buffer Memory", "Message History", "memory")
     category = "Agents"
     Config = WindowMemoryConfig
-    outputs = (Port("memory", PortType.MEMORY, description="Chat history per session."),)
     cacheable = False  # cheap, and the details must show the current history
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> MemoryOut:
@@ -194,15 +195,19 @@ class AgentConfig(BaseModel):
 
 
 class AgentIn(TypedDict):
-    message: Text
-    model: NotRequired[ChatModel]
-    memory: NotRequired[Memory]
-    tools: NotRequired[list[Tools]]
+    message: Annotated[Message, "The user's message."]
+    model: NotRequired[
+        Annotated[
+            ChatModel, "A chat model that supports tool calling; without one the agent quotes its search results."
+        ]
+    ]
+    memory: NotRequired[Annotated[Memory, "Past exchanges of the session."]]
+    tools: NotRequired[Annotated[list[Tools], "Tools the model may call."]]
 
 
 class AgentOut(TypedDict):
-    answer: Text
-    hits: Hits
+    answer: Annotated[Answer, "The model's final answer."]
+    hits: Annotated[Hits, "The passages the search tools returned for this message."]
 
 
 @register_node
@@ -214,21 +219,6 @@ class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
     aliases = ("Agent", "Tool Calling Agent", "tools agent", "chat")
     category = "Agents"
     Config = AgentConfig
-    inputs = (
-        Port("message", PortType.MESSAGE, description="The user's message."),
-        Port(
-            "model",
-            PortType.CHAT_MODEL,
-            required=False,
-            description="A chat model that supports tool calling; without one the agent quotes its search results.",
-        ),
-        Port("memory", PortType.MEMORY, required=False, description="Past exchanges of the session."),
-        Port("tools", PortType.TOOL, required=False, multiple=True, description="Tools the model may call."),
-    )
-    outputs = (
-        Port("answer", PortType.ANSWER, description="The model's final answer."),
-        Port("hits", PortType.HITS, description="The passages the search tools returned for this message."),
-    )
     cacheable = False
 
     def run(self, inputs: AgentIn, ctx: RunContext) -> AgentOut:

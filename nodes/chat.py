@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
 from flowbuilder.node import EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import NoInputs
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import Answer, Message
 from flowbuilder.registry import register_node
 
 PREVIEW_CHARS = 60
@@ -27,11 +27,15 @@ class ChatInputConfig(BaseModel):
 
 
 class MessageOut(TypedDict):
-    message: Text
+    message: Annotated[Message, "The user's message."]
+
+
+class ShownOut(TypedDict):
+    message: Annotated[Message, "The answer, as shown."]
 
 
 class AnswerIn(TypedDict):
-    message: Text
+    message: Annotated[Answer, "The answer to show."]
 
 
 @register_node
@@ -39,11 +43,12 @@ class ChatInput(Node[ChatInputConfig, NoInputs, MessageOut]):
     """The user's message: the run's input text, or the configured text."""
 
     type_name = "chat.input"
+
+    capabilities = frozenset({Capability.DEFAULT_SOURCE})
     display_name = "Chat Input"
     aliases = ("When chat message received", "Chat Trigger", "chat", "message", "user input")
     category = "Chat"
     Config = ChatInputConfig
-    outputs = (Port("message", PortType.MESSAGE, description="The user's message."),)
     run_input = "text"
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> MessageOut:
@@ -61,20 +66,20 @@ class ChatInput(Node[ChatInputConfig, NoInputs, MessageOut]):
 
 
 @register_node
-class ChatOutput(Node[EmptyConfig, AnswerIn, MessageOut]):
+class ChatOutput(Node[EmptyConfig, AnswerIn, ShownOut]):
     """The answer shown to the user at the end of a chat flow."""
 
     type_name = "chat.output"
+
+    capabilities = frozenset({Capability.ANSWERS})
     display_name = "Chat Output"
     aliases = ("chat", "Respond to Chat", "answer", "output")
     category = "Chat"
-    inputs = (Port("message", PortType.ANSWER, description="The answer to show."),)
-    outputs = (Port("message", PortType.MESSAGE, description="The answer, as shown."),)
 
-    def run(self, inputs: AnswerIn, ctx: RunContext) -> MessageOut:
+    def run(self, inputs: AnswerIn, ctx: RunContext) -> ShownOut:
         return {"message": inputs["message"]}
 
-    def summarize(self, outputs: MessageOut) -> str:
+    def summarize(self, outputs: ShownOut) -> str:
         return preview(outputs["message"])
 
 

@@ -14,17 +14,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import ChatMessage, Document
 from flowbuilder.errors import FlowbuilderError, NodeError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.nodes.llms.structured import JsonChatModel
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import Records, Text
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel
 from flowbuilder.terminal import excerpt
@@ -77,12 +75,16 @@ def _json_object(reply: str) -> dict[str, Any] | None:
 
 
 class ExtractIn(TypedDict):
-    text: Text
-    model: NotRequired[ChatModel]
+    text: Annotated[Text, "The text to read."]
+    model: NotRequired[Annotated[ChatModel, "A chat model; without one, fields are looked up by name."]]
+
+
+class FieldsOut(TypedDict):
+    records: Annotated[Records, "One record whose columns are the fields."]
 
 
 @register_node
-class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, RecordsOut]):
+class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, FieldsOut]):
     """Pull named fields out of a text into one record (with a chat model, or by name without one)."""
 
     type_name = "extract.fields"
@@ -90,16 +92,6 @@ class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, RecordsOut]):
     aliases = ("Structured Output", "StructuredOutput", "extract", "fields")
     category = "Transform"
     Config = ExtractFieldsConfig
-    inputs = (
-        Port("text", PortType.TEXT, description="The text to read."),
-        Port(
-            "model",
-            PortType.CHAT_MODEL,
-            required=False,
-            description="A chat model; without one, fields are looked up by name.",
-        ),
-    )
-    outputs = (Port("records", PortType.RECORDS, description="One record whose columns are the fields."),)
 
     @classmethod
     def config_problems(cls, config: ExtractFieldsConfig) -> list[tuple[str | None, str]]:
@@ -107,7 +99,7 @@ class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, RecordsOut]):
             return [(None, '\'fields\' is empty: name the fields to extract, e.g. {"NET_INCOME": "net income"}')]
         return []
 
-    def run(self, inputs: ExtractIn, ctx: RunContext) -> RecordsOut:
+    def run(self, inputs: ExtractIn, ctx: RunContext) -> FieldsOut:
         c = self.config
         if not c.fields:
             raise NodeError("'fields' is empty: name the fields to extract")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,8 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Hits, Text
+from flowbuilder.portvalues import Answer, Hits, Message, Prompt
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 
@@ -277,14 +276,16 @@ def answer_from_prompt(prompt: str, ctx: RunContext, config: ExtractiveConfig | 
 
 
 class ExtractiveIn(TypedDict):
-    question: NotRequired[Text]
-    context: NotRequired[Hits]
-    prompt: NotRequired[Text]
-    embedder: NotRequired[Embedder]
+    question: NotRequired[Annotated[Message, "The user's question."]]
+    context: NotRequired[Annotated[Hits, "The retrieved chunks to quote from."]]
+    prompt: NotRequired[
+        Annotated[Prompt, "Or a prompt.template's output: its numbered passages and 'Question:' line are used."]
+    ]
+    embedder: NotRequired[Annotated[Embedder, "Scores the quotes; empty = the offline MiniLM embedder."]]
 
 
 class AnswerOut(TypedDict):
-    answer: Text
+    answer: Annotated[Answer, "The quotes with their chunk citations, or 'not found'."]
 
 
 @register_node
@@ -296,23 +297,6 @@ class ExtractiveAnswer(Node[ExtractiveConfig, ExtractiveIn, AnswerOut]):
     display_name = "Extractive Answer (no model)"
     aliases = ("Quote answer", "Offline answer")
     Config = ExtractiveConfig
-    inputs = (
-        Port("question", PortType.MESSAGE, required=False, description="The user's question."),
-        Port("context", PortType.HITS, required=False, description="The retrieved chunks to quote from."),
-        Port(
-            "prompt",
-            PortType.PROMPT,
-            required=False,
-            description="Or a prompt.template's output: its numbered passages and 'Question:' line are used.",
-        ),
-        Port(
-            "embedder",
-            PortType.EMBEDDER,
-            required=False,
-            description="Scores the quotes; empty = the offline MiniLM embedder.",
-        ),
-    )
-    outputs = (Port("answer", PortType.ANSWER, description="The quotes with their chunk citations, or 'not found'."),)
 
     def run(self, inputs: ExtractiveIn, ctx: RunContext) -> AnswerOut:
         config = self.config

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,8 +23,8 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import NoInputs, ToolOut
-from flowbuilder.ports import Port, PortType
+from flowbuilder.nodes.io import NoInputs
+from flowbuilder.portvalues import Tools
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
 from flowbuilder.terminal import excerpt
@@ -180,8 +180,12 @@ def _response_text(text: str, content_type: str) -> str:
     return text
 
 
+class HttpToolOut(TypedDict):
+    tool: Annotated[Tools, "The request as a tool, for agent.tools."]
+
+
 @register_node
-class HttpToolNode(Node[HttpToolConfig, NoInputs, ToolOut]):
+class HttpToolNode(Node[HttpToolConfig, NoInputs, HttpToolOut]):
     """Give an agent one HTTP API to call; the model fills the {name} parameters, never the server."""
 
     type_name = "tool.http"
@@ -189,7 +193,6 @@ class HttpToolNode(Node[HttpToolConfig, NoInputs, ToolOut]):
     aliases = ("HTTP Request Tool", "HTTP Request", "API tool", "toolHttpRequest")
     category = "Agents"
     Config = HttpToolConfig
-    outputs = (Port("tool", PortType.TOOL, description="The request as a tool, for agent.tools."),)
     credential_slots = (
         CredentialSlot(
             "token", "http", field="token", required=False, description="Secret for the API, sent in token_header."
@@ -213,7 +216,7 @@ class HttpToolNode(Node[HttpToolConfig, NoInputs, ToolOut]):
             return [(None, "'url' is empty: give the address to call, e.g. https://api.example.com/search")]
         return []
 
-    def run(self, inputs: NoInputs, ctx: RunContext) -> ToolOut:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> HttpToolOut:
         c = self.config
         if not c.url.strip():
             raise NodeError("'url' is empty: give the address to call, e.g. https://api.example.com/search")

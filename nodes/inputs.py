@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypedDict
+from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.pathguard import PathKind
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
@@ -24,7 +24,7 @@ class FileInputConfig(BaseModel):
 
 
 class PathOut(TypedDict):
-    path: Text
+    path: Annotated[Text, "Absolute path of the chosen file."]
 
 
 @register_node
@@ -32,11 +32,12 @@ class FileInput(Node[FileInputConfig, NoInputs, PathOut]):
     """A file chosen at run time (like an upload form); outputs its path for a file loader."""
 
     type_name = "input.file"
+
+    capabilities = frozenset({Capability.FILE_INPUT, Capability.LOCAL_ONLY})
     display_name = "File Input"
     aliases = ("On form submission", "Form Trigger", "upload", "file upload")
     category = "Inputs"
     Config = FileInputConfig
-    outputs = (Port("path", PortType.TEXT, description="Absolute path of the chosen file."),)
     run_input = "file"
 
     @classmethod

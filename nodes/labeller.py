@@ -14,12 +14,12 @@ from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import RecordsIn, RecordsOut
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import AnyValue, Text
 from flowbuilder.registry import register_node
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
@@ -121,12 +121,12 @@ class RowLabeller(Node[RowLabellerConfig, RecordsIn, RecordsOut]):
     """Render each record's columns as labelled text so every chunk says what its values mean."""
 
     type_name = "labeller.row"
+
+    capabilities = frozenset({Capability.LABELS_ROWS, Capability.LOCAL_ONLY})
     display_name = "Label Rows"
     aliases = ("Parser", "row template", "format rows")
     category = "Transform"
     Config = RowLabellerConfig
-    inputs = (Port("records", PortType.RECORDS),)
-    outputs = (Port("records", PortType.RECORDS),)
     stream_in = "records"
     stream_out = "records"
 
@@ -227,7 +227,7 @@ class StringifyConfig(BaseModel):
 
 
 class ItemsIn(TypedDict):
-    items: Any
+    items: AnyValue
 
 
 class TextOut(TypedDict):
@@ -239,12 +239,12 @@ class Stringify(Node[StringifyConfig, ItemsIn, TextOut]):
     """Render records, chunks or search hits into one text (LangFlow's Parser 'Text: {text}')."""
 
     type_name = "parser.stringify"
+
+    capabilities = frozenset({Capability.STRINGIFIES})
     display_name = "Parser (to text)"
     aliases = ("Parser", "Parse Data", "Data to Message", "combine", "to text")
     category = "Transform"
     Config = StringifyConfig
-    inputs = (Port("items", PortType.ANY),)
-    outputs = (Port("text", PortType.TEXT),)
 
     @classmethod
     def config_problems(cls, config: StringifyConfig) -> list[tuple[str | None, str]]:

@@ -14,17 +14,17 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.paths import resolve_path
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 
@@ -58,7 +58,7 @@ class FileLoaderConfig(BaseModel):
 
 
 class PathIn(TypedDict):
-    path: NotRequired[Text]
+    path: NotRequired[Annotated[Text, "A path from a file input; replaces the config."]]
 
 
 @register_node
@@ -66,14 +66,12 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     """Load a CSV, JSON, PDF, TXT or Markdown file as records (one per row, object, page or file)."""
 
     type_name = "loader.file"
+
+    capabilities = frozenset({Capability.LOADS_FILES, Capability.LOCAL_ONLY})
     display_name = "Read File"
     aliases = ("File", "Default Data Loader", "document loader", "csv", "pdf", "load")
     category = "Loaders"
     Config = FileLoaderConfig
-    inputs = (
-        Port("path", PortType.TEXT, required=False, description="A path from a file input; replaces the config."),
-    )
-    outputs = (Port("records", PortType.RECORDS),)
     run_input = "file"
     stream_out = "records"
     fraction: float | None = None

@@ -15,7 +15,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Annotated, Any, Literal, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,8 +23,8 @@ from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import NoInputs, ToolOut
-from flowbuilder.ports import Port, PortType
+from flowbuilder.nodes.io import NoInputs
+from flowbuilder.portvalues import Tools
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
 from flowbuilder.services import Tool
@@ -235,8 +235,12 @@ class McpTool:
         return redact(text)
 
 
+class McpToolOut(TypedDict):
+    tool: Annotated[Tools, "The server's tools, for agent.tools."]
+
+
 @register_node
-class McpToolNode(Node[McpToolConfig, NoInputs, ToolOut]):
+class McpToolNode(Node[McpToolConfig, NoInputs, McpToolOut]):
     """Give an agent the tools of an MCP server (stdio command or HTTP URL); all, selected or all-except."""
 
     type_name = "tool.mcp"
@@ -244,7 +248,6 @@ class McpToolNode(Node[McpToolConfig, NoInputs, ToolOut]):
     aliases = ("MCP Client Tool", "MCP", "tool")
     category = "Agents"
     Config = McpToolConfig
-    outputs = (Port("tool", PortType.TOOL, description="The server's tools, for agent.tools."),)
     credential_slots = (
         CredentialSlot(
             "token",
@@ -272,7 +275,7 @@ class McpToolNode(Node[McpToolConfig, NoInputs, ToolOut]):
             return []
         return [Destination("url", config.url, "mcp", always_ask=True)]
 
-    def run(self, inputs: NoInputs, ctx: RunContext) -> ToolOut:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> McpToolOut:
         c = self.config
         if c.transport == "http" and not c.url.strip():
             raise NodeError(
@@ -317,7 +320,7 @@ class McpToolNode(Node[McpToolConfig, NoInputs, ToolOut]):
         toolkit: list[Tool] = list(tools)
         return {"tool": toolkit[0] if len(toolkit) == 1 else toolkit}
 
-    def summarize(self, outputs: ToolOut) -> str:
+    def summarize(self, outputs: McpToolOut) -> str:
         value = outputs["tool"]
         tools = value if isinstance(value, list) else [value]
         return f"{len(tools)} MCP tool(s): " + ", ".join(t.name for t in tools)

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.context import cut_context, render_hits
 from flowbuilder.data import ChatMessage, Document, Hit
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import Prompt
 from flowbuilder.registry import register_node
 
 DEFAULT_TEMPLATE = (
@@ -103,7 +104,7 @@ def _is_hits(value: Any) -> bool:
 
 
 class PromptOut(TypedDict):
-    prompt: Text
+    prompt: Annotated[Prompt, "The filled-in prompt."]
 
 
 @register_node  # its inputs are the template's variables, any value each: a plain dict, not a TypedDict
@@ -111,11 +112,12 @@ class PromptTemplate(Node[PromptTemplateConfig, dict[str, Any], PromptOut]):
     """Fill a prompt template; each {variable} is an input (retrieved hits render as numbered sources)."""
 
     type_name = "prompt.template"
+
+    capabilities = frozenset({Capability.RENDERS_PROMPT})
     display_name = "Prompt Template"
     aliases = ("Prompt", "template")
     category = "Prompts"
     Config = PromptTemplateConfig
-    outputs = (Port("prompt", PortType.PROMPT, description="The filled-in prompt."),)
 
     @classmethod
     def input_ports(cls, config: PromptTemplateConfig | None = None) -> tuple[Port, ...]:

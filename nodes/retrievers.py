@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import SearchOut, ToolOut
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.nodes.io import SearchOut
+from flowbuilder.portvalues import Text, Tools
 from flowbuilder.registry import register_node
 from flowbuilder.services import VectorStore
 
@@ -40,12 +40,16 @@ class RetrieverConfig(BaseModel):
 
 
 class SearchIn(TypedDict):
-    store: VectorStore
-    query: Text
+    store: Annotated[VectorStore, "The store to search."]
+    query: Annotated[Text, "The question."]
 
 
 class StoreIn(TypedDict):
-    store: VectorStore
+    store: Annotated[VectorStore, "The store the tool searches."]
+
+
+class SearchToolOut(TypedDict):
+    tool: Annotated[Tools, "A search tool for agent.tools."]
 
 
 @register_node
@@ -53,18 +57,12 @@ class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
     """Find the k chunks most similar to a question."""
 
     type_name = "retriever.vector"
+
+    capabilities = frozenset({Capability.STORE_RETRIEVER})
     display_name = "Vector Store Retriever"
     aliases = ("retriever", "similarity search", "search", "vector store")
     category = "Retrieval"
     Config = RetrieverConfig
-    inputs = (
-        Port("store", PortType.VECTOR_STORE, description="The store to search."),
-        Port("query", PortType.TEXT, description="The question."),
-    )
-    outputs = (
-        Port("hits", PortType.HITS, description="The best matches, best first."),
-        Port("retriever", PortType.RETRIEVER, description="The same search as a service."),
-    )
 
     def run(self, inputs: SearchIn, ctx: RunContext) -> SearchOut:
         retriever = VectorRetriever(inputs["store"], self.config.k, self.config.min_score, self.config.where)
@@ -157,18 +155,18 @@ class ToolConfig(BaseModel):
 
 
 @register_node
-class RetrieverToolNode(Node[ToolConfig, StoreIn, ToolOut]):
+class RetrieverToolNode(Node[ToolConfig, StoreIn, SearchToolOut]):
     """Let an agent search a vector store as a tool."""
 
     type_name = "retriever.tool"
+
+    capabilities = frozenset({Capability.STORE_TOOL})
     display_name = "Vector Store Tool"
     aliases = ("Answer questions with a vector store", "retriever tool", "tool")
     category = "Retrieval"
     Config = ToolConfig
-    inputs = (Port("store", PortType.VECTOR_STORE, description="The store the tool searches."),)
-    outputs = (Port("tool", PortType.TOOL, description="A search tool for agent.tools."),)
 
-    def run(self, inputs: StoreIn, ctx: RunContext) -> ToolOut:
+    def run(self, inputs: StoreIn, ctx: RunContext) -> SearchToolOut:
         c = self.config
         tool = SearchTool(inputs["store"], c.name, c.description, c.k)
         ctx.details["schema"] = tool.parameters_schema()

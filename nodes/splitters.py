@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
@@ -32,7 +33,6 @@ from flowbuilder.nodes.splitting.textsplit import (
     split_recursive,
     unescape_separator,
 )
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 
@@ -119,8 +119,7 @@ class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
     """
 
     category = "Splitters"
-    inputs: ClassVar[tuple[Port, ...]] = (Port("documents", PortType.RECORDS),)
-    outputs = (Port("chunks", PortType.CHUNKS),)
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SPLITS, Capability.LOCAL_ONLY})
     # each document is split on its own, so a stream of records can be split batch by batch
     stream_in: ClassVar[str | None] = "documents"
     stream_out: ClassVar[str | None] = "chunks"
@@ -161,6 +160,7 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
     """Split text like LangChain's RecursiveCharacterTextSplitter (n8n and LangFlow's default)."""
 
     type_name = "splitter.recursive"
+    capabilities = SplitterNode.capabilities | {Capability.DEFAULT_SPLITTER}
     display_name = "Recursive Text Splitter"
     aliases = ("Split Text", "Recursive Character Text Splitter", "chunk")
     Config = RecursiveSplitterConfig

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 from urllib.parse import urljoin
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,8 +24,8 @@ from flowbuilder.data import Document
 from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import NoInputs, RecordsOut
-from flowbuilder.ports import Port, PortType
+from flowbuilder.nodes.io import NoInputs
+from flowbuilder.portvalues import Records
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
 from flowbuilder.terminal import excerpt
@@ -171,8 +171,12 @@ def _pdf_text(body: bytes, url: str) -> str:
             raise NodeError(f"{url}: {str(exc).removeprefix(path.name + ': ')}") from None
 
 
+class PagesOut(TypedDict):
+    records: Annotated[Records, "One document per page (source = the URL)."]
+
+
 @register_node
-class UrlLoader(Node[UrlLoaderConfig, NoInputs, RecordsOut]):
+class UrlLoader(Node[UrlLoaderConfig, NoInputs, PagesOut]):
     """Fetch web pages (HTML, text, Markdown, PDF) as one record each; every server needs approval."""
 
     type_name = "loader.url"
@@ -180,7 +184,6 @@ class UrlLoader(Node[UrlLoaderConfig, NoInputs, RecordsOut]):
     aliases = ("URL", "WebBaseLoader", "web page", "url loader")
     category = "Loaders"
     Config = UrlLoaderConfig
-    outputs = (Port("records", PortType.RECORDS, description="One document per page (source = the URL)."),)
     cacheable = False  # a live page
 
     @classmethod
@@ -203,7 +206,7 @@ class UrlLoader(Node[UrlLoaderConfig, NoInputs, RecordsOut]):
             return [("urls", "'urls' is empty: give the pages to load, e.g. https://example.com/docs")]
         return []
 
-    def run(self, inputs: NoInputs, ctx: RunContext) -> RecordsOut:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> PagesOut:
         c = self.config
         urls = [u.strip() for u in c.urls if u.strip()]
         if not urls:

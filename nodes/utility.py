@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from flowbuilder.node import EmptyConfig, Node, RunContext
-from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import AnyValue
 from flowbuilder.registry import register_node
 
 
 class PassthroughIn(TypedDict):
-    value: NotRequired[Any]
+    value: NotRequired[AnyValue]
 
 
 class PassthroughOut(TypedDict):
-    value: Any
+    value: AnyValue
 
 
 @register_node
@@ -25,8 +25,6 @@ class Passthrough(Node[EmptyConfig, PassthroughIn, PassthroughOut]):
     display_name = "Pass Through"
     aliases = ("No Operation", "noop", "passthrough")
     category = "Utility"
-    inputs = (Port("value", PortType.ANY, required=False),)
-    outputs = (Port("value", PortType.ANY),)
 
     def run(self, inputs: PassthroughIn, ctx: RunContext) -> PassthroughOut:
         return {"value": inputs.get("value")}

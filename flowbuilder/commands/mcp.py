@@ -32,21 +32,6 @@ def handle(args: argparse.Namespace) -> int:
     service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
     server = build_mcp_server(service)
     if not args.no_warm_up:
-        start_warm_up(service)
+        service.start_warm_up()
     server.run(transport="stdio")
     return 0
-
-
-def start_warm_up(service: Any) -> None:
-    """Ingest in the background while the client connects; calls wait for it (one lock)."""
-    import threading
-
-    def work() -> None:
-        try:
-            service.warm_up()
-        except Exception as exc:  # reported on stderr; each call then reports the same failure itself
-            from flowbuilder.secrets import redact
-
-            sys.stderr.write(f"warm-up failed: {redact(str(exc))}\n")
-
-    threading.Thread(target=work, name="flowbuilder-warm-up", daemon=True).start()

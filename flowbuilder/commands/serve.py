@@ -33,7 +33,6 @@ def register(subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from flowbuilder.commands.mcp import start_warm_up
     from flowbuilder.netguard import check_bind
     from flowbuilder.serving.http_app import build_http_app
     from flowbuilder.serving.service import FlowService
@@ -42,7 +41,7 @@ def handle(args: argparse.Namespace) -> int:
     service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
     app = build_http_app(service, host=args.host, token=args.token)
     if not args.no_warm_up:
-        start_warm_up(service)
+        service.start_warm_up()
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"))
     # The test harness and the Serve panel read this line to learn the port.
     original_startup = server.startup

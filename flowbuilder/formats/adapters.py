@@ -56,8 +56,9 @@ from typing import Any
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.formats import roles
+from flowbuilder.placeholder import PLACEHOLDER_TYPE
 
-PLACEHOLDER = "placeholder.unsupported"
+PLACEHOLDER = PLACEHOLDER_TYPE
 
 
 class _NoDefault:
@@ -99,9 +100,10 @@ class Param:
 
 @dataclass(frozen=True)
 class Local:
-    """``import --local``: the offline node an entry's node (or kept placeholder) is swapped for."""
+    """``import --local``: the offline node an entry's node (or kept placeholder) is swapped for: the type
+    ``to``, or the type that fills ``role`` (a name in :mod:`flowbuilder.formats.roles`, looked up when used)."""
 
-    to: str
+    to: str = ""
     keep: tuple[str, ...] = ()
     """Config fields carried over to the new node."""
     collection: tuple[str, ...] = ()
@@ -111,6 +113,12 @@ class Local:
     """Added to the report line; ``{collection}`` is the new collection's name."""
     fixed: tuple[tuple[str, Any], ...] = ()
     """Config the new node always gets (``(field, value)`` pairs; a tuple so that a ``Local`` stays hashable)."""
+    role: str = ""
+
+    @property
+    def target(self) -> str:
+        """The type the node becomes."""
+        return self.to or str(getattr(roles, self.role))
 
 
 @dataclass(frozen=True)
@@ -194,9 +202,9 @@ class Adapter:
 
 
 # The offline stand-ins ``import --local`` swaps remote nodes for (shared by both formats' entries).
-OFFLINE_EMBEDDER = Local(roles.OFFLINE_EMBEDDER)
+OFFLINE_EMBEDDER = Local(role="OFFLINE_EMBEDDER")
 OFFLINE_CHAT = Local(
-    roles.OFFLINE_CHAT,
+    role="OFFLINE_CHAT",
     keep=("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable"),
     detail=" (default model llama3.2 on a local Ollama server)",
 )
@@ -205,7 +213,7 @@ OFFLINE_CHAT = Local(
 def offline_store(*collection: str) -> Local:
     """An embedded Chroma store named after the first of ``collection`` that is set."""
     detail = " (embedded, collection {collection!r})"
-    return Local(roles.OFFLINE_STORE, ("k", "min_score", "where"), collection, detail)
+    return Local("", ("k", "min_score", "where"), collection, detail, role="OFFLINE_STORE")
 
 
 class Table:

@@ -22,7 +22,7 @@ from flowbuilder.formats.report import ImportReport, ParamIssue
 
 TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
 # A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
-_ROLE_OUTPUTS = {"ai_tool": roles.TOOL, "ai_retriever": roles.RETRIEVER, "component_as_tool": roles.TOOL}
+_ROLE_OUTPUTS = {"ai_tool": "TOOL", "ai_retriever": "RETRIEVER", "component_as_tool": "TOOL"}
 _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
@@ -35,7 +35,7 @@ def _answer_without_model(flow: Flow, report: ImportReport) -> None:
     """Every chat model answers extractively when no model is reachable: visible in its config and, when it
     happens, as the node's warning; an agent quotes its search results the same way (see nodes/agent.py)."""
     for spec in flow.nodes:
-        if spec.type.startswith(roles.LLMS) and spec.config.get("when_unreachable", "error") == "error":
+        if roles.chat_model(spec.type) and spec.config.get("when_unreachable", "error") == "error":
             spec.config["when_unreachable"] = "extractive"
             report.local_swaps.append(
                 ParamIssue(
@@ -91,7 +91,7 @@ def _swap_remote(flow: Flow, report: ImportReport) -> None:
                 collection = fixed
             config = {"collection": collection, **config}
         mode = _n8n_mode(spec) if original == PLACEHOLDER else ""
-        spec.type, spec.config, spec.credentials = swap.to, config, {}
+        spec.type, spec.config, spec.credentials = swap.target, config, {}
         if original == PLACEHOLDER:
             _rewire(flow, spec, TABLES.get(fmt), mode, report)
         report.credentials = [c for c in report.credentials if c.node not in (spec.id, spec.name)]
@@ -220,7 +220,7 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
         elif edge.source == spec.id and edge.source_port not in outs:
             port = adapter.our_output(edge.source_port) if adapter else None
             if port is None and spec.type == roles.OFFLINE_STORE and edge.source_port in _ROLE_OUTPUTS:
-                role = _role_node(flow, spec, _ROLE_OUTPUTS[edge.source_port])
+                role = _role_node(flow, spec, getattr(roles, _ROLE_OUTPUTS[edge.source_port]))
                 edge.source = role.id
                 edge.source_port = "tool" if role.type == roles.TOOL else "retriever"
                 continue

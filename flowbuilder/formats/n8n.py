@@ -497,7 +497,7 @@ class N8nImporter:
             # file its input gives (the form's file, --input)
             shown = url if isinstance(url, str) else params.get("url")
             used.update(params)
-            spec = self._new_spec(node, "loader.file", {})
+            spec = self._new_spec(node, roles.LOADER, {})
             self.report.warnings.append(f"{node['name']!r}: " + _FETCHED_PAGE.format(what=shown))
             return [("main", spec)]
         if method != "GET" or not fetches_file:
@@ -894,7 +894,7 @@ class N8nImporter:
         """question -> prompt and retriever; retriever hits -> prompt context; prompt -> model; model answers."""
         model: _Mapped | None = chain.get("ai_languageModel")
         retriever: _Mapped | None = chain.get("ai_retriever")
-        if model is not None and self._type(model.name).startswith(roles.LLMS):
+        if model is not None and roles.chat_model(self._type(model.name)):
             self._edge(prompt.main, "prompt", model.main, "prompt")
         else:
             self.report.connections_dropped.append(f"{prompt.name!r}: the Q&A chain has no chat model")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from flowbuilder.placeholder import PLACEHOLDER_TYPE
+
 
 @dataclass
 class NodeOutcome:
@@ -21,7 +23,7 @@ class NodeOutcome:
 
     @property
     def unsupported(self) -> bool:
-        return any(t == "placeholder.unsupported" for _, t in self.targets)
+        return any(t == PLACEHOLDER_TYPE for _, t in self.targets)
 
     def describe(self) -> str:
         if self.unsupported:

@@ -30,6 +30,7 @@ from typing import Any, TextIO, cast
 
 import networkx as nx
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import ServeError
@@ -358,7 +359,7 @@ class FlowService:
     def _find_prompts(self) -> list[PromptEndpoint]:
         found = []
         for nid, node in sorted(self.graph.nodes.items()):
-            if node.spec.type != "prompt.template":
+            if Capability.RENDERS_PROMPT not in node.cls.capabilities:
                 continue
             template = str(getattr(node.config, "template", ""))
             found.append(
@@ -561,6 +562,20 @@ class FlowService:
         """Ingest now (the first search of each tool runs the whole chain up to it)."""
         for endpoint in self.searches:
             self.search("warm-up", 1, endpoint.name)
+
+    def start_warm_up(self) -> threading.Thread:
+        """:meth:`warm_up` in a background thread while a client connects; calls wait for it (one lock). A
+        failure is written to stderr; each call then reports the same failure itself."""
+
+        def work() -> None:
+            try:
+                self.warm_up()
+            except Exception as exc:
+                sys.stderr.write(f"warm-up failed: {redact(str(exc))}\n")
+
+        thread = threading.Thread(target=work, name="flowbuilder-warm-up", daemon=True)
+        thread.start()
+        return thread
 
     def ask(self, question: str, session_id: str = "serve") -> AskResult:
         if not self.ask_enabled or self.answer_node is None:

@@ -16,10 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.embedders.remote import (
+    CacheSetting,
+    InFlightSetting,
+    RemoteEmbedder,
+    RetriesSetting,
+    TimeoutSetting,
+    remote_options,
+)
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.llms.base import scrub
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 PROVIDER = "cohere"
@@ -171,16 +177,10 @@ class CohereEmbedderConfig(BaseModel):
     )
     base_url: str = Field("", description=f"Empty = {DEFAULT_BASE_URL}; or a compatible server.")
     batch_size: int = Field(MAX_BATCH, ge=1, le=MAX_BATCH, description="Texts per request (Cohere allows 96).")
-    cache: bool = Field(
-        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
-    )
-    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
-    max_in_flight: int = Field(
-        4, ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them)."
-    )
-    max_retries: int = Field(
-        5, ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says)."
-    )
+    cache: CacheSetting = True
+    timeout: TimeoutSetting = 60
+    max_in_flight: InFlightSetting = 4
+    max_retries: RetriesSetting = 5
 
 
 @register_node
@@ -192,7 +192,6 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
     aliases = ("Embeddings", "embedding model", "Embeddings Cohere")
     category = "Embedders"
     Config = CohereEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", PROVIDER, description="Cohere API key (COHERE_API_KEY)."),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
@@ -202,10 +201,7 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
             model=c.model,
             base_url=c.base_url,
             batch_size=c.batch_size,
-            timeout=c.timeout,
-            cache_dir=ctx.data_dir if c.cache else None,
-            max_in_flight=c.max_in_flight,
-            max_retries=c.max_retries,
+            **remote_options(c, ctx),
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
@@ -198,11 +198,12 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
     """all-MiniLM-L6-v2 (384-d) on this machine: no key, no network, no PyTorch."""
 
     type_name = "embedder.local"
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.OFFLINE_SWAP, Capability.DEFAULT_SOURCE})
     display_name = "Local Embeddings (MiniLM)"
     aliases = ("Embeddings", "embedding model", "HuggingFace Embeddings")
     category = "Embedders"
     Config = LocalEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = LocalEmbedder(

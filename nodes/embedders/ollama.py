@@ -14,10 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.embedders.remote import (
+    CacheSetting,
+    InFlightSetting,
+    RemoteEmbedder,
+    RetriesSetting,
+    TimeoutSetting,
+    remote_options,
+)
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.ollama_client import API_KEY_SLOT, make_client
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
 
@@ -123,16 +129,10 @@ class OllamaEmbedderConfig(BaseModel):
     document_prefix: str = Field("search_document: ", description="Prepended to every stored text.")
     query_prefix: str = Field("search_query: ", description="Prepended to every question.")
     batch_size: int = Field(32, ge=1, le=2048, description="Texts per request.")
-    cache: bool = Field(
-        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
-    )
-    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
-    max_in_flight: int = Field(
-        4, ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them)."
-    )
-    max_retries: int = Field(
-        5, ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says)."
-    )
+    cache: CacheSetting = True
+    timeout: TimeoutSetting = 60
+    max_in_flight: InFlightSetting = 4
+    max_retries: RetriesSetting = 5
 
 
 @register_node
@@ -144,7 +144,6 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
     aliases = ("Embeddings", "embedding model", "Embeddings Ollama")
     category = "Embedders"
     Config = OllamaEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (API_KEY_SLOT,)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
@@ -155,11 +154,8 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
             document_prefix=c.document_prefix,
             query_prefix=c.query_prefix,
             batch_size=c.batch_size,
-            timeout=c.timeout,
-            cache_dir=ctx.data_dir if c.cache else None,
             api_key=ctx.secret("api_key") if ctx.has_secret("api_key") else None,
-            max_in_flight=c.max_in_flight,
-            max_retries=c.max_retries,
+            **remote_options(c, ctx),
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

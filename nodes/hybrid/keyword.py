@@ -14,22 +14,21 @@ import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
-from flowbuilder.nodes.io import SearchOut
 from flowbuilder.nodes.vectorstores.common import decode_metadata, unique_documents
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Chunks, Text
+from flowbuilder.portvalues import Chunks, Hits, Text
 from flowbuilder.registry import register_node
-from flowbuilder.services import VectorStore
+from flowbuilder.services import Retriever, VectorStore
 
 Scorer = Literal["bm25", "overlap"]
 LEG = "keyword"
@@ -253,29 +252,26 @@ class KeywordConfig(BaseModel):
 
 
 class KeywordIn(TypedDict):
-    store: NotRequired[VectorStore]
-    documents: NotRequired[list[Chunks]]
-    query: Text
+    store: NotRequired[Annotated[VectorStore, "Index exactly the chunks this store holds."]]
+    documents: NotRequired[Annotated[list[Chunks], "Or index these chunks."]]
+    query: Annotated[Text, "The question (or a list of rewritten variants)."]
+
+
+class KeywordOut(TypedDict):
+    hits: Annotated[Hits, "Best matches first; score = BM25 or overlap share."]
+    retriever: Annotated[Retriever, "The same search as a service."]
 
 
 @register_node
-class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, SearchOut]):
+class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, KeywordOut]):
     """Find chunks by keywords (BM25 or word overlap); the index mirrors the store and is kept on disk."""
 
     type_name = "retriever.keyword"
     display_name = "Keyword Retriever (BM25)"
     aliases = ("BM25", "keyword search", "full-text", "retriever")
     category = "Retrieval"
+    capabilities = frozenset({Capability.KEYWORD_SEARCH})  # stands in for dense search while a store fills
     Config = KeywordConfig
-    inputs = (
-        Port("store", PortType.VECTOR_STORE, required=False, description="Index exactly the chunks this store holds."),
-        Port("documents", PortType.CHUNKS, required=False, multiple=True, description="Or index these chunks."),
-        Port("query", PortType.TEXT, description="The question (or a list of rewritten variants)."),
-    )
-    outputs = (
-        Port("hits", PortType.HITS, description="Best matches first; score = BM25 or overlap share."),
-        Port("retriever", PortType.RETRIEVER, description="The same search as a service."),
-    )
 
     @classmethod
     def fingerprint(
@@ -292,7 +288,7 @@ class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, SearchOut]):
         except Exception:  # an unreachable server: let run() report it
             return None
 
-    def run(self, inputs: KeywordIn, ctx: RunContext) -> SearchOut:
+    def run(self, inputs: KeywordIn, ctx: RunContext) -> KeywordOut:
         c = self.config
         store = inputs.get("store")
         batches = inputs.get("documents")

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
@@ -160,6 +161,8 @@ class OllamaChat(ChatModelNode[OllamaChatConfig]):
     """Answer a prompt with a model on an Ollama server, or provide the model to an agent."""
 
     type_name = "llm.ollama"
+
+    capabilities = frozenset({Capability.OFFLINE_SWAP})
     display_name = "Ollama Chat Model"
     aliases = ("LLM", "Ollama", "chat model", "local model", "model", "chat")
     Config = OllamaChatConfig

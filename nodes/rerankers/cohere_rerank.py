@@ -9,9 +9,16 @@ from pydantic import Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import FlowbuilderError, ProviderError
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.io import HitsOut
 from flowbuilder.nodes.llms.base import scrub
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
+from flowbuilder.nodes.rerankers.common import (
+    RerankConfig,
+    RerankedOut,
+    RerankerNode,
+    RerankIn,
+    question,
+    reorder,
+    score_table,
+)
 from flowbuilder.registry import register_node
 
 
@@ -42,7 +49,7 @@ class CohereReranker(RerankerNode[CohereRerankConfig]):
     Config = CohereRerankConfig
     credential_slots = (CredentialSlot("api_key", "cohere", description="Cohere API key (COHERE_API_KEY)."),)
 
-    def run(self, inputs: RerankIn, ctx: RunContext) -> HitsOut:
+    def run(self, inputs: RerankIn, ctx: RunContext) -> RerankedOut:
         config = self.config
         hits, query = inputs["hits"], question(inputs)
         candidates = hits[: config.candidates]

@@ -18,8 +18,15 @@ from pydantic import Field
 
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.io import HitsOut
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
+from flowbuilder.nodes.rerankers.common import (
+    RerankConfig,
+    RerankedOut,
+    RerankerNode,
+    RerankIn,
+    question,
+    reorder,
+    score_table,
+)
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.registry import register_node
 
@@ -165,7 +172,7 @@ class CrossEncoderReranker(RerankerNode[CrossEncoderConfig]):
         stat = model.stat()
         return f"{model}:{stat.st_size}:{stat.st_mtime_ns}"
 
-    def run(self, inputs: RerankIn, ctx: RunContext) -> HitsOut:
+    def run(self, inputs: RerankIn, ctx: RunContext) -> RerankedOut:
         config = self.config
         hits, query = inputs["hits"], question(inputs)
         if not config.model_dir.strip():

@@ -16,14 +16,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
@@ -281,12 +280,12 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
     """Store chunks in Chroma (embedded on disk or a server) and search them by cosine similarity."""
 
     type_name = "vectorstore.chroma"
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.OFFLINE_SWAP})
     display_name = "Chroma Vector Store"
     aliases = ("Chroma DB", "vector store", "vector db", "database", "index")
     category = "Vector stores"
     Config = ChromaConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
 
     @classmethod
     def config_problems(cls, config: ChromaConfig) -> list[tuple[str | None, str]]:

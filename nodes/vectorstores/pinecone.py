@@ -22,8 +22,6 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
     MODEL_FIELD,
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     TEXT_FIELD,
     EmbeddingStore,
@@ -263,8 +261,6 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
     aliases = ("Pinecone", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = PineconeConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
     credential_slots = (CredentialSlot("api_key", "pinecone"),)
 
     @classmethod

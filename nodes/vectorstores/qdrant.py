@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
@@ -31,8 +32,6 @@ from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
 from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
@@ -490,12 +489,12 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
     """Store chunks in Qdrant (embedded folder or server) with dense + BM25 sparse vectors; hybrid search."""
 
     type_name = "vectorstore.qdrant"
+
+    capabilities = frozenset({Capability.LOCAL_ONLY})
     display_name = "Qdrant Vector Store"
     aliases = ("Qdrant", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = QdrantConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
     credential_slots = (
         CredentialSlot("api_key", PROVIDER, required=False, description="Only for a Qdrant server that needs a key."),
     )

@@ -11,7 +11,7 @@ from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, NodeSpec
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
-from flowbuilder.standin import KEYWORD_TYPE, keyword_stand_in
+from flowbuilder.standin import keyword_stand_in
 from tests.serve.conftest import DEMO_FLOW
 from tests.serve.test_concurrent_search import search_flow, small_csv
 
@@ -31,7 +31,7 @@ def test_the_demo_answers_by_keyword_search_while_its_store_fills(tmp_path: Path
     stand_in = job.stand_in()
     assert stand_in is not None and stand_in.replaced == ("retriever",)
     keyword = stand_in.flow.node("retriever")
-    assert keyword.type == KEYWORD_TYPE and keyword.config["k"] == 5 and keyword.name == "Top 5 chunks"
+    assert keyword.type == "retriever.keyword" and keyword.config["k"] == 5 and keyword.name == "Top 5 chunks"
     assert {"store", "embedder"}.isdisjoint(stand_in.flow.node_ids())  # left to the ingest
     assert stand_in.quiet == {"loader", "labeller", "splitter", "store", "embedder"}
     with job.paused():  # the ingest waits after its first batch: the answer comes before the store is full
@@ -62,7 +62,7 @@ def test_stand_in_for_a_store_that_searches_itself_and_a_reader_of_its_collectio
     stand_in = keyword_stand_in(flow, graph, ["store"])
     assert stand_in is not None and stand_in.replaced == ("store",)
     store = stand_in.flow.node("store")
-    assert store.type == KEYWORD_TYPE and store.config["k"] == 2
+    assert store.type == "retriever.keyword" and store.config["k"] == 2
     assert "embed" not in stand_in.flow.node_ids()
     run = executor.run(stand_in.flow, inputs="login with two dots", base_dir=tmp_path)
     assert run.ok and len(run.results["store"].outputs["hits"]) == 2
