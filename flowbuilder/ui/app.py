@@ -807,6 +807,8 @@ def builder_page() -> None:
 
     def closed() -> None:
         page.runner.cancel()  # a closed tab stops its run instead of burning CPU
+        if page.session.background is not None:  # and its background ingest, which holds the store for others
+            page.session.background.cancel()  # (what it embedded stays in the cache: the next open resumes)
         PAGES.pop(client.id, None)
 
     client.on_delete(closed)

@@ -23,6 +23,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
 from flowbuilder.ui.session import PAGES
 from flowbuilder.ui.state import EditorState
+from flowbuilder.ui.widgets import notify
 from tests.serve.test_concurrent_search import search_flow, small_csv
 
 from .conftest import N8N_COURSE_FILE
@@ -134,9 +135,10 @@ def test_ports_stay_on_a_chips_edge_and_a_missed_drag_says_zoom_in(
     wait_until(lambda: any(e.target == "store" for e in page.state.flow.edges))
     # a drag from the card's edge that misses the port moves the card, and the canvas says how to connect
     card = css(screen, '.vue-flow__node[data-id="store"]')[0]
-    width, height = card.size["width"], card.size["height"]
-    ActionChains(screen.selenium).move_to_element_with_offset(card, -width // 2 + 2, height // 2 - 2).click_and_hold(
-    ).move_by_offset(10, 4).move_by_offset(30, 10).release().perform()  # fmt: skip
+    left, top, right, bottom = screen.selenium.execute_script(RECT_JS, card)  # as drawn (scaled), unlike .size
+    ActionChains(screen.selenium).move_to_element_with_offset(
+        card, int(-(right - left) / 2) + 3, int((bottom - top) / 2) - 3
+    ).click_and_hold().move_by_offset(10, 4).move_by_offset(30, 10).release().perform()
     message = wait_until(lambda: [m for m in css(screen, ".fb-canvas-message") if m.is_displayed()])[0]  # type: ignore[index]
     assert "Zoom in to see ports" in message.text and "fb-canvas-hint" in message.get_attribute("class")
     shot(screen, "first-hour-chip-ports-and-hint")
@@ -173,7 +175,7 @@ def test_the_first_question_is_answered_while_the_store_fills_and_the_chat_follo
         header()
         if number == 1:
             # answered before the rows are all embedded, and the reply says which search found its chunks
-            note = css(screen, ".fb-chat-stand-in")[0]
+            note = css(screen, ".fb-chat-stand-in .fb-box-title")[0]
             assert note.text.startswith("Answered by keyword search while embeddings"), note.text
             assert counts and counts[-1][0] < 400, counts
             fallback = css(screen, ".fb-chat-fallback")[0].text
@@ -194,9 +196,9 @@ def test_the_first_question_is_answered_while_the_store_fills_and_the_chat_follo
         assert bottom <= compose + 1, geometry  # the compose box lies over no message
         assert reply_bottom <= bottom + 1 or sent <= top + 12, geometry  # the whole reply, or read from its start
     shot(screen, "first-hour-chat-follows")
-    while "Embedding" in header():
+    for _ in range(20):  # the header's count while the ingest goes on (it used to drop from 500/500 to 0/500)
+        header()
         time.sleep(0.3)
-        assert len(counts) < 3000
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(counts)), counts  # never goes back
 
 
@@ -204,7 +206,7 @@ def test_no_card_under_the_activity_bar_and_the_drawer_keeps_its_card(
     screen: Screen, builder: Callable[..., None], tmp_path: Path
 ) -> None:
     page = open_at(screen, builder, flow_path=answering_flow(tmp_path, 12))
-    wait_until(lambda: page.session.background is None, timeout=180)  # the ingest's line is gone or folded
+    wait_until(lambda: page.session.background is None, timeout=300)  # 12 rows embedded in the background
     page.run_input.value = "two dots in the email"
     css(screen, ".fb-run")[0].click()
     bar = wait_until(
@@ -231,8 +233,10 @@ def test_no_card_under_the_activity_bar_and_the_drawer_keeps_its_card(
 
 
 def test_toasts_leave_a_dialogs_buttons_alone(screen: Screen, builder: Callable[..., None]) -> None:
-    open_at(screen, builder)
-    import_file(screen, N8N_COURSE_FILE)  # the report dialog and the "Imported ..." toast at once
+    page = open_at(screen, builder)
+    import_file(screen, N8N_COURSE_FILE)  # the report dialog, with its buttons at the bottom
+    with page.client:  # a toast while it is open (the import's own may be gone on a slow machine), kept on screen
+        notify("Imported n8n__AI3X_Basic_RAG.json: 12 nodes", type="positive", timeout=0)
     toast = wait_until(lambda: [t for t in css(screen, ".q-notification") if t.is_displayed()])[0]  # type: ignore[index]
     toast_rect = screen.selenium.execute_script(RECT_JS, toast)
     buttons = [b for b in css(screen, ".q-dialog .q-btn") if b.is_displayed()]
