@@ -104,6 +104,9 @@ _PANEL_CSS = """
 :root { --fb-side-w: clamp(340px, 30vw, 420px); }
 .fb-side { width: var(--fb-side-w); min-width: var(--fb-side-w); }
 .fb-side .q-tabs { min-width: 0; } .fb-side .q-tab { padding: 0 8px; min-width: 0; }
+/* a narrow window keeps the header's links in view: "Run to selected" shows its icon (and its tooltip) only */
+@media (max-width: 1400px) { .fb-run-to .q-btn__content > span { font-size: 0; }
+  .fb-run-to .q-icon.on-left { margin-right: 0; } }
 .fb-rail { display: none; width: 40px; min-width: 40px; background: #f8fafc; }
 .fb-side-rail { border-left: 1px solid #e2e8f0; }
 .fb-palette-rail { border-right: 1px solid #e2e8f0; }
@@ -355,6 +358,7 @@ class BuilderPage:
         self.run_to_button = (
             ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected)
             .props("unelevated dense no-caps no-wrap color=primary")
+            .classes("fb-run-to")
             .mark("run-to")
             .tooltip("Run the flow up to the selected node")
         )
@@ -637,6 +641,7 @@ class BuilderPage:
     def pane_clicked(self) -> None:
         self.select(None, None)
         self.client.run_javascript("fbPanel('side', 'auto-close')")  # a drawer opened by a selection closes again
+        self.canvas.restore_view()  # and the canvas goes back to where it was before the drawer moved it
 
     def select(self, node_id: str | None, kind: str | None) -> None:
         if kind == "fbnote":

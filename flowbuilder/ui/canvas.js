@@ -676,7 +676,20 @@ export default {
       const shift = (lo, hi, size, end) => (hi > size - end ? size - end - hi : 0) || (lo < PAD ? PAD - lo : 0);
       const dx = shift(r.x * v.zoom + v.x, (r.x + r.w) * v.zoom + v.x, box.width, PAD);
       const dy = shift(r.y * v.zoom + v.y, (r.y + r.h) * v.zoom + v.y, box.height, barRoom());
-      if (dx || dy) await flow.setViewport({ x: v.x + dx, y: v.y + dy, zoom: v.zoom }, { duration: 200 });
+      if (!dx && !dy) return;
+      const after = { x: v.x + dx, y: v.y + dy, zoom: v.zoom };
+      await flow.setViewport(after, { duration: 200 });
+      drawerPan = { before: drawerPan?.before ?? v, after };
+    };
+    // The drawer closed again: back to the view the user had, unless they moved it since.
+    let drawerPan = null;
+    const restoreView = async () => {
+      const pan = drawerPan;
+      drawerPan = null;
+      const v = flow.getViewport();
+      if (!pan || Math.abs(v.x - pan.after.x) > 1 || Math.abs(v.y - pan.after.y) > 1 || v.zoom !== pan.after.zoom) return;
+      await frames(2); // the canvas is wide again
+      await flow.setViewport(pan.before, { duration: 200 });
     };
     const centerPosition = () => {
       const el = wrapEl();
@@ -725,7 +738,7 @@ export default {
 
     return {
       flowId, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
-      patchNodes, fitView, keepInView, centerPosition, selectNodes, renderedCount, layeredLayout,
+      patchNodes, fitView, keepInView, restoreView, centerPosition, selectNodes, renderedCount, layeredLayout,
       VIRTUAL_FROM,
       minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
     };

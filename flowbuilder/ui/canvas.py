@@ -284,3 +284,8 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         """Pan (after the drawer opened) just enough that ``node_id``'s card is on screen."""
         if self.client.has_socket_connection:
             self.run_method("keepInView", node_id)
+
+    def restore_view(self) -> None:
+        """Undo :meth:`keep_in_view`'s pan (the drawer closed), unless the user moved the view since."""
+        if self.client.has_socket_connection:
+            self.run_method("restoreView")

@@ -3,12 +3,12 @@
 Pick flows (the first is the baseline; by default the LangFlow course's naive, improved-as-exported and
 row-labelled flows, each with one line saying what it does) and a question set; the comparison runs in
 a background thread while a progress bar with an estimate of the time left follows the executor's
-events, and Cancel stops it. Results: a leaderboard by MRR, bar charts of the metrics next to the 95%
-intervals of each flow's difference from the baseline with a verdict per pair, the chunk statistics,
-chunk boundaries drawn over the first source rows of every flow (a colour per chunk, a red marker where
-a boundary falls inside a record, greyed text past the embedder's token limit that is never embedded),
-and a per-question grid whose misses say why; clicking a question shows every flow's top-k chunks with
-scores, per-leg ranks and where the gold record landed.
+events, and Cancel stops it (two or more flows that finished are still compared; one is summed up). Results:
+a leaderboard by MRR, bar charts of the metrics next to the 95% intervals of each flow's difference from the
+baseline with a verdict per pair, the chunk statistics, chunk boundaries drawn over the first source rows of
+every flow (a colour per chunk, a red marker where a boundary falls inside a record, greyed text past the
+embedder's token limit that is never embedded), and a per-question grid whose misses say why; clicking a
+question shows every flow's top-k chunks with scores, per-leg ranks and where the gold record landed.
 
 The relevance mode (lenient or strict, next to k) decides which chunks count as relevant; switching it
 after a comparison re-judges the same hits at once (nothing is searched or embedded again).
