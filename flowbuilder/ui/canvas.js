@@ -46,7 +46,9 @@ const detailLevel = (zoom) =>
   zoom >= FULL_ZOOM - 1e-6 ? "full" : zoom >= MEDIUM_ZOOM - 1e-6 ? "medium" : zoom >= COMPACT_ZOOM - 1e-6 ? "compact" : "chip";
 // Above this many nodes only those in view are in the DOM (a 500-node flow stays fluid), and at chip zoom
 // each card is drawn "lite": its title chip and bare handle anchors, without the card's rows or Vue Flow's
-// Handle components (a fitted 500-node flow would otherwise build ~2000 of them before the first paint).
+// Handle components (a fitted 500-node flow would otherwise build ~2000 of them before the first paint); lite
+// cards are not dragged or focused and links have no click area (no per-card drag behaviour or key handlers to
+// set up: the first paint of a packed 500-node flow draws every card).
 const VIRTUAL_FROM = 150;
 // A lite card keeps the full card's footprint (fit, layout and links look the same): sizes measured from
 // canvas.css (head and type line 45 px; body padding 10, rows 18 + 4 apart, at least 12; the service-in strip).
@@ -326,7 +328,7 @@ const ServiceEdge = {
   props: ["id", "source", "target", "sourceX", "sourceY", "targetX", "targetY", "sourcePosition", "targetPosition",
     "style", "interactionWidth"],
   setup() {
-    return { flow: useVueFlow() };
+    return { flow: useVueFlow(), lite: inject("fbLite", ref(false)) };
   },
   computed: {
     path() {
@@ -349,7 +351,7 @@ const ServiceEdge = {
   },
   template: `
     <path :id="id" class="vue-flow__edge-path" :d="path" :style="style" fill="none" />
-    <path class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />`,
+    <path v-if="!lite" class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />`,
 };
 
 const RoutedEdge = {
@@ -358,7 +360,7 @@ const RoutedEdge = {
   props: ["id", "source", "target", "sourceX", "sourceY", "targetX", "targetY", "style", "interactionWidth", "label",
     "labelStyle", "labelBgStyle"],
   setup() {
-    return { flow: useVueFlow() };
+    return { flow: useVueFlow(), lite: inject("fbLite", ref(false)) };
   },
   computed: {
     path() { return this.route.d; },
@@ -420,7 +422,7 @@ const RoutedEdge = {
   },
   template: `
     <path :id="id" class="vue-flow__edge-path" :d="path" :style="style" fill="none" />
-    <path class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />
+    <path v-if="!lite" class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />
     <g v-if="label" class="vue-flow__edge-textwrapper" :transform="'translate(' + route.lx + ' ' + route.ly + ')'">
       <rect class="vue-flow__edge-textbg" :x="-labelWidth / 2" y="-10" :width="labelWidth" height="20" rx="3" :style="labelBgStyle" />
       <text class="vue-flow__edge-text" text-anchor="middle" dominant-baseline="central" :style="labelStyle">{{ label }}</text>
@@ -737,7 +739,7 @@ export default {
     };
 
     return {
-      flowId, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
+      flowId, lite, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
       patchNodes, fitView, keepInView, restoreView, centerPosition, selectNodes, renderedCount, layeredLayout,
       VIRTUAL_FROM,
       minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
@@ -779,6 +781,7 @@ export default {
       <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" :edge-types="edgeTypes" connection-mode="strict"
                :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
                :default-edge-options="{ type: 'fbrouted' }" :elevate-nodes-on-select="false" :only-render-visible-elements="(nodes || []).length > VIRTUAL_FROM"
+               :nodes-draggable="!lite" :nodes-focusable="!lite" :edges-focusable="!lite"
                :default-viewport="startView"
                :min-zoom="0.02" :max-zoom="2.5">
         <Background :gap="18" />
