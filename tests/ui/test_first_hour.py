@@ -238,7 +238,15 @@ def test_toasts_leave_a_dialogs_buttons_alone(screen: Screen, builder: Callable[
     with page.client:  # a toast while it is open (the import's own may be gone on a slow machine), kept on screen
         notify("Imported n8n__AI3X_Basic_RAG.json: 12 nodes", type="positive", timeout=0)
     toast = wait_until(lambda: [t for t in css(screen, ".q-notification") if t.is_displayed()])[0]  # type: ignore[index]
-    toast_rect = screen.selenium.execute_script(RECT_JS, toast)
+    rects = [screen.selenium.execute_script(RECT_JS, toast)]
+
+    def settled() -> bool:  # where it comes to rest (it slides in from the top)
+        rects.append(screen.selenium.execute_script(RECT_JS, toast))
+        return rects[-1] == rects[-2]
+
+    wait_until(settled)
+    toast_rect = rects[-1]
+    assert toast_rect[1] >= 48  # under the header: the header's buttons stay clickable too
     buttons = [b for b in css(screen, ".q-dialog .q-btn") if b.is_displayed()]
     assert buttons
     for button in buttons:
