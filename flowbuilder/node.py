@@ -37,7 +37,7 @@ from __future__ import annotations
 import threading
 import time
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, get_args, get_origin
@@ -231,12 +231,17 @@ def signature_ports(cls: type[Any], side: Side) -> tuple[Port, ...]:
 
 
 def _read_signature(cls: type[Any], side: Side) -> tuple[Port, ...]:
+    """The TypedDict ``run`` is typed with: the class's own type arguments (``Node[Config, Inputs, Outputs]``,
+    which ``run``'s parameters are declared as), else ``run``'s annotations. The type arguments come first: they
+    stay true when something wraps or replaces ``run`` on the class (a test's stand-in, a tracing decorator)."""
     where = f"{cls.__name__}.run"
-    try:
-        hints = typing.get_type_hints(cls.run, include_extras=True)
-    except NameError as exc:
-        raise TypeError(f"{where}: cannot read the signature's types ({exc})") from None
-    shape = _bound(cls, hints.get("inputs" if side == "input" else "return", Any))
+    shape = _bound(cls, InputsT if side == "input" else OutputsT)
+    if shape is Any:
+        try:
+            hints = typing.get_type_hints(cls.run, include_extras=True)
+        except NameError as exc:
+            raise TypeError(f"{where}: cannot read the signature's types ({exc})") from None
+        shape = _bound(cls, hints.get("inputs" if side == "input" else "return", Any))
     if shape is Any or shape is dict or get_origin(shape) in (dict, Mapping):
         return ()  # untyped: ports that follow the config, or none
     if not typing.is_typeddict(shape):
@@ -285,6 +290,15 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     stream_out: ClassVar[str | None] = None
     """The output port this node can produce batch by batch; a head (no ``stream_in``) implements
     :meth:`iter_batches`."""
+    version: ClassVar[int] = 1
+    """The type's description version: bumped when a saved config or port changes, with a migration for it."""
+    migrations: ClassVar[Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+    """What changed, as :data:`flowbuilder.formats.native.NODE_MIGRATIONS` describes (``"config.FIELD"``,
+    ``"port.NAME"`` -> a function from a saved node dict to its new form); applied on load."""
+    mappings: ClassVar[Mapping[str, Sequence[Any]]] = {}
+    """This type's entries in foreign formats, by format name (``{"n8n": (Adapter(theirs=...),), "langflow":
+    ...}``, :class:`flowbuilder.formats.adapters.Adapter`): the format engines read them from the registry, so
+    a node pack brings its mappings with its nodes."""
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     """What this type does that other code asks about (:mod:`flowbuilder.capabilities`): never its name."""
     runtime: ClassVar[Runtime | None] = None
@@ -345,6 +359,18 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     def config_paths(cls, config: ConfigT) -> list[tuple[str, str, PathKind]]:
         """``(field, path, kind)`` for every non-empty config field that names something on disk to read, so
         that ``validate`` judges it before a run (:mod:`flowbuilder.pathguard`); ``run`` checks again."""
+        return []
+
+    @classmethod
+    def path_problems(cls, config: ConfigT, base_dir: Path | None) -> list[tuple[str | None, str]]:
+        """What ``validate`` can tell about the files a config names before a run (a type no reader supports, a
+        folder with nothing to read): ``[(port or None, message)]``. Called only for paths the flow may read."""
+        return []
+
+    @classmethod
+    def path_warnings(cls, config: ConfigT, base_dir: Path | None) -> list[str]:
+        """Like :meth:`path_problems`, for what a run survives but the user should know (files it will skip);
+        ``validate`` prints them as notes."""
         return []
 
     @classmethod

@@ -71,8 +71,13 @@ class NodeRegistry:
         return cls is not None and capability in cls.capabilities
 
     def the(self, capability: Capability, kind: PortType | None = None) -> NodeClass:
-        """The type that fills a role (one giving an output of ``kind``, for a role held once per kind)."""
-        found = [cls for cls in self.with_capability(capability) if kind is None or kind in _kinds(cls)]
+        """The type that fills a role (one giving an output of ``kind``, for a role held once per kind); for a
+        capability several types have, the first registered (the built-ins register before node packs)."""
+        found = [
+            cls
+            for cls in self._types.values()
+            if capability in cls.capabilities and (kind is None or kind in _kinds(cls))
+        ]
         if not found:
             of = f" giving {kind.value}" if kind is not None else ""
             raise RegistryError(f"No registered node type has the capability '{capability}'{of}.")
@@ -156,7 +161,8 @@ def default_registry() -> NodeRegistry:
 
 
 def _load_entry_points(registry: NodeRegistry) -> None:
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    # the built-in nodes first: a role several types may fill goes to the built-in one (NodeRegistry.the)
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.value != BUILTIN_PACKAGE):
         try:
             target = ep.load()
         except Exception as exc:  # a broken third-party pack must not take the app down

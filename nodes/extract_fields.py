@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import ChatMessage, Document
 from flowbuilder.errors import FlowbuilderError, NodeError
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.llms.structured import JsonChatModel
 from flowbuilder.portvalues import Records, Text
@@ -36,6 +38,8 @@ _WINDOW = 120
 
 
 class ExtractFieldsConfig(BaseModel):
+    """Settings of ``extract.fields``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     fields: dict[str, str] = Field(
@@ -75,11 +79,15 @@ def _json_object(reply: str) -> dict[str, Any] | None:
 
 
 class ExtractIn(TypedDict):
+    """The input ports of ``extract.fields``."""
+
     text: Annotated[Text, "The text to read."]
     model: NotRequired[Annotated[ChatModel, "A chat model; without one, fields are looked up by name."]]
 
 
 class FieldsOut(TypedDict):
+    """The output ports of ``extract.fields``."""
+
     records: Annotated[Records, "One record whose columns are the fields."]
 
 
@@ -88,6 +96,27 @@ class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, FieldsOut]):
     """Pull named fields out of a text into one record (with a chat model, or by name without one)."""
 
     type_name = "extract.fields"
+    mappings: ClassVar[Mappings] = {
+        "langflow": (
+            # Structured Output: its schema's fields become extract.fields' fields; its model is wired in.
+            Adapter(
+                "extract.fields",
+                "StructuredOutput",
+                display="Structured Output",
+                export=False,
+                inputs={"text": "input_value", "model": "llm"},
+                outputs={"records": "structured_output"},
+                out_aliases={"structured_output_dataframe": "records", "dataframe_output": "records"},
+                params=(
+                    Param("fields", "output_schema", to_ours=LF.schema_fields),
+                    Param("instructions", "system_prompt", to_ours=nonempty_str),
+                ),
+                ignore=("multiple", "schema_name"),
+                note="Structured Output: its fields are asked of the model; with no model reachable they "
+                "are looked up by name in the text (the node's warning says how many were found)",
+            ),
+        ),
+    }
     display_name = "Extract Fields"
     aliases = ("Structured Output", "StructuredOutput", "extract", "fields")
     category = "Transform"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, TypedDict
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError, ProviderError
+from flowbuilder.formats import http_tool_params as H
+from flowbuilder.formats.adapters import NO_DEFAULT, Adapter, Mappings, Param, nonempty_str
+from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.portvalues import Tools
@@ -35,6 +38,8 @@ Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
 class HttpToolConfig(BaseModel):
+    """Settings of ``tool.http``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("http_request", description="The tool's name as the model sees it.")
@@ -181,6 +186,8 @@ def _response_text(text: str, content_type: str) -> str:
 
 
 class HttpToolOut(TypedDict):
+    """The output ports of ``tool.http``."""
+
     tool: Annotated[Tools, "The request as a tool, for agent.tools."]
 
 
@@ -189,6 +196,97 @@ class HttpToolNode(Node[HttpToolConfig, NoInputs, HttpToolOut]):
     """Give an agent one HTTP API to call; the model fills the {name} parameters, never the server."""
 
     type_name = "tool.http"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # HTTP Request as an agent tool: the LangChain tool (placeholders, key/value lists) and the core
+            # node used as a tool ($fromAI values); the "http_tool" hook turns $fromAI into {name} templates.
+            Adapter(
+                "tool.http",
+                LC + "toolHttpRequest",
+                (1, 1.1),
+                outputs={"tool": "ai_tool"},
+                hook="http_tool",
+                params=(
+                    Param("description", "toolDescription", "", to_ours=nonempty_str),
+                    Param("method", "method", "GET"),
+                    Param("url", "url", NO_DEFAULT),
+                    Param("query", "parametersQuery", NO_DEFAULT, to_ours=H.tool_pairs, to_theirs=H.tool_pairs_back),
+                    Param("query", "sendQuery", False, to_ours=H.never, to_theirs=bool),
+                    Param(
+                        "headers", "parametersHeaders", NO_DEFAULT, to_ours=H.tool_pairs, to_theirs=H.tool_pairs_back
+                    ),
+                    Param("headers", "sendHeaders", False, to_ours=H.never, to_theirs=bool),
+                    Param("body", "jsonBody", NO_DEFAULT, to_ours=nonempty_str, to_theirs=nonempty_str),
+                    Param("body", "parametersBody", NO_DEFAULT, to_ours=H.tool_body, export=False),
+                    Param("body", "sendBody", False, to_ours=H.never, to_theirs=bool),
+                    Param("body", "specifyBody", "keypair", to_ours=H.never, to_theirs=H.json_if_any),
+                    Param(
+                        "placeholders",
+                        "placeholderDefinitions",
+                        NO_DEFAULT,
+                        to_ours=H.placeholders,
+                        to_theirs=H.placeholders_back,
+                    ),
+                ),
+                ignore=(
+                    "notice",
+                    "placeholderNotice",
+                    "sendQuery",
+                    "sendHeaders",
+                    "sendBody",
+                    "specifyBody",
+                    "authentication",
+                    "genericAuthType",
+                    "nodeCredentialType",
+                    "specifyQuery",
+                    "specifyHeaders",
+                    "optimizeResponse",
+                    "responseType",
+                    "dataField",
+                    "fieldsToInclude",
+                    "fields",
+                    "cssSelector",
+                    "onlyContent",
+                    "elementsToOmit",
+                    "truncateResponse",
+                    "maxLength",
+                ),
+                note="an HTTP API the agent may call: approve its server before a run (validate names it)",
+            ),
+            Adapter(
+                "tool.http",
+                BASE + "httpRequestTool",
+                (4, 4.1, 4.2, 4.3, 4.4),
+                outputs={"tool": "ai_tool"},
+                hook="http_tool",
+                export=False,
+                params=(
+                    Param("description", "toolDescription", "", to_ours=nonempty_str),
+                    Param("method", "method", "GET"),
+                    Param("url", "url", NO_DEFAULT),
+                    Param("query", "queryParameters", NO_DEFAULT, to_ours=H.core_pairs),
+                    Param("headers", "headerParameters", NO_DEFAULT, to_ours=H.core_pairs),
+                    Param("body", "jsonBody", NO_DEFAULT, to_ours=nonempty_str),
+                    Param("body", "bodyParameters", NO_DEFAULT, to_ours=H.core_body),
+                ),
+                ignore=(
+                    "sendQuery",
+                    "sendHeaders",
+                    "sendBody",
+                    "specifyQuery",
+                    "specifyHeaders",
+                    "specifyBody",
+                    "contentType",
+                    "options",
+                    "authentication",
+                    "genericAuthType",
+                    "nodeCredentialType",
+                    "descriptionType",
+                ),
+                note="an HTTP API the agent may call: approve its server before a run (validate names it)",
+            ),
+        ),
+    }
     display_name = "HTTP Request Tool"
     aliases = ("HTTP Request Tool", "HTTP Request", "API tool", "toolHttpRequest")
     category = "Agents"

@@ -15,13 +15,16 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypedDict, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Literal, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC, mcp_include, mcp_selection
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.portvalues import Tools
@@ -35,6 +38,8 @@ _TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class McpToolConfig(BaseModel):
+    """Settings of ``tool.mcp``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     transport: Literal["stdio", "http"] = Field("stdio", description="Launch a command (stdio) or call a URL (http).")
@@ -236,6 +241,8 @@ class McpTool:
 
 
 class McpToolOut(TypedDict):
+    """The output ports of ``tool.mcp``."""
+
     tool: Annotated[Tools, "The server's tools, for agent.tools."]
 
 
@@ -244,6 +251,41 @@ class McpToolNode(Node[McpToolConfig, NoInputs, McpToolOut]):
     """Give an agent the tools of an MCP server (stdio command or HTTP URL); all, selected or all-except."""
 
     type_name = "tool.mcp"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "tool.mcp",
+                LC + "mcpClientTool",
+                (1, 1.1, 1.2, 1.3, 1.4),
+                outputs={"tool": "ai_tool"},
+                hook="mcp",
+                preset={"transport": "http"},
+                export_version=1.2,
+                params=(
+                    Param("url", "endpointUrl", ""),
+                    Param("url", "sseEndpoint", "", export=False),
+                    Param("selection", "include", "all", to_ours=mcp_selection, to_theirs=mcp_include),
+                ),
+                fixed={"serverTransport": "httpStreamable", "options": {}},
+                ignore=("serverTransport", "authentication", "options", "includeTools", "excludeTools"),
+            ),
+        ),
+        "langflow": (
+            # LangFlow's MCP Tools in tool mode: the "mcp" hook reads the server's command or URL from the
+            # mcp_server value ({name, config}). Import only: tool.mcp exports as a FlowbuilderNode (lossless).
+            Adapter(
+                "tool.mcp",
+                "MCPTools",
+                display="MCP Tools",
+                hook="mcp",
+                export=False,
+                outputs={"tool": "component_as_tool"},
+                ignore=("mcp_server", "tool", "tool_placeholder", "tools_metadata", "tool_mode"),
+                replace="tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
+                extra={"outputs": (LF.out("component_as_tool", "Toolset", ("Tool",), "to_toolkit"),)},
+            ),
+        ),
+    }
     display_name = "MCP Tool"
     aliases = ("MCP Client Tool", "MCP", "tool")
     category = "Agents"

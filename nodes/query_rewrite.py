@@ -18,12 +18,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse
 from flowbuilder.nodes.llms.structured import ask, list_schema
@@ -66,6 +67,8 @@ def _norm(text: str) -> str:
 
 
 class QueryRewriteConfig(BaseModel):
+    """Settings of ``query.rewrite``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     n: int = Field(3, ge=1, le=10, description="How many rewordings the model writes (the original is kept too).")
@@ -171,6 +174,8 @@ class _StoreRetriever:
 
 
 class RewriteIn(TypedDict):
+    """The input ports of ``query.rewrite``."""
+
     query: Annotated[Text, "The question."]
     model: Annotated[ChatModel, "The chat model that writes the rewordings."]
     retriever: NotRequired[
@@ -180,6 +185,8 @@ class RewriteIn(TypedDict):
 
 
 class RewriteOut(TypedDict):
+    """The output ports of ``query.rewrite``."""
+
     hits: Annotated[Hits, "Merged hits of all queries, best RRF score first."]
     queries: Annotated[Text, "The original question and its rewordings, one per line."]
     retriever: Annotated[Retriever, "The same rewrite-search-merge as a service."]
@@ -190,6 +197,17 @@ class QueryRewrite(Node[QueryRewriteConfig, RewriteIn, RewriteOut]):
     """Multi-query: an LLM rewords the question n times; all are searched and merged (RRF)."""
 
     type_name = "query.rewrite"
+    mappings: ClassVar[Mappings] = {
+        "flowise": (
+            Adapter(
+                "query.rewrite",
+                "multiQueryRetriever",
+                inputs={"store": "vectorStore", "model": "model", "query": "query"},
+                outputs={"hits": "retriever"},
+                ignore=("modelPrompt",),
+            ),
+        ),
+    }
     display_name = "Query Rewriter"
     aliases = ("Multi Query Retriever", "rewrite", "HyDE", "LLM")
     category = "Retrieval"

@@ -30,6 +30,8 @@ def _span(text: str, start: int, end: int) -> Chunk:
 
 
 class SentenceSplitterConfig(BaseModel):
+    """Settings of ``splitter.sentence``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(500, ge=1, description="Max characters per chunk; a longer sentence or table stays whole.")
@@ -67,6 +69,8 @@ class SentenceSplitter(SplitterNode[SentenceSplitterConfig]):
 
 
 class SemanticSplitterConfig(BaseModel):
+    """Settings of ``splitter.semantic``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     breakpoint: Literal["percentile", "threshold"] = Field(
@@ -96,6 +100,8 @@ class SemanticSplitterConfig(BaseModel):
 
 
 class SemanticIn(DocumentsIn):
+    """The input ports of ``splitter.semantic``."""
+
     embedder: Annotated[Embedder, "Embeds the sentences (use the flow's own embedder)."]
 
 

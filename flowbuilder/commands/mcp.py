@@ -10,6 +10,7 @@ from flowbuilder.commands._common import add_cred_option, resolver_for
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder mcp`` (serve a flow as an MCP server on stdio) to the CLI's subcommands."""
     parser = subparsers.add_parser(
         "mcp",
         help="serve a flow as an MCP server on stdio",
@@ -26,6 +27,8 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder mcp`` with the parsed arguments (serve a flow as an MCP server on stdio); returns the exit
+    code."""
     from flowbuilder.serving.mcp_server import build_mcp_server
     from flowbuilder.serving.service import FlowService
 

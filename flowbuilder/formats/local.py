@@ -15,12 +15,14 @@ from typing import Any
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Local, Table, port_names
+from flowbuilder.formats.dify_table import DIFY_TABLE
+from flowbuilder.formats.flowise_table import FLOWISE_TABLE
 from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n_table import N8N_TABLE
 from flowbuilder.formats.report import ImportReport, ParamIssue
 
-TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
+TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE, "flowise": FLOWISE_TABLE, "dify": DIFY_TABLE}
 # A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
 _ROLE_OUTPUTS = {"ai_tool": "TOOL", "ai_retriever": "RETRIEVER", "component_as_tool": "TOOL"}
 _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
@@ -118,7 +120,7 @@ def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
         if spec.type != roles.OFFLINE_STORE or str(spec.config.get("collection")) in written:
             continue
         searched = any(e.target == spec.id and e.target_port == "query" for e in flow.edges) or any(
-            e.source == spec.id and e.source_port == "store" for e in flow.edges
+            e.source == spec.id and e.source_port in ("store", "hits") for e in flow.edges
         )  # asked directly, or through a retriever or an agent's search tool
         if not searched:
             continue

@@ -18,6 +18,8 @@ from flowbuilder.formats import roles
 
 @dataclass
 class Chain:
+    """A RAG path the n8n exporter folds into n8n's Question and Answer Chain."""
+
     prompt: NodeSpec
     llm: NodeSpec
     store: NodeSpec

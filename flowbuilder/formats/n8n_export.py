@@ -32,6 +32,8 @@ _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
 
 
 class N8nExporter:
+    """One Flowbuilder flow written as an n8n workflow: nodes (with store modes and chains), then connections."""
+
     def __init__(self, flow: Flow) -> None:
         self.flow = flow
         self.warnings: list[str] = []
@@ -246,7 +248,8 @@ class N8nExporter:
             note = entry.extra.get("unexported", "no n8n node") if entry else "no n8n node"
             self.warnings.append(f"{spec.id}: {note} for {spec.type}; left out")
             return
-        write = getattr(self, f"_write_{adapter.hook}", None) if adapter.hook else None
+        named = isinstance(adapter.hook, str) and adapter.hook
+        write = getattr(self, f"_write_{adapter.hook}", None) if named else None
         if write is not None:
             write(spec, adapter)
             return

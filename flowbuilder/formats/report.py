@@ -40,6 +40,8 @@ class NodeOutcome:
 
 @dataclass
 class ParamIssue:
+    """A foreign parameter the import changed or could not carry, and why."""
+
     node: str
     parameter: str
     detail: str
@@ -47,6 +49,8 @@ class ParamIssue:
 
 @dataclass
 class ExpressionKept:
+    """A foreign expression kept as text (never evaluated)."""
+
     node: str
     parameter: str
     expression: str
@@ -54,6 +58,8 @@ class ExpressionKept:
 
 @dataclass
 class CredentialFound:
+    """A credential the foreign node used: the slot it binds and whether it is bound."""
+
     node: str
     slot: str
     provider: str

@@ -19,6 +19,9 @@ from flowbuilder.registry import NodeClass, default_registry
 
 _ADDED: dict[str, tuple[Capability, PortType | None]] = {
     "FILE_INPUT": (Capability.FILE_INPUT, None),
+    "CHAT_INPUT": (Capability.DEFAULT_SOURCE, PortType.MESSAGE),
+    "CHAT_OUTPUT": (Capability.ANSWERS, None),
+    "PROMPT": (Capability.RENDERS_PROMPT, None),
     "LOADER": (Capability.LOADS_FILES, None),
     "SPLITTER": (Capability.DEFAULT_SPLITTER, None),
     "LABELLER": (Capability.LABELS_ROWS, None),
@@ -30,7 +33,8 @@ _ADDED: dict[str, tuple[Capability, PortType | None]] = {
     "OFFLINE_EMBEDDER": (Capability.OFFLINE_SWAP, PortType.EMBEDDER),
     "OFFLINE_CHAT": (Capability.OFFLINE_SWAP, PortType.CHAT_MODEL),
 }
-"""Role name -> (capability, kind): the type an engine adds for it."""
+"""Role name -> (capability, kind): the type an engine adds for it (for a capability several types may have,
+such as a prompt, the first registered: the built-ins register before node packs)."""
 
 
 def __getattr__(name: str) -> str:

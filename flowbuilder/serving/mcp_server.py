@@ -31,6 +31,8 @@ from flowbuilder.serving.service import MAX_K, FlowService, SearchEndpoint
 
 
 class SearchHit(BaseModel):
+    """One hit of a search tool's result."""
+
     rank: int
     score: float
     text: str
@@ -42,6 +44,8 @@ class SearchHit(BaseModel):
 
 
 class SearchOutput(BaseModel):
+    """A search tool's structured result: the query and its hits."""
+
     tool: str
     node: str
     query: str
@@ -50,6 +54,8 @@ class SearchOutput(BaseModel):
 
 
 class Source(BaseModel):
+    """A passage the answer was given."""
+
     node: str
     score: float | None = None
     text: str = ""
@@ -58,6 +64,8 @@ class Source(BaseModel):
 
 
 class AskOutput(BaseModel):
+    """The ``ask`` tool's structured result: the answer (or why none) and its sources."""
+
     question: str
     ok: bool
     answer: str | None
@@ -137,6 +145,8 @@ def _prompt(service: FlowService, node_id: str) -> Prompt:
 
 
 def build_mcp_server(service: FlowService) -> MCPServer[Any]:
+    """An MCP server (the official SDK) offering the service's search tools, ``ask``, the chunks and the flow as
+    resources and its prompt templates as prompts."""
     summary = service.summary()
     server: MCPServer[Any] = MCPServer(
         name=f"flowbuilder: {service.flow.name}",

@@ -63,6 +63,8 @@ class SearchEndpoint:
 
 @dataclass
 class PromptEndpoint:
+    """A prompt node offered as an MCP prompt: its template and variables."""
+
     node_id: str
     name: str
     description: str
@@ -72,6 +74,8 @@ class PromptEndpoint:
 
 @dataclass
 class SearchResult:
+    """What one search tool call found."""
+
     tool: str
     node_id: str
     query: str
@@ -79,6 +83,7 @@ class SearchResult:
     hits: list[Hit]
 
     def to_json(self) -> dict[str, Any]:
+        """The result as JSON-ready data (masked)."""
         return {
             "tool": self.tool,
             "node": self.node_id,
@@ -88,6 +93,7 @@ class SearchResult:
         }
 
     def to_text(self) -> str:
+        """The result as numbered passages for a model to read."""
         if not self.hits:
             return f"No passages found for {self.query!r} (node '{self.node_id}', k={self.k})."
         lines = [
@@ -104,6 +110,8 @@ class SearchResult:
 
 @dataclass
 class AskResult:
+    """What one ``ask`` call answered, with the passages it was given."""
+
     question: str
     answer: str | None
     ok: bool
@@ -112,6 +120,7 @@ class AskResult:
     sources: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        """The result as JSON-ready data (masked)."""
         return {
             "question": self.question,
             "ok": self.ok,
@@ -230,6 +239,7 @@ class FlowService:
     # ------------------------------------------------------------------ what the flow offers
     @property
     def meta(self) -> dict[str, Any]:
+        """The flow's ``meta.mcp`` settings (tool names, descriptions, enabled)."""
         value = self.flow.meta.get("mcp")
         return value if isinstance(value, dict) else {}
 
@@ -334,18 +344,21 @@ class FlowService:
 
     @property
     def ask_enabled(self) -> bool:
+        """Whether ``ask`` is offered: a model or agent fed by the chat input, not switched off."""
         ask = self.meta.get("ask")
         enabled = ask.get("enabled") if isinstance(ask, dict) else None
         return self.answer_node is not None and enabled is not False
 
     @property
     def ask_name(self) -> str:
+        """The ``ask`` tool's name (the flow's meta, else ``ask``)."""
         ask = self.meta.get("ask")
         name = ask.get("name") if isinstance(ask, dict) else None
         return str(name) if isinstance(name, str) and TOOL_NAME.match(name) else "ask"
 
     @property
     def ask_description(self) -> str:
+        """The ``ask`` tool's description (the flow's meta, else one that names the flow)."""
         ask = self.meta.get("ask")
         text = ask.get("description") if isinstance(ask, dict) else None
         if isinstance(text, str) and text.strip():
@@ -485,6 +498,7 @@ class FlowService:
             self._analyses.clear()
 
     def endpoint(self, name: str | None) -> SearchEndpoint:
+        """The search endpoint named ``name`` (the only one when None); ServeError listing the names otherwise."""
         if not self.searches:
             raise ServeError(f"{self.path}: the flow has no retrieval node fed by a chat input; nothing to search.")
         if name is None:
@@ -496,6 +510,8 @@ class FlowService:
         raise ServeError(f"no search tool named '{name}'; available: {available}.")
 
     def search(self, query: str, k: int | None = None, tool: str | None = None) -> SearchResult:
+        """Run the flow to one search node with ``query`` as the chat input and ``k`` hits; ingest runs first if its
+        files changed."""
         endpoint = self.endpoint(tool)
         if not isinstance(query, str) or not query.strip():
             raise ServeError("the query is empty: give the text to search for.")
@@ -578,6 +594,7 @@ class FlowService:
         return thread
 
     def ask(self, question: str, session_id: str = "serve") -> AskResult:
+        """Run the whole flow with ``question`` as the chat input; the answer and the passages it was given."""
         if not self.ask_enabled or self.answer_node is None:
             raise ServeError(f"{self.path}: the flow has no model or agent fed by a chat input; use search instead.")
         if not isinstance(question, str) or not question.strip():
@@ -686,6 +703,7 @@ class FlowService:
         return str(outputs.get("prompt", ""))
 
     def summary(self) -> dict[str, Any]:
+        """What the flow serves, in words (tools, ask, prompts), for the log and the Serve panel."""
         return {
             "flow": self.flow.name,
             "file": self.path.name,

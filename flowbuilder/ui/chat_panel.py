@@ -126,6 +126,11 @@ def fallbacks(result: RunResult) -> list[NodeResult]:
     ]
 
 
+def skipped_files(result: RunResult) -> list[NodeResult]:
+    """Loaders of this run that skipped files: a reply from such a flow answers from part of the folder."""
+    return [r for r in result.results.values() if r.details.get("skipped") and isinstance(r.details.get("files"), int)]
+
+
 CHAT_CSS = """
 .fb-chat-tab { height: 100%; flex-wrap: nowrap; }
 .fb-chat-told { line-height: 1.3; } .fb-chat-told-warning { color: #92400e; } .fb-chat-told-info { color: #1e3a8a; }
@@ -166,6 +171,8 @@ CHAT_FOLLOW_JS = """<script>
 
 
 class ChatPanel:
+    """The chat tab: each message runs the flow with it as the chat input."""
+
     def __init__(self, session: EditorSession, controller: RunController) -> None:
         self.session = session
         self.controller = controller
@@ -283,6 +290,11 @@ class ChatPanel:
                 self._help_buttons()
         else:
             live.set_text(answer_of(self.session, result) or self._streamed or "(no answer)")
+        for loader in skipped_files(result):  # said on every reply: the answer comes from part of the folder
+            read, skipped = loader.details.get("files", 0), loader.details["skipped"]
+            names = ", ".join(item["file"] for item in skipped[:3]) + (", …" if len(skipped) > 3 else "")
+            title = f"“{self.controller.name(loader.node_id)}” read {read} files and skipped {len(skipped)}"
+            message_box("warning", title, f"Not searched: {names}", "fb-chat-skipped")
         for node_id, hits in hits_of(result):
             title = f"{len(hits)} retrieved chunks ({self.controller.name(node_id)})"
             with (

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str, to_float
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
     CacheSetting,
@@ -168,6 +172,8 @@ class CohereEmbedder(RemoteEmbedder):
 
 
 class CohereEmbedderConfig(BaseModel):
+    """Settings of ``embedder.cohere``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(
@@ -188,6 +194,63 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from Cohere's embed models (needs an API key)."""
 
     type_name = "embedder.cohere"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.cohere",
+                LC + "embeddingsCohere",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "modelName", "embed-english-v2.0", keep=True),),
+                ignore=("notice",),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.cohere",
+                "CohereEmbeddings",
+                also=("CohereEmbeddingsComponent",),
+                display="Cohere Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model_name", "embed-english-v2.0", widget="DropdownInput"),
+                    Param(
+                        "timeout",
+                        "request_timeout",
+                        to_ours=lambda v: to_float(v) or None,
+                        widget="FloatInput",
+                        kind="float",
+                    ),
+                ),
+                ignore=("truncate", "max_retries", "user_agent"),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
+                    "secret": "api_key",
+                },
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.cohere",
+                "cohereEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(Param("model", "modelName", "embed-english-v2.0", to_ours=nonempty_str),),
+                ignore=("inputType",),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.cohere",
+                "embedding:cohere",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Cohere Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Cohere")
     category = "Embedders"

@@ -8,11 +8,15 @@ cached text, so changing it re-embeds.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
     CacheSetting,
@@ -122,6 +126,8 @@ class OllamaEmbedder(RemoteEmbedder):
 
 
 class OllamaEmbedderConfig(BaseModel):
+    """Settings of ``embedder.ollama``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("nomic-embed-text", description="An embedding model pulled into Ollama.")
@@ -140,6 +146,57 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from an Ollama server (nomic-embed-text by default)."""
 
     type_name = "embedder.ollama"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.ollama",
+                LC + "embeddingsOllama",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", "llama3.2", keep=True),),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.ollama",
+                "OllamaEmbeddings",
+                also=("OllamaEmbeddingsComponent",),
+                display="Ollama Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model_name", "nomic-embed-text", widget="DropdownInput"),
+                    Param("model", "model", export=False),
+                    Param("base_url", "base_url", to_ours=nonempty_str, widget="MessageTextInput"),
+                ),
+                extra={"outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
+                local=OFFLINE_EMBEDDER,
+                providers=("ollama",),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.ollama",
+                "ollamaEmbedding",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", to_ours=nonempty_str),
+                    Param("base_url", "baseUrl", "http://localhost:11434", to_ours=nonempty_str),
+                ),
+                ignore=("numGpu", "numThread", "useMMap"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.ollama",
+                "embedding:ollama",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Ollama Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Ollama")
     category = "Embedders"

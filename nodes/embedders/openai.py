@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import (
+    OFFLINE_EMBEDDER,
+    Adapter,
+    ByVersion,
+    Mappings,
+    Param,
+    nonempty_str,
+    positive_int,
+)
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
     CacheSetting,
@@ -119,6 +131,8 @@ def _safe_message(exc: Any, secret: str) -> str:
 
 
 class OpenAIEmbedderConfig(BaseModel):
+    """Settings of ``embedder.openai``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("text-embedding-3-small", description="text-embedding-3-small (1536-d) or -large (3072-d).")
@@ -136,6 +150,111 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from OpenAI's text-embedding-3 models (needs an API key)."""
 
     type_name = "embedder.openai"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.openai",
+                LC + "embeddingsOpenAi",
+                (1, 1.1, 1.2),
+                outputs={"embedder": "ai_embedding"},
+                params=(
+                    Param("model", "model", ByVersion({1: "text-embedding-ada-002"}, "text-embedding-3-small")),
+                    Param("dimensions", "options.dimensions", 0, to_ours=positive_int, to_theirs=lambda v: v or 0),
+                    Param("base_url", "options.baseURL", "", to_ours=nonempty_str),
+                ),
+                fixed={"options": {}},
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.openai",
+                "OpenAIEmbeddings",
+                also=("OpenAIEmbeddingsComponent",),
+                display="OpenAI Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model", "text-embedding-3-small", widget="DropdownInput"),
+                    Param(
+                        "dimensions",
+                        "dimensions",
+                        to_ours=positive_int,
+                        to_theirs=lambda v: v or 0,
+                        widget="IntInput",
+                        kind="int",
+                    ),
+                    Param("base_url", "openai_api_base", to_ours=nonempty_str, widget="MessageTextInput"),
+                ),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embedding Model", ("Embeddings",), "build_embeddings"),),
+                    "secret": "openai_api_key",
+                },
+                local=OFFLINE_EMBEDDER,
+                providers=("openai",),
+            ),
+            Adapter(
+                "embedder.openai",
+                "EmbeddingModel",
+                display="Embedding Model",
+                hook="provider",
+                export=False,
+                outputs={"embedder": "embeddings"},
+                ignore=(
+                    "model",
+                    "base_url_ibm_watsonx",
+                    "chunk_size",
+                    "dimensions",
+                    "input_text",
+                    "max_retries",
+                    "show_progress_bar",
+                    "truncate_input_tokens",
+                    "request_timeout",
+                    "api_key",
+                    "provider",
+                    "model_name",
+                    "api_base",
+                    "project_id",
+                    "model_kwargs",
+                    "ollama_base_url",
+                ),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.openai",
+                "openAIEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", "text-embedding-ada-002", to_ours=nonempty_str),
+                    Param("dimensions", "dimensions", to_ours=positive_int),
+                    Param("base_url", "basepath", to_ours=nonempty_str),
+                ),
+                ignore=("stripNewLines", "batchSize", "timeout", "baseOptions", "encodingFormat"),
+            ),
+            FW.service(
+                "embedder.openai",
+                "openAIEmbeddingsCustom",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", to_ours=nonempty_str),
+                    Param("dimensions", "dimensions", to_ours=positive_int),
+                    Param("base_url", "basepath", to_ours=nonempty_str),
+                ),
+                ignore=("stripNewLines", "batchSize", "timeout", "baseOptions"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.openai",
+                "embedding:openai",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "OpenAI Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings OpenAI")
     category = "Embedders"

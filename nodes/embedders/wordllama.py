@@ -71,6 +71,8 @@ class WordLlamaEmbedder(CachingEmbedder):
 
 
 class WordLlamaEmbedderConfig(BaseModel):
+    """Settings of ``embedder.wordllama``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     dim: Literal[64, 128, 256] = Field(256, description="Vector size (Matryoshka truncation of the 256-d weights).")

@@ -146,6 +146,8 @@ def _distinct(hits: Sequence[Hit], by: FuseBy) -> list[Hit]:
 
 
 class FusionConfig(BaseModel):
+    """Settings of ``retriever.fusion``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     method: FusionMethod = Field("rrf", description="rrf: sum of 1/(k + rank); weighted: weight x min-max score.")
@@ -165,11 +167,15 @@ class FusionConfig(BaseModel):
 
 
 class FusionIn(TypedDict):
+    """The input ports of ``retriever.fusion``."""
+
     hits: Annotated[list[Hits], "Two or more hit lists (dense, keyword, views...)."]
     """One hit list per connection."""
 
 
 class FusedOut(TypedDict):
+    """The output ports of ``retriever.fusion``."""
+
     hits: Annotated[Hits, "Fused hits, best first; legs and explain filled."]
 
 

@@ -236,6 +236,8 @@ def _variants(hit: Hit) -> str:
 
 
 class KeywordConfig(BaseModel):
+    """Settings of ``retriever.keyword``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     scorer: Scorer = Field("bm25", description="bm25 (bm25s) or overlap: share of the question's words in the chunk.")
@@ -252,12 +254,16 @@ class KeywordConfig(BaseModel):
 
 
 class KeywordIn(TypedDict):
+    """The input ports of ``retriever.keyword``."""
+
     store: NotRequired[Annotated[VectorStore, "Index exactly the chunks this store holds."]]
     documents: NotRequired[Annotated[list[Chunks], "Or index these chunks."]]
     query: Annotated[Text, "The question (or a list of rewritten variants)."]
 
 
 class KeywordOut(TypedDict):
+    """The output ports of ``retriever.keyword``."""
+
     hits: Annotated[Hits, "Best matches first; score = BM25 or overlap share."]
     retriever: Annotated[Retriever, "The same search as a service."]
 

@@ -126,6 +126,8 @@ def _default_views() -> list[View]:
 
 
 class ViewsConfig(BaseModel):
+    """Settings of ``indexer.views``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     views: list[View] = Field(
@@ -140,14 +142,20 @@ class ViewsConfig(BaseModel):
 
 
 class ParentsOut(TypedDict):
+    """The output ports of ``retriever.parents``."""
+
     hits: Annotated[Hits, "Parent records, one per parent, best first."]
 
 
 class ViewsIn(TypedDict):
+    """The input ports of ``indexer.views``."""
+
     documents: Annotated[Records, "Records or sections: the parents."]
 
 
 class ViewsOut(TypedDict):
+    """The output ports of ``indexer.views``."""
+
     chunks: Annotated[Chunks, "View chunks with parent_id, parent_text and view."]
 
 
@@ -215,6 +223,8 @@ def return_parents(hits: Sequence[Hit], keep: int = 0) -> list[Hit]:
 
 
 class ParentsConfig(BaseModel):
+    """Settings of ``retriever.parents``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     keep: int = Field(5, ge=0, le=1000, description="Parents returned; 0 = all.")

@@ -35,6 +35,8 @@ _LOCK_POLL_S = 0.1
 
 
 class LocalLLMConfig(BaseModel):
+    """Settings of ``llm.local``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model_file: str = Field(

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str, to_float
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.remote import (
     CacheSetting,
@@ -71,6 +75,8 @@ class MistralEmbedder(RemoteEmbedder):
 
 
 class MistralEmbedderConfig(BaseModel):
+    """Settings of ``embedder.mistral``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("mistral-embed", description="Mistral embedding model (mistral-embed: 1024-d).")
@@ -87,6 +93,63 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from Mistral AI's mistral-embed (needs an API key)."""
 
     type_name = "embedder.mistral"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.mistral",
+                LC + "embeddingsMistralCloud",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", "mistral-embed", keep=True),),
+                fixed={"options": {}},
+                ignore=("options",),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.mistral",
+                "MistalAIEmbeddings",
+                also=("MistralAIEmbeddings", "MistralAIEmbeddingsComponent"),
+                display="MistralAI Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model", "mistral-embed", widget="DropdownInput"),
+                    Param("base_url", "endpoint", to_ours=LF.mistral_endpoint, widget="MessageTextInput"),
+                    Param("timeout", "timeout", to_ours=lambda v: to_float(v) or None, widget="IntInput", kind="int"),
+                ),
+                ignore=("max_concurrent_requests", "max_retries"),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
+                    "secret": "mistral_api_key",
+                },
+                local=OFFLINE_EMBEDDER,
+                providers=("mistral", "mistralai"),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.mistral",
+                "mistralAIEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", "mistral-embed", to_ours=nonempty_str),
+                    Param("base_url", "overrideEndpoint", to_ours=nonempty_str),
+                ),
+                ignore=("batchSize", "stripNewLines"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.mistral",
+                "embedding:mistralai",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Mistral Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Mistral Cloud")
     category = "Embedders"

@@ -35,6 +35,8 @@ class RerankConfig(BaseModel):
 
 
 class RerankIn(TypedDict):
+    """The input ports of ``reranker.cohere``, ``reranker.cross_encoder``."""
+
     hits: Annotated[Hits, "The hits to rerank (from a retriever, a store or a fusion)."]
     query: Annotated[Text, "The question the hits are judged against."]
 
@@ -44,6 +46,8 @@ RerankInputsT = TypeVar("RerankInputsT", bound=RerankIn, default=RerankIn)
 
 
 class RerankedOut(TypedDict):
+    """The output ports of ``reranker.cohere``, ``reranker.cross_encoder``, ``reranker.llm``."""
+
     hits: Annotated[Hits, "The best 'keep' hits by the reranker's score."]
 
 

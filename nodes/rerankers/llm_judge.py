@@ -51,6 +51,8 @@ def parse_score(reply: str) -> float | None:
 
 
 class LLMJudgeConfig(RerankConfig):
+    """Settings of ``reranker.llm``: the saved config, and the inspector's form."""
+
     prompt: str = Field(
         DEFAULT_JUDGE_PROMPT,
         description="The judge's prompt, sent once per candidate; {question} and {passage} are filled in.",
@@ -63,6 +65,8 @@ class LLMJudgeConfig(RerankConfig):
 
 
 class JudgeIn(RerankIn):
+    """The input ports of ``reranker.llm``."""
+
     model: Annotated[ChatModel, "The judge: a chat model (llm.* 'model' output)."]
 
 

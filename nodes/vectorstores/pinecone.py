@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,8 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, offline_store, to_str
+from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT, index_locator
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
+    FOLDER_FIELD,
     MODEL_FIELD,
     SOURCE_FIELD,
     SYNC_DESCRIPTION,
@@ -133,6 +138,25 @@ class PineconeStore(EmbeddingStore):
             found |= self._list_ids(f"{source_key(source)}#")
         return found
 
+    def ids_in_folders(self, folders: Sequence[str], known_sources: Sequence[str] = ()) -> set[str]:
+        # Pinecone lists ids, not metadata: every chunk of a source shares its id prefix and its folder, so one
+        # fetched chunk per source not already known says whether the whole source came from these folders
+        known = {f"{source_key(source)}#" for source in known_sources}
+        by_prefix: dict[str, list[str]] = {}
+        for doc_id in self.all_ids():
+            if doc_id[:17] not in known:
+                by_prefix.setdefault(doc_id[:17], []).append(doc_id)
+        wanted = set(folders)
+        found: set[str] = set()
+        firsts = [ids[0] for ids in by_prefix.values()]
+        for start in range(0, len(firsts), _FETCH_BATCH):
+            part = firsts[start : start + _FETCH_BATCH]
+            result = self._call("fetch", self.index.fetch, ids=part, namespace=self.namespace)
+            for doc_id, vector in (result.vectors or {}).items():
+                if (getattr(vector, "metadata", None) or {}).get(FOLDER_FIELD) in wanted:
+                    found.update(by_prefix[doc_id[:17]])
+        return found
+
     def delete_ids(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), _DELETE_BATCH):
             part = list(ids[start : start + _DELETE_BATCH])
@@ -240,6 +264,8 @@ def connect(api_key: str, index_name: str, host: str) -> tuple[Any, str]:
 
 
 class PineconeConfig(BaseModel):
+    """Settings of ``vectorstore.pinecone``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     index: str = Field("", description="Index name (looked up through Pinecone's control plane).")
@@ -257,6 +283,57 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
     """Store chunks in a Pinecone index and search them (needs an API key)."""
 
     type_name = "vectorstore.pinecone"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "vectorstore.pinecone",
+                LC + "vectorStorePinecone",
+                (1, 1.1, 1.2, 1.3),
+                inputs=STORE_IN,
+                outputs=STORE_OUT,
+                hook="store",
+                params=(
+                    Param("index", "pineconeIndex", "", to_theirs=index_locator),
+                    Param("namespace", "options.pineconeNamespace", ""),
+                ),
+                fixed={"options": {}},
+                local=offline_store("index", "namespace"),
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "vectorstore.pinecone",
+                "Pinecone",
+                also=("PineconeVectorStoreComponent",),
+                display="Pinecone",
+                **LF.STORE_PORTS,
+                params=(
+                    Param("index", "index_name", to_ours=to_str),
+                    Param("namespace", "namespace", to_ours=to_str),
+                    LF.int_param("k", "number_of_results", 4),
+                    Param(
+                        "metric",
+                        "distance_strategy",
+                        "Cosine",
+                        to_ours=LF.metric_in,
+                        to_theirs=LF.metric_out,
+                        widget="DropdownInput",
+                    ),
+                ),
+                extra={**LF.STORE_EXTRA, "secret": "pinecone_api_key"},
+                local=offline_store("index", "namespace"),
+            ),
+        ),
+        "flowise": (
+            FW.store(
+                "vectorstore.pinecone",
+                "pinecone",
+                Param("index", "pineconeIndex", to_ours=nonempty_str),
+                Param("namespace", "pineconeNamespace", to_ours=nonempty_str),
+                local=offline_store("index", "namespace"),
+            ),
+        ),
+    }
     display_name = "Pinecone Vector Store"
     aliases = ("Pinecone", "vector store", "vector db", "database")
     category = "Vector stores"
@@ -273,6 +350,10 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
     def collection_address(cls, config: PineconeConfig, base_dir: Path | None) -> str | None:
         """``pinecone:<index or host>:<namespace>``: two nodes with the same address share the vectors."""
         return f"pinecone:{config.host or config.index}:{config.namespace}"
+
+    @classmethod
+    def reachable_by_workers(cls, config: PineconeConfig) -> bool:
+        return True  # a service every machine reaches
 
     def run(self, inputs: StoreIn, ctx: RunContext) -> StoreOut:
         c = self.config

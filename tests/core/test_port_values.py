@@ -229,3 +229,16 @@ def test_built_in_nodes_declare_their_ports_in_their_run_signature_only(type_nam
     typed = signature_ports(cls, "input") + signature_ports(cls, "output")
     assert typed or type_name == "placeholder.unsupported", f"{type_name} declares no port in its run signature"
     assert cls.output_ports(None) == signature_ports(cls, "output") or type_name == "placeholder.unsupported"
+
+
+def test_ports_stay_when_run_is_wrapped() -> None:
+    """The ports come from the class's type arguments, so a stand-in ``run`` (a test's, a tracer's) keeps them."""
+
+    class Wrapped(Node[Any, Shaped, TwiceOut]):
+        """Typed by its type arguments only."""
+
+        type_name = "test.wrapped"
+
+    Wrapped.run = lambda self, inputs, ctx: {"text": ""}  # type: ignore[method-assign,assignment]
+    assert [p.name for p in Wrapped.inputs] == ["question", "extra", "parts", "maybe"]
+    assert Wrapped.outputs == (Port("text", PortType.TEXT),)
