@@ -674,7 +674,8 @@ class ComparePage:
             return self._compare(paths, load_questions(questions_path), k, relevance, cancel, screening)
 
         title = f"Compare {len(paths)} flows"
-        result = await self.work.run(title, work, compare_outcome, "starting… (Cancel stops at the next step)")
+        starting = "starting… (Cancel stops at the next step and keeps the flows that finished)"
+        result = await self.work.run(title, work, compare_outcome, starting)
         if result is not None:
             self.comparison = result[0]
             self.show()

@@ -243,7 +243,10 @@ class EvalPage:
         flow, questions = str(self.flow.value), str(self.questions.value)
         k = int(self.k.value) if self.k.value else None
         title = f"Evaluate {Path(flow).name}"
-        data = await self.work.run(title, lambda cancel: self._evaluate(flow, questions, k, cancel), eval_outcome)
+        starting = "starting… (Cancel keeps the questions that finished)"
+        data = await self.work.run(
+            title, lambda cancel: self._evaluate(flow, questions, k, cancel), eval_outcome, starting
+        )
         if data is not None and data["results"]:  # a cancelled run shows the questions that finished
             self.data = data
             self.show(Path(flow).name)

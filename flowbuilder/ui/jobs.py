@@ -226,7 +226,7 @@ class PageJob(Generic[Item]):
         self.view.show(self.job)
 
     async def run(self, title: str, work: Callable[[threading.Event], Result], outcome: Callable[[Result], str],
-                  starting: str = "starting…") -> Result | None:  # fmt: skip
+                  starting: str = "starting… (Cancel keeps what finished)") -> Result | None:  # fmt: skip
         """``work(cancel)`` in a worker thread; its result (``outcome(result)`` is the job's last line), or None
         when it raised a :class:`FlowbuilderError` (a toast says why, unless Cancel was pressed)."""
         if self.running:
@@ -236,7 +236,7 @@ class PageJob(Generic[Item]):
         if self.button is not None:
             self.button.disable()
         job = self.job = start_job(self.kind, title, cancel=self.cancel.set)
-        job.progress(f"{starting} (Cancel keeps what finished)")
+        job.progress(starting)
         self.view.show(job)
         line = "Failed."
         try:

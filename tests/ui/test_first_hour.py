@@ -236,8 +236,10 @@ def test_toasts_leave_a_dialogs_buttons_alone(screen: Screen, builder: Callable[
     page = open_at(screen, builder)
     import_file(screen, N8N_COURSE_FILE)  # the report dialog, with its buttons at the bottom
     with page.client:  # a toast while it is open (the import's own may be gone on a slow machine), kept on screen
-        notify("Imported n8n__AI3X_Basic_RAG.json: 12 nodes", type="positive", timeout=0)
-    toast = wait_until(lambda: [t for t in css(screen, ".q-notification") if t.is_displayed()])[0]  # type: ignore[index]
+        notify("A toast while the import report is open", type="positive", timeout=0)
+    toast = wait_until(  # type: ignore[index]
+        lambda: [t for t in css(screen, ".q-notification") if t.is_displayed() and "while the import" in t.text]
+    )[0]
     rects = [screen.selenium.execute_script(RECT_JS, toast)]
 
     def settled() -> bool:  # where it comes to rest (it slides in from the top)
