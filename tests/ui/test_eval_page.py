@@ -203,6 +203,16 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     screen.selenium.save_screenshot(str(SHOTS / "eval_page.png"))
 
 
+def workspace_corpus(server: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collection: str) -> None:
+    """The help-centre flow and questions in the page's workspace, its model the fake server, its key known."""
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the page's runs use the standard credential lookup
+    # and the credentials file's approvals: a cloud key goes to the fake on this machine once approved
+    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "credentials.json"))
+    CredentialStore().approve_endpoint("openai", "default", server.url)
+    write_corpus(tmp_path / "workspace", server.openai_base_url, collection)  # the page lists the workspace
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_eval_page_runs_a_flow_with_progress_and_cancel(
@@ -212,12 +222,7 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the page's runs use the standard credential lookup
-    # and the credentials file's approvals: a cloud key goes to the fake on this machine once approved
-    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "credentials.json"))
-    CredentialStore().approve_endpoint("openai", "default", server.url)
-    write_corpus(tmp_path / "workspace", server.openai_base_url, "evalpage-run")  # the page lists the workspace
+    workspace_corpus(server, tmp_path, monkeypatch, "evalpage-run")
     script(server)
     builder()
     # Cancel while the first question (ingest + model load) runs: it stops between questions.
@@ -253,11 +258,7 @@ def test_a_cancelled_evaluation_keeps_and_shows_the_questions_that_finished(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "credentials.json"))
-    CredentialStore().approve_endpoint("openai", "default", server.url)
-    write_corpus(tmp_path / "workspace", server.openai_base_url, "evalpage-cancel")
+    workspace_corpus(server, tmp_path, monkeypatch, "evalpage-cancel")
     script(server)
     server.delay("chat", 1.5)  # every answer takes a moment: the Cancel below lands between two questions
     builder()
