@@ -252,17 +252,16 @@ def test_a_cancelled_evaluation_keeps_and_shows_the_questions_that_finished(
     screen.selenium.set_window_size(1280, 720)
     screen.open("/eval?flow=flow.json&q=questions.jsonl&k=3")
     screen.find_by_css("[data-testid=eval-run]").click()
-    deadline = time.monotonic() + 240
-    while "question 4/8" not in screen.find_by_css("[data-testid=eval-status]").text:
-        assert time.monotonic() < deadline, screen.find_by_css("[data-testid=eval-status]").text
-        time.sleep(0.2)
+
+    def status() -> str:
+        return str(screen.find_by_css("[data-testid=eval-status]").text)
+
+    wait_until(lambda: "question 4/8" in status(), 240, "three questions done")
     screen.find_by_css("[data-testid=eval-cancel]").click()
-    while "Cancelled." not in screen.find_by_css("[data-testid=eval-status]").text:
-        assert time.monotonic() < deadline, screen.find_by_css("[data-testid=eval-status]").text
-        time.sleep(0.2)
-    status = screen.find_by_css("[data-testid=eval-status]").text
-    finished = int(status.split("Cancelled. ")[1].split(" of 8")[0])
-    assert 3 <= finished < 8, status  # the three that were done, and the one that was running when Cancel came
+    wait_until(lambda: "Cancelled." in status(), 120, "the cancel")
+    line = status()
+    finished = int(line.split("Cancelled. ")[1].split(" of 8")[0])
+    assert 3 <= finished < 8, line  # the three that were done, and the one that was running when Cancel came
     rows = wait_css(screen, "[data-testid=eval-questions] tbody tr")
     assert [r.text.split()[0] for r in rows] == list(EXPECTED)[:finished]
     note = screen.find_by_css("[data-testid=eval-cancelled]").text
