@@ -27,7 +27,7 @@ from flowbuilder.ui.widgets import notify
 from tests.serve.test_concurrent_search import search_flow, small_csv
 
 from .conftest import N8N_COURSE_FILE
-from .test_browser import css, drag, handle, shot, wait_until
+from .test_browser import css, drag, handle, shot, wait_stable, wait_until
 from .test_canvas_readable import import_file
 
 pytestmark = pytest.mark.browser
@@ -240,14 +240,9 @@ def test_toasts_leave_a_dialogs_buttons_alone(screen: Screen, builder: Callable[
     toast = wait_until(  # type: ignore[index]
         lambda: [t for t in css(screen, ".q-notification") if t.is_displayed() and "while the import" in t.text]
     )[0]
-    rects = [screen.selenium.execute_script(RECT_JS, toast)]
-
-    def settled() -> bool:  # where it comes to rest (it slides in from the top)
-        rects.append(screen.selenium.execute_script(RECT_JS, toast))
-        return rects[-1] == rects[-2]
-
-    wait_until(settled)
-    toast_rect = rects[-1]
+    # where it comes to rest: it slides in from the top while its transition's "-enter" classes are on it
+    wait_until(lambda: "-enter" not in str(toast.get_attribute("class")), 15, "the toast's slide in")
+    toast_rect = wait_stable(lambda: screen.selenium.execute_script(RECT_JS, toast))
     assert toast_rect[1] >= 48  # under the header: the header's buttons stay clickable too
     buttons = [b for b in css(screen, ".q-dialog .q-btn") if b.is_displayed()]
     assert buttons
