@@ -148,7 +148,7 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     screen.open("/")
     assert screen.find_by_css('a[href="/eval"]').text == "Evaluate"  # the builder's header links the page
     screen.open("/eval")
-    screen.should_contain("load a saved")
+    screen.should_contain("Open a saved result")
     send_file(screen, '.fb-eval-upload input[type="file"]', saved, timeout=120)
     table = wait_css(screen, "[data-testid=eval-questions]")[0]
     assert screen.find_by_css("[data-testid=eval-title]").text.startswith("Help centre RAG (eval.json): 8 questions")
@@ -193,6 +193,16 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     screen.selenium.save_screenshot(str(SHOTS / "eval_page.png"))
 
 
+def workspace_corpus(server: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collection: str) -> None:
+    """The help-centre flow and questions in the page's workspace, its model the fake server, its key known."""
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the page's runs use the standard credential lookup
+    # and the credentials file's approvals: a cloud key goes to the fake on this machine once approved
+    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "credentials.json"))
+    CredentialStore().approve_endpoint("openai", "default", server.url)
+    write_corpus(tmp_path / "workspace", server.openai_base_url, collection)  # the page lists the workspace
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_eval_page_runs_a_flow_with_progress_and_cancel(
@@ -202,12 +212,7 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the page's runs use the standard credential lookup
-    # and the credentials file's approvals: a cloud key goes to the fake on this machine once approved
-    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "credentials.json"))
-    CredentialStore().approve_endpoint("openai", "default", server.url)
-    write_corpus(tmp_path / "workspace", server.openai_base_url, "evalpage-run")  # the page lists the workspace
+    workspace_corpus(server, tmp_path, monkeypatch, "evalpage-run")
     script(server)
     builder()
     # Cancel while the first question (ingest + model load) runs: it stops between questions.
@@ -229,3 +234,38 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     open_question(screen, "q1")
     assert screen.find_by_css("[data-testid=eval-verdict]").text == "correct"
     assert screen.find_by_css("[data-testid=eval-answer]").text.startswith("You get 10 recovery codes [")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_cancelled_evaluation_keeps_and_shows_the_questions_that_finished(
+    screen: Screen,
+    builder: Callable[..., None],
+    server: FakeLLMServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    workspace_corpus(server, tmp_path, monkeypatch, "evalpage-cancel")
+    script(server)
+    server.delay("chat", 1.5)  # every answer takes a moment: the Cancel below lands between two questions
+    builder()
+    screen.selenium.set_window_size(1280, 720)
+    screen.open("/eval?flow=flow.json&q=questions.jsonl&k=3")
+    screen.find_by_css("[data-testid=eval-run]").click()
+
+    def status() -> str:
+        return str(screen.find_by_css("[data-testid=eval-status]").text)
+
+    wait_until(lambda: "question 4/8" in status(), 240, "three questions done")
+    screen.find_by_css("[data-testid=eval-cancel]").click()
+    wait_until(lambda: "Cancelled." in status(), 120, "the cancel")
+    line = status()
+    finished = int(line.split("Cancelled. ")[1].split(" of 8")[0])
+    assert 3 <= finished < 8, line  # the three that were done, and the one that was running when Cancel came
+    rows = wait_css(screen, "[data-testid=eval-questions] tbody tr")
+    assert [r.text.split()[0] for r in rows] == list(EXPECTED)[:finished]
+    note = screen.find_by_css("[data-testid=eval-cancelled]").text
+    assert f"Cancelled after {finished} of 8 questions" in note and "over the questions that finished" in note
+    assert screen.find_by_css("[data-testid=eval-title]").text.startswith(f"Help centre RAG (flow.json): {finished} ")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screen.selenium.save_screenshot(str(SHOTS / "eval_cancelled_keeps_rows.png"))
