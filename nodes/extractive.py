@@ -45,12 +45,12 @@ from flowbuilder.services import Embedder
 
 NOT_FOUND = "Not found in the retrieved context: the retrieved chunks do not contain an answer to this question."
 QUOTED = "Found by quoting the retrieved chunks; no model wrote this answer."
-CALIBRATED_THRESHOLD = 0.40
+CALIBRATED_THRESHOLD = 0.41
 """Least confidence (0-1) to answer from prose (sentences, list items, rows): see :data:`PROSE_CONFIDENCE`. Chosen
 with ``python benchmarks/answers.py --calibrate`` on the tuning sets (docs.jsonl, prd_questions.jsonl and the
 tuning halves of pip_docs.jsonl and prd_asked.jsonl): it refused 9 of their 108 answerable questions and 21 of
 their 32 unanswerable ones (0.42 would refuse 15 and 25). Reported on the report halves only."""
-PROSE_CONFIDENCE = (4.31, 9.25, -2.10)
+PROSE_CONFIDENCE = (4.34, 9.86, -2.30)
 """``(a, b, c)`` of the prose confidence ``1 / (1 + exp(-(a * sure + b * support + c)))``: ``sure`` is the best
 unit's score plus how far it stands out (:func:`confidence`), ``support`` how much the best quotes answer every
 content word of the question (:func:`support`). A logistic regression fitted by ``benchmarks/answers.py
@@ -66,7 +66,7 @@ test case look as close as answerable ones to this scorer)."""
 PEAK_WEIGHT = 1.0
 """``sure`` = the best unit's score + this x how far its cosine stands above the mean of the top 10: a
 unit that answers stands out from its neighbours, a near-miss does not."""
-SUPPORT_UNITS = 3
+SUPPORT_UNITS = 8
 """How many of the best units ``support`` looks at."""
 WEIGHTS = {"unit": 0.4, "overlap": 0.2, "chunk": 0.1, "rank": 0.05}
 """Weight of the unit's cosine, its idf-weighted term overlap, its chunk's cosine and the retriever's rank
@@ -583,23 +583,39 @@ MAX_TABLE_ROWS = 8
 
 def _prose_quote(item: _Scored, passages: Sequence[Passage]) -> Quote:
     """The unit with what gives it context: the sentence before and the one after it in its paragraph (a topic
-    sentence is often followed by the one that answers), or its whole table when the table is small."""
+    sentence is often followed by the one that answers), or its whole table when the table is small; a sentence
+    that ends in a colon brings what it introduces (the command, list or table after it: "Create one with the
+    client:" is answered by the code block that follows)."""
     p = item.passage
     same = [q for q in passages if q.group == p.group]
     parts = {p.index}
-    after = ""
+    after: list[str] = []
+    last = p
     if p.kind == "sentence":
         following = [q for q in same if q.index == p.index + 1]
         if following:
-            after = following[0].text
+            after.append(following[0].text)
             parts.add(p.index + 1)
+            last = following[0]
         if p.context:
             parts.add(p.index - 1)
     elif p.kind == "row" and 1 < len(same) <= MAX_TABLE_ROWS:
-        rows = [q.text for q in same if q.index != p.index]
-        after = " ".join(rows)
+        after.append(" ".join(q.text for q in same if q.index != p.index))
         parts |= {q.index for q in same}
-    return Quote(item.chunk, "", p.text, item.score, frozenset(parts), p.context, p.section, after)
+    if last.kind == "sentence" and last.text.endswith(":"):
+        introduced = _introduced(last, passages)
+        after += [q.text for q in introduced]
+        parts |= {q.index for q in introduced}
+    return Quote(item.chunk, "", p.text, item.score, frozenset(parts), p.context, p.section, " ".join(after))
+
+
+def _introduced(sentence: Passage, passages: Sequence[Passage]) -> list[Passage]:
+    """The code block, list or table right after ``sentence`` (when it is small enough to quote whole)."""
+    following = [q for q in passages if q.index == sentence.index + 1 and q.group != sentence.group]
+    if not following or following[0].kind not in ("code", "item", "row"):
+        return []
+    block = [q for q in passages if q.group == following[0].group]
+    return block if len(block) <= MAX_TABLE_ROWS else block[:1]
 
 
 def _prose_answer(

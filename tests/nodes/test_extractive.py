@@ -280,3 +280,26 @@ def test_a_chunk_with_a_huge_token_is_cut_in_linear_time() -> None:
 
     text = "Run it. " + "a" * 200_000 + " and then ~/.cache/pip/x. Done. See `a.b/c` now."
     assert [p.text[-12:] for p in parse_chunk(text).passages] == ["Run it.", "cache/pip/x.", "Done.", "`a.b/c` now."]
+
+
+def test_a_sentence_ending_in_a_colon_is_quoted_with_the_command_it_introduces(embedder: LocalEmbedder) -> None:
+    text = (
+        "## Guest links\n\nGuest links let people outside the workspace read one note. Create one with the client:\n\n"
+        "```\nqs share --guest --expires 7d\n```\n\nGuest links are off on the Free plan."
+    )
+    hit = Hit(document=Document(text=text, metadata={"source": "sharing.md"}), score=0.6, rank=1)
+    result = extract("How do I share a note with someone outside the workspace?", [hit], embedder,
+                     ExtractiveConfig(threshold=0.0))  # fmt: skip
+    first = next(line for line in result.answer.split("\n") if line.startswith("> [1]"))
+    assert "Create one with the client: qs share --guest --expires 7d" in first
+
+
+def test_an_indented_pdf_bullet_ends_where_a_line_starts_left_of_its_marker() -> None:
+    text = (
+        "Analytics\n\n    ● Personalization: Customized login experience based on user history and\n"
+        "    preferences\nThis PRD serves as the foundation for the login dashboard."
+    )
+    assert [t for _, t in units_of(text)] == [
+        "Personalization: Customized login experience based on user history and preferences",
+        "This PRD serves as the foundation for the login dashboard.",
+    ]
