@@ -74,6 +74,8 @@ SETS = (
     QuestionSet("vwo500_asked", "vwo500_asked.jsonl", DEMO),
     QuestionSet("pip_docs", "pip_docs.jsonl", PARENT_CHILD, ROOT / "data" / "pip_docs"),
     QuestionSet("prd_asked", "prd_asked.jsonl", PDF),
+    QuestionSet("pip_docs_fresh", "pip_docs_fresh.jsonl", PARENT_CHILD, ROOT / "data" / "pip_docs"),
+    QuestionSet("prd_fresh", "prd_fresh.jsonl", PDF),
     QuestionSet("vwo500_paraphrased", "vwo500_paraphrased.jsonl", DEMO, tuned=True),
     QuestionSet("vwo500_userworded", "vwo500_userworded.jsonl", DEMO, tuned=True),
     QuestionSet("docs (help centre)", "docs.jsonl", PARENT_CHILD, tuned=True),

@@ -48,9 +48,10 @@ QUOTED = "Found by quoting the retrieved chunks; no model wrote this answer."
 CALIBRATED_THRESHOLD = 0.41
 """Least confidence (0-1) to answer from prose (sentences, list items, rows): see :data:`PROSE_CONFIDENCE`. Chosen
 with ``python benchmarks/answers.py --calibrate`` on the tuning sets (docs.jsonl, prd_questions.jsonl and the
-tuning halves of pip_docs.jsonl and prd_asked.jsonl): it refused 9 of their 108 answerable questions and 21 of
-their 32 unanswerable ones (0.42 would refuse 15 and 25). Reported on the report halves only."""
-PROSE_CONFIDENCE = (4.34, 9.86, -2.30)
+tuning halves of pip_docs.jsonl and prd_asked.jsonl) as the highest round threshold that refuses at most 1 in 12
+of their answerable questions: it refused 8 of their 108 answerable questions and 24 of their 32 unanswerable ones
+(0.42 would refuse 10 and 25). Reported on the report halves and a fresh held-out set only."""
+PROSE_CONFIDENCE = (4.35, 9.74, -2.30)
 """``(a, b, c)`` of the prose confidence ``1 / (1 + exp(-(a * sure + b * support + c)))``: ``sure`` is the best
 unit's score plus how far it stands out (:func:`confidence`), ``support`` how much the best quotes answer every
 content word of the question (:func:`support`). A logistic regression fitted by ``benchmarks/answers.py
