@@ -628,8 +628,10 @@ def evaluate_answers(
     budget = chars or context_budget(flow) or DEFAULT_CONTEXT_CHARS
     judging = (mode, budget)
     results: list[AnswerResult] = []
+    runs = _runs_on_cluster(flow, questions, roles, executor, base_dir, on_event)
     for index, question in enumerate(questions, start=1):
-        result = _evaluate_one(flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging)
+        given = runs[index - 1] if runs is not None else None
+        result = _evaluate_one(flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging, given)
         results.append(result)
         if on_question is not None:
             on_question(index, len(questions), result)
@@ -647,13 +649,18 @@ def _evaluate_one(
     patterns: Sequence[str],
     on_event: Callable[[RunEvent], None] | None,
     judging: tuple[Relevance, int] = ("lenient", DEFAULT_CONTEXT_CHARS),
+    given: tuple[RunResult, Any] | None = None,
 ) -> AnswerResult:
     started = time.perf_counter()
     # Validation and credential errors are raised here, before any node runs: they are the same for
     # every question, so they stop the evaluation instead of turning every question into an "error".
-    run = executor.run(
-        flow, inputs=question.question, session_id=f"eval-{question.id}", base_dir=base_dir, on_event=on_event
-    )
+    if given is None:
+        run = executor.run(
+            flow, inputs=question.question, session_id=f"eval-{question.id}", base_dir=base_dir, on_event=on_event
+        )
+        judge_model = _output(run, roles.judge, "model") if roles.judge else None
+    else:  # run on a Ray worker (--ray); the judge model (a service) stays on this machine
+        run, judge_model = given
     # The chunks and their retrieval scores are read first: when only the model fails (no server, no
     # key), retrieval is still measured, and the answer side reports the error.
     hits_node = run.results.get(roles.hits) if roles.hits else None
@@ -696,13 +703,47 @@ def _evaluate_one(
         degraded=degraded,
     )
     if roles.judge:
-        model = _output(run, roles.judge, "model")
+        model = judge_model
         if isinstance(model, ChatModel):
             result.judge = ask_judge(model, question, answer_value, chunks)
         else:
             result.judge = JudgeVerdict(None, None, "", f"node '{roles.judge}' gave no chat model")
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _runs_on_cluster(
+    flow: Flow,
+    questions: Sequence[Question],
+    roles: FlowRoles,
+    executor: Executor,
+    base_dir: Path | None,
+    on_event: Callable[[RunEvent], None] | None,
+) -> list[tuple[RunResult, Any]] | None:
+    """With a Ray cluster (``--ray``): ingest here (its batches on the cluster), then every question's run on the
+    workers in batches, each in its own session; None without a cluster, when the ingest did not go through (the
+    questions then run here and each says what failed) or when the question's path reads a file."""
+    cluster = executor.cluster
+    if cluster is None or not questions:
+        return None
+    from flowbuilder.cluster.stores import cut_ingest
+    from flowbuilder.evaluation.namespace import is_store, is_writer
+
+    writers = [s.id for s in flow.nodes if not s.disabled and is_store(s, executor.registry) and is_writer(flow, s.id)]
+    for writer in writers:
+        if not executor.run(flow, to=writer, base_dir=base_dir, on_event=on_event).ok:
+            return None
+    cut = cut_ingest(flow, executor.registry, roles.answer)
+    if cut is None:
+        return None
+    judge_model = None
+    if roles.judge:
+        judged = executor.run(flow, to=roles.judge, base_dir=base_dir)
+        judge_model = _output(judged, roles.judge, "model")
+    runs = cluster.run_many(
+        executor, cut, roles.answer, [(q.question, f"eval-{q.id}") for q in questions], base_dir=base_dir
+    )
+    return [(run, judge_model) for run in runs]
 
 
 def _output(run: RunResult, node_id: str | None, port: str | None) -> Any:

@@ -5,14 +5,12 @@ wrongly cited, invented and refusing answers) loaded in headless Chromium, and t
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from nicegui.testing import Screen
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 
@@ -22,8 +20,10 @@ from flowbuilder.errors import FlowFileError
 from flowbuilder.ui.eval_page import chunk_marks, metric_rows, question_rows, rank_text, read_eval_json, result_hits
 from tests.evaluation.answer_flow import EXPECTED, script, write_corpus
 from tests.fakes.llm_server import FakeLLMServer, running_server
+from tests.waiting import wait_until
 
 from .conftest import SHOTS
+from .test_browser import send_file
 
 KEY = "sk-evalpage-SECRET-987654"
 
@@ -103,13 +103,7 @@ def test_helpers_show_n_a_for_metrics_over_nothing_and_reject_other_json() -> No
 
 
 def wait_css(screen: Screen, selector: str, timeout: float = 120.0) -> list[WebElement]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = screen.selenium.find_elements(By.CSS_SELECTOR, selector)
-        if found:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f"{selector} did not appear within {timeout} s")
+    return wait_until(lambda: screen.selenium.find_elements(By.CSS_SELECTOR, selector), timeout, f"{selector}")
 
 
 def open_question(screen: Screen, question_id: str) -> WebElement:
@@ -119,16 +113,13 @@ def open_question(screen: Screen, question_id: str) -> WebElement:
         if r.text.split()[0] == question_id
     )
     row.click()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            titles = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-detail-title]")
-            if titles and titles[0].text.startswith(f"{question_id}:"):
-                return screen.find_by_css("[data-testid=eval-detail]")
-        except StaleElementReferenceException:  # the old detail was being replaced
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"the detail of {question_id} did not open")
+
+    def detail_open() -> bool:  # the old detail may be replaced while it is read: a stale look is "not yet"
+        titles = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-detail-title]")
+        return bool(titles) and titles[0].text.startswith(f"{question_id}:")
+
+    wait_until(detail_open, 10, f"the detail of {question_id}")
+    return screen.find_by_css("[data-testid=eval-detail]")
 
 
 @pytest.mark.browser
@@ -158,8 +149,7 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     assert screen.find_by_css('a[href="/eval"]').text == "Evaluate"  # the builder's header links the page
     screen.open("/eval")
     screen.should_contain("load a saved")
-    upload = wait_css(screen, '.fb-eval-upload input[type="file"]')[0]
-    upload.send_keys(str(saved))
+    send_file(screen, '.fb-eval-upload input[type="file"]', saved, timeout=120)
     table = wait_css(screen, "[data-testid=eval-questions]")[0]
     assert screen.find_by_css("[data-testid=eval-title]").text.startswith("Help centre RAG (eval.json): 8 questions")
 
@@ -224,10 +214,7 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     screen.open("/eval?flow=flow.json&q=questions.jsonl&k=3&run=1")
     wait_css(screen, "[data-testid=eval-progress]")
     screen.find_by_css("[data-testid=eval-cancel]").click()
-    deadline = time.monotonic() + 120
-    while "Cancelled." not in screen.find_by_css("[data-testid=eval-status]").text:
-        assert time.monotonic() < deadline, screen.find_by_css("[data-testid=eval-status]").text
-        time.sleep(0.3)
+    wait_until(lambda: "Cancelled." in screen.find_by_css("[data-testid=eval-status]").text, 120, "the cancel")
     assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-questions]")
 
     screen.find_by_css("[data-testid=eval-run]").click()
