@@ -18,6 +18,7 @@ from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedForma
 from flowbuilder.flow import Flow
 from flowbuilder.formats.dify import DifyImporter, graph_of
 from flowbuilder.formats.flowise import FlowiseImporter
+from flowbuilder.formats.flowise_export import export_flowise
 from flowbuilder.formats.langflow import LangflowImporter
 from flowbuilder.formats.langflow_export import export_langflow
 from flowbuilder.formats.limits import check_counts, parse_untrusted_json, strict_dumps
@@ -40,7 +41,7 @@ from flowbuilder.formats.untrusted_yaml import parse_untrusted_yaml
 from flowbuilder.secrets import secret_reason
 
 IMPORT_FORMATS = ("n8n", "langflow", "flowise", "dify")
-EXPORT_FORMATS = ("n8n", "langflow")
+EXPORT_FORMATS = ("n8n", "langflow", "flowise")
 YAML_SUFFIXES = (".yml", ".yaml")
 Importer = N8nImporter | LangflowImporter | FlowiseImporter | DifyImporter
 IMPORTERS: dict[str, type[Importer]] = {
@@ -193,7 +194,7 @@ def export_flow(flow: Flow, to: str, *, lossy: bool = True) -> tuple[dict[str, A
     The flow is checked first (no duplicate ids, no connection to a missing node, no cycle), so the
     exporters only ever walk a well-formed graph, and secrets are scrubbed from its configs. With
     ``lossy=False`` an export that leaves a node or a connection out is refused, listing them."""
-    exporters = {"n8n": export_n8n, "langflow": export_langflow}
+    exporters = {"n8n": export_n8n, "langflow": export_langflow, "flowise": export_flowise}
     if to not in exporters:
         choices = ", ".join(EXPORT_FORMATS)
         raise UnsupportedFormatError("--to", f"unknown export format {to!r}; choose one of: {choices}")

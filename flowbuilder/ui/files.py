@@ -369,6 +369,7 @@ class FileActions:
                         "flowbuilder": "Flowbuilder (native JSON)",
                         "n8n": "n8n workflow JSON",
                         "langflow": "LangFlow JSON",
+                        "flowise": "Flowise chatflow JSON",
                     }[fmt],
                     on_click=lambda f=fmt: self.export_async(f, dialog),
                 ).props(f'flat no-caps align=left data-format="{fmt}"').classes("w-full")
