@@ -90,10 +90,13 @@ class BackgroundIngest:
         base_dir: Path | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
         session_id: str = "background",
+        flow_file: Path | None = None,
     ) -> None:
         self.executor = executor
         self.flow = flow
         self.base_dir = base_dir
+        self.flow_file = flow_file
+        """The flow's file, when saved: which flow it is (its own stores, :mod:`flowbuilder.scopes`)."""
         self.on_event = on_event
         self.session_id = session_id
         self.cancel_event = threading.Event()
@@ -104,7 +107,14 @@ class BackgroundIngest:
         self.seconds = 0.0
         self._thread: threading.Thread | None = None
         try:
-            graph = analyze(flow, executor.registry, executor.resolver, base_dir=base_dir)
+            graph = analyze(
+                flow,
+                executor.registry,
+                executor.resolver,
+                base_dir=base_dir,
+                flow_file=flow_file,
+                data_dir=executor.data_dir,
+            )
             self.targets = ingest_targets(flow, graph)
         except FlowbuilderError:
             self.targets = []
@@ -164,6 +174,7 @@ class BackgroundIngest:
                     cancel_event=self.cancel_event,
                     session_id=self.session_id,
                     base_dir=self.base_dir,
+                    flow_file=self.flow_file,
                 )
                 self.results.append(result)
                 failed = result.failed()

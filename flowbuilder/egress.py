@@ -7,14 +7,18 @@ Chroma or Qdrant server: things people run on their own machine). :func:`egress_
 - a URL that does not parse (``http://x:99999``, ``http://[::1``) is an ``invalid-endpoint``: nothing is sent;
 - the provider's own service (over https) needs nothing;
 - this machine (a loopback address, or a ``localhost`` name that resolves to loopback only) needs nothing
-  for a local-by-nature provider, or when no key goes with the request; a cloud provider's key goes to
-  loopback only once approved (another user's server on this machine would receive it), and so does
-  ``tool.mcp`` over HTTP (the flow picks the URL: ``http://127.0.0.1:PORT/admin/delete?all=1``);
+  for a request without a key to a local-by-nature provider (or any keyless request but ``tool.mcp``'s and
+  ``tool.http``'s); a key goes to loopback only once approved, whichever provider's (another user's server
+  on this machine, or a program the flow file picked the port of, would receive it): an optional key (Ollama's
+  ``OLLAMA_API_KEY`` is for ollama.com) is withheld instead and the node runs without it (:func:`key_plans`),
+  and ``tool.mcp`` over HTTP needs approval even without a key (``http://127.0.0.1:PORT/admin/delete?all=1``);
 - anything else needs the user's approval (``--allow-endpoint PROVIDER[/ACCOUNT]=URL``, the credentials
   file's ``approved_endpoints`` or the builder's Approve button), with or without a key: a flow that
   embeds documents at ``attacker.example`` sends the documents there.
 
-An approval covers an origin (``scheme://host:port``). ``validate`` reports the problems; ``run``
+An approval covers an origin (``scheme://host:port``) for one provider, or for one node kind where several
+share a provider (``loader.url`` and ``tool.http`` both fetch "http": approving a page for the loader does
+not let a tool call it). ``validate`` reports the problems and where every bound key would go; ``run``
 refuses the node before anything is sent.
 """
 
@@ -24,7 +28,7 @@ from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from flowbuilder.errors import CredentialError, EndpointError
@@ -32,7 +36,7 @@ from flowbuilder.netguard import is_loopback
 from flowbuilder.terminal import excerpt
 
 if TYPE_CHECKING:
-    from flowbuilder.credentials import CredentialRef, CredentialResolver
+    from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialSlot
 
 SCHEMES = ("http", "https")
 
@@ -100,6 +104,13 @@ class Destination:
     always_ask: bool = False
     """The flow picks the server outright (an MCP server: any program's HTTP API could sit there), so even
     this machine needs approval."""
+    kind: str = ""
+    """What approvals are keyed by when not the provider: the node type, where several kinds share one
+    provider (``loader.url`` and ``tool.http`` both fetch over plain HTTP)."""
+
+    @property
+    def approval_key(self) -> str:
+        return self.kind or self.provider
 
 
 @dataclass(frozen=True)
@@ -151,17 +162,27 @@ def egress_problem(
         return None
     origin = endpoint.origin
     here = is_loopback(endpoint.host)
-    if here and (destination.local or not (key_sent or destination.always_ask)):
+    if here and not key_sent and (destination.local or not destination.always_ask):
         return None
-    if approvals is not None and approvals.endpoint_approved(destination.provider, account, origin):
+    if approvals is not None and approvals.endpoint_approved(destination.approval_key, account, origin):
         return None
     provider = destination.provider
     approve = (
         f"approve it only if you trust that server (flowbuilder run --allow-endpoint {account}={origin}, "
         f"or the Approve button in the builder), or change '{name}'"
     )
-    detail = {"provider": provider, "account": account.partition("/")[2] or "default", "origin": origin}
+    detail = {
+        "provider": destination.approval_key,
+        "account": account.partition("/")[2] or "default",
+        "origin": origin,
+    }
     where = "a server on this machine that is not" if here else "not"
+    if key_sent and here and destination.local:
+        message = (
+            f"its {provider} key would be sent to {origin} ('{name}'), a server on this machine that the flow file "
+            f"picked; a key goes to this machine only once you approve that server"
+        )
+        return EgressProblem("unsafe-credential", f"{message}; {approve}", name, detail)
     if key_sent:
         message = f"its {provider} key would be sent to {origin} ('{name}'), which is {where} {provider}'s service"
         return EgressProblem("unsafe-credential", f"{message}; {approve}", name, detail)
@@ -174,6 +195,97 @@ def egress_problem(
     return EgressProblem("untrusted-endpoint", f"{message}; {approve}", name, detail)
 
 
+KeySource = Literal["session", "store", "env"]
+SOURCE_WORDS = {"session": "--cred", "store": "the credentials file"}
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    """What happens to one bound key of a node: where it would go and whether it is sent."""
+
+    slot: CredentialSlot
+    account: str
+    """``provider/account`` the key is bound under."""
+    source: str
+    """Where it comes from, in words: ``--cred``, ``the credentials file`` or the variable's name."""
+    destinations: tuple[str, ...]
+    """The origins it would be sent to (the provider's own service when the node names none)."""
+    verdict: Literal["send", "withhold", "refuse"]
+    reason: str = ""
+    """Why it is withheld or refused (the egress problem's message)."""
+
+    def describe(self, node_id: str) -> str:
+        where = ", ".join(self.destinations) or "nowhere over the network"
+        line = f"key: node '{node_id}' slot '{self.slot.name}' ({self.account}, from {self.source}) -> {where}"
+        if self.verdict == "withhold":
+            return f"{line}: withheld (the node runs without it): {self.reason}"
+        if self.verdict == "refuse":
+            return f"{line}: refused: {self.reason}"
+        return line
+
+
+def _destinations(cls: Any, config: Any) -> list[Destination] | EgressProblem:
+    try:
+        return list(cls.destinations(config))
+    except (ValueError, TypeError, OverflowError) as exc:
+        return EgressProblem("invalid-endpoint", f"{excerpt(exc, 160)}; its server address is unusable", "")
+
+
+def key_plans(
+    node_id: str,
+    cls: Any,
+    config: Any,
+    refs: Mapping[str, CredentialRef],
+    resolver: CredentialResolver | None,
+) -> list[KeyPlan]:
+    """Every key bound for the node's slots (none without a resolver), where it would go and whether it is sent:
+    a key goes only to its provider's own service or to an endpoint approved for that key; an optional key from
+    the environment or the credentials file that may not go where the node points is withheld (the node runs
+    without it); a required one, or one bound for this run (``--cred``), is refused."""
+    from flowbuilder.credentials import PROVIDER_ENV_VARS, PROVIDER_HOSTS, reference_problem
+
+    if resolver is None:
+        return []
+    destinations = _destinations(cls, config)
+    plans = []
+    for slot in cls.credential_slots:
+        ref = refs.get(slot.name)
+        if reference_problem(slot, ref) is not None:
+            continue
+        with suppress(CredentialError):
+            source = resolver.source(node_id, slot, ref)
+            if source is None or not resolver.resolve(node_id, slot, ref):
+                continue
+            words = SOURCE_WORDS.get(source) or PROVIDER_ENV_VARS.get(slot.provider, source)
+            account = f"{slot.provider}/{ref.name if ref else 'default'}"
+            if isinstance(destinations, EgressProblem):
+                plans.append(KeyPlan(slot, account, words, (), "refuse", destinations.message))
+                continue
+            mine = [d for d in destinations if d.provider == slot.provider]
+            if not mine:
+                own = PROVIDER_HOSTS.get(slot.provider, ())
+                where = (f"https://{own[0]}",) if own and not cls.command_line(config) else ()
+                plans.append(KeyPlan(slot, account, words, where, "send"))
+                continue
+            problems = [
+                problem
+                for d in mine
+                if (problem := egress_problem(d, own_hosts=PROVIDER_HOSTS.get(d.provider, ()), key_sent=True,
+                                              account=f"{d.approval_key}/{account.partition('/')[2]}",
+                                              approvals=resolver))
+            ]  # fmt: skip
+            origins = tuple(dict.fromkeys(try_origin(d.url) or excerpt(d.url, 80) for d in mine))
+            if not problems:
+                plans.append(KeyPlan(slot, account, words, origins, "send"))
+            else:
+                # a key the user bound for this run is refused (said loudly); an ambient optional one (an
+                # OLLAMA_API_KEY for ollama.com) is withheld and the node runs without it
+                refuse = slot.required or source == "session"
+                verdict: Literal["withhold", "refuse"] = "refuse" if refuse else "withhold"
+                plans.append(KeyPlan(slot, account, words, origins, verdict, problems[0].message))
+    return plans
+
+
 def node_problems(
     node_id: str,
     cls: Any,
@@ -183,30 +295,28 @@ def node_problems(
 ) -> list[EgressProblem]:
     """Every destination of a node (class ``cls`` with ``config``) that it must not reach yet.
 
-    Without a resolver nothing is approved and no key is taken to be bound (``validate --no-credentials``)."""
-    from flowbuilder.credentials import PROVIDER_HOSTS, reference_problem
+    Without a resolver nothing is approved and no key is taken to be bound (``validate --no-credentials``).
+    A withheld key (:func:`key_plans`) does not count as sent."""
+    from flowbuilder.credentials import PROVIDER_HOSTS
 
-    try:
-        destinations = cls.destinations(config)
-    except (ValueError, TypeError, OverflowError) as exc:
-        return [EgressProblem("invalid-endpoint", f"{excerpt(exc, 160)}; its server address is unusable", "")]
+    destinations = _destinations(cls, config)
+    if isinstance(destinations, EgressProblem):
+        return [destinations]
     if not destinations:
         return []
+    plans = key_plans(node_id, cls, config, refs, resolver)
     problems = []
     for destination in destinations:
+        sent = [p for p in plans if p.slot.provider == destination.provider and p.verdict != "withhold"]
+        names = [refs[p.slot.name].name for p in sent if p.slot.name in refs]
         slots = [s for s in cls.credential_slots if s.provider == destination.provider]
-        key_sent = False
-        account = f"{destination.provider}/default"
-        for slot in slots:
-            ref = refs.get(slot.name)
-            account = f"{destination.provider}/{ref.name if ref else 'default'}"
-            if resolver is not None and reference_problem(slot, ref) is None:
-                with suppress(CredentialError):
-                    key_sent = key_sent or bool(resolver.resolve(node_id, slot, ref))
+        if not names and slots and slots[0].name in refs:
+            names = [refs[slots[0].name].name]
+        account = f"{destination.approval_key}/{names[0] if names else 'default'}"
         problem = egress_problem(
             destination,
             own_hosts=PROVIDER_HOSTS.get(destination.provider, ()),
-            key_sent=key_sent,
+            key_sent=bool(sent),
             account=account,
             approvals=resolver,
         )
@@ -219,8 +329,10 @@ __all__ = [
     "Destination",
     "EgressProblem",
     "Endpoint",
+    "KeyPlan",
     "egress_problem",
     "is_own_service",
+    "key_plans",
     "node_problems",
     "parse_endpoint",
     "try_origin",

@@ -23,7 +23,7 @@ from typing import Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
 from flowbuilder.credentials import CredentialResolver
-from flowbuilder.egress import node_problems
+from flowbuilder.egress import key_plans, node_problems
 from flowbuilder.errors import (
     CredentialError,
     EndpointError,
@@ -34,14 +34,14 @@ from flowbuilder.errors import (
     RunCancelledError,
 )
 from flowbuilder.flow import Edge, Flow
-from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys
-from flowbuilder.node import RunContext
+from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys, store_access
+from flowbuilder.node import RunContext, default_data_dir
 from flowbuilder.pathguard import FileRoots
 from flowbuilder.paths import resolve_path
 from flowbuilder.ports import PortKind
 from flowbuilder.portvalues import check_port_values
 from flowbuilder.registry import NodeRegistry, default_registry
-from flowbuilder.secrets import redact, redact_obj
+from flowbuilder.secrets import mask_outputs, redact, redact_obj
 from flowbuilder.streaming import plan_chains, run_chain, stream_mode
 
 log = logging.getLogger(__name__)
@@ -155,6 +155,8 @@ class RunScope:
     use_cache: bool
     base_dir: Path | None
     files: FileRoots
+    data_dir: Path
+    """Flowbuilder's data dir for this run (the flow's own state lives in ``graph.scope.state_dir(data_dir)``)."""
 
 
 class Executor:
@@ -167,6 +169,7 @@ class Executor:
         cache: ResultCache | None = None,
         data_dir: Path | None = None,
         stream: str | None = None,
+        served: bool = False,
     ) -> None:
         self.registry = registry or default_registry()
         self.resolver = resolver or CredentialResolver()
@@ -174,6 +177,14 @@ class Executor:
         self.data_dir = data_dir
         self.stream = stream_mode(stream)
         """When chains of nodes run batch by batch: ``auto``, ``always`` or ``never`` (:mod:`flowbuilder.streaming`)."""
+        self.served = served
+        """What the runs produce leaves the machine (``serve``, ``mcp``, the Serve tab): every text a node outputs is
+        masked where it is made, keeping its length (:func:`flowbuilder.secrets.mask_in_place`), so sources are
+        masked before any splitter cuts them and no chunk size or overlap hands a secret out piece by piece."""
+
+    def filter_outputs(self, outputs: dict[str, Any]) -> dict[str, Any]:
+        """A node's outputs as this executor passes them on: masked in place when :attr:`served`."""
+        return mask_outputs(outputs) if self.served else outputs
 
     def run(
         self,
@@ -188,6 +199,7 @@ class Executor:
         base_dir: Path | None = None,
         reuse: Mapping[str, NodeResult] | None = None,
         analyzed: FlowGraph | None = None,
+        flow_file: Path | None = None,
     ) -> RunResult:
         """Validate ``flow`` and run it (or only ``to`` and its ancestors).
 
@@ -196,6 +208,8 @@ class Executor:
             done once under an exclusive lock, reused by every concurrent search); shown as ``cached``.
         :param analyzed: what ``analyze`` gave for this very flow, ``to`` and ``base_dir`` (read only here): a
             server analyses its search flow once instead of on every search.
+        :param flow_file: the flow's file (``base_dir`` defaults to its folder): which flow this is, so its stores,
+            chat memory and cached results are its own (:mod:`flowbuilder.scopes`).
         :raises FlowValidationError: before anything runs, listing every issue in the run's scope.
         """
         run_inputs: dict[str, str] = {GENERIC_INPUT: inputs} if isinstance(inputs, str) else dict(inputs or {})
@@ -203,7 +217,20 @@ class Executor:
             raise FlowValidationError(
                 [_issue("unknown-node", f"--to names no node; nodes: {', '.join(flow.node_ids())}", to)]
             )
-        graph = analyzed or analyze(flow, self.registry, self.resolver, only={to} if to else None, base_dir=base_dir)
+        if base_dir is None and flow_file is not None:
+            base_dir = Path(flow_file).resolve().parent
+        data_dir = self.data_dir or default_data_dir()
+        if self.served:
+            self.resolver.register_known_secrets()  # every key the user has, used by this flow or not
+        graph = analyzed or analyze(
+            flow,
+            self.registry,
+            self.resolver,
+            only={to} if to else None,
+            base_dir=base_dir,
+            flow_file=flow_file,
+            data_dir=data_dir,
+        )
         # a file the user gives the run (--input NODE=PATH) replaces the node's own path and is the user's choice
         chosen = {
             node_id: value
@@ -212,7 +239,7 @@ class Executor:
         }
         if chosen:
             graph.issues = [i for i in graph.issues if not (i.code == "untrusted-path" and i.node_id in chosen)]
-        files = self.resolver.file_roots(base_dir, self.data_dir, _chosen_files(chosen.values(), base_dir))
+        files = self.resolver.file_roots(base_dir, data_dir, _chosen_files(chosen.values(), base_dir))
         scope_issues = _issues_in_scope(graph, to)
         if scope_issues:
             raise FlowValidationError(scope_issues)
@@ -228,7 +255,9 @@ class Executor:
         emit("run_started", None, {"order": order})
         results: dict[str, NodeResult] = {}
         keys: dict[str, str] = {}
-        scope = RunScope(graph, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files)
+        scope = RunScope(
+            graph, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files, data_dir
+        )
         cancelled = False
         skipped_with_warning = {w.node_id: w.message for w in graph.warnings if w.node_id}
         unused = _unused_alternatives(graph, run_inputs)
@@ -348,7 +377,10 @@ class Executor:
             fingerprint = node.cls.fingerprint(node.config, base_dir, run_input, values)
         except (FlowbuilderError, OSError, ValueError):  # the node's own run says what is wrong with its file
             fingerprint, use_cache = f"unreadable {time.time_ns()}", False
-        key = node_key(type_name, node.config.model_dump(mode="json"), refs, [run_input, fingerprint], upstream)
+        # a flow's cached results are its own (a cache hit skips the node's own path checks), and served runs'
+        # masked results are not a plain run's
+        state = [graph.scope.key, "served"] if self.served else [graph.scope.key]
+        key = node_key(type_name, node.config.model_dump(mode="json"), refs, [run_input, fingerprint, *state], upstream)
         keys[node_id] = key
         if use_cache and node.cls.cacheable:
             hit = self.cache.get(key)
@@ -369,10 +401,14 @@ class Executor:
             bound = node.spec.credentials
             for egress in node_problems(node_id, node.cls, node.config, bound, self.resolver):
                 raise EndpointError(f"Node '{node_id}': {egress.message}.")
+            plans = {plan.slot.name: plan for plan in key_plans(node_id, node.cls, node.config, bound, self.resolver)}
             for slot in node.cls.credential_slots:
-                value = self.resolver.resolve_for(node_id, slot, bound.get(slot.name), node.config)
-                if value:
-                    secrets[slot.name] = value
+                value = self.resolver.resolve_for(node_id, slot, bound.get(slot.name))
+                plan = plans.get(slot.name)
+                if value and plan is not None and plan.verdict == "refuse":
+                    raise CredentialError(f"Node '{node_id}': credential slot '{slot.name}': {plan.reason}.")
+                if value and plan is not None and plan.verdict == "send":
+                    secrets[slot.name] = value  # a withheld key stays here: the node runs without it
         except CredentialError as exc:  # an unapproved endpoint or program: nothing is sent or started
             error = redact(str(exc))
             emit("node_failed", node_id, {"error": error, "duration": 0.0})
@@ -384,14 +420,19 @@ class Executor:
             secrets=secrets,
             cancel_event=scope.cancel,
             emit=lambda kind, data: emit(kind, node_id, data),
-            data_dir=self.data_dir,
+            data_dir=scope.data_dir,
             base_dir=base_dir,
             session_id=scope.session_id,
             files=scope.files,
+            scope=graph.scope,
         )
         ctx.connected_inputs = frozenset(edge.target_port for edge in graph.incoming(node_id))
         ctx.missing_inputs = missing
         ctx.writers = writers
+        writes = any(edge.target_port == WRITER_PORT for edge in graph.incoming(node_id))
+        ctx.collection = store_access(
+            node_id, node, writes, self.resolver, base_dir, scope.data_dir, graph.scope, scope.files
+        )
         return PreparedNode(node_id, type_name, node, values, ctx, key)
 
     def _execute_node(
@@ -405,7 +446,7 @@ class Executor:
         try:
             check_port_values(node, "input", values)
             instance = node.cls(node.config)
-            outputs = dict(instance.run(values, ctx) or {})
+            outputs = self.filter_outputs(dict(instance.run(values, ctx) or {}))
             check_port_values(node, "output", outputs)
             summary = redact(ctx.summary(instance.summarize(outputs)))
         except RunCancelledError as exc:

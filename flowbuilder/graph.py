@@ -16,12 +16,15 @@ import networkx as nx
 from pydantic import BaseModel, ValidationError
 
 from flowbuilder.credentials import CredentialResolver, CredentialStore, normalize_command, reference_problem
-from flowbuilder.egress import node_problems
+from flowbuilder.egress import KeyPlan, key_plans, node_problems
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.ledger import DATA_DIR_TOKEN, StoreAccess, StoreLedger, collection_name, concrete_address
+from flowbuilder.node import default_data_dir
 from flowbuilder.pathguard import FileRoots
 from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
+from flowbuilder.scopes import FlowScope, flow_scope
 
 PLACEHOLDER_TYPE = "placeholder.unsupported"
 # Foreign code nodes: never run; off the path to an output (feeding nothing), a run goes around them.
@@ -33,6 +36,7 @@ WRITER_PORT = "documents"
 
 
 _NO_FILE = CredentialStore(Path("/nonexistent/flowbuilder-no-credentials.json"))
+
 """Without a resolver nothing is approved: no credentials file is consulted."""
 
 
@@ -120,6 +124,10 @@ class FlowGraph:
     """Facts about the flow worth saying that are no problem (alternative inputs)."""
     implicit: list[ImplicitDependency] = field(default_factory=list)
     """Writer -> reader dependencies the order honours (those that would close a cycle are left out)."""
+    keys: list[tuple[str, KeyPlan]] = field(default_factory=list)
+    """Every bound key of the nodes checked, with where it would go (``(node id, plan)``; with a resolver)."""
+    scope: FlowScope = field(default_factory=flow_scope)
+    """Which flow this is (:mod:`flowbuilder.scopes`): whose collections and memory it may open."""
 
     def incoming(self, node_id: str) -> list[Edge]:
         return [data["edge"] for _, _, data in self.graph.in_edges(node_id, data=True)]
@@ -156,29 +164,103 @@ def analyze(
     resolver: CredentialResolver | None = None,
     only: set[str] | None = None,
     base_dir: Path | None = None,
+    flow_file: Path | None = None,
+    data_dir: Path | None = None,
 ) -> FlowGraph:
     """Resolve and check a flow; the issues are in ``FlowGraph.issues`` (nothing is raised).
 
     The phases run in order, each adding to the result: ids, node types and configs, connections,
     placeholders, order (cycles and implicit writer -> reader links), then every node in the run's scope.
 
-    :param resolver: when given, unbound credential slots are reported too.
+    :param resolver: when given, unbound credential slots are reported too, and where each bound key goes.
     :param only: when given, only these nodes (a run's scope) are checked for inputs and credentials.
     :param base_dir: the flow file's folder (relative store locations resolve against it).
+    :param flow_file: the flow's file: which flow this is, for the collections it may open (else ``base_dir``).
+    :param data_dir: Flowbuilder's data dir (its ledger of who wrote each collection); the default one if None.
     """
     registry = registry or default_registry()
-    result = FlowGraph(flow=flow, registry=registry)
+    if base_dir is None and flow_file is not None:
+        base_dir = Path(flow_file).resolve().parent
+    result = FlowGraph(flow=flow, registry=registry, scope=flow_scope(flow.meta, flow_file, base_dir))
     _check_ids(flow, result)
     placeholder_issues = _resolve_nodes(flow, registry, result)
     connected = _connect(flow, result)
     _judge_placeholders(flow, result, placeholder_issues)
     _order(flow, registry, base_dir, result)
     roots = (resolver or CredentialResolver(store=_NO_FILE)).file_roots(base_dir)
+    if roots.flow_dir_problem:
+        result.notes.append(roots.flow_dir_problem)
+    data = data_dir or default_data_dir()
     for node_id in sorted(_scope(result, only)):
         node = result.nodes[node_id]
         if not node.spec.disabled:
             _check_node(node_id, node, connected, roots, resolver, base_dir, result)
+            _check_store(node_id, node, connected, resolver, base_dir, data, roots, result)
     return result
+
+
+def store_access(
+    node_id: str,
+    node: ResolvedNode,
+    writes: bool,
+    resolver: CredentialResolver | None,
+    base_dir: Path | None,
+    data_dir: Path,
+    scope: FlowScope,
+    files: FileRoots | None = None,
+) -> StoreAccess | None:
+    """The node's access to its collection (None for a node without one, or whose location is unusable);
+    ``files``: what the flow may read as files (a collection in such a folder needs no approval to adopt)."""
+    try:
+        address = node.cls.collection_address(node.config, base_dir)
+    except FlowbuilderError:
+        return None
+    if address is None:
+        return None
+    concrete = concrete_address(str(address), scope.state_dir(data_dir))
+    approved = resolver is not None and resolver.store_approved(concrete, scope.key, scope.file)
+    location = concrete.partition(":")[2].rpartition(":")[0]
+    readable = False
+    if files is not None and location.startswith("/"):
+        try:
+            readable = files.check(location, "file").problem is None
+        except FlowbuilderError:
+            readable = False
+    return StoreAccess(node_id, concrete, writes, scope, StoreLedger(data_dir), approved, readable)
+
+
+def _check_store(
+    node_id: str,
+    node: ResolvedNode,
+    connected: dict[tuple[str, str], list[Edge]],
+    resolver: CredentialResolver | None,
+    base_dir: Path | None,
+    data_dir: Path,
+    roots: FileRoots,
+    result: FlowGraph,
+) -> None:
+    """``untrusted-store`` for a collection another flow wrote; a note for stores from before flows had their own."""
+    writes = bool(connected.get((node_id, WRITER_PORT)))
+    access = store_access(node_id, node, writes, resolver, base_dir, data_dir, result.scope, roots)
+    if access is None:
+        return
+    problem = access.problem()
+    if problem:
+        detail = {"collection": collection_name(access.address)}
+        if not writes:  # reading it can be approved; writing another flow's collection cannot
+            detail["store"] = access.address
+        result.issues.append(ValidationIssue("untrusted-store", problem, node_id, detail=detail))
+    raw = str(node.cls.collection_address(node.config, base_dir))
+    kind = raw.partition(":")[0]
+    legacy = data_dir / kind
+    if DATA_DIR_TOKEN in raw and legacy.is_dir():
+        note = (
+            f"node '{node_id}': this flow keeps its {kind} collections in its own folder "
+            f"{result.scope.state_dir(data_dir)}; {legacy}, which every flow shared before, is left as it was "
+            f"(to read a collection there, set the node's folder to it and approve it: validate names it)"
+        )
+        if note not in result.notes:
+            result.notes.append(note)
 
 
 def _check_ids(flow: Flow, result: FlowGraph) -> None:
@@ -416,6 +498,9 @@ def _check_node(
     # where the node sends requests, key or not; the detail is what an approval covers (for a UI)
     for egress in node_problems(node_id, node.cls, node.config, node.spec.credentials, resolver):
         issues.append(ValidationIssue(egress.code, egress.message, node_id, detail=egress.detail))
+    result.keys += [
+        (node_id, plan) for plan in key_plans(node_id, node.cls, node.config, node.spec.credentials, resolver)
+    ]
     if resolver is not None:
         for slot in node.cls.credential_slots:
             ref = node.spec.credentials.get(slot.name)
@@ -457,9 +542,10 @@ def validate(
     registry: NodeRegistry | None = None,
     resolver: CredentialResolver | None = None,
     only: set[str] | None = None,
+    flow_file: Path | None = None,
 ) -> FlowGraph:
     """Like :func:`analyze`, but raise :class:`FlowValidationError` listing every issue."""
-    result = analyze(flow, registry, resolver, only)
+    result = analyze(flow, registry, resolver, only, flow_file=flow_file)
     if result.issues:
         raise FlowValidationError(result.issues)
     return result

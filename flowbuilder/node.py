@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Generic
+from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
@@ -48,6 +48,10 @@ from flowbuilder.egress import Destination
 from flowbuilder.errors import CredentialError, RunCancelledError
 from flowbuilder.pathguard import FileRoots, PathKind
 from flowbuilder.ports import Port
+from flowbuilder.scopes import FlowScope
+
+if TYPE_CHECKING:
+    from flowbuilder.ledger import StoreAccess
 
 
 class EmptyConfig(BaseModel):
@@ -86,6 +90,7 @@ class RunContext:
         base_dir: Path | None = None,
         session_id: str = "default",
         files: FileRoots | None = None,
+        scope: FlowScope | None = None,
     ) -> None:
         self.node_id = node_id
         self.run_input = run_input
@@ -99,6 +104,12 @@ class RunContext:
         self.files = files
         """The folders this run may read (:mod:`flowbuilder.pathguard`); None: only never-readable places
         are refused (a node run on its own, a flow built in code)."""
+        self.scope = scope
+        """Which flow this run belongs to (:mod:`flowbuilder.scopes`): its state lives in :attr:`state_dir`. None
+        for a node run by itself (no flow, no executor): then the data dir it was given is its own."""
+        self.collection: StoreAccess | None = None
+        """For a store node: its collection's address and who may open it (:mod:`flowbuilder.ledger`), set by
+        the executor; the node calls :meth:`claim_collection` once the collection is open."""
         self.details: dict[str, Any] = {}
         self._last_progress = 0.0
         self.warning = ""
@@ -130,6 +141,19 @@ class RunContext:
         :class:`~flowbuilder.errors.UntrustedPathError` saying why not otherwise."""
         files = self.files or FileRoots(flow_dir=None, data_dir=self.data_dir)
         return files.require(path, kind, what, self.base_dir)
+
+    @property
+    def state_dir(self) -> Path:
+        """The flow's own folder in the data dir (default stores, chat memory, keyword indexes), created; the data
+        dir itself for a node run without a flow."""
+        return self.scope.prepare(self.data_dir) if self.scope is not None else self.data_dir
+
+    def claim_collection(self, count: int) -> None:
+        """Before a store node reads or writes its open collection (holding ``count`` chunks): refuses, with
+        :class:`~flowbuilder.errors.UntrustedStoreError`, a collection this flow may not open, and records a
+        writer (:meth:`flowbuilder.ledger.StoreAccess.claim`)."""
+        if self.collection is not None:
+            self.collection.claim(count)
 
     def summary(self, summary: str) -> str:
         """The node's summary with this run's :attr:`headline` and :attr:`remark`, if any."""

@@ -205,7 +205,7 @@ class HttpToolNode(Node[HttpToolConfig, NoInputs, ToolOut]):
             origin = fixed_origin(config)
         except EndpointError as exc:
             raise ValueError(str(exc)) from None
-        return [Destination("url", origin, "http", always_ask=True)]
+        return [Destination("url", origin, "http", always_ask=True, kind=cls.type_name)]
 
     @classmethod
     def config_problems(cls, config: HttpToolConfig) -> list[tuple[str | None, str]]:

@@ -195,7 +195,7 @@ class UrlLoader(Node[UrlLoaderConfig, NoInputs, RecordsOut]):
                 raise ValueError(str(exc)) from None
             if origin not in seen:
                 seen.append(origin)
-        return [Destination("urls", origin, "http", always_ask=True) for origin in seen]
+        return [Destination("urls", origin, "http", always_ask=True, kind=cls.type_name) for origin in seen]
 
     @classmethod
     def config_problems(cls, config: UrlLoaderConfig) -> list[tuple[str | None, str]]:

@@ -116,7 +116,7 @@ def handle(args: argparse.Namespace) -> int:
     flow_path = Path(args.flow)
     flow = load_flow(flow_path)
     questions = load_questions(args.questions)
-    executor = Executor(resolver=resolver_for(args))
+    executor = Executor(resolver=resolver_for(args, flow))
 
     def progress(done: int, total: int, result: AnswerResult) -> None:
         if not args.quiet:
@@ -130,6 +130,7 @@ def handle(args: argparse.Namespace) -> int:
         flow,
         questions,
         base_dir=flow_path.resolve().parent,
+        flow_file=flow_path,
         executor=executor,
         k=args.k,
         answer=args.answer,
@@ -186,6 +187,7 @@ def _baseline(
             flow,
             questions,
             base_dir=path.resolve().parent,
+            flow_file=path,
             executor=executor,
             k=args.k,
             judge=args.judge if args.judge and flow.find_node(args.judge) else None,

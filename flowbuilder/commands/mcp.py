@@ -26,10 +26,11 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from flowbuilder.formats.native import load_flow
     from flowbuilder.serving.mcp_server import build_mcp_server
     from flowbuilder.serving.service import FlowService
 
-    service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
+    service = FlowService(args.flow, resolver=resolver_for(args, load_flow(args.flow)), log=sys.stderr)
     server = build_mcp_server(service)
     if not args.no_warm_up:
         start_warm_up(service)

@@ -79,7 +79,7 @@ class _Progress:
 
 def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
-    resolver = resolver_for(args)
+    resolver = resolver_for(args, flow)
     inputs = parse_inputs(flow, args.input)
     executor = Executor(resolver=resolver, stream=args.stream)
     progress = _Progress(enabled=not args.json)
@@ -95,7 +95,7 @@ def handle(args: argparse.Namespace) -> int:
                 on_event=progress,
                 cancel_event=cancel,
                 session_id=args.session,
-                base_dir=Path(args.flow).resolve().parent,
+                flow_file=Path(args.flow),
             )
         except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
             outcome["error"] = exc

@@ -39,7 +39,9 @@ def handle(args: argparse.Namespace) -> int:
     from flowbuilder.serving.service import FlowService
 
     check_bind(args.host, args.token)
-    service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
+    from flowbuilder.formats.native import load_flow
+
+    service = FlowService(args.flow, resolver=resolver_for(args, load_flow(args.flow)), log=sys.stderr)
     app = build_http_app(service, host=args.host, token=args.token)
     if not args.no_warm_up:
         start_warm_up(service)

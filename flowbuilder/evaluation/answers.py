@@ -584,9 +584,11 @@ def evaluate_answers(
     on_event: Callable[[RunEvent], None] | None = None,
     relevance: Relevance | None = None,
     chars: int | None = None,
+    flow_file: Path | None = None,
 ) -> Evaluation:
     """Run ``flow`` once per question (each in its own session, so chat memory never leaks between
     questions) and judge every answer; ``k`` cuts the retrieval metrics (default: all numbered chunks).
+    ``flow_file`` says which flow it is (its own stores and memory, :mod:`flowbuilder.scopes`).
 
     Retrieval is judged in ``relevance`` mode (default: strict when the questions carry facts) and
     hit@chars at ``chars`` (default: the prompt's context budget, else 2,000 characters)."""
@@ -597,7 +599,9 @@ def evaluate_answers(
     judging = (mode, budget)
     results: list[AnswerResult] = []
     for index, question in enumerate(questions, start=1):
-        result = _evaluate_one(flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging)
+        result = _evaluate_one(
+            flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging, flow_file
+        )
         results.append(result)
         if on_question is not None:
             on_question(index, len(questions), result)
@@ -615,12 +619,18 @@ def _evaluate_one(
     patterns: Sequence[str],
     on_event: Callable[[RunEvent], None] | None,
     judging: tuple[Relevance, int] = ("lenient", DEFAULT_CONTEXT_CHARS),
+    flow_file: Path | None = None,
 ) -> AnswerResult:
     started = time.perf_counter()
     # Validation and credential errors are raised here, before any node runs: they are the same for
     # every question, so they stop the evaluation instead of turning every question into an "error".
     run = executor.run(
-        flow, inputs=question.question, session_id=f"eval-{question.id}", base_dir=base_dir, on_event=on_event
+        flow,
+        inputs=question.question,
+        session_id=f"eval-{question.id}",
+        base_dir=base_dir,
+        on_event=on_event,
+        flow_file=flow_file,
     )
     # The chunks and their retrieval scores are read first: when only the model fails (no server, no
     # key), retrieval is still measured, and the answer side reports the error.

@@ -33,6 +33,7 @@ from flowbuilder.formats.native import (
 )
 from flowbuilder.formats.repair import convert_implicitly
 from flowbuilder.formats.report import ImportReport
+from flowbuilder.scopes import ID_KEY, imported_flow_id
 from flowbuilder.secrets import secret_reason
 
 IMPORT_FORMATS = ("n8n", "langflow")
@@ -100,6 +101,7 @@ def convert_data(
                 "import refused. Remove the secret from the export, or bind it as a credential",
             )
     check_bindings(flow, report, resolver)
+    flow.meta[ID_KEY] = imported_flow_id(data)  # a new flow (flowbuilder.scopes): it claims no other flow's state
     return flow, report
 
 

@@ -19,7 +19,7 @@ from urllib.parse import quote, unquote
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
@@ -28,6 +28,7 @@ from flowbuilder import __version__
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.secrets import mask_secrets, mask_secrets_obj
 from flowbuilder.serving.service import MAX_K, FlowService, SearchEndpoint
+from flowbuilder.terminal import excerpt
 
 
 class SearchHit(BaseModel):
@@ -68,6 +69,15 @@ class AskOutput(BaseModel):
 
 def _fail(exc: Exception) -> ToolError:
     return ToolError(mask_secrets(str(exc)))
+
+
+async def _chunks(service: FlowService) -> dict[str, list[dict[str, Any]]]:
+    """The flow's chunks for a resource read; a failure is one line to the client (a ``ResourceError``: the SDK
+    logs it without a traceback), never a crash."""
+    try:
+        return await anyio.to_thread.run_sync(service.chunks)
+    except FlowbuilderError as exc:
+        raise ResourceError(mask_secrets(str(exc))) from None
 
 
 def _search_tool(service: FlowService, endpoint: SearchEndpoint) -> Any:
@@ -174,7 +184,7 @@ def build_mcp_server(service: FlowService) -> MCPServer[Any]:
         mime_type="application/json",
     )
     async def chunk_index() -> str:
-        chunks = await anyio.to_thread.run_sync(service.chunks)
+        chunks = await _chunks(service)
         index = [
             {"source": source, "chunks": len(items), "uri": f"flow://chunks/{quote(source, safe='')}"}
             for source, items in sorted(chunks.items())
@@ -188,10 +198,11 @@ def build_mcp_server(service: FlowService) -> MCPServer[Any]:
         mime_type="application/json",
     )
     async def source_chunks(source: str) -> str:
-        chunks = await anyio.to_thread.run_sync(service.chunks)
+        chunks = await _chunks(service)
         name = unquote(source)
         if name not in chunks:
-            raise ValueError(f"no chunks from source '{name[:80]}'; read flow://chunks for the sources.")
+            shown = excerpt(mask_secrets(name), 80)
+            raise ResourceNotFoundError(f"no chunks from source '{shown}'; read flow://chunks for the sources.")
         return json.dumps(mask_secrets_obj({"source": name, "chunks": chunks[name]}), ensure_ascii=False)
 
     for prompt in service.prompts:

@@ -396,7 +396,7 @@ class BuilderPage:
             return
         flow = self.state.flow
         # a node's config key covers everything upstream of it, so its dependants are included
-        graph = analyze(flow, self.state.registry, base_dir=self.session.base_dir)
+        graph = analyze(flow, self.state.registry, base_dir=self.session.base_dir, flow_file=self.session.path)
         changed = changed_since(graph, self.ran) | {n for n in self.ran if flow.find_node(n) is None}
         for node_id in changed:
             badge = self.canvas.status.get(node_id)
@@ -672,6 +672,7 @@ class BuilderPage:
             base_dir=self.session.base_dir,
             on_event=on_event,
             session_id=self.session.session_id,
+            flow_file=self.session.path,
         )
         started = job.start()
         self.session.background = job if started else None

@@ -14,8 +14,9 @@ The relevance mode (lenient or strict, next to k) decides which chunks count as 
 after a comparison re-judges the same hits at once (nothing is searched or embedded again).
 
 Query parameters preselect the inputs by file name:
-``/compare?flows=naive.json,rows.json&q=dev.jsonl&k=5&rel=strict&run=1`` (``a=``/``b=`` pick two flows;
-``emb=screening`` swaps every embedder for the screening-grade WordLlama and shows what that costs).
+``/compare?flows=naive.json,rows.json&q=dev.jsonl&k=5&rel=strict`` (``a=``/``b=`` pick two flows;
+``emb=screening`` swaps every embedder for the screening-grade WordLlama and shows what that costs). Opening a
+page never starts work (a link on another site could): the Compare button does; ``run=1`` is ignored.
 """
 
 from __future__ import annotations
@@ -601,8 +602,6 @@ class ComparePage:
         self.results = ui.column().classes("w-full")
         TunePanel(flows, questions, _COMPARER, _COMPARER_LOCK, query)
         ui.timer(0.1, self.drain)
-        if query.get("run") and not query.get("tune"):  # with tune=FLOW, run=1 starts the Tune panel instead
-            ui.timer(0.2, self.start, once=True)
 
     def selected(self) -> list[str]:
         value = self.flows.value

@@ -7,7 +7,8 @@ are shown from the same JSON: retrieval and answer metrics (``n/a`` when no ques
 metric), then one row per question (verdict, rank of the first relevant chunk); clicking a row shows
 its retrieved chunks, the exact prompt, the answer, every check with its reason and the judge's grade.
 
-Query parameters preselect the inputs by file name: ``/eval?flow=rag.json&q=dev.jsonl&k=5&run=1``.
+Query parameters preselect the inputs by file name: ``/eval?flow=rag.json&q=dev.jsonl&k=5``. Opening the page
+never starts work (a link on another site could): the button does; ``run=1`` is ignored.
 """
 
 from __future__ import annotations
@@ -206,8 +207,6 @@ class EvalPage:
         self.job_view = JobView("eval")  # the same widget as the activity bar's (jobs.py)
         self.results = ui.column().classes("w-full")
         ui.timer(0.1, self.drain)
-        if query.get("run"):
-            ui.timer(0.2, self.start, once=True)
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -275,6 +274,7 @@ class EvalPage:
                 flow,
                 questions,
                 base_dir=Path(flow_path).resolve().parent,
+                flow_file=Path(flow_path),
                 executor=Executor(resolver=page_resolver(self.config)),
                 k=k,
                 on_question=on_question,

@@ -196,6 +196,7 @@ class RunController:
                 cancel_event=self.cancel_event,
                 session_id=self.session.session_id,
                 base_dir=self.session.base_dir,
+                flow_file=self.session.path,
             )
         except FlowValidationError as exc:
             self.show_issues(exc.issues)

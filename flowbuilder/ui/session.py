@@ -13,6 +13,7 @@ from flowbuilder.credentials import CredentialRef, CredentialResolver, Credentia
 from flowbuilder.executor import Executor, NodeResult
 from flowbuilder.flow import Flow
 from flowbuilder.registry import NodeRegistry
+from flowbuilder.scopes import FlowScope, flow_scope
 from flowbuilder.ui.state import EditorState
 
 PAGES: dict[str, Any] = {}
@@ -48,6 +49,7 @@ class EditorSession:
 
     def __post_init__(self) -> None:
         self.state.folder = lambda: self.base_dir
+        self.state.file = lambda: self.path
 
     @classmethod
     def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
@@ -60,6 +62,11 @@ class EditorSession:
     def base_dir(self) -> Path:
         """Relative paths in configs resolve against the flow file's folder (else the workspace)."""
         return (self.path.parent if self.path else self.workspace).resolve()
+
+    @property
+    def scope(self) -> FlowScope:
+        """Which flow is open (:mod:`flowbuilder.scopes`): what its stores and memory belong to."""
+        return flow_scope(self.state.flow.meta, self.path, self.base_dir)
 
 
 def binding_source(

@@ -255,7 +255,9 @@ class ChromaConfig(BaseModel):
 
     collection: str = Field("flowbuilder", description="Collection name: 3-512 of letters, digits, '.', '_', '-'.")
     persist_directory: str = Field(
-        "", description="Folder of the embedded store (relative to the flow file); empty = <data dir>/chroma."
+        "",
+        description="Folder of the embedded store (relative to the flow file); empty = this flow's own folder in "
+        "the data dir.",
     )
     server_host: str = Field("", description="Set to use a Chroma server (chroma run) instead of the embedded store.")
     server_port: int = Field(8000, ge=1, le=65535, description="Port of the Chroma server.")
@@ -267,7 +269,8 @@ class ChromaConfig(BaseModel):
 
 
 def chroma_location(config: ChromaConfig, base_dir: Path | None, data_dir: Path) -> tuple[str, Path | None]:
-    """``(location, persist path or None for a server)``: where this node's collection lives."""
+    """``(location, persist path or None for a server)``: where this node's collection lives; ``data_dir`` is where
+    default stores live (a run's :attr:`~flowbuilder.node.RunContext.state_dir`: the flow's own folder)."""
     if config.server_host:
         return f"http://{config.server_host}:{config.server_port}", None
     from flowbuilder.paths import resolve_path
@@ -326,7 +329,7 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
         problem = collection_name_problem(c.collection)
         if problem:
             raise NodeError(problem)
-        location, path = chroma_location(c, ctx.base_dir, ctx.data_dir)
+        location, path = chroma_location(c, ctx.base_dir, ctx.state_dir)
         if path is not None and c.persist_directory:
             ctx.check_path(path, "store", "persist_directory")
         with persist_lock(path, ctx) if path is not None else contextlib.nullcontext():

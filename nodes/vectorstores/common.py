@@ -465,7 +465,9 @@ def sync_inputs(
 ) -> SyncReport | None:
     """Sync the collection with the ``documents`` input, or None when there is nothing to sync from:
     the input is not connected (a node that only reads), or its branch delivered nothing (disabled,
-    failed): then the collection is left as it is rather than emptied."""
+    failed): then the collection is left as it is rather than emptied. First, before anything is read or
+    written, the collection must be one this flow may open (:meth:`RunContext.claim_collection`)."""
+    ctx.claim_collection(store.count())
     if "documents" not in inputs or "documents" in ctx.missing_inputs:
         return None
     return store.sync_documents(

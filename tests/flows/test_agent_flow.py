@@ -33,7 +33,7 @@ def test_agent_flow_calls_the_retriever_tool_and_answers(server: FakeLLMServer, 
     server.reply_tool_call("search_test_cases", {"query": "email with consecutive dots"})
     server.reply("INVALID-011 covers consecutive dots in the email.")
     resolver = CredentialResolver(
-        explicit={"api_key": KEY},
+        explicit={"openai.api_key": KEY},
         store=CredentialStore(tmp_path / "c.json"),
         environ={},
         approved=approvals(server.url),

@@ -399,7 +399,7 @@ def test_cred_option_binds_a_slot(tmp_path: Path, capsys: pytest.CaptureFixture[
             str(out),
             "--report-json",
             "--cred",
-            "Pinecone prod=pc-secret-123",
+            "pinecone/Pinecone prod=pc-secret-123",
         ]
     )
     assert code == 0

@@ -234,7 +234,7 @@ def test_agent_flow_in_the_executor_remembers_across_runs(server: FakeLLMServer,
         ],
     )
     resolver = CredentialResolver(
-        {"api_key": KEY}, store=CredentialStore(tmp_path / "c.json"), environ={}, approved=approvals(server.url)
+        {"openai.api_key": KEY}, store=CredentialStore(tmp_path / "c.json"), environ={}, approved=approvals(server.url)
     )
     executor = Executor(registry=registry, resolver=resolver, data_dir=tmp_path)
 

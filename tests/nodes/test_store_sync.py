@@ -74,7 +74,7 @@ def backend(request: pytest.FixtureRequest, data_dir: Path, tmp_path: Path) -> B
     fake: FakePinecone = request.getfixturevalue("pinecone_server")
     fake.create_index(collection, dimension=384)
     store = CredentialStore(tmp_path / "creds.json")
-    resolver = CredentialResolver({"api_key": KEY}, store=store, environ={}, approved=approvals(fake.url))
+    resolver = CredentialResolver({"pinecone.api_key": KEY}, store=store, environ={}, approved=approvals(fake.url))
     return Backend("vectorstore.pinecone", {"host": fake.url}, Executor(resolver=resolver, data_dir=data_dir))
 
 

@@ -96,7 +96,7 @@ def test_agent_calls_a_served_flow_through_tool_mcp(served: Served, llm: FakeLLM
     llm.reply_tool_call("search", {"query": QUESTION, "k": 3})
     llm.reply("INVALID-011 covers consecutive dots.")
     resolver = CredentialResolver(
-        explicit={"api_key": KEY, "mcp.token": served.token},
+        explicit={"openai.api_key": KEY, "mcp.token": served.token},
         store=CredentialStore(tmp_path / "c.json"),
         environ={},
         approved=approvals(llm.url, served.url),

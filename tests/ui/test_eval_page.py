@@ -215,6 +215,10 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     builder()
     # Cancel while the first question (ingest + model load) runs: it stops between questions.
     screen.open("/eval?flow=flow.json&q=questions.jsonl&k=3&run=1")
+    # a GET never starts work (issue 30): run=1 is ignored, the Run button starts it
+    wait_css(screen, "[data-testid=eval-run]")
+    assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-progress]")
+    screen.find_by_css("[data-testid=eval-run]").click()
     wait_css(screen, "[data-testid=eval-progress]")
     screen.find_by_css("[data-testid=eval-cancel]").click()
     deadline = time.monotonic() + 120

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from nicegui.testing import Screen
+from selenium.webdriver.common.by import By
 
 from tests.evaluation.small_flows import write_small_corpus
 from tests.evaluation.test_tune import QUESTIONS
@@ -25,7 +26,12 @@ def test_tune_panel_shows_both_splits_the_verdict_and_saves_the_winner(
     lines = [json.dumps({"id": i, "question": q, "gold": [g], "fact": f}) for i, q, g, f in QUESTIONS]
     (workspace / "tune.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     builder()
-    screen.open("/compare?tune=naive.json&q=tune.jsonl&vary=splitter.chunk_size=300,1000&run=1")
+    screen.open("/compare?tune=naive.json&q=tune.jsonl&vary=splitter.chunk_size=300,1000")
+    deadline = time.monotonic() + 60
+    while not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=tune]"):
+        assert time.monotonic() < deadline, "the Tune panel was not drawn"
+        time.sleep(0.3)
+    screen.find_by_css("[data-testid=tune]").click()
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         status = screen.find_by_css("[data-testid=tune-status]").text
