@@ -195,7 +195,12 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
         if is_secret_field(match.group("name").rsplit(".", 1)[-1]) and _credential_like(match.group("value"))
     ]
     spans += [m.span("value") for m in _KEY_CONTEXT.finditer(text) if _keyed_token(m.group("value"))]
-    spans += [m.span() for m in _TOKEN.finditer(text) if looks_random(m.group(0))]
+    # a random-looking token is looked for around what was found already, so that "api_key=<key>" masks the key
+    # and keeps "api_key="
+    rest = list(text)
+    for start, end in spans:
+        rest[start:end] = "\0" * (end - start)
+    spans += [m.span() for m in _TOKEN.finditer("".join(rest)) if looks_random(m.group(0))]
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):  # "api_key=token=x1y2z3" finds two overlapping values: mask them once
         if merged and start <= merged[-1][1]:

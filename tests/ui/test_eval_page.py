@@ -217,7 +217,8 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     screen.open("/eval?flow=flow.json&q=questions.jsonl&k=3&run=1")
     # a GET never starts work (issue 30): run=1 is ignored, the Run button starts it
     wait_css(screen, "[data-testid=eval-run]")
-    assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-progress]")
+    assert screen.find_by_css("[data-testid=eval-run]").is_enabled()  # disabled while an evaluation runs
+    assert not screen.find_by_css("[data-testid=eval-progress]").is_displayed()
     screen.find_by_css("[data-testid=eval-run]").click()
     wait_css(screen, "[data-testid=eval-progress]")
     screen.find_by_css("[data-testid=eval-cancel]").click()
