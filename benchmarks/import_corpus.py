@@ -1,4 +1,5 @@
-"""How far public n8n and LangFlow RAG exports get: import, import --local, validate, first offline run, round trip.
+"""How far public n8n, LangFlow, Flowise and Dify RAG exports get: import, import --local, validate, first
+offline run, round trip.
 
     python benchmarks/import_corpus.py [--rows N] [--csv FILE] [FILE ...]
 
@@ -14,7 +15,10 @@ Without files it measures every export in ``tests/formats/corpus_public`` (publi
    A flow whose only retrieval is an agent's tool is run whole (the agent fallback of the
    local-model work shows its hits, where it is built);
 5. exports the imported flow back to its own format and re-imports it: "round trip" when every node and
-   connection survives; "other": the export to the other format succeeds without ``--lossy``.
+   connection survives ("n/a" for a format we do not export: Dify); "other": the export to another format
+   (LangFlow for n8n files, n8n for the others) succeeds without ``--lossy``.
+
+The last lines give the counts per format.
 
 The CSV is cut to its first ``--rows`` rows (default 60) so the table finishes on a loaded 2-core machine;
 ``--rows 0`` uses it whole. Nothing here needs a key or the network.
@@ -47,6 +51,7 @@ class Row:
     round_trip: str = "-"
     cross: str = "-"
     why: str = ""
+    fmt: str = "?"
 
 
 def sample_csv(source: Path, rows: int, folder: Path) -> Path:
@@ -66,20 +71,25 @@ def measure(path: Path, csv_path: Path, data_dir: Path) -> Row:
     from flowbuilder.credentials import CredentialResolver
     from flowbuilder.errors import FlowbuilderError
     from flowbuilder.executor import Executor
-    from flowbuilder.formats.convert import convert_data, export_flow, import_file
+    from flowbuilder.formats.convert import EXPORT_FORMATS, convert_data, export_flow, import_file, read_export
     from flowbuilder.formats.mapping import PLACEHOLDER
     from flowbuilder.graph import analyze
     from flowbuilder.outputs import is_hits
 
     row = Row(path.name)
     try:
+        kind = read_export(path)[1]
+        row.fmt = kind
         flow, _ = import_file(path)
         row.imported = "yes"
     except FlowbuilderError as exc:
         row.imported, row.why = "NO", str(exc)[:90]
         return row
-    row.round_trip = _round_trip(flow, path, export_flow, convert_data)
-    other = "langflow" if path.name.startswith("n8n") else "n8n"
+    except Exception as exc:  # a traceback: the one thing no file may cause
+        row.imported, row.why = "CRASH", f"{type(exc).__name__}: {exc}"[:90]
+        return row
+    row.round_trip = _round_trip(flow, path, kind, export_flow, convert_data) if kind in EXPORT_FORMATS else "n/a"
+    other = "langflow" if kind == "n8n" else "n8n"
     try:
         export_flow(flow, other, lossy=False)
         row.cross = "yes"
@@ -97,7 +107,16 @@ def measure(path: Path, csv_path: Path, data_dir: Path) -> Row:
     if graph.issues:
         row.why = f"{len(graph.issues)} issue(s): {graph.issues[0]}"[:120]
     retrievers = [n.id for n in local.nodes if n.id in graph.nodes and "hits" in graph.nodes[n.id].outputs]
-    searches = [n for n in local.nodes if n.type.startswith(("vectorstore.", "retriever.")) or n.type == PLACEHOLDER]
+    # a search: a store asked a question, a retriever or search tool (a pipeline that only fills a store, or a
+    # flow with no store, has no retrieval step)
+    asked = {e.target for e in local.edges if e.target_port == "query"} | {
+        e.source for e in local.edges if e.source_port in ("store", "hits")
+    }
+    searches = [
+        n for n in local.nodes
+        if (n.type.startswith("vectorstore.") and n.id in asked) or n.type.startswith("retriever.")
+        or (n.type == PLACEHOLDER and n.id in asked)
+    ]  # fmt: skip
     if not searches:
         row.retrieves = "n/a"  # nothing in the flow retrieves (a document Q&A that reads the whole file)
         return row
@@ -128,10 +147,9 @@ def measure(path: Path, csv_path: Path, data_dir: Path) -> Row:
     return row
 
 
-def _round_trip(flow, path: Path, export_flow, convert_data) -> str:  # type: ignore[no-untyped-def]
+def _round_trip(flow, path: Path, kind: str, export_flow, convert_data) -> str:  # type: ignore[no-untyped-def]
     from flowbuilder.errors import FlowbuilderError
 
-    kind = "n8n" if path.name.startswith("n8n") else "langflow"
     try:
         data, _ = export_flow(flow, kind, lossy=True)
         again, _ = convert_data(data, kind, f"{path.name} (re-import)")
@@ -147,7 +165,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=60, help="CSV rows to ingest (0 = all)")
     parser.add_argument("--csv", type=Path, default=SAMPLE_CSV)
     args = parser.parse_args()
-    files = args.files or sorted(CORPUS.glob("*.json"))
+    files = args.files or sorted(p for p in CORPUS.iterdir() if p.suffix in (".json", ".yml", ".yaml"))
     if not files:
         raise SystemExit(f"no flow files given and none found in {CORPUS}")
     work = Path(tempfile.mkdtemp(prefix="flowbuilder-corpus-"))
@@ -178,6 +196,16 @@ def main() -> None:
         f"export to the other format without --lossy {cross} "
         f"({time.perf_counter() - started:.0f} s, CSV rows {args.rows or 'all'})"
     )
+    for fmt in sorted({r.fmt for r in rows}):
+        some = [r for r in rows if r.fmt == fmt]
+        counts = {
+            k: sum(1 for r in some if getattr(r, k) == "yes") for k in ("imported", "local", "valid", "retrieves")
+        }
+        retrieving = sum(1 for r in some if r.retrieves != "n/a")
+        print(
+            f"  {fmt}: {len(some)} files, imported {counts['imported']}, --local {counts['local']}, "
+            f"validate {counts['valid']}, retrieve {counts['retrieves']} of {retrieving}"
+        )
     sys.stdout.flush()
 
 

@@ -1,9 +1,10 @@
 """Ingest ahead of the first question: the builder embeds a flow's documents in the background as soon as the
 flow is open, so the first question finds the store filled instead of starting the ingest.
 
-Only flows whose whole ingest is local start by themselves (file loaders, labellers, splitters, the bundled
-embedders, an embedded Chroma or Qdrant): nothing is sent anywhere and no key is needed. The run goes
-through the session's executor (its result cache then serves the first question) with the usual events,
+Only flows whose whole ingest is local start by themselves (every node in it declares
+:attr:`~flowbuilder.capabilities.Capability.LOCAL_ONLY`: file loaders, labellers, splitters, the bundled
+embedders, an embedded Chroma or Qdrant, and names no server): nothing is sent anywhere and no key is needed.
+The run goes through the session's executor (its result cache then serves the first question) with the usual events,
 each tagged ``job: "background-ingest"``, so the page (badges, run log, an activity bar) shows its
 progress; it is cancellable, and a cancelled or killed ingest resumes from the embedding cache.
 """
@@ -17,15 +18,14 @@ from pathlib import Path
 
 import networkx as nx
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.executor import Executor, RunEvent, RunResult
 from flowbuilder.flow import Flow
-from flowbuilder.graph import FlowGraph, analyze
+from flowbuilder.graph import FlowGraph, ResolvedNode, analyze
 from flowbuilder.ports import PortType
 
 JOB = "background-ingest"
-LOCAL_PREFIXES = ("loader.", "labeller.", "splitter.", "input.")
-LOCAL_TYPES = frozenset({"embedder.local", "embedder.wordllama", "vectorstore.chroma", "vectorstore.qdrant"})
 REMOTE_FIELDS = ("server_host", "url", "base_url")
 
 
@@ -58,7 +58,7 @@ def ingest_targets(flow: Flow, graph: FlowGraph) -> list[str]:
     for target in targets:
         for nid in ({target} | nx.ancestors(dependencies, target)) - checked:
             ancestor = graph.nodes.get(nid)
-            if ancestor is None or not _local(ancestor.spec.type, ancestor.config) or not _has_input(graph, nid):
+            if ancestor is None or not _local(ancestor) or not _has_input(graph, nid):
                 return []
             checked.add(nid)
     return targets
@@ -73,10 +73,10 @@ def _has_input(graph: FlowGraph, nid: str) -> bool:
     return bool(node.cls.config_paths(node.config)) or graph.graph.in_degree(nid) > 0
 
 
-def _local(type_name: str, config: object) -> bool:
-    if not (type_name.startswith(LOCAL_PREFIXES) or type_name in LOCAL_TYPES):
+def _local(node: ResolvedNode) -> bool:
+    if Capability.LOCAL_ONLY not in node.cls.capabilities:
         return False
-    return not any(str(getattr(config, name, "") or "").strip() for name in REMOTE_FIELDS)
+    return not any(str(getattr(node.config, name, "") or "").strip() for name in REMOTE_FIELDS)
 
 
 class BackgroundIngest:

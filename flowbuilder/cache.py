@@ -40,6 +40,8 @@ def node_key(
 
 @dataclass
 class CachedResult:
+    """One node's cached result: its outputs, summary and inspect-only details."""
+
     outputs: dict[str, Any]
     summary: str
     details: dict[str, Any] = field(default_factory=dict)

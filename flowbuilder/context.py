@@ -1,6 +1,7 @@
 """How retrieved hits read inside a prompt, and how much of them a prompt's context budget keeps.
 
-``prompt.template`` renders a list of hits as numbered passages with their source and score; with a
+A prompt node (``prompt.template``, any node with :attr:`~flowbuilder.capabilities.Capability.RENDERS_PROMPT`)
+renders a list of hits as numbered passages with their source and score; with a
 context budget (its ``context_chars``) it keeps only the first that-many characters of them. The
 ``hit@chars`` metric (:mod:`flowbuilder.evaluation.metrics`) judges the same text, so a strategy that
 wins by stuffing more text into the prompt is measured at the budget the prompt really sends.
@@ -11,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
+from flowbuilder.registry import NodeRegistry, default_registry
 
 if TYPE_CHECKING:
     from flowbuilder.flow import Flow
@@ -60,11 +63,12 @@ def cut_context(text: str, budget: int) -> str:
     return text[:budget] + CUT_MARK
 
 
-def context_budget(flow: Flow) -> int | None:
-    """The context budget of the flow's prompt (the smallest of its enabled prompt templates), if any."""
+def context_budget(flow: Flow, registry: NodeRegistry | None = None) -> int | None:
+    """The context budget of the flow's prompt (the smallest of its enabled prompt nodes'), if any."""
+    registry = registry or default_registry()
     budgets = []
     for spec in flow.nodes:
-        if spec.disabled or spec.type != "prompt.template":
+        if spec.disabled or not registry.has(spec.type, Capability.RENDERS_PROMPT):
             continue
         value = spec.config.get("context_chars")
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:

@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +36,11 @@ from flowbuilder.errors import (
 from flowbuilder.flow import Edge, Flow
 from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys, store_access
 from flowbuilder.node import RunContext, default_data_dir
-from flowbuilder.pathguard import FileRoots
 from flowbuilder.paths import resolve_path
 from flowbuilder.ports import PortKind
 from flowbuilder.portvalues import check_port_values
 from flowbuilder.registry import NodeRegistry, default_registry
+from flowbuilder.results import EventHandler, NodeResult, PreparedNode, RunEvent, RunResult, RunScope
 from flowbuilder.secrets import mask_outputs, redact, redact_obj
 from flowbuilder.streaming import plan_chains, run_chain, stream_mode
 
@@ -49,114 +49,16 @@ log = logging.getLogger(__name__)
 GENERIC_INPUT = "*"
 """Key of ``inputs`` whose text goes to every node that takes text run input (chat inputs)."""
 
-
-@dataclass
-class RunEvent:
-    kind: str
-    node_id: str | None
-    data: dict[str, Any] = field(default_factory=dict)
-    time: float = field(default_factory=time.time)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "node_id": self.node_id, "time": self.time, **self.data}
-
-
-EventHandler = Callable[[RunEvent], None]
-
-
-@dataclass
-class NodeResult:
-    node_id: str
-    type_name: str
-    status: str
-    """``ok``, ``cached``, ``warning`` (succeeded, but see ``warning``), ``failed``, ``skipped``, ``disabled``,
-    ``unused`` (an alternative input the run did not take) or ``cancelled``."""
-    outputs: dict[str, Any] = field(default_factory=dict)
-    summary: str = ""
-    duration: float = 0.0
-    error: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    key: str = ""
-    warning: str = ""
-    """Why a succeeded result is suspicious, e.g. "collection vwo is empty: its ingest branch was disabled"."""
-    blocked_by: str | None = None
-    """For ``skipped``: the upstream node whose missing output stopped this one."""
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status in ("ok", "cached", "warning")
-
-
-@dataclass
-class RunResult:
-    order: list[str]
-    results: dict[str, NodeResult]
-    cancelled: bool = False
-    config_keys: dict[str, str] = field(default_factory=dict)
-    """:func:`flowbuilder.graph.config_keys` of the nodes this run covered; pass it to
-    :func:`flowbuilder.graph.changed_since` later to know what was edited since."""
-
-    @property
-    def ok(self) -> bool:
-        return not self.cancelled and all(
-            r.status in ("ok", "cached", "warning", "disabled", "unused") for r in self.results.values()
-        )
-
-    def failed(self) -> list[NodeResult]:
-        return [r for r in self.results.values() if r.status == "failed"]
-
-    def warnings(self) -> list[NodeResult]:
-        return [self.results[n] for n in self.order if self.results[n].warning]
-
-    def cause(self, node_id: str) -> str:
-        """Why ``node_id`` delivered nothing: "was disabled", "failed", "was cancelled" or "did not run"."""
-        seen: set[str] = set()
-        result = self.results.get(node_id)
-        while result is not None and result.status == "skipped" and result.blocked_by and node_id not in seen:
-            seen.add(node_id)
-            node_id = result.blocked_by
-            result = self.results.get(node_id)
-        if result is None:
-            return "did not run"
-        return {"disabled": "was disabled", "failed": "failed", "cancelled": "was cancelled"}.get(
-            result.status, "did not run" if not result.succeeded else "produced nothing"
-        )
-
-    def sinks(self, graph: FlowGraph) -> list[str]:
-        """Nodes in this run whose outputs feed nothing else in it (the flow's final outputs)."""
-        ran = set(self.order)
-        return [n for n in self.order if not any(s in ran for s in graph.graph.successors(n))]
-
-
-@dataclass
-class PreparedNode:
-    """A node ready to run: its input values, context and cache key (see :meth:`Executor._prepare_node`)."""
-
-    node_id: str
-    type_name: str
-    node: Any
-    values: dict[str, Any]
-    ctx: RunContext
-    key: str
-
-
-@dataclass
-class RunScope:
-    """What every node of one run shares: the analysed graph, the results and cache keys so far, the run's
-    inputs, cancel flag and event sink, and where its files may be read from."""
-
-    graph: FlowGraph
-    results: dict[str, NodeResult]
-    keys: dict[str, str]
-    run_inputs: dict[str, str]
-    cancel: threading.Event
-    emit: Callable[[str, str | None, dict[str, Any] | None], None]
-    session_id: str
-    use_cache: bool
-    base_dir: Path | None
-    files: FileRoots
-    data_dir: Path
-    """Flowbuilder's data dir for this run (the flow's own state lives in ``graph.scope.state_dir(data_dir)``)."""
+__all__ = [
+    "GENERIC_INPUT",
+    "EventHandler",
+    "Executor",
+    "NodeResult",
+    "PreparedNode",
+    "RunEvent",
+    "RunResult",
+    "RunScope",
+]
 
 
 class Executor:
@@ -317,13 +219,14 @@ class Executor:
         return run
 
     def _run_node(self, scope: RunScope, node_id: str) -> NodeResult:
-        prepared = self._prepare_node(scope, node_id, scope.use_cache)
+        prepared = self.prepare_node(scope, node_id, scope.use_cache)
         if isinstance(prepared, NodeResult):
             return prepared
         return self._execute_node(prepared, scope.emit)
 
-    def _prepare_node(self, scope: RunScope, node_id: str, use_cache: bool) -> NodeResult | PreparedNode:
-        """Everything before a node's ``run``: its input values, cache key, cache hit, credentials and
+    def prepare_node(self, scope: RunScope, node_id: str, use_cache: bool) -> NodeResult | PreparedNode:
+        """Everything before a node's ``run`` (public: :func:`flowbuilder.streaming.run_chain` prepares a chain's
+        members with it): its input values, cache key, cache hit, credentials and
         context; a :class:`NodeResult` when it must not run (disabled, skipped, cached, refused)."""
         graph, results, keys, emit, base_dir = scope.graph, scope.results, scope.keys, scope.emit, scope.base_dir
         run_inputs = scope.run_inputs

@@ -7,8 +7,9 @@ would have used:
 1. the one node already in the flow that produces the right type (the flow's embedder, its chat model,
    the output nearest upstream...): connect it. Several candidates: the one whose output is not used yet,
    then the nearest on the canvas. A candidate downstream of the node is skipped (no cycles);
-2. otherwise a new node of the offline default for that type (an offline embedder, the local model,
-   window memory, a chat or file input), added left of the node and connected.
+2. otherwise a new node of the offline default for that type (the node type declaring
+   :attr:`~flowbuilder.capabilities.Capability.DEFAULT_SOURCE` for it: an offline embedder, the local model,
+   window memory, a chat input), added left of the node and connected.
 
 Pure data (no NiceGUI): the builder applies a :class:`Fix` through its editing state.
 """
@@ -20,19 +21,15 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.flow import Flow
 from flowbuilder.graph import analyze
-from flowbuilder.ports import PortType, compatible
+from flowbuilder.ports import SERVICE_TYPES, Port, PortType, compatible
 from flowbuilder.registry import NodeRegistry, default_registry
 
-DEFAULT_SOURCES: dict[PortType, tuple[str, str]] = {
-    PortType.EMBEDDER: ("embedder.local", "embedder"),
-    PortType.CHAT_MODEL: ("llm.local", "model"),
-    PortType.MEMORY: ("memory.window", "memory"),
-    PortType.MESSAGE: ("chat.input", "message"),
-    PortType.TEXT: ("chat.input", "message"),
-}
-"""What a new node offers for an input of each type: ``(node type, its output port)``."""
+FILLED_BY_A_NEW_NODE = SERVICE_TYPES | {PortType.MESSAGE, PortType.TEXT}
+"""Inputs a fix may fill with a new node: a service (an embedder, a model, memory...) or the user's words. A
+prompt or an answer needs more than one new node, so no fix adds one."""
 
 
 @dataclass(frozen=True)
@@ -71,12 +68,26 @@ def suggest_fix(flow: Flow, node_id: str, port_name: str, registry: NodeRegistry
         _, _, source, source_port = min(candidates)
         label = f"Connect '{_label(flow, source)}' ({source_port}) to '{port_name}'"
         return Fix(node_id, port_name, source_port, label, source=source)
-    default = DEFAULT_SOURCES.get(port.type)
-    if default is None or default[0] not in registry:
+    default = default_source(registry, port)
+    if default is None:
         return None
     add_type, source_port = default
     label = f"Add a {registry.get(add_type).display_name or add_type} node and connect it to '{port_name}'"
     return Fix(node_id, port_name, source_port, label, add_type=add_type)
+
+
+def default_source(registry: NodeRegistry, port: Port) -> tuple[str, str] | None:
+    """The node type a fix adds for an empty ``port`` and its output that feeds it: a type declaring
+    ``DEFAULT_SOURCE`` with an output of the port's type, else one that may feed it (a chat input's message
+    into a text port), a node fed by the run's own input first."""
+    if port.type not in FILLED_BY_A_NEW_NODE:
+        return None
+    found = []
+    for cls in registry.with_capability(Capability.DEFAULT_SOURCE):
+        for out in cls.output_ports(None):
+            if compatible(out.type, port.type) and out.type.kind == port.type.kind:
+                found.append((out.type is not port.type, cls.run_input is None, cls.type_name, out.name))
+    return min(found)[2:] if found else None
 
 
 def _edges(flow: Flow) -> nx.DiGraph:
@@ -88,4 +99,4 @@ def _label(flow: Flow, node_id: str) -> str:
     return spec.label if spec else node_id
 
 
-__all__ = ["DEFAULT_SOURCES", "Fix", "suggest_fix"]
+__all__ = ["Fix", "default_source", "suggest_fix"]

@@ -68,11 +68,15 @@ class Note(_Model):
 
 
 class Position(_Model):
+    """Where a node sits on the canvas."""
+
     x: float = 0.0
     y: float = 0.0
 
 
 class Viewport(_Model):
+    """The canvas's pan and zoom when the flow was saved."""
+
     x: float = 0.0
     y: float = 0.0
     zoom: float = 1.0

@@ -22,11 +22,11 @@ from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.ledger import DATA_DIR_TOKEN, StoreAccess, StoreLedger, collection_name, concrete_address
 from flowbuilder.node import default_data_dir
 from flowbuilder.pathguard import FileRoots
+from flowbuilder.placeholder import PLACEHOLDER_TYPE
 from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
 from flowbuilder.scopes import FlowScope, flow_scope
 
-PLACEHOLDER_TYPE = "placeholder.unsupported"
 # Foreign code nodes: never run; off the path to an output (feeding nothing), a run goes around them.
 CODE_TYPES = frozenset(
     {"n8n-nodes-base.code", "n8n-nodes-base.function", "n8n-nodes-base.functionItem", "@n8n/n8n-nodes-langchain.code"}
@@ -55,6 +55,8 @@ def config_error_text(exc: ValidationError) -> str:
 
 @dataclass
 class ResolvedNode:
+    """A flow node with its registered class, parsed config and this config's ports."""
+
     spec: NodeSpec
     cls: NodeClass
     config: BaseModel

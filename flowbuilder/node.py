@@ -9,7 +9,7 @@
         documents: Records
 
     class SplitterOutputs(TypedDict):
-        chunks: Chunks
+        chunks: Annotated[Chunks, "The chunks, in document order."]  # a string in Annotated: the description
 
     @register_node
     class RecursiveSplitter(Node[SplitterConfig, SplitterInputs, SplitterOutputs]):
@@ -17,8 +17,6 @@
         type_name = "splitter.recursive"
         category = "Splitters"
         Config = SplitterConfig
-        inputs = (Port("documents", PortType.RECORDS),)
-        outputs = (Port("chunks", PortType.CHUNKS),)
 
         def run(self, inputs: SplitterInputs, ctx: RunContext) -> SplitterOutputs:
             return {"chunks": ...}
@@ -27,31 +25,56 @@ The class docstring's first line is the node's one-line description in the palet
 ports depend on its config (a prompt template's variables) overrides :meth:`Node.input_ports`.
 
 ``Inputs``/``Outputs`` are TypedDicts with one key per port, typed by :data:`flowbuilder.portvalues.PYTHON_TYPES`
-(optional ports are ``NotRequired``; a ``multiple`` input is a list of the port's type). The executor checks the
-values against the declared ports before and after ``run`` (:func:`flowbuilder.portvalues.check_port_values`),
-so ``run`` trusts its inputs' types. The class-method hooks receive the node's own Config type.
+(optional ports are ``NotRequired``; a ``multiple`` input is a list of the port's type; a string in ``Annotated``
+is the description): they are the node's only port declaration (:class:`SignaturePorts` reads ``inputs`` and
+``outputs`` from them). The executor checks the values against those ports before and after ``run``
+(:func:`flowbuilder.portvalues.check_port_values`), so ``run`` trusts its inputs' types. The class-method hooks
+receive the node's own Config type.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, get_args, get_origin
+from typing import TypeVar as PlainTypeVar
 
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import ENDPOINT_FIELDS, LOCAL_PROVIDERS, CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import CredentialError, RunCancelledError
 from flowbuilder.pathguard import FileRoots, PathKind
 from flowbuilder.ports import Port
+from flowbuilder.portvalues import Side, shape_ports
 from flowbuilder.scopes import FlowScope
 
 if TYPE_CHECKING:
     from flowbuilder.ledger import StoreAccess
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """An optional library a node type runs on that the builder can install for the user (``llm.local``'s
+    llama.cpp). The node class carries it (:attr:`Node.runtime`), so the UI offers the install without
+    importing a node module."""
+
+    name: str
+    """What is installed, in words ("llama.cpp")."""
+    available: Callable[[], bool]
+    install_command: Callable[[], list[str]]
+    """The argv that installs it into this interpreter's environment."""
+    install_env: Callable[[], dict[str, str]]
+    bundled_files: Callable[[], list[Path]]
+    """Files shipped with it that a file field may pick (a default model)."""
+    install_note: str = ""
+    """Shown next to the install button (what it builds, how long it takes)."""
 
 
 class EmptyConfig(BaseModel):
@@ -208,14 +231,74 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("FLOWBUILDER_DATA_DIR") or user_data_dir("flowbuilder"))
 
 
+class SignaturePorts:
+    """``Node.inputs`` / ``Node.outputs``: the ports the ``run`` signature's ``Inputs``/``Outputs`` TypedDicts
+    declare (:func:`flowbuilder.portvalues.shape_ports`), read once per class when first asked. A node typed
+    with plain dicts (ports that follow its config) declares none here and overrides :meth:`Node.input_ports`."""
+
+    def __init__(self, side: Side) -> None:
+        self.side: Side = side
+
+    def __get__(self, instance: object, owner: type[Any]) -> tuple[Port, ...]:
+        return signature_ports(owner, self.side)
+
+
+_SIGNATURE_PORTS: dict[tuple[type[Any], Side], tuple[Port, ...]] = {}
+
+
+def signature_ports(cls: type[Any], side: Side) -> tuple[Port, ...]:
+    """The ports of ``cls.run``'s ``inputs`` parameter (side ``input``) or return type (``output``)."""
+    key = (cls, side)
+    if key not in _SIGNATURE_PORTS:
+        _SIGNATURE_PORTS[key] = _read_signature(cls, side)
+    return _SIGNATURE_PORTS[key]
+
+
+def _read_signature(cls: type[Any], side: Side) -> tuple[Port, ...]:
+    """The TypedDict ``run`` is typed with: the class's own type arguments (``Node[Config, Inputs, Outputs]``,
+    which ``run``'s parameters are declared as), else ``run``'s annotations. The type arguments come first: they
+    stay true when something wraps or replaces ``run`` on the class (a test's stand-in, a tracing decorator)."""
+    where = f"{cls.__name__}.run"
+    shape = _bound(cls, InputsT if side == "input" else OutputsT)
+    if shape is Any:
+        try:
+            hints = typing.get_type_hints(cls.run, include_extras=True)
+        except NameError as exc:
+            raise TypeError(f"{where}: cannot read the signature's types ({exc})") from None
+        shape = _bound(cls, hints.get("inputs" if side == "input" else "return", Any))
+    if shape is Any or shape is dict or get_origin(shape) in (dict, Mapping):
+        return ()  # untyped: ports that follow the config, or none
+    if not typing.is_typeddict(shape):
+        raise TypeError(f"{where}: {side}s must be a TypedDict (one key per port), got {shape!r}")
+    return shape_ports(shape, side, f"{where} ({shape.__name__})")
+
+
+def _bound(cls: type[Any], annotation: Any) -> Any:
+    """``annotation`` with the class's type parameters filled in (a splitter's inputs are ``SplitInputsT``)."""
+    bound: dict[Any, Any] = {}
+    for klass in cls.__mro__:  # the most derived binding wins
+        for base in getattr(klass, "__orig_bases__", ()):
+            origin = get_origin(base)
+            params = getattr(origin, "__parameters__", ()) if origin is not None else ()
+            for param, arg in zip(params, get_args(base), strict=False):
+                bound.setdefault(param, bound.get(arg, arg))
+    seen = 0
+    while isinstance(annotation, PlainTypeVar | TypeVar) and seen < 10:
+        annotation = bound.get(annotation, getattr(annotation, "__default__", Any))
+        seen += 1
+    return annotation
+
+
 class Node(Generic[ConfigT, InputsT, OutputsT]):
     """Base class of every node type. Subclasses set the class attributes and implement ``run``."""
 
     type_name: ClassVar[str]
     category: ClassVar[str] = "Other"
     Config: ClassVar[type[BaseModel]] = EmptyConfig
-    inputs: ClassVar[tuple[Port, ...]] = ()
-    outputs: ClassVar[tuple[Port, ...]] = ()
+    inputs = SignaturePorts("input")
+    """The input ports, read from ``run``'s ``inputs`` TypedDict (never declared a second time)."""
+    outputs = SignaturePorts("output")
+    """The output ports, read from ``run``'s return TypedDict."""
     credential_slots: ClassVar[tuple[CredentialSlot, ...]] = ()
     run_input: ClassVar[str | None] = None
     """``"text"`` for nodes fed by ``--input TEXT`` (chat input); ``"file"`` for a path (file loader)."""
@@ -231,6 +314,19 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     stream_out: ClassVar[str | None] = None
     """The output port this node can produce batch by batch; a head (no ``stream_in``) implements
     :meth:`iter_batches`."""
+    version: ClassVar[int] = 1
+    """The type's description version: bumped when a saved config or port changes, with a migration for it."""
+    migrations: ClassVar[Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+    """What changed, as :data:`flowbuilder.formats.native.NODE_MIGRATIONS` describes (``"config.FIELD"``,
+    ``"port.NAME"`` -> a function from a saved node dict to its new form); applied on load."""
+    mappings: ClassVar[Mapping[str, Sequence[Any]]] = {}
+    """This type's entries in foreign formats, by format name (``{"n8n": (Adapter(theirs=...),), "langflow":
+    ...}``, :class:`flowbuilder.formats.adapters.Adapter`): the format engines read them from the registry, so
+    a node pack brings its mappings with its nodes."""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    """What this type does that other code asks about (:mod:`flowbuilder.capabilities`): never its name."""
+    runtime: ClassVar[Runtime | None] = None
+    """An optional library this node needs that the builder can install (:class:`Runtime`)."""
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config
@@ -336,6 +432,18 @@ def node_class_problem(cls: type[Node[Any]]) -> str | None:
         return f"{cls.__name__} has no type_name"
     if not cls.description():
         return f"{cls.__name__} ({cls.type_name}) has no docstring to describe it"
+    sides: tuple[tuple[Side, str], ...] = (("input", "inputs"), ("output", "outputs"))
+    for side, attribute in sides:
+        try:
+            typed = signature_ports(cls, side)
+        except TypeError as exc:
+            return f"{cls.type_name}: {exc}"
+        explicit = next((k.__dict__[attribute] for k in cls.__mro__ if attribute in k.__dict__), None)
+        if typed and isinstance(explicit, tuple):
+            return (
+                f"{cls.type_name} declares its {side} ports twice: in its run signature's TypedDict and in "
+                f"'{attribute}'; keep the TypedDict"
+            )
     names = [p.name for p in cls.inputs]
     if len(names) != len(set(names)):
         return f"{cls.type_name} declares an input port twice"

@@ -13,11 +13,15 @@ from enum import StrEnum
 
 
 class PortKind(StrEnum):
+    """Data (values a run produces) or service (a configured component)."""
+
     DATA = "data"
     SERVICE = "service"
 
 
 class PortType(StrEnum):
+    """What a port carries; :func:`compatible` decides which may connect."""
+
     # data
     TEXT = "text"
     RECORDS = "records"

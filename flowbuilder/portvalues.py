@@ -1,8 +1,18 @@
-"""The Python type behind every port type, and the one check that a node's values match its ports.
+"""The Python type behind every port type, the ports a node's ``run`` signature declares, and the one check
+that a node's values match its ports.
 
-A node declares its ports (:mod:`flowbuilder.ports`) and types its ``run`` with ``Inputs``/``Outputs``
-TypedDicts built from the aliases below; the executor calls :func:`check_port_values` on what goes in
-and what comes out, so a node never re-checks its inputs by hand.
+A node types its ``run`` with ``Inputs``/``Outputs`` TypedDicts built from the aliases below, one key per
+port, and that is its only port declaration (:func:`signature_ports`): the alias names the port type
+(``Records``, ``Message``, a service protocol such as ``Embedder``), ``NotRequired`` makes an input optional,
+and ``Annotated`` adds the rest::
+
+    class StoreInputs(TypedDict):
+        documents: NotRequired[Annotated[list[Chunks], MULTIPLE, "Chunks to store, one list per connection."]]
+        embedder: Annotated[Embedder, "The embedder for documents and questions."]
+
+A string in ``Annotated`` is the port's description; :data:`MULTIPLE` marks an input that takes several
+connections (its value is a list, one item per connection). The executor calls :func:`check_port_values` on
+what goes in and what comes out, so a node never re-checks its inputs by hand.
 
 Records and chunks are a *batch*: a list of :class:`~flowbuilder.data.Document` handed to one ``run``
 call (the whole input, or one batch of a streamed run). A ``multiple`` input receives one value per
@@ -12,8 +22,9 @@ connection: a list of the port's type.
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args, get_origin
 
 from typing_extensions import get_protocol_members
 
@@ -25,15 +36,19 @@ from flowbuilder.services import ChatModel, Embedder, Memory, Retriever, Tool, V
 if TYPE_CHECKING:
     from flowbuilder.graph import ResolvedNode
 
-Records: TypeAlias = list[Document]
+Records: TypeAlias = Annotated[list[Document], PortType.RECORDS]
 """A batch of records (CSV rows, PDF pages, files)."""
-Chunks: TypeAlias = list[Document]
+Chunks: TypeAlias = Annotated[list[Document], PortType.CHUNKS]
 """A batch of chunks; a record is a whole chunk, so both are Documents."""
-Hits: TypeAlias = list[Hit]
-Vectors: TypeAlias = list[list[float]]
-Text: TypeAlias = str
-"""Text, a chat message, a filled-in prompt, an answer: all plain strings."""
-Tools: TypeAlias = Tool | list[Tool]
+Hits: TypeAlias = Annotated[list[Hit], PortType.HITS]
+Vectors: TypeAlias = Annotated[list[list[float]], PortType.VECTORS]
+Text: TypeAlias = Annotated[str, PortType.TEXT]
+"""Text; a chat message, a filled-in prompt and an answer are plain strings too, under their own port type."""
+Message: TypeAlias = Annotated[str, PortType.MESSAGE]
+Prompt: TypeAlias = Annotated[str, PortType.PROMPT]
+Answer: TypeAlias = Annotated[str, PortType.ANSWER]
+AnyValue: TypeAlias = Annotated[Any, PortType.ANY]
+Tools: TypeAlias = Annotated[Tool | list[Tool], PortType.TOOL]
 """One tool, or a toolkit (``tool.mcp``: every tool of a server) on one connection."""
 
 Side = Literal["input", "output"]
@@ -55,18 +70,65 @@ _ITEMS: dict[PortType, type] = {
 
 PYTHON_TYPES: Mapping[PortType, object] = {
     PortType.TEXT: Text,
-    PortType.MESSAGE: Text,
-    PortType.PROMPT: Text,
-    PortType.ANSWER: Text,
+    PortType.MESSAGE: Message,
+    PortType.PROMPT: Prompt,
+    PortType.ANSWER: Answer,
     PortType.RECORDS: Records,
     PortType.CHUNKS: Chunks,
     PortType.HITS: Hits,
     PortType.VECTORS: Vectors,
-    PortType.ANY: Any,
+    PortType.ANY: AnyValue,
     **_SERVICES,
     PortType.TOOL: Tools,
 }
 """The Python type of each port type: what a node's ``Inputs``/``Outputs`` declare for a port of that type."""
+
+_BY_CLASS: dict[object, PortType] = {Any: PortType.ANY, **{protocol: kind for kind, protocol in _SERVICES.items()}}
+
+
+def shape_ports(shape: Any, side: Side, where: str) -> tuple[Port, ...]:
+    """The ports a TypedDict declares (see the module docstring); ``where`` names it in errors."""
+    hints = typing.get_type_hints(shape, include_extras=True)
+    return tuple(_port(name, hint, side, where) for name, hint in hints.items())
+
+
+def _port(name: str, hint: Any, side: Side, where: str) -> Port:
+    metadata: list[Any] = []
+    hint, optional = _unwrap(hint, metadata)
+    kind = _kind(hint, metadata)
+    multiple = False
+    if kind is None and get_origin(hint) is list and side == "input":
+        item, _ = _unwrap(get_args(hint)[0], metadata)
+        kind, multiple = _kind(item, metadata), True
+    if kind is None:
+        raise TypeError(
+            f"{where}: port '{name}' has type {hint!r}, which is no port type; use an alias of "
+            "flowbuilder.portvalues (Records, Chunks, Hits, Text, Message, Prompt, Answer, AnyValue, Tools), a "
+            "service protocol of flowbuilder.services, or a list of one (an input taking several connections)"
+        )
+    description = next((m for m in metadata if isinstance(m, str) and not isinstance(m, PortType)), "")
+    return Port(name, kind, required=side == "output" or not optional, multiple=multiple, description=description)
+
+
+def _kind(hint: Any, metadata: list[Any]) -> PortType | None:
+    return next((m for m in reversed(metadata) if isinstance(m, PortType)), None) or _BY_CLASS.get(hint)
+
+
+def _unwrap(hint: Any, metadata: list[Any]) -> tuple[Any, bool]:
+    """``hint`` without ``Required``/``NotRequired``/``Annotated`` (whose metadata goes into ``metadata``), and
+    whether it was ``NotRequired``."""
+    optional = False
+    while True:
+        origin = get_origin(hint)
+        if origin in (typing.NotRequired, typing.Required):
+            optional = optional or origin is typing.NotRequired
+            hint = get_args(hint)[0]
+        elif origin is Annotated:
+            metadata.extend(hint.__metadata__)
+            hint = hint.__origin__
+        else:
+            return hint, optional
+
 
 _MEMBERS: dict[PortType, tuple[str, ...]] = {
     kind: tuple(sorted(get_protocol_members(protocol))) for kind, protocol in _SERVICES.items()

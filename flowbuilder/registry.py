@@ -15,13 +15,16 @@ from collections.abc import Iterator
 from importlib.metadata import entry_points
 from typing import Any
 
+from flowbuilder.capabilities import ONE_PER_KIND, SINGULAR, Capability
 from flowbuilder.errors import DuplicateNodeTypeError, RegistryError, UnknownNodeTypeError
 from flowbuilder.node import Node, node_class_problem
+from flowbuilder.ports import PortType
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "flowbuilder.nodes"
-BUILTIN_PROBE = "chat.input"  # a built-in type: its absence means the entry points are missing
+BUILTIN_PACKAGE = "flowbuilder.nodes"
+"""The built-in nodes' package: no class from it registered means the entry points are missing."""
 
 NodeClass = type[Node[Any]]
 
@@ -42,8 +45,43 @@ class NodeRegistry:
                 f"Node type '{cls.type_name}' is registered twice: by {existing.__module__}.{existing.__name__} "
                 f"and by {cls.__module__}.{cls.__name__}."
             )
+        if existing is None:
+            self._check_roles(cls)
         self._types[cls.type_name] = cls
         return cls
+
+    def _check_roles(self, cls: NodeClass) -> None:
+        """A role the engines fill by adding a node (:data:`~flowbuilder.capabilities.SINGULAR`) has one type."""
+        for capability in cls.capabilities & (SINGULAR | ONE_PER_KIND):
+            for other in self.with_capability(capability):
+                shared = _kinds(cls) & _kinds(other) if capability in ONE_PER_KIND else {None}
+                if shared:
+                    raise RegistryError(
+                        f"Cannot register node class: {cls.type_name} claims the role '{capability}', which "
+                        f"{other.type_name} already fills; a pack's node may not replace a built-in role."
+                    )
+
+    def with_capability(self, capability: Capability) -> list[NodeClass]:
+        """The registered types that declare ``capability``, in palette order."""
+        return [cls for cls in self if capability in cls.capabilities]
+
+    def has(self, type_name: str, capability: Capability) -> bool:
+        """Whether ``type_name`` is registered and declares ``capability`` (False for an unknown type)."""
+        cls = self._types.get(type_name)
+        return cls is not None and capability in cls.capabilities
+
+    def the(self, capability: Capability, kind: PortType | None = None) -> NodeClass:
+        """The type that fills a role (one giving an output of ``kind``, for a role held once per kind); for a
+        capability several types have, the first registered (the built-ins register before node packs)."""
+        found = [
+            cls
+            for cls in self._types.values()
+            if capability in cls.capabilities and (kind is None or kind in _kinds(cls))
+        ]
+        if not found:
+            of = f" giving {kind.value}" if kind is not None else ""
+            raise RegistryError(f"No registered node type has the capability '{capability}'{of}.")
+        return found[0]
 
     def get(self, type_name: str) -> NodeClass:
         try:
@@ -71,7 +109,12 @@ class NodeRegistry:
         return [describe_node(cls) for cls in self]
 
 
+def _kinds(cls: NodeClass) -> set[PortType | None]:
+    return {port.type for port in cls.output_ports(None)}
+
+
 def describe_node(cls: NodeClass) -> dict[str, Any]:
+    """One node type as data: ports, credential slots, Config JSON schema, run input and capabilities."""
     return {
         "type": cls.type_name,
         "category": cls.category,
@@ -81,6 +124,7 @@ def describe_node(cls: NodeClass) -> dict[str, Any]:
         "credentials": [s.to_dict() for s in cls.credential_slots],
         "config_schema": cls.Config.model_json_schema(),
         "run_input": cls.run_input,
+        "capabilities": sorted(cls.capabilities),
     }
 
 
@@ -107,7 +151,7 @@ def default_registry() -> NodeRegistry:
 
         registry.register(PlaceholderNode)
         _load_entry_points(registry)
-        if BUILTIN_PROBE not in registry:
+        if not any(cls.__module__.startswith(BUILTIN_PACKAGE + ".") for cls in registry):
             log.warning(
                 "Flowbuilder's built-in nodes are not registered: install the package (pip install -e .) so "
                 "its '%s' entry points exist.",
@@ -117,7 +161,8 @@ def default_registry() -> NodeRegistry:
 
 
 def _load_entry_points(registry: NodeRegistry) -> None:
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    # the built-in nodes first: a role several types may fill goes to the built-in one (NodeRegistry.the)
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.value != BUILTIN_PACKAGE):
         try:
             target = ep.load()
         except Exception as exc:  # a broken third-party pack must not take the app down

@@ -17,6 +17,8 @@ ProgressCallback = Callable[[int, int], None]
 
 @runtime_checkable
 class Embedder(Protocol):
+    """What an ``embedder`` port carries: turns documents and questions into vectors."""
+
     # read-only properties: an embedder may compute them (an Ollama model's dimension is probed)
     @property
     def model_id(self) -> str:
@@ -40,6 +42,8 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class VectorStore(Protocol):
+    """What a ``vector_store`` port carries: a searchable collection."""
+
     name: str
 
     def search(
@@ -51,11 +55,15 @@ class VectorStore(Protocol):
 
 @runtime_checkable
 class Retriever(Protocol):
+    """What a ``retriever`` port carries: a search for one question."""
+
     def retrieve(self, query: str) -> list[Hit]: ...
 
 
 @runtime_checkable
 class Tool(Protocol):
+    """What a ``tool`` port carries: something an agent's model may call."""
+
     name: str
     description: str
 
@@ -65,11 +73,15 @@ class Tool(Protocol):
 
 
 class ChatResult(Protocol):
+    """A chat model's reply."""
+
     message: ChatMessage
 
 
 @runtime_checkable
 class ChatModel(Protocol):
+    """What a ``chat_model`` port carries: a configured model an agent or a node asks."""
+
     provider: str
     model: str
 
@@ -83,6 +95,8 @@ class ChatModel(Protocol):
 
 @runtime_checkable
 class Memory(Protocol):
+    """What a ``memory`` port carries: the last exchanges of each chat session."""
+
     window: int
 
     def load(self, session_id: str) -> list[ChatMessage]: ...

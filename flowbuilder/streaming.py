@@ -26,16 +26,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from flowbuilder.cache import CachedResult
 from flowbuilder.errors import FlowbuilderError, NodeExecutionError, RunCancelledError
 from flowbuilder.graph import FlowGraph
 from flowbuilder.node import RunContext
 from flowbuilder.portvalues import check_port_values
+from flowbuilder.results import NodePreparer, NodeResult, PreparedNode, RunScope
 from flowbuilder.secrets import redact
-
-if TYPE_CHECKING:
-    from flowbuilder.executor import Executor, NodeResult, PreparedNode, RunScope
 
 STREAM_MODES = ("auto", "always", "never")
 STREAM_MIN_BYTES = 8_000_000
@@ -199,15 +198,15 @@ class _Member:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def run_chain(executor: Executor, scope: RunScope, chain: list[str]) -> dict[str, NodeResult]:
-    """Run ``chain`` batch by batch; returns every member's result (the sink's last)."""
-    from flowbuilder.executor import NodeResult
-
+def run_chain(executor: NodePreparer, scope: RunScope, chain: list[str]) -> dict[str, NodeResult]:
+    """Run ``chain`` batch by batch; returns every member's result (the sink's last). ``executor`` prepares
+    each member as it would any node (:meth:`flowbuilder.executor.Executor.prepare_node`) and keeps the
+    sink's result in its cache."""
     graph, results, emit = scope.graph, scope.results, scope.emit
     members: list[_Member] = []
     upstream: Batches | None = None
     for node_id in chain:
-        prepared = executor._prepare_node(scope, node_id, use_cache=False)
+        prepared = executor.prepare_node(scope, node_id, use_cache=False)
         if isinstance(prepared, NodeResult):
             # this member cannot run (an input failed, an endpoint is refused): those before it still run,
             # streamed and drained, so they show what they produced; those after it are skipped
@@ -254,8 +253,6 @@ def run_chain(executor: Executor, scope: RunScope, chain: list[str]) -> dict[str
         ctx.details["warning"] = warning
     emit("node_finished", sink.prepared.node_id, {"duration": duration, "summary": summary, "warning": warning})
     if sink.prepared.node.cls.cacheable:
-        from flowbuilder.cache import CachedResult
-
         executor.cache.put(sink.prepared.key, CachedResult(outputs, summary, ctx.details))
     status = "warning" if warning else "ok"
     p = sink.prepared
@@ -373,8 +370,6 @@ class _Counted(Sequence[Any]):
 
 
 def _member_result(member: _Member, emit: Emit, status: str = "ok", error: str | None = None) -> NodeResult:
-    from flowbuilder.executor import NodeResult
-
     p = member.prepared
     stream = member.stream
     assert stream is not None
@@ -426,8 +421,6 @@ def _stopped(
 ) -> dict[str, NodeResult]:
     """Results when the stream stopped early: the failing member failed, the others stopped where they were
     (what the sink already wrote stays written, and nothing was removed from the store)."""
-    from flowbuilder.executor import NodeResult
-
     final: dict[str, NodeResult] = {}
     culprit = failed.node_id if failed else None
     why = f"stopped mid-stream: '{culprit}' failed" if culprit else "cancelled mid-stream"

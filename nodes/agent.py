@@ -17,16 +17,20 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError, NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, positive_int, to_int
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Hits, Text, Tools
+from flowbuilder.portvalues import Answer, Hits, Message, Tools
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Memory, Tool
 
@@ -128,6 +132,8 @@ def shared_memory(scope: str, data_dir: Path, window: int, persist: bool) -> Win
 
 
 class WindowMemoryConfig(BaseModel):
+    """Settings of ``memory.window``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     window: int = Field(5, ge=0, description="How many past exchanges (question + answer) are sent to the model.")
@@ -140,7 +146,9 @@ class WindowMemoryConfig(BaseModel):
 
 
 class MemoryOut(TypedDict):
-    memory: Memory
+    """The output ports of ``memory.window``."""
+
+    memory: Annotated[Memory, "Chat history per session."]
 
 
 @register_node
@@ -148,11 +156,84 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
     """Remember the last k exchanges of each chat session for an agent."""
 
     type_name = "memory.window"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "memory.window",
+                LC + "memoryBufferWindow",
+                (1, 1.1, 1.2, 1.3, 1.4),
+                outputs={"memory": "ai_memory"},
+                params=(Param("window", "contextWindowLength", 5, to_ours=to_int),),
+                ignore=("sessionIdType", "sessionKey"),
+                export_version=1.3,
+            ),
+            Adapter(
+                "memory.window",
+                LC + "memoryPostgresChat",
+                (1, 1.1, 1.2, 1.3, 1.4),
+                outputs={"memory": "ai_memory"},
+                export=False,
+                params=(Param("window", "contextWindowLength", 5, to_ours=to_int),),
+                ignore=("sessionIdType", "sessionKey", "tableName"),
+                note="the Postgres chat history becomes Flowbuilder's window memory (kept per session, no database)",
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "memory.window",
+                "bufferWindowMemory",
+                "memory",
+                params=(Param("window", "k", 4, to_ours=positive_int),),
+                ignore=("memoryKey", "sessionId"),
+            ),
+            FW.service(
+                "memory.window",
+                "bufferMemory",
+                "memory",
+                also=("conversationSummaryMemory", "conversationSummaryBufferMemory"),
+                out_aliases={n: "memory" for n in ("conversationSummaryMemory", "conversationSummaryBufferMemory")},
+                ignore=("memoryKey", "sessionId", "model", "maxTokenLimit"),
+                note="a buffer memory: the last 5 exchanges are kept here (memory.window)",
+            ),
+            FW.service(
+                "memory.window",
+                "RedisBackedChatMemory",
+                "memory",
+                also=FW.EXTERNAL_MEMORY,
+                out_aliases={n: "memory" for n in FW.EXTERNAL_MEMORY},
+                ignore=(
+                    "sessionId",
+                    "memoryKey",
+                    "sessionTTL",
+                    "windowSize",
+                    "baseURL",
+                    "tableName",
+                    "databaseFilePath",
+                    "host",
+                    "port",
+                    "user",
+                    "database",
+                    "mongoDBUrl",
+                    "collectionName",
+                    "databaseName",
+                    "upstashRestUrl",
+                    "aiPrefix",
+                    "humanPrefix",
+                    "k",
+                    "user_id",
+                    "orgId",
+                    "projectId",
+                ),
+                note="a memory kept in an external database: the history is kept in this process here (memory.window)",
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.DEFAULT_SOURCE})
     display_name = "Chat Memory"
     aliases = ("Simple Memory", "Window Buffer Memory", "Message History", "memory")
     category = "Agents"
     Config = WindowMemoryConfig
-    outputs = (Port("memory", PortType.MEMORY, description="Chat history per session."),)
     cacheable = False  # cheap, and the details must show the current history
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> MemoryOut:
@@ -175,6 +256,8 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
 
 
 class AgentConfig(BaseModel):
+    """Settings of ``agent.tools``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     system_message: str = Field(
@@ -196,15 +279,23 @@ class AgentConfig(BaseModel):
 
 
 class AgentIn(TypedDict):
-    message: Text
-    model: NotRequired[ChatModel]
-    memory: NotRequired[Memory]
-    tools: NotRequired[list[Tools]]
+    """The input ports of ``agent.tools``."""
+
+    message: Annotated[Message, "The user's message."]
+    model: NotRequired[
+        Annotated[
+            ChatModel, "A chat model that supports tool calling; without one the agent quotes its search results."
+        ]
+    ]
+    memory: NotRequired[Annotated[Memory, "Past exchanges of the session."]]
+    tools: NotRequired[Annotated[list[Tools], "Tools the model may call."]]
 
 
 class AgentOut(TypedDict):
-    answer: Text
-    hits: Hits
+    """The output ports of ``agent.tools``."""
+
+    answer: Annotated[Answer, "The model's final answer."]
+    hits: Annotated[Hits, "The passages the search tools returned for this message."]
 
 
 @register_node
@@ -212,25 +303,110 @@ class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
     """Answer a message with a chat model that may call tools (such as a knowledge-base search)."""
 
     type_name = "agent.tools"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "agent.tools",
+                LC + "agent",
+                (1.6, 1.7, 1.8, 1.9, 2, 2.1, 2.2, 3, 3.1),
+                inputs={"message": "main", "model": "ai_languageModel", "memory": "ai_memory", "tools": "ai_tool"},
+                outputs={"answer": "main"},
+                params=(
+                    Param("system_message", "options.systemMessage", "You are a helpful assistant"),
+                    Param("max_steps", "options.maxIterations", 10, to_ours=to_int),
+                ),
+                fixed={"options": {}},
+            ),
+        ),
+        "langflow": (
+            # LangFlow's Agent carries its own model (provider + model name): the "agent" hook makes it an
+            # llm node wired into the agent's model port, as LangFlow would have called it.
+            Adapter(
+                "agent.tools",
+                "Agent",
+                display="Agent",
+                hook="agent",
+                export=False,
+                extra=LF.AGENT_EXTRA,
+                inputs={"message": "input_value", "tools": "tools", "memory": "memory", "model": "agent_llm"},
+                outputs={"answer": "response"},
+                out_aliases={"structured_response": "answer"},
+                params=(
+                    Param("system_message", "system_prompt", to_ours=nonempty_str),
+                    Param("max_steps", "max_iterations", to_ours=lambda v: min(max(to_int(v) or 5, 1), 50)),
+                ),
+                ignore=(
+                    "add_calculator_tool",
+                    "handle_parsing_errors",
+                    "n_messages",
+                    "stream",
+                    "verbose",
+                    "format_instructions",
+                    "output_schema",
+                    "base_url_ibm_watsonx",
+                    "agent_description",
+                    "model_name",
+                    "agent_llm",
+                    "model",
+                    "temperature",
+                    "max_tokens",
+                    "json_mode",
+                    "seed",
+                    "openai_api_base",
+                    "timeout",
+                    "max_retries",
+                    "project_id",
+                    "output_parser",
+                    "sender",
+                    "sender_name",
+                    "session_id",
+                    "should_store_message",
+                    "context_id",
+                ),
+            ),
+            # Pre-1.0 agents over a described store: the store's "info" is the search tool the agent gets.
+            Adapter(
+                "agent.tools",
+                "VectorStoreAgent",
+                display="VectorStoreAgent",
+                hook="agent",
+                export=False,
+                extra=LF.AGENT_EXTRA,
+                inputs={"model": "llm", "tools": "vectorstoreinfo", "message": "input_value"},
+                outputs={"answer": "AgentExecutor"},
+                out_aliases={"AgentExecutor": "answer"},
+                ignore=("handle_parsing_errors", "verbose", "max_iterations"),
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "agent.tools",
+                "toolAgent",
+                also=(
+                    "conversationalAgent",
+                    "openAIToolAgent",
+                    "openAIFunctionAgent",
+                    "reactAgentChat",
+                    "reactAgentLLM",
+                    "xmlAgent",
+                    "mistralAIToolAgent",
+                    "openAIToolAgentLlamaIndex",
+                    "anthropicAgentLlamaIndex",
+                ),
+                **FW.AGENT_PORTS,
+            ),
+            Adapter(
+                "agent.tools",
+                "conversationalRetrievalToolAgent",
+                **{**FW.AGENT_PORTS, "inputs": {"tools": "tools", "memory": "memory", "model": "model"}},
+                in_aliases={"vectorStoreRetriever": "tools"},
+            ),
+        ),
+    }
     display_name = "AI Agent"
     aliases = ("Agent", "Tool Calling Agent", "tools agent", "chat")
     category = "Agents"
     Config = AgentConfig
-    inputs = (
-        Port("message", PortType.MESSAGE, description="The user's message."),
-        Port(
-            "model",
-            PortType.CHAT_MODEL,
-            required=False,
-            description="A chat model that supports tool calling; without one the agent quotes its search results.",
-        ),
-        Port("memory", PortType.MEMORY, required=False, description="Past exchanges of the session."),
-        Port("tools", PortType.TOOL, required=False, multiple=True, description="Tools the model may call."),
-    )
-    outputs = (
-        Port("answer", PortType.ANSWER, description="The model's final answer."),
-        Port("hits", PortType.HITS, description="The passages the search tools returned for this message."),
-    )
     cacheable = False
 
     def run(self, inputs: AgentIn, ctx: RunContext) -> AgentOut:

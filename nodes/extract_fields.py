@@ -14,17 +14,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import ChatMessage, Document
 from flowbuilder.errors import FlowbuilderError, NodeError
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.nodes.llms.structured import JsonChatModel
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import Records, Text
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel
 from flowbuilder.terminal import excerpt
@@ -38,6 +38,8 @@ _WINDOW = 120
 
 
 class ExtractFieldsConfig(BaseModel):
+    """Settings of ``extract.fields``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     fields: dict[str, str] = Field(
@@ -77,29 +79,48 @@ def _json_object(reply: str) -> dict[str, Any] | None:
 
 
 class ExtractIn(TypedDict):
-    text: Text
-    model: NotRequired[ChatModel]
+    """The input ports of ``extract.fields``."""
+
+    text: Annotated[Text, "The text to read."]
+    model: NotRequired[Annotated[ChatModel, "A chat model; without one, fields are looked up by name."]]
+
+
+class FieldsOut(TypedDict):
+    """The output ports of ``extract.fields``."""
+
+    records: Annotated[Records, "One record whose columns are the fields."]
 
 
 @register_node
-class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, RecordsOut]):
+class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, FieldsOut]):
     """Pull named fields out of a text into one record (with a chat model, or by name without one)."""
 
     type_name = "extract.fields"
+    mappings: ClassVar[Mappings] = {
+        "langflow": (
+            # Structured Output: its schema's fields become extract.fields' fields; its model is wired in.
+            Adapter(
+                "extract.fields",
+                "StructuredOutput",
+                display="Structured Output",
+                export=False,
+                inputs={"text": "input_value", "model": "llm"},
+                outputs={"records": "structured_output"},
+                out_aliases={"structured_output_dataframe": "records", "dataframe_output": "records"},
+                params=(
+                    Param("fields", "output_schema", to_ours=LF.schema_fields),
+                    Param("instructions", "system_prompt", to_ours=nonempty_str),
+                ),
+                ignore=("multiple", "schema_name"),
+                note="Structured Output: its fields are asked of the model; with no model reachable they "
+                "are looked up by name in the text (the node's warning says how many were found)",
+            ),
+        ),
+    }
     display_name = "Extract Fields"
     aliases = ("Structured Output", "StructuredOutput", "extract", "fields")
     category = "Transform"
     Config = ExtractFieldsConfig
-    inputs = (
-        Port("text", PortType.TEXT, description="The text to read."),
-        Port(
-            "model",
-            PortType.CHAT_MODEL,
-            required=False,
-            description="A chat model; without one, fields are looked up by name.",
-        ),
-    )
-    outputs = (Port("records", PortType.RECORDS, description="One record whose columns are the fields."),)
 
     @classmethod
     def config_problems(cls, config: ExtractFieldsConfig) -> list[tuple[str | None, str]]:
@@ -107,7 +128,7 @@ class ExtractFields(Node[ExtractFieldsConfig, ExtractIn, RecordsOut]):
             return [(None, '\'fields\' is empty: name the fields to extract, e.g. {"NET_INCOME": "net income"}')]
         return []
 
-    def run(self, inputs: ExtractIn, ctx: RunContext) -> RecordsOut:
+    def run(self, inputs: ExtractIn, ctx: RunContext) -> FieldsOut:
         c = self.config
         if not c.fields:
             raise NodeError("'fields' is empty: name the fields to extract")

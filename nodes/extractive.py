@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,8 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Hits, Text
+from flowbuilder.portvalues import Answer, Hits, Message, Prompt
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 
@@ -41,6 +40,8 @@ _PROMPT_SECTION = re.compile(r"\n\s*\n(?=[ \t]*[A-Z][\w ]{0,30}:)")
 
 
 class ExtractiveConfig(BaseModel):
+    """Settings of ``answer.extractive``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     threshold: float = Field(
@@ -76,6 +77,8 @@ class ExtractiveConfig(BaseModel):
 
 @dataclass(frozen=True)
 class Quote:
+    """One quoted sentence or field and the numbered chunk it comes from."""
+
     chunk: int
     """1-based number of the chunk, as the prompt numbers it."""
     label: str
@@ -96,6 +99,8 @@ class Quote:
 
 @dataclass
 class Extraction:
+    """An extractive answer: the quotes, the best score and whether anything was found."""
+
     answer: str
     quotes: list[Quote]
     best_score: float | None
@@ -277,14 +282,20 @@ def answer_from_prompt(prompt: str, ctx: RunContext, config: ExtractiveConfig | 
 
 
 class ExtractiveIn(TypedDict):
-    question: NotRequired[Text]
-    context: NotRequired[Hits]
-    prompt: NotRequired[Text]
-    embedder: NotRequired[Embedder]
+    """The input ports of ``answer.extractive``."""
+
+    question: NotRequired[Annotated[Message, "The user's question."]]
+    context: NotRequired[Annotated[Hits, "The retrieved chunks to quote from."]]
+    prompt: NotRequired[
+        Annotated[Prompt, "Or a prompt.template's output: its numbered passages and 'Question:' line are used."]
+    ]
+    embedder: NotRequired[Annotated[Embedder, "Scores the quotes; empty = the offline MiniLM embedder."]]
 
 
 class AnswerOut(TypedDict):
-    answer: Text
+    """The output ports of ``answer.extractive``."""
+
+    answer: Annotated[Answer, "The quotes with their chunk citations, or 'not found'."]
 
 
 @register_node
@@ -296,23 +307,6 @@ class ExtractiveAnswer(Node[ExtractiveConfig, ExtractiveIn, AnswerOut]):
     display_name = "Extractive Answer (no model)"
     aliases = ("Quote answer", "Offline answer")
     Config = ExtractiveConfig
-    inputs = (
-        Port("question", PortType.MESSAGE, required=False, description="The user's question."),
-        Port("context", PortType.HITS, required=False, description="The retrieved chunks to quote from."),
-        Port(
-            "prompt",
-            PortType.PROMPT,
-            required=False,
-            description="Or a prompt.template's output: its numbered passages and 'Question:' line are used.",
-        ),
-        Port(
-            "embedder",
-            PortType.EMBEDDER,
-            required=False,
-            description="Scores the quotes; empty = the offline MiniLM embedder.",
-        ),
-    )
-    outputs = (Port("answer", PortType.ANSWER, description="The quotes with their chunk citations, or 'not found'."),)
 
     def run(self, inputs: ExtractiveIn, ctx: RunContext) -> AnswerOut:
         config = self.config

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypedDict
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,9 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError, ProviderError
+from flowbuilder.formats import http_tool_params as H
+from flowbuilder.formats.adapters import NO_DEFAULT, Adapter, Mappings, Param, nonempty_str
+from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import NoInputs, ToolOut
-from flowbuilder.ports import Port, PortType
+from flowbuilder.nodes.io import NoInputs
+from flowbuilder.portvalues import Tools
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
 from flowbuilder.terminal import excerpt
@@ -35,6 +38,8 @@ Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
 class HttpToolConfig(BaseModel):
+    """Settings of ``tool.http``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("http_request", description="The tool's name as the model sees it.")
@@ -180,16 +185,112 @@ def _response_text(text: str, content_type: str) -> str:
     return text
 
 
+class HttpToolOut(TypedDict):
+    """The output ports of ``tool.http``."""
+
+    tool: Annotated[Tools, "The request as a tool, for agent.tools."]
+
+
 @register_node
-class HttpToolNode(Node[HttpToolConfig, NoInputs, ToolOut]):
+class HttpToolNode(Node[HttpToolConfig, NoInputs, HttpToolOut]):
     """Give an agent one HTTP API to call; the model fills the {name} parameters, never the server."""
 
     type_name = "tool.http"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # HTTP Request as an agent tool: the LangChain tool (placeholders, key/value lists) and the core
+            # node used as a tool ($fromAI values); the "http_tool" hook turns $fromAI into {name} templates.
+            Adapter(
+                "tool.http",
+                LC + "toolHttpRequest",
+                (1, 1.1),
+                outputs={"tool": "ai_tool"},
+                hook="http_tool",
+                params=(
+                    Param("description", "toolDescription", "", to_ours=nonempty_str),
+                    Param("method", "method", "GET"),
+                    Param("url", "url", NO_DEFAULT),
+                    Param("query", "parametersQuery", NO_DEFAULT, to_ours=H.tool_pairs, to_theirs=H.tool_pairs_back),
+                    Param("query", "sendQuery", False, to_ours=H.never, to_theirs=bool),
+                    Param(
+                        "headers", "parametersHeaders", NO_DEFAULT, to_ours=H.tool_pairs, to_theirs=H.tool_pairs_back
+                    ),
+                    Param("headers", "sendHeaders", False, to_ours=H.never, to_theirs=bool),
+                    Param("body", "jsonBody", NO_DEFAULT, to_ours=nonempty_str, to_theirs=nonempty_str),
+                    Param("body", "parametersBody", NO_DEFAULT, to_ours=H.tool_body, export=False),
+                    Param("body", "sendBody", False, to_ours=H.never, to_theirs=bool),
+                    Param("body", "specifyBody", "keypair", to_ours=H.never, to_theirs=H.json_if_any),
+                    Param(
+                        "placeholders",
+                        "placeholderDefinitions",
+                        NO_DEFAULT,
+                        to_ours=H.placeholders,
+                        to_theirs=H.placeholders_back,
+                    ),
+                ),
+                ignore=(
+                    "notice",
+                    "placeholderNotice",
+                    "sendQuery",
+                    "sendHeaders",
+                    "sendBody",
+                    "specifyBody",
+                    "authentication",
+                    "genericAuthType",
+                    "nodeCredentialType",
+                    "specifyQuery",
+                    "specifyHeaders",
+                    "optimizeResponse",
+                    "responseType",
+                    "dataField",
+                    "fieldsToInclude",
+                    "fields",
+                    "cssSelector",
+                    "onlyContent",
+                    "elementsToOmit",
+                    "truncateResponse",
+                    "maxLength",
+                ),
+                note="an HTTP API the agent may call: approve its server before a run (validate names it)",
+            ),
+            Adapter(
+                "tool.http",
+                BASE + "httpRequestTool",
+                (4, 4.1, 4.2, 4.3, 4.4),
+                outputs={"tool": "ai_tool"},
+                hook="http_tool",
+                export=False,
+                params=(
+                    Param("description", "toolDescription", "", to_ours=nonempty_str),
+                    Param("method", "method", "GET"),
+                    Param("url", "url", NO_DEFAULT),
+                    Param("query", "queryParameters", NO_DEFAULT, to_ours=H.core_pairs),
+                    Param("headers", "headerParameters", NO_DEFAULT, to_ours=H.core_pairs),
+                    Param("body", "jsonBody", NO_DEFAULT, to_ours=nonempty_str),
+                    Param("body", "bodyParameters", NO_DEFAULT, to_ours=H.core_body),
+                ),
+                ignore=(
+                    "sendQuery",
+                    "sendHeaders",
+                    "sendBody",
+                    "specifyQuery",
+                    "specifyHeaders",
+                    "specifyBody",
+                    "contentType",
+                    "options",
+                    "authentication",
+                    "genericAuthType",
+                    "nodeCredentialType",
+                    "descriptionType",
+                ),
+                note="an HTTP API the agent may call: approve its server before a run (validate names it)",
+            ),
+        ),
+    }
     display_name = "HTTP Request Tool"
     aliases = ("HTTP Request Tool", "HTTP Request", "API tool", "toolHttpRequest")
     category = "Agents"
     Config = HttpToolConfig
-    outputs = (Port("tool", PortType.TOOL, description="The request as a tool, for agent.tools."),)
     credential_slots = (
         CredentialSlot(
             "token", "http", field="token", required=False, description="Secret for the API, sent in token_header."
@@ -213,7 +314,7 @@ class HttpToolNode(Node[HttpToolConfig, NoInputs, ToolOut]):
             return [(None, "'url' is empty: give the address to call, e.g. https://api.example.com/search")]
         return []
 
-    def run(self, inputs: NoInputs, ctx: RunContext) -> ToolOut:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> HttpToolOut:
         c = self.config
         if not c.url.strip():
             raise NodeError("'url' is empty: give the address to call, e.g. https://api.example.com/search")

@@ -10,16 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import RecordsIn, RecordsOut
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import AnyValue, Text
 from flowbuilder.registry import register_node
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
@@ -97,6 +99,8 @@ def _template_problems(template: str) -> list[tuple[str | None, str]]:
 
 
 class RowLabellerConfig(BaseModel):
+    """Settings of ``labeller.row``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     template: str = Field(
@@ -121,12 +125,28 @@ class RowLabeller(Node[RowLabellerConfig, RecordsIn, RecordsOut]):
     """Render each record's columns as labelled text so every chunk says what its values mean."""
 
     type_name = "labeller.row"
+    mappings: ClassVar[Mappings] = {
+        "langflow": (
+            # One LangFlow Parser is either a row labeller (a pattern over table rows) or a stringifier: the
+            # "parser" hook decides from the pattern and what feeds it.
+            Adapter(
+                "labeller.row",
+                "ParserComponent",
+                also=("parser", "ParseData"),
+                inputs={"records": "input_data"},
+                outputs={"records": "parsed_text"},
+                in_aliases={"data": "records"},
+                out_aliases={"text": "records"},
+                **LF.PARSER,
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.LABELS_ROWS, Capability.LOCAL_ONLY})
     display_name = "Label Rows"
     aliases = ("Parser", "row template", "format rows")
     category = "Transform"
     Config = RowLabellerConfig
-    inputs = (Port("records", PortType.RECORDS),)
-    outputs = (Port("records", PortType.RECORDS),)
     stream_in = "records"
     stream_out = "records"
 
@@ -216,6 +236,8 @@ def join_records(records: list[Document], separator: str) -> Document:
 
 
 class StringifyConfig(BaseModel):
+    """Settings of ``parser.stringify``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     template: str = Field(
@@ -227,10 +249,14 @@ class StringifyConfig(BaseModel):
 
 
 class ItemsIn(TypedDict):
-    items: Any
+    """The input ports of ``parser.stringify``."""
+
+    items: AnyValue
 
 
 class TextOut(TypedDict):
+    """The output ports of ``parser.stringify``."""
+
     text: Text
 
 
@@ -239,12 +265,26 @@ class Stringify(Node[StringifyConfig, ItemsIn, TextOut]):
     """Render records, chunks or search hits into one text (LangFlow's Parser 'Text: {text}')."""
 
     type_name = "parser.stringify"
+    mappings: ClassVar[Mappings] = {
+        "langflow": (
+            Adapter(
+                "parser.stringify",
+                "ParserComponent",
+                imports=False,
+                inputs={"items": "input_data"},
+                outputs={"text": "parsed_text"},
+                in_aliases={"data": "items"},
+                out_aliases={"text": "text"},
+                **LF.PARSER,
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.STRINGIFIES})
     display_name = "Parser (to text)"
     aliases = ("Parser", "Parse Data", "Data to Message", "combine", "to text")
     category = "Transform"
     Config = StringifyConfig
-    inputs = (Port("items", PortType.ANY),)
-    outputs = (Port("text", PortType.TEXT),)
 
     @classmethod
     def config_problems(cls, config: StringifyConfig) -> list[tuple[str | None, str]]:

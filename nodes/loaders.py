@@ -14,17 +14,21 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings
+from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.paths import resolve_path
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 
@@ -34,6 +38,8 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
 
 
 class FileLoaderConfig(BaseModel):
+    """Settings of ``loader.file``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     path: str = Field(
@@ -58,7 +64,9 @@ class FileLoaderConfig(BaseModel):
 
 
 class PathIn(TypedDict):
-    path: NotRequired[Text]
+    """The input ports of ``loader.file``."""
+
+    path: NotRequired[Annotated[Text, "A path from a file input; replaces the config."]]
 
 
 @register_node
@@ -66,14 +74,107 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
     """Load a CSV, JSON, PDF, TXT or Markdown file as records (one per row, object, page or file)."""
 
     type_name = "loader.file"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "loader.file",
+                LC + "documentDefaultDataLoader",
+                (1, 1.1),
+                inputs={"path": "main"},
+                outputs={"records": "ai_document"},
+                hook="loader",
+                ignore=("dataType", "loader", "textSplittingMode", "options", "jsonMode", "binaryMode"),
+            ),
+            Adapter(
+                "loader.file",
+                BASE + "extractFromFile",
+                (1,),
+                inputs={"path": "main"},
+                outputs={"records": "main"},
+                export=False,
+                ignore=("operation", "options", "binaryPropertyName"),
+            ),
+            Adapter(
+                "loader.file",
+                BASE + "httpRequest",
+                (4, 4.1, 4.2),
+                inputs={"path": "main"},
+                outputs={"records": "main"},
+                export=False,
+                hook="http",
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "loader.file",
+                "File",
+                hook="file",
+                outputs={"records": "dataframe"},
+                display="Read File",
+                extra={
+                    "outputs": (
+                        LF.out("dataframe", "Structured Content", ("Table",), "load_files_structured"),
+                        LF.out("message", "Raw Content", LF.MESSAGE, "load_files_message", False),
+                    )
+                },
+                out_aliases={n: "records" for n in ("json", "table", "message", "data", "text", "data_list")},
+                ignore=("path", "separator"),
+            ),
+            # A folder of files: loader.file reads every supported file directly in a folder (under the roots a
+            # run allows); the "directory" hook keeps the folder's name, not the exporter's absolute path.
+            Adapter(
+                "loader.file",
+                "Directory",
+                display="Directory",
+                hook="directory",
+                export=False,
+                outputs={"records": "dataframe"},
+                out_aliases={"data": "records", "as_dataframe": "records"},
+                ignore=(
+                    "path",
+                    "types",
+                    "depth",
+                    "max_concurrency",
+                    "load_hidden",
+                    "recursive",
+                    "silent_errors",
+                    "use_multithreading",
+                ),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "loader.file",
+                "document-extractor",
+                hook="extractor",
+                export=False,
+                outputs={"records": "text"},
+                inputs={"path": "variable_selector"},
+            ),
+            Adapter("loader.file", "datasource", hook="datasource", export=False, outputs={"records": "file"}),
+        ),
+        "flowise": (
+            FW.loader("pdfFile", "pdfFile"),
+            FW.loader("textFile", "txtFile"),
+            FW.loader("csvFile", "csvFile", ("columnName",)),
+            FW.loader("docxFile", "docxFile"),
+            FW.loader("jsonFile", "jsonFile"),
+            FW.loader("jsonlinesFile", "jsonlinesFile"),
+            FW.loader("fileLoader", "file"),
+            FW.loader("microsoftWord", "docxFile"),
+            FW.loader("microsoftExcel", "excelFile"),
+            FW.loader("microsoftPowerpoint", "powerpointFile"),
+            FW.loader("epubFile", "epubFile"),
+            FW.loader("unstructuredFileLoader", "fileObject"),
+            FW.loader("folderFiles", "folderPath"),
+        ),
+    }
+
+    capabilities = frozenset({Capability.LOADS_FILES, Capability.LOCAL_ONLY})
     display_name = "Read File"
     aliases = ("File", "Default Data Loader", "document loader", "csv", "pdf", "load")
     category = "Loaders"
     Config = FileLoaderConfig
-    inputs = (
-        Port("path", PortType.TEXT, required=False, description="A path from a file input; replaces the config."),
-    )
-    outputs = (Port("records", PortType.RECORDS),)
     run_input = "file"
     stream_out = "records"
     fraction: float | None = None

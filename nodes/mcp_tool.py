@@ -15,16 +15,19 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Literal, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC, mcp_include, mcp_selection
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import NoInputs, ToolOut
-from flowbuilder.ports import Port, PortType
+from flowbuilder.nodes.io import NoInputs
+from flowbuilder.portvalues import Tools
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
 from flowbuilder.services import Tool
@@ -35,6 +38,8 @@ _TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class McpToolConfig(BaseModel):
+    """Settings of ``tool.mcp``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     transport: Literal["stdio", "http"] = Field("stdio", description="Launch a command (stdio) or call a URL (http).")
@@ -235,16 +240,56 @@ class McpTool:
         return redact(text)
 
 
+class McpToolOut(TypedDict):
+    """The output ports of ``tool.mcp``."""
+
+    tool: Annotated[Tools, "The server's tools, for agent.tools."]
+
+
 @register_node
-class McpToolNode(Node[McpToolConfig, NoInputs, ToolOut]):
+class McpToolNode(Node[McpToolConfig, NoInputs, McpToolOut]):
     """Give an agent the tools of an MCP server (stdio command or HTTP URL); all, selected or all-except."""
 
     type_name = "tool.mcp"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "tool.mcp",
+                LC + "mcpClientTool",
+                (1, 1.1, 1.2, 1.3, 1.4),
+                outputs={"tool": "ai_tool"},
+                hook="mcp",
+                preset={"transport": "http"},
+                export_version=1.2,
+                params=(
+                    Param("url", "endpointUrl", ""),
+                    Param("url", "sseEndpoint", "", export=False),
+                    Param("selection", "include", "all", to_ours=mcp_selection, to_theirs=mcp_include),
+                ),
+                fixed={"serverTransport": "httpStreamable", "options": {}},
+                ignore=("serverTransport", "authentication", "options", "includeTools", "excludeTools"),
+            ),
+        ),
+        "langflow": (
+            # LangFlow's MCP Tools in tool mode: the "mcp" hook reads the server's command or URL from the
+            # mcp_server value ({name, config}). Import only: tool.mcp exports as a FlowbuilderNode (lossless).
+            Adapter(
+                "tool.mcp",
+                "MCPTools",
+                display="MCP Tools",
+                hook="mcp",
+                export=False,
+                outputs={"tool": "component_as_tool"},
+                ignore=("mcp_server", "tool", "tool_placeholder", "tools_metadata", "tool_mode"),
+                replace="tool.mcp (the export names a server in LangFlow's MCP settings only: set its command or URL)",
+                extra={"outputs": (LF.out("component_as_tool", "Toolset", ("Tool",), "to_toolkit"),)},
+            ),
+        ),
+    }
     display_name = "MCP Tool"
     aliases = ("MCP Client Tool", "MCP", "tool")
     category = "Agents"
     Config = McpToolConfig
-    outputs = (Port("tool", PortType.TOOL, description="The server's tools, for agent.tools."),)
     credential_slots = (
         CredentialSlot(
             "token",
@@ -272,7 +317,7 @@ class McpToolNode(Node[McpToolConfig, NoInputs, ToolOut]):
             return []
         return [Destination("url", config.url, "mcp", always_ask=True)]
 
-    def run(self, inputs: NoInputs, ctx: RunContext) -> ToolOut:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> McpToolOut:
         c = self.config
         if c.transport == "http" and not c.url.strip():
             raise NodeError(
@@ -317,7 +362,7 @@ class McpToolNode(Node[McpToolConfig, NoInputs, ToolOut]):
         toolkit: list[Tool] = list(tools)
         return {"tool": toolkit[0] if len(toolkit) == 1 else toolkit}
 
-    def summarize(self, outputs: ToolOut) -> str:
+    def summarize(self, outputs: McpToolOut) -> str:
         value = outputs["tool"]
         tools = value if isinstance(value, list) else [value]
         return f"{len(tools)} MCP tool(s): " + ", ".join(t.name for t in tools)

@@ -10,11 +10,12 @@ job (dedupe hits by ``parent_id``, text := ``parent_text``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from flowbuilder.data import Document
+from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.io import ChunksOut
 from flowbuilder.nodes.splitters import SplitterNode, each_document, heading_index
@@ -24,6 +25,8 @@ from flowbuilder.registry import register_node
 
 
 class ParentChildSplitterConfig(BaseModel):
+    """Settings of ``splitter.parent_child``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     parents: Literal["sections", "size"] = Field(
@@ -51,6 +54,17 @@ class ParentChildSplitter(SplitterNode[ParentChildSplitterConfig]):
     """Small child chunks for search, each carrying its parent (section) to return instead."""
 
     type_name = "splitter.parent_child"
+    mappings: ClassVar[Mappings] = {
+        "dify": (
+            Adapter(
+                "splitter.parent_child",
+                "tool:parentchild_chunker",
+                hook="chunker",
+                export=False,
+                outputs={"chunks": "result"},
+            ),
+        ),
+    }
     display_name = "Parent-Child Splitter"
     aliases = ("Split Text", "Parent Document", "chunk")
     Config = ParentChildSplitterConfig

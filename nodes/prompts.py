@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypedDict
+from typing import Annotated, Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.context import cut_context, render_hits
 from flowbuilder.data import ChatMessage, Document, Hit
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param
+from flowbuilder.formats.n8n_table import LC, QA_SYSTEM_PROMPT, with_question
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.portvalues import Prompt
 from flowbuilder.registry import register_node
 
 DEFAULT_TEMPLATE = (
@@ -32,6 +37,8 @@ EMPTY_LIST = "(no results)"
 
 
 class PromptTemplateConfig(BaseModel):
+    """Settings of ``prompt.template``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     template: str = Field(
@@ -103,7 +110,9 @@ def _is_hits(value: Any) -> bool:
 
 
 class PromptOut(TypedDict):
-    prompt: Text
+    """The output ports of ``prompt.template``."""
+
+    prompt: Annotated[Prompt, "The filled-in prompt."]
 
 
 @register_node  # its inputs are the template's variables, any value each: a plain dict, not a TypedDict
@@ -111,11 +120,108 @@ class PromptTemplate(Node[PromptTemplateConfig, dict[str, Any], PromptOut]):
     """Fill a prompt template; each {variable} is an input (retrieved hits render as numbered sources)."""
 
     type_name = "prompt.template"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # n8n's Q&A chain: its system prompt becomes our prompt template; the "chain" hook wires the
+            # retriever's hits and the question into it and the model after it.
+            Adapter(
+                "prompt.template",
+                LC + "chainRetrievalQa",
+                (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7),
+                inputs={"question": "main"},
+                outputs={"prompt": "main"},
+                export=False,
+                hook="chain",
+                params=(Param("template", "options.systemPromptTemplate", QA_SYSTEM_PROMPT, to_ours=with_question),),
+                ignore=("promptType", "text", "query", "options"),
+                replace="retriever.vector -> prompt.template -> an llm node",
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "prompt.template",
+                "Prompt Template",
+                also=("Prompt",),
+                hook="prompt",
+                display="Prompt Template",
+                outputs={"prompt": "prompt"},
+                params=(Param("template", "template", widget="PromptInput", kind="prompt"),),
+                extra={"outputs": (LF.out("prompt", "Prompt", LF.MESSAGE, "build_prompt"),)},
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "prompt.template",
+                "promptTemplate",
+                also=("chatPromptTemplate", "fewShotPromptTemplate"),
+                hook="prompt",
+                outputs={"prompt": "promptTemplate"},
+                out_aliases={"chatPromptTemplate": "prompt", "fewShotPromptTemplate": "prompt"},
+                params=(Param("template", "template", to_ours=FW.template),),
+                ignore=(
+                    "promptValues",
+                    "systemMessagePrompt",
+                    "humanMessagePrompt",
+                    "messageHistory",
+                    "messageHistoryCode",
+                    "examples",
+                    "examplePrompt",
+                    "prefix",
+                    "suffix",
+                    "exampleSeparator",
+                    "templateFormat",
+                ),
+            ),
+            Adapter(
+                "prompt.template",
+                "conversationalRetrievalQAChain",
+                also=("retrievalQAChain", "vectorDBQAChain"),
+                hook="qa",
+                inputs={"context": "vectorStoreRetriever"},
+                in_aliases={"vectorStore": "context"},
+                extra={"parts": ("model", "memory")},
+                params=(Param("template", "responsePrompt", to_ours=FW.template),),
+                ignore=(
+                    *FW.SILENT,
+                    "model",
+                    "memory",
+                    "rephrasePrompt",
+                    "returnSourceDocuments",
+                    "systemMessagePrompt",
+                    "chainOption",
+                ),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "prompt.template",
+                "llm",
+                hook="llm",
+                export=False,
+                outputs={"prompt": "text"},
+                ignore=(
+                    "model",
+                    "prompt_template",
+                    "context",
+                    "memory",
+                    "vision",
+                    "variables",
+                    "structured_output",
+                    "structured_output_enabled",
+                    "reasoning_format",
+                ),
+            ),
+            Adapter(
+                "prompt.template", "template-transform", hook="template", export=False, outputs={"prompt": "output"}
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.RENDERS_PROMPT})
     display_name = "Prompt Template"
     aliases = ("Prompt", "template")
     category = "Prompts"
     Config = PromptTemplateConfig
-    outputs = (Port("prompt", PortType.PROMPT, description="The filled-in prompt."),)
 
     @classmethod
     def input_ports(cls, config: PromptTemplateConfig | None = None) -> tuple[Port, ...]:

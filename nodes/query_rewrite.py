@@ -18,17 +18,17 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse
 from flowbuilder.nodes.llms.structured import ask, list_schema
 from flowbuilder.nodes.prompts import render_template
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Hits, Text
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Retriever, VectorStore
@@ -67,6 +67,8 @@ def _norm(text: str) -> str:
 
 
 class QueryRewriteConfig(BaseModel):
+    """Settings of ``query.rewrite``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     n: int = Field(3, ge=1, le=10, description="How many rewordings the model writes (the original is kept too).")
@@ -172,16 +174,22 @@ class _StoreRetriever:
 
 
 class RewriteIn(TypedDict):
-    query: Text
-    model: ChatModel
-    retriever: NotRequired[list[Retriever]]
-    store: NotRequired[VectorStore]
+    """The input ports of ``query.rewrite``."""
+
+    query: Annotated[Text, "The question."]
+    model: Annotated[ChatModel, "The chat model that writes the rewordings."]
+    retriever: NotRequired[
+        Annotated[list[Retriever], "What to search with every query (retriever.vector's 'retriever' output, ...)."]
+    ]
+    store: NotRequired[Annotated[VectorStore, "Or a vector store, searched for the config's k hits per query."]]
 
 
 class RewriteOut(TypedDict):
-    hits: Hits
-    queries: Text
-    retriever: Retriever
+    """The output ports of ``query.rewrite``."""
+
+    hits: Annotated[Hits, "Merged hits of all queries, best RRF score first."]
+    queries: Annotated[Text, "The original question and its rewordings, one per line."]
+    retriever: Annotated[Retriever, "The same rewrite-search-merge as a service."]
 
 
 @register_node
@@ -189,32 +197,21 @@ class QueryRewrite(Node[QueryRewriteConfig, RewriteIn, RewriteOut]):
     """Multi-query: an LLM rewords the question n times; all are searched and merged (RRF)."""
 
     type_name = "query.rewrite"
+    mappings: ClassVar[Mappings] = {
+        "flowise": (
+            Adapter(
+                "query.rewrite",
+                "multiQueryRetriever",
+                inputs={"store": "vectorStore", "model": "model", "query": "query"},
+                outputs={"hits": "retriever"},
+                ignore=("modelPrompt",),
+            ),
+        ),
+    }
     display_name = "Query Rewriter"
     aliases = ("Multi Query Retriever", "rewrite", "HyDE", "LLM")
     category = "Retrieval"
     Config = QueryRewriteConfig
-    inputs = (
-        Port("query", PortType.TEXT, description="The question."),
-        Port("model", PortType.CHAT_MODEL, description="The chat model that writes the rewordings."),
-        Port(
-            "retriever",
-            PortType.RETRIEVER,
-            required=False,
-            multiple=True,
-            description="What to search with every query (retriever.vector's 'retriever' output, ...).",
-        ),
-        Port(
-            "store",
-            PortType.VECTOR_STORE,
-            required=False,
-            description="Or a vector store, searched for the config's k hits per query.",
-        ),
-    )
-    outputs = (
-        Port("hits", PortType.HITS, description="Merged hits of all queries, best RRF score first."),
-        Port("queries", PortType.TEXT, description="The original question and its rewordings, one per line."),
-        Port("retriever", PortType.RETRIEVER, description="The same rewrite-search-merge as a service."),
-    )
     cacheable = False
 
     def run(self, inputs: RewriteIn, ctx: RunContext) -> RewriteOut:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Annotated, Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_float, to_int
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import SearchOut, ToolOut
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Text
+from flowbuilder.nodes.io import SearchOut
+from flowbuilder.portvalues import Text, Tools
 from flowbuilder.registry import register_node
 from flowbuilder.services import VectorStore
 
@@ -32,6 +36,8 @@ class VectorRetriever:
 
 
 class RetrieverConfig(BaseModel):
+    """Settings of ``retriever.vector``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     k: int = Field(4, ge=1, le=1000, description="How many hits to return.")
@@ -40,12 +46,22 @@ class RetrieverConfig(BaseModel):
 
 
 class SearchIn(TypedDict):
-    store: VectorStore
-    query: Text
+    """The input ports of ``retriever.vector``."""
+
+    store: Annotated[VectorStore, "The store to search."]
+    query: Annotated[Text, "The question."]
 
 
 class StoreIn(TypedDict):
-    store: VectorStore
+    """The input ports of ``retriever.tool``."""
+
+    store: Annotated[VectorStore, "The store the tool searches."]
+
+
+class SearchToolOut(TypedDict):
+    """The output ports of ``retriever.tool``."""
+
+    tool: Annotated[Tools, "A search tool for agent.tools."]
 
 
 @register_node
@@ -53,18 +69,45 @@ class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
     """Find the k chunks most similar to a question."""
 
     type_name = "retriever.vector"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "retriever.vector",
+                LC + "retrieverVectorStore",
+                (1,),
+                inputs={"store": "ai_vectorStore"},
+                outputs={"retriever": "ai_retriever"},
+                export=False,
+                params=(Param("k", "topK", 4, to_ours=to_int),),
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "retriever.vector",
+                "vectorStoreRetriever",
+                inputs={"store": "vectorStore", "query": "query"},
+                outputs={"hits": "retriever"},
+                ignore=("name", "description"),
+            ),
+            Adapter(
+                "retriever.vector",
+                "similarityThresholdRetriever",
+                inputs={"store": "vectorStore", "query": "query"},
+                outputs={"hits": "retriever"},
+                params=(
+                    Param("k", "maxK", 20, to_ours=FW.k),
+                    Param("min_score", "minSimilarityScore", 80, to_ours=lambda v: (to_float(v) or 0) / 100),
+                ),
+                ignore=("fetchK",),
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.STORE_RETRIEVER})
     display_name = "Vector Store Retriever"
     aliases = ("retriever", "similarity search", "search", "vector store")
     category = "Retrieval"
     Config = RetrieverConfig
-    inputs = (
-        Port("store", PortType.VECTOR_STORE, description="The store to search."),
-        Port("query", PortType.TEXT, description="The question."),
-    )
-    outputs = (
-        Port("hits", PortType.HITS, description="The best matches, best first."),
-        Port("retriever", PortType.RETRIEVER, description="The same search as a service."),
-    )
 
     def run(self, inputs: SearchIn, ctx: RunContext) -> SearchOut:
         retriever = VectorRetriever(inputs["store"], self.config.k, self.config.min_score, self.config.where)
@@ -145,6 +188,8 @@ def format_passages(hits: list[Hit]) -> str:
 
 
 class ToolConfig(BaseModel):
+    """Settings of ``retriever.tool``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("search_documents", pattern=r"^[a-zA-Z0-9_-]{1,64}$", description="Tool name the model sees.")
@@ -157,18 +202,65 @@ class ToolConfig(BaseModel):
 
 
 @register_node
-class RetrieverToolNode(Node[ToolConfig, StoreIn, ToolOut]):
+class RetrieverToolNode(Node[ToolConfig, StoreIn, SearchToolOut]):
     """Let an agent search a vector store as a tool."""
 
     type_name = "retriever.tool"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # A store's retrieval roles: exported as modes of the store node, imported from the sub-nodes too.
+            Adapter(
+                "retriever.tool",
+                LC + "toolVectorStore",
+                (1, 1.1),
+                inputs={"store": "ai_vectorStore"},
+                outputs={"tool": "ai_tool"},
+                export=False,
+                params=(
+                    Param("name", "name", "", to_ours=nonempty_str),
+                    Param("description", "description", "", to_ours=nonempty_str),
+                    Param("k", "topK", 4, to_ours=to_int),
+                ),
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "retriever.tool",
+                "VectorStoreInfo",
+                display="VectorStoreInfo",
+                export=False,
+                inputs={"store": "vectorstore"},
+                outputs={"tool": "VectorStoreInfo"},
+                params=(
+                    Param("name", "vectorstore_name", to_ours=LF.tool_name),
+                    Param("description", "vectorstore_description", to_ours=nonempty_str),
+                ),
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "retriever.tool",
+                "retrieverTool",
+                inputs={"store": "retriever"},
+                outputs={"tool": "retrieverTool"},
+                params=(
+                    Param(
+                        "name", "name", to_ours=lambda v: FW.re.sub("[^a-zA-Z0-9_-]+", "_", str(v or ""))[:64] or None
+                    ),
+                    Param("description", "description", to_ours=nonempty_str),
+                ),
+                ignore=("returnSourceDocuments", "retrieverToolMetadataFilter"),
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.STORE_TOOL})
     display_name = "Vector Store Tool"
     aliases = ("Answer questions with a vector store", "retriever tool", "tool")
     category = "Retrieval"
     Config = ToolConfig
-    inputs = (Port("store", PortType.VECTOR_STORE, description="The store the tool searches."),)
-    outputs = (Port("tool", PortType.TOOL, description="A search tool for agent.tools."),)
 
-    def run(self, inputs: StoreIn, ctx: RunContext) -> ToolOut:
+    def run(self, inputs: StoreIn, ctx: RunContext) -> SearchToolOut:
         c = self.config
         tool = SearchTool(inputs["store"], c.name, c.description, c.k)
         ctx.details["schema"] = tool.parameters_schema()

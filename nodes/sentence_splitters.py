@@ -8,7 +8,7 @@ with the flow's embedder and cuts where neighbouring units stop being similar.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -19,7 +19,6 @@ from flowbuilder.nodes.io import ChunksOut, DocumentsIn
 from flowbuilder.nodes.splitters import SplitterNode, chunk_documents
 from flowbuilder.nodes.splitting.sentences import Unit, check_language, pack_units, sentence_units
 from flowbuilder.nodes.splitting.textsplit import Chunk
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
 
@@ -31,6 +30,8 @@ def _span(text: str, start: int, end: int) -> Chunk:
 
 
 class SentenceSplitterConfig(BaseModel):
+    """Settings of ``splitter.sentence``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(500, ge=1, description="Max characters per chunk; a longer sentence or table stays whole.")
@@ -68,6 +69,8 @@ class SentenceSplitter(SplitterNode[SentenceSplitterConfig]):
 
 
 class SemanticSplitterConfig(BaseModel):
+    """Settings of ``splitter.semantic``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     breakpoint: Literal["percentile", "threshold"] = Field(
@@ -97,7 +100,9 @@ class SemanticSplitterConfig(BaseModel):
 
 
 class SemanticIn(DocumentsIn):
-    embedder: Embedder
+    """The input ports of ``splitter.semantic``."""
+
+    embedder: Annotated[Embedder, "Embeds the sentences (use the flow's own embedder)."]
 
 
 @register_node
@@ -108,10 +113,6 @@ class SemanticSplitter(SplitterNode[SemanticSplitterConfig, SemanticIn]):
     display_name = "Semantic Splitter"
     aliases = ("Split Text", "Semantic Chunker", "chunk")
     Config = SemanticSplitterConfig
-    inputs = (
-        Port("documents", PortType.RECORDS),
-        Port("embedder", PortType.EMBEDDER, description="Embeds the sentences (use the flow's own embedder)."),
-    )
 
     def run(self, inputs: SemanticIn, ctx: RunContext) -> ChunksOut:
         return {"chunks": self.split_with(inputs["documents"], inputs["embedder"], ctx)}

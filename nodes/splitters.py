@@ -17,8 +17,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, positive_int, to_int, unescape
+from flowbuilder.formats.n8n_table import LC, SPLITTER_OUT, token_chars
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import ChunksOut, DocumentsIn
 from flowbuilder.nodes.splitting.blocks import HeadingIndex, parse_blocks
@@ -32,7 +37,6 @@ from flowbuilder.nodes.splitting.textsplit import (
     split_recursive,
     unescape_separator,
 )
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 
@@ -119,8 +123,7 @@ class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
     """
 
     category = "Splitters"
-    inputs: ClassVar[tuple[Port, ...]] = (Port("documents", PortType.RECORDS),)
-    outputs = (Port("chunks", PortType.CHUNKS),)
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SPLITS, Capability.LOCAL_ONLY})
     # each document is split on its own, so a stream of records can be split batch by batch
     stream_in: ClassVar[str | None] = "documents"
     stream_out: ClassVar[str | None] = "chunks"
@@ -145,6 +148,8 @@ class SplitterNode(Node[ConfigT, SplitInputsT, ChunksOut]):
 
 
 class RecursiveSplitterConfig(BaseModel):
+    """Settings of ``splitter.recursive``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(1000, ge=1, description="Max characters per chunk.")
@@ -161,6 +166,129 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
     """Split text like LangChain's RecursiveCharacterTextSplitter (n8n and LangFlow's default)."""
 
     type_name = "splitter.recursive"
+    capabilities = SplitterNode.capabilities | {Capability.DEFAULT_SPLITTER}
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "splitter.recursive",
+                LC + "textSplitterRecursiveCharacterTextSplitter",
+                (1,),
+                outputs=SPLITTER_OUT,
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
+                    Param("chunk_overlap", "chunkOverlap", 0, to_ours=to_int),
+                ),
+                fixed={"options": {}},
+                ignore=("options",),
+            ),
+            Adapter(
+                "splitter.recursive",
+                LC + "textSplitterTokenSplitter",
+                (1,),
+                outputs=SPLITTER_OUT,
+                export=False,
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=token_chars),
+                    Param("chunk_overlap", "chunkOverlap", 0, to_ours=token_chars),
+                ),
+                note="token sizes read as 4 characters per token (splitter.recursive counts characters)",
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "splitter.recursive",
+                "RecursiveCharacterTextSplitter",
+                display="Recursive Character Text Splitter",
+                params=(
+                    LF.int_param("chunk_size", "chunk_size", 1000),
+                    LF.int_param("chunk_overlap", "chunk_overlap", 200),
+                    Param("separators", "separators", to_ours=LF.separators),
+                ),
+                inputs={"documents": "data_input"},
+                outputs={"chunks": "data"},
+                in_aliases={"data_inputs": "documents", "documents": "documents"},
+                out_aliases={"chunks": "chunks"},
+                extra={
+                    "outputs": (LF.out("data", "Data", ("Data",), "split_data"),),
+                    "handles": {"data_input": ("Document", "Data", "Table", "DataFrame")},
+                },
+            ),
+            Adapter(
+                "splitter.recursive",
+                "LanguageRecursiveTextSplitter",
+                export=False,
+                params=(
+                    LF.int_param("chunk_size", "chunk_size", 1000),
+                    LF.int_param("chunk_overlap", "chunk_overlap", 200),
+                ),
+                inputs={"documents": "data_input"},
+                outputs={"chunks": "data"},
+                ignore=("code_language",),
+                note="a language-aware splitter: split here with the recursive splitter's default separators",
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "splitter.recursive",
+                "recursiveCharacterTextSplitter",
+                outputs={"chunks": "recursiveCharacterTextSplitter"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                    Param("separators", "separators", to_ours=FW.separators),
+                ),
+            ),
+            Adapter(
+                "splitter.recursive",
+                "tokenTextSplitter",
+                outputs={"chunks": "tokenTextSplitter"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                ),
+                ignore=("encodingName",),
+                note="a token splitter: split here by characters (chunk sizes are read as characters, so "
+                "chunks come out shorter than Flowise's)",
+            ),
+            Adapter(
+                "splitter.recursive",
+                "codeTextSplitter",
+                outputs={"chunks": "codeTextSplitter"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                ),
+                ignore=("language",),
+                note="a code splitter: split here with the recursive splitter's separators",
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "splitter.recursive",
+                "tool:general_chunker",
+                hook="chunker",
+                export=False,
+                outputs={"chunks": "result"},
+                params=(
+                    Param("chunk_size", "max_chunk_length", 1024, to_ours=positive_int),
+                    Param("chunk_overlap", "chunk_overlap_length", 50, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                    Param(
+                        "separators",
+                        "delimiter",
+                        to_ours=lambda v: [unescape(v), "\n", " ", ""] if nonempty_str(v) else None,
+                    ),
+                ),
+            ),
+            Adapter(
+                "splitter.recursive",
+                "tool:qa_chunker",
+                hook="chunker",
+                export=False,
+                outputs={"chunks": "result"},
+                note="a question-and-answer chunker: split here by the recursive splitter (no Q&A pairs)",
+            ),
+        ),
+    }
     display_name = "Recursive Text Splitter"
     aliases = ("Split Text", "Recursive Character Text Splitter", "chunk")
     Config = RecursiveSplitterConfig
@@ -175,6 +303,8 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
 
 
 class FixedSplitterConfig(BaseModel):
+    """Settings of ``splitter.fixed``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(300, ge=1, description="Characters per chunk (the last one may be shorter).")
@@ -220,6 +350,8 @@ class FixedSplitter(SplitterNode[FixedSplitterConfig]):
 
 
 class CharacterSplitterConfig(BaseModel):
+    """Settings of ``splitter.character``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     separator: str = Field("\n\n", description="Split on this text (\\n means a newline); pieces are then merged.")
@@ -235,6 +367,68 @@ class CharacterSplitter(SplitterNode[CharacterSplitterConfig]):
     """Split on one separator and merge pieces up to the size (LangFlow's Split Text)."""
 
     type_name = "splitter.character"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "splitter.character",
+                LC + "textSplitterCharacterTextSplitter",
+                (1,),
+                outputs=SPLITTER_OUT,
+                params=(
+                    Param("separator", "separator", "", to_ours=lambda v: v or "\n\n"),
+                    Param("chunk_size", "chunkSize", 1000, to_ours=to_int),
+                    Param("chunk_overlap", "chunkOverlap", 0, to_ours=to_int),
+                ),
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "splitter.character",
+                "SplitText",
+                display="Split Text",
+                params=(
+                    Param(
+                        "separator",
+                        "separator",
+                        "\n",
+                        to_ours=lambda v: unescape(v) if v else "\n",
+                        widget="MessageTextInput",
+                    ),
+                    LF.int_param("chunk_size", "chunk_size", 1000),
+                    LF.int_param("chunk_overlap", "chunk_overlap", 200),
+                    Param(
+                        "keep_separator",
+                        "keep_separator",
+                        "False",
+                        to_ours=LF.keep_separator_in,
+                        to_theirs=LF.keep_separator_out,
+                        widget="DropdownInput",
+                    ),
+                ),
+                inputs={"documents": "data_inputs"},
+                outputs={"chunks": "dataframe"},
+                in_aliases={"data_input": "documents"},
+                out_aliases={"chunks": "chunks", "data": "chunks"},
+                fixed={"text_key": "text"},
+                extra={
+                    "outputs": (LF.out("dataframe", "Chunks", ("Table",), "split_text"),),
+                    "handles": {"data_inputs": LF.DATA_IN},
+                },
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "splitter.character",
+                "characterTextSplitter",
+                outputs={"chunks": "characterTextSplitter"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                    Param("separator", "separator", "\n\n", to_ours=lambda v: unescape(v) if v else None),
+                ),
+            ),
+        ),
+    }
     display_name = "Character Text Splitter"
     aliases = ("Split Text", "chunk", "separator")
     Config = CharacterSplitterConfig
@@ -256,6 +450,8 @@ class CharacterSplitter(SplitterNode[CharacterSplitterConfig]):
 
 
 class MarkdownSplitterConfig(BaseModel):
+    """Settings of ``splitter.markdown``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(1000, ge=1, description="Max characters per chunk, heading path included.")
@@ -268,6 +464,22 @@ class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
     """Split markdown at headings; each chunk starts with its heading path; code blocks and tables stay whole."""
 
     type_name = "splitter.markdown"
+    mappings: ClassVar[Mappings] = {
+        "flowise": (
+            Adapter(
+                "splitter.markdown",
+                "markdownTextSplitter",
+                also=("htmlToMarkdownTextSplitter",),
+                outputs={"chunks": "markdownTextSplitter"},
+                out_aliases={"htmlToMarkdownTextSplitter": "chunks"},
+                params=(
+                    Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
+                    Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
+                ),
+                ignore=("headerLevels", "splitBy"),
+            ),
+        ),
+    }
     display_name = "Markdown Splitter"
     aliases = ("Split Text", "Markdown Header Text Splitter", "chunk")
     Config = MarkdownSplitterConfig
@@ -328,6 +540,8 @@ class RecordSplitter(SplitterNode[EmptyConfig]):
 
 
 class WindowSplitterConfig(BaseModel):
+    """Settings of ``splitter.window``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(1200, ge=20, description="Window size in characters.")

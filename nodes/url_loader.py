@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar, TypedDict
 from urllib.parse import urljoin
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,9 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.data import Document
 from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError
+from flowbuilder.formats.adapters import Adapter, Local, Mappings
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import NoInputs, RecordsOut
-from flowbuilder.ports import Port, PortType
+from flowbuilder.nodes.io import NoInputs
+from flowbuilder.portvalues import Records
 from flowbuilder.registry import register_node
 from flowbuilder.secrets import redact
 from flowbuilder.terminal import excerpt
@@ -39,6 +40,8 @@ _BLOCKS = {
 
 
 class UrlLoaderConfig(BaseModel):
+    """Settings of ``loader.url``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     urls: list[str] = Field(
@@ -171,16 +174,82 @@ def _pdf_text(body: bytes, url: str) -> str:
             raise NodeError(f"{url}: {str(exc).removeprefix(path.name + ': ')}") from None
 
 
+class PagesOut(TypedDict):
+    """The output ports of ``loader.url``."""
+
+    records: Annotated[Records, "One document per page (source = the URL)."]
+
+
 @register_node
-class UrlLoader(Node[UrlLoaderConfig, NoInputs, RecordsOut]):
+class UrlLoader(Node[UrlLoaderConfig, NoInputs, PagesOut]):
     """Fetch web pages (HTML, text, Markdown, PDF) as one record each; every server needs approval."""
 
     type_name = "loader.url"
+    mappings: ClassVar[Mappings] = {
+        "langflow": (
+            # Web pages: loader.url fetches them behind the egress check (each server approved first); the
+            # "url" hook carries the URLs. --local (offline) reads the run's file instead, as before.
+            Adapter(
+                "loader.url",
+                "URL",
+                also=("WebBaseLoader",),
+                display="URL",
+                hook="url",
+                export=False,
+                local=Local(
+                    "loader.file",
+                    fixed=(("mode", "whole"),),
+                    detail=" (offline: no page is fetched; save the page's text and give it as the run's file)",
+                ),
+                outputs={"records": "data"},
+                out_aliases={
+                    "text": "records",
+                    "dataframe": "records",
+                    "Document": "records",
+                    "page_results": "records",
+                },
+                ignore=(
+                    "urls",
+                    "web_path",
+                    "format",
+                    "max_depth",
+                    "prevent_outside",
+                    "use_async",
+                    "timeout",
+                    "headers",
+                    "filter_text_html",
+                    "continue_on_failure",
+                    "check_response_status",
+                    "autoset_encoding",
+                ),
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "loader.url",
+                "cheerioWebScraper",
+                also=("playwrightWebScraper", "puppeteerWebScraper"),
+                hook="url",
+                outputs={"records": "document"},
+                out_aliases={"text": "records"},
+                ignore=(
+                    "url",
+                    "textSplitter",
+                    "relativeLinksMethod",
+                    "limit",
+                    "selector",
+                    "metadata",
+                    "omitMetadataKeys",
+                    "waitUntilGoToOption",
+                    "waitForSelector",
+                ),
+            ),
+        ),
+    }
     display_name = "Read Web Page"
     aliases = ("URL", "WebBaseLoader", "web page", "url loader")
     category = "Loaders"
     Config = UrlLoaderConfig
-    outputs = (Port("records", PortType.RECORDS, description="One document per page (source = the URL)."),)
     cacheable = False  # a live page
 
     @classmethod
@@ -203,7 +272,7 @@ class UrlLoader(Node[UrlLoaderConfig, NoInputs, RecordsOut]):
             return [("urls", "'urls' is empty: give the pages to load, e.g. https://example.com/docs")]
         return []
 
-    def run(self, inputs: NoInputs, ctx: RunContext) -> RecordsOut:
+    def run(self, inputs: NoInputs, ctx: RunContext) -> PagesOut:
         c = self.config
         urls = [u.strip() for u in c.urls if u.strip()]
         if not urls:

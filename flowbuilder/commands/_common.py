@@ -141,6 +141,7 @@ def resolver_from_args(
     stores: Sequence[str] = (),
     flow: Flow | None = None,
 ) -> CredentialResolver:
+    """The credential resolver the parsed ``--cred``/``--allow-*`` options describe."""
     return CredentialResolver(
         explicit=bind_cred_options(creds, flow),
         approved=[parse_allow_option(option) for option in allow],

@@ -23,6 +23,8 @@ from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES, Rele
 from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import RunEvent
+from flowbuilder.ports import PortType
+from flowbuilder.registry import default_registry
 from flowbuilder.terminal import write_control
 
 SORT_NAMES = {"mrr": "MRR", "hit@k": "hit@k", "hit@chars": "hit@chars"}
@@ -103,6 +105,12 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
+def _is_store(type_name: str) -> bool:
+    """A vector store's progress is its embedding."""
+    registry = default_registry()
+    return type_name in registry and any(p.type is PortType.VECTOR_STORE for p in registry.get(type_name).outputs)
+
+
 class _Progress:
     """One updating stderr line per node while the flows ingest, embed and search."""
 
@@ -116,7 +124,7 @@ class _Progress:
             return
         if event.kind == "progress":
             done, total = event.data.get("done", 0), event.data.get("total", 0)
-            stores = str(self._types.get(event.node_id or "", "")).startswith("vectorstore.")
+            stores = _is_store(self._types.get(event.node_id or "", ""))
             what = event.data.get("message") or ("embedding" if stores else "working")
             write_control(sys.stderr, "\r")
             sys.stderr.write(f"  [{label}] {event.node_id}: {what} {done}/{total}   ")

@@ -21,6 +21,8 @@ from flowbuilder.formats.convert import (
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder import`` (convert an n8n or LangFlow export into a Flowbuilder flow), ``flowbuilder export``
+    (write a Flowbuilder flow as n8n or LangFlow JSON) to the CLI's subcommands."""
     imp = subparsers.add_parser(
         "import",
         help="convert an n8n or LangFlow export into a Flowbuilder flow",
@@ -55,6 +57,8 @@ def _usage(message: str) -> FlowbuilderError:
 
 
 def handle_import(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder import`` with the parsed arguments (convert an n8n or LangFlow export into a Flowbuilder flow);
+    returns the exit code."""
     source = Path(args.file)
     try:
         resolver = resolver_for(args)
@@ -72,6 +76,8 @@ def handle_import(args: argparse.Namespace) -> int:
 
 
 def handle_export(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder export`` with the parsed arguments (write a Flowbuilder flow as n8n or LangFlow JSON); returns
+    the exit code."""
     data, warnings = export_file(args.flow, args.to, lossy=args.lossy)
     output = Path(args.output) if args.output else Path.cwd() / f"{Path(args.flow).name.split('.')[0]}.{args.to}.json"
     write_json_atomic(data, output)

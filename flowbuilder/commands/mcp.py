@@ -10,6 +10,7 @@ from flowbuilder.commands._common import add_cred_option, resolver_for
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder mcp`` (serve a flow as an MCP server on stdio) to the CLI's subcommands."""
     parser = subparsers.add_parser(
         "mcp",
         help="serve a flow as an MCP server on stdio",
@@ -26,6 +27,8 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder mcp`` with the parsed arguments (serve a flow as an MCP server on stdio); returns the exit
+    code."""
     from flowbuilder.formats.native import load_flow
     from flowbuilder.serving.mcp_server import build_mcp_server
     from flowbuilder.serving.service import FlowService
@@ -33,21 +36,6 @@ def handle(args: argparse.Namespace) -> int:
     service = FlowService(args.flow, resolver=resolver_for(args, load_flow(args.flow)), log=sys.stderr)
     server = build_mcp_server(service)
     if not args.no_warm_up:
-        start_warm_up(service)
+        service.start_warm_up()
     server.run(transport="stdio")
     return 0
-
-
-def start_warm_up(service: Any) -> None:
-    """Ingest in the background while the client connects; calls wait for it (one lock)."""
-    import threading
-
-    def work() -> None:
-        try:
-            service.warm_up()
-        except Exception as exc:  # reported on stderr; each call then reports the same failure itself
-            from flowbuilder.secrets import redact
-
-            sys.stderr.write(f"warm-up failed: {redact(str(exc))}\n")
-
-    threading.Thread(target=work, name="flowbuilder-warm-up", daemon=True).start()

@@ -10,12 +10,14 @@ from flowbuilder.registry import default_registry
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder nodes`` (list the node types) to the CLI's subcommands."""
     parser = subparsers.add_parser("nodes", help="list the node types", description="List the registered node types.")
     parser.add_argument("--json", action="store_true", help="print ports, credentials and config schemas as JSON")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder nodes`` with the parsed arguments (list the node types); returns the exit code."""
     registry = default_registry()
     if args.json:
         print(json.dumps(registry.describe(), indent=2))

@@ -19,6 +19,7 @@ from flowbuilder.terminal import write_control
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder run`` (run a flow) to the CLI's subcommands."""
     parser = subparsers.add_parser(
         "run",
         help="run a flow",
@@ -78,6 +79,7 @@ class _Progress:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder run`` with the parsed arguments (run a flow); returns the exit code."""
     flow = load_flow(args.flow)
     resolver = resolver_for(args, flow)
     inputs = parse_inputs(flow, args.input)
@@ -122,6 +124,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def run_to_json(flow: Flow, run: RunResult) -> dict[str, Any]:
+    """A run's table and outputs as JSON-ready data (what ``run --json`` prints)."""
     return {
         "flow": flow.name,
         "ok": run.ok,
@@ -153,6 +156,7 @@ def _is_service(value: Any) -> bool:
 
 
 def print_report(flow: Flow, run: RunResult) -> None:
+    """Print a run's per-node table, warnings and outputs."""
     rows = [
         (r.node_id, r.type_name, r.status, f"{r.duration:.2f}", r.summary) for r in (run.results[n] for n in run.order)
     ]

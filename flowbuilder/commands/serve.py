@@ -10,6 +10,8 @@ from flowbuilder.commands._common import add_cred_option, resolver_for
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder serve`` (serve a flow over HTTP (MCP at /mcp, /search, /ask, /health)) to the CLI's
+    subcommands."""
     parser = subparsers.add_parser(
         "serve",
         help="serve a flow over HTTP (MCP at /mcp, /search, /ask, /health)",
@@ -31,20 +33,20 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder serve`` with the parsed arguments (serve a flow over HTTP (MCP at /mcp, /search, /ask,
+    /health)); returns the exit code."""
     import uvicorn
 
-    from flowbuilder.commands.mcp import start_warm_up
+    from flowbuilder.formats.native import load_flow
     from flowbuilder.netguard import check_bind
     from flowbuilder.serving.http_app import build_http_app
     from flowbuilder.serving.service import FlowService
 
     check_bind(args.host, args.token)
-    from flowbuilder.formats.native import load_flow
-
     service = FlowService(args.flow, resolver=resolver_for(args, load_flow(args.flow)), log=sys.stderr)
     app = build_http_app(service, host=args.host, token=args.token)
     if not args.no_warm_up:
-        start_warm_up(service)
+        service.start_warm_up()
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"))
     # The test harness and the Serve panel read this line to learn the port.
     original_startup = server.startup

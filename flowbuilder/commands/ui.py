@@ -18,6 +18,7 @@ UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder ui`` (open the visual builder in the browser) to the CLI's subcommands."""
     parser = subparsers.add_parser(
         "ui",
         help="open the visual builder in the browser",
@@ -53,6 +54,8 @@ def _port_free(host: str, port: int) -> bool:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder ui`` with the parsed arguments (open the visual builder in the browser); returns the
+    exit code."""
     from flowbuilder.cli import UsageError
 
     flow_path = Path(args.flow) if args.flow else None

@@ -17,6 +17,7 @@ SHOWN_ISSUES = 50
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder validate`` (check a flow and list every problem) to the CLI's subcommands."""
     parser = subparsers.add_parser(
         "validate",
         help="check a flow and list every problem",
@@ -31,6 +32,8 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``flowbuilder validate`` with the parsed arguments (check a flow and list every problem); returns the exit
+    code."""
     flow = load_flow(args.flow)
     resolver = resolver_for(args, flow)
     if args.no_credentials:  # no key checks and the credentials file is not read; the flags' approvals still count

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.context import DEFAULT_CONTEXT_CHARS, context_budget
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError
@@ -342,14 +343,15 @@ def find_roles(
     hits: str | None = None,
     judge: str | None = None,
 ) -> FlowRoles:
-    """Find the answer node (``chat.output``, else the single node with an ``answer`` output), the
-    ``prompt.template`` upstream of it and the node whose hits feed that prompt. Explicit ids win."""
+    """Find the answer node (a node that shows the answer, ``chat.output``; else the single node with an
+    ``answer`` output), the prompt node (``prompt.template``) upstream of it and the node whose hits feed that
+    prompt. Explicit ids win; roles are the node types' capabilities, never their names."""
     ids = flow.node_ids()
     for given, what in ((answer, "--answer"), (hits, "--hits"), (judge, "--judge")):
         if given is not None and given not in ids:
             raise EvalSetupError(f"{what} names no node '{given}'; the flow's nodes: {', '.join(ids)}")
     if answer is None:
-        outputs = [n.id for n in flow.nodes if n.type == "chat.output" and not n.disabled]
+        outputs = [n.id for n in flow.nodes if registry.has(n.type, Capability.ANSWERS) and not n.disabled]
         if not outputs:
             outputs = [n.id for n in flow.nodes if not n.disabled and "answer" in _output_names(registry, n.type)]
         if len(outputs) != 1:
@@ -358,9 +360,9 @@ def find_roles(
                 f"cannot tell which node gives the answer (candidates: {found}); name it with --answer NODE"
             )
         answer = outputs[0]
-    answer_port = "message" if _type(flow, answer) == "chat.output" else "answer"
+    answer_port = _answer_port(registry, flow, answer)
     upstream = _ancestors(flow, answer)
-    prompts = [n for n in upstream if _type(flow, n) == "prompt.template"]
+    prompts = [n for n in upstream if registry.has(_type(flow, n), Capability.RENDERS_PROMPT)]
     prompt = prompts[0] if prompts else None
     hits_port: str | None = None
     if hits is None:
@@ -384,6 +386,16 @@ def find_roles(
             f"--judge node '{judge}' ({_type(flow, judge)}) provides no chat model; name an llm.* node"
         )
     return FlowRoles(answer, answer_port, prompt, hits, hits_port, judge)
+
+
+def _answer_port(registry: NodeRegistry, flow: Flow, node_id: str) -> str:
+    """The output that holds the answer: an answer-showing node's one text output (chat.output's
+    ``message``), else ``answer``."""
+    if registry.has(_type(flow, node_id), Capability.ANSWERS):
+        texts = [name for name, kind in _ports(registry, flow, node_id) if kind != "any"]
+        if len(texts) == 1:
+            return texts[0]
+    return "answer"
 
 
 def _type(flow: Flow, node_id: str) -> str:

@@ -20,6 +20,8 @@ TokenCounter = Callable[[str], int | None]
 
 @dataclass(frozen=True)
 class RecordSpan:
+    """Where one record lies in a document's text (character offsets)."""
+
     record_id: str
     start: int
     end: int
@@ -37,6 +39,8 @@ class ChunkPlacement:
 
 @dataclass(frozen=True)
 class ChunkStats:
+    """How a flow chunked its records: counts, lengths and the records cut."""
+
     chunks: int
     length_min: int
     length_mean: float

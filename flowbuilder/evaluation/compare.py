@@ -41,6 +41,7 @@ from typing import Any
 
 import networkx as nx
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.context import DEFAULT_CONTEXT_CHARS, context_budget
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import FlowbuilderError, FlowFileError, RunCancelledError
@@ -127,23 +128,25 @@ class FlowSource:
     """What a variant changed, e.g. ``splitter.chunk_size=300`` (empty for a flow as saved)."""
 
 
-SCREENING_EMBEDDER = "embedder.wordllama"
-
-
-def screening_source(path: Path, name: str = "") -> FlowSource:
-    """The flow at ``path`` with every embedder swapped for the screening-grade WordLlama (static word
-    vectors: a chunking sweep embeds in seconds; rank settings with it, then confirm with the real embedder)."""
+def screening_source(path: Path, name: str = "", registry: NodeRegistry | None = None) -> FlowSource:
+    """The flow at ``path`` with every embedder swapped for the screening-grade one (the type with
+    ``Capability.SCREENING``: WordLlama's static word vectors, so a chunking sweep embeds in seconds; rank
+    settings with it, then confirm with the real embedder)."""
     from flowbuilder.formats.native import load_flow
 
+    registry = registry or default_registry()
+    screening = registry.the(Capability.SCREENING)
     flow = load_flow(path)
     for node in flow.nodes:
-        if node.type.startswith("embedder."):
-            node.type, node.config, node.name = SCREENING_EMBEDDER, {}, "WordLlama (screening-grade)"
+        if node.type in registry and any(p.type is PortType.EMBEDDER for p in registry.get(node.type).outputs):
+            node.type, node.config, node.name = screening.type_name, {}, "WordLlama (screening-grade)"
     return FlowSource(path, flow, f"{name or flow.name} [screening: wordllama]", "embedder=wordllama")
 
 
 @dataclass
 class FlowEvaluation:
+    """One flow's side of a comparison: its chunk statistics, metrics and per-question outcomes."""
+
     label: str
     path: Path
     name: str
@@ -251,6 +254,8 @@ def degraded_summary(degraded: dict[str, list[str]], questions: int) -> list[str
 
 @dataclass
 class QuestionComparison:
+    """One question's ranks in the two flows and which won."""
+
     question: Question
     rank_a: int | None
     rank_b: int | None

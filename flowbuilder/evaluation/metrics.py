@@ -271,6 +271,8 @@ def within_budget(
 
 @dataclass(frozen=True)
 class Metrics:
+    """Retrieval metrics over a question set (hit@1, hit@k, MRR, hit@chars), and how many they cover."""
+
     k: int
     questions: int
     """Answerable questions the metrics are computed over."""

@@ -38,6 +38,8 @@ TruncationOffset = Callable[[str], int | None]
 
 @dataclass(frozen=True)
 class Miss:
+    """Why a question's relevant chunk was not found: the kind of miss and what shows it."""
+
     kind: MissKind
     detail: str
     rank: int | None = None

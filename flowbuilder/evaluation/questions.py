@@ -26,6 +26,8 @@ class QuestionFileError(FlowFileError):
 
 @dataclass(frozen=True)
 class Question:
+    """One evaluation question: its words, gold record ids and the fact an answer must hold."""
+
     id: str
     question: str
     gold: tuple[str, ...] = ()

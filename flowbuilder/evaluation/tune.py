@@ -49,6 +49,8 @@ TUNE_METRICS = ("mrr", "hit@k", "hit@chars")
 
 @dataclass(frozen=True)
 class Split:
+    """The questions tuned on and the held-out ones reported on (seeded)."""
+
     tuning: list[Question]
     held_out: list[Question]
     seed: int
@@ -73,6 +75,8 @@ def split_questions(questions: Sequence[Question], share: float, seed: int) -> S
 
 @dataclass
 class VariantScore:
+    """One variant's flow and its score on the tuning questions."""
+
     label: str
     flow: Flow
     tuning: FlowEvaluation
@@ -80,6 +84,8 @@ class VariantScore:
 
 @dataclass
 class TuneResult:
+    """A tuning run: the variants' scores, the winner and its held-out result."""
+
     metric: str
     k: int
     relevance: Relevance

@@ -50,14 +50,16 @@ before                                                 now, on the entry
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.formats import roles
+from flowbuilder.placeholder import PLACEHOLDER_TYPE
 
-PLACEHOLDER = "placeholder.unsupported"
+PLACEHOLDER = PLACEHOLDER_TYPE
 
 
 class _NoDefault:
@@ -99,9 +101,10 @@ class Param:
 
 @dataclass(frozen=True)
 class Local:
-    """``import --local``: the offline node an entry's node (or kept placeholder) is swapped for."""
+    """``import --local``: the offline node an entry's node (or kept placeholder) is swapped for: the type
+    ``to``, or the type that fills ``role`` (a name in :mod:`flowbuilder.formats.roles`, looked up when used)."""
 
-    to: str
+    to: str = ""
     keep: tuple[str, ...] = ()
     """Config fields carried over to the new node."""
     collection: tuple[str, ...] = ()
@@ -111,14 +114,21 @@ class Local:
     """Added to the report line; ``{collection}`` is the new collection's name."""
     fixed: tuple[tuple[str, Any], ...] = ()
     """Config the new node always gets (``(field, value)`` pairs; a tuple so that a ``Local`` stays hashable)."""
+    role: str = ""
+
+    @property
+    def target(self) -> str:
+        """The type the node becomes."""
+        return self.to or str(getattr(roles, self.role))
 
 
 @dataclass(frozen=True)
 class Adapter:
-    """One Flowbuilder node type in one foreign format."""
+    """One Flowbuilder node type in one foreign format. On a node class (``mappings = {"n8n": (Adapter(
+    theirs=...),)}``) ``ours`` may stay empty: it is the class's type."""
 
-    ours: str
-    theirs: str
+    ours: str = ""
+    theirs: str = ""
     versions: tuple[float, ...] = (1,)
     """n8n typeVersions this entry reads; the exporter writes ``export_version`` or the last one."""
     export_version: float | None = None
@@ -139,8 +149,10 @@ class Adapter:
     """Our config values an import always sets: what the foreign node does without a parameter for it."""
     ignore: tuple[str, ...] = ()
     """Foreign parameters that mean nothing to a Flowbuilder run (not reported as dropped)."""
-    hook: str = ""
-    """Name of a structural hook in the format module; empty = fully generic."""
+    hook: str | Callable[..., Any] = ""
+    """Name of a structural hook in the format module; empty = fully generic. A node pack's entry may give its
+    own import hook instead: a function called as the engine's would be, with the engine first
+    (:func:`import_hook`)."""
     export: bool = True
     """False: import only (the exporter uses another entry for ``ours``)."""
     imports: bool = True
@@ -193,10 +205,14 @@ class Adapter:
         return self.out_aliases.get(theirs)
 
 
+Mappings = Mapping[str, Sequence[Adapter]]
+"""A node class's ``mappings``: its entries per foreign format name."""
+
+
 # The offline stand-ins ``import --local`` swaps remote nodes for (shared by both formats' entries).
-OFFLINE_EMBEDDER = Local(roles.OFFLINE_EMBEDDER)
+OFFLINE_EMBEDDER = Local(role="OFFLINE_EMBEDDER")
 OFFLINE_CHAT = Local(
-    roles.OFFLINE_CHAT,
+    role="OFFLINE_CHAT",
     keep=("temperature", "max_tokens", "system_message", "timeout", "max_retries", "stream", "when_unreachable"),
     detail=" (default model llama3.2 on a local Ollama server)",
 )
@@ -205,11 +221,16 @@ OFFLINE_CHAT = Local(
 def offline_store(*collection: str) -> Local:
     """An embedded Chroma store named after the first of ``collection`` that is set."""
     detail = " (embedded, collection {collection!r})"
-    return Local(roles.OFFLINE_STORE, ("k", "min_score", "where"), collection, detail)
+    return Local("", ("k", "min_score", "where"), collection, detail, role="OFFLINE_STORE")
 
 
 class Table:
     """The adapters of one format, looked up by our type (export) or the foreign type (import).
+
+    Its entries are the format's own (foreign types we keep as placeholders, structure such as n8n's routing
+    nodes, and the built-in entries not yet moved next to their nodes) followed by every registered node
+    class's ``mappings[fmt]`` (:func:`node_mappings`): a node pack brings its mappings with its nodes. The
+    format's own entries come first, so a pack cannot take over a foreign type a built-in entry reads.
 
     ``original_param(original, name)`` reads a parameter of a kept placeholder's original foreign node."""
 
@@ -217,19 +238,53 @@ class Table:
         self, fmt: str, adapters: Iterable[Adapter], original_param: Callable[[Mapping[str, Any], str], Any]
     ) -> None:
         self.fmt = fmt
-        self.adapters = tuple(adapters)
+        self.own = tuple(adapters)
         self.original_param = original_param
-        self.by_theirs: dict[str, Adapter] = {}
-        self.known: dict[str, Adapter] = {}
-        self.by_ours: dict[str, Adapter] = {}
-        for adapter in self.adapters:
+        self._key: tuple[int, int] | None = None
+        self._adapters: tuple[Adapter, ...] = ()
+        self._by_theirs: dict[str, Adapter] = {}
+        self._known: dict[str, Adapter] = {}
+        self._by_ours: dict[str, Adapter] = {}
+
+    def _index(self) -> None:
+        from flowbuilder.registry import default_registry
+
+        registry = default_registry()
+        key = (id(registry), len(registry))
+        if key == self._key:
+            return
+        self._adapters = self.own + node_mappings(self.fmt)
+        self._by_theirs, self._known, self._by_ours = {}, {}, {}
+        for adapter in self._adapters:
             for theirs in (adapter.theirs, *adapter.also):
                 if adapter.imports and not adapter.kept:
-                    self.by_theirs.setdefault(theirs, adapter)
+                    self._by_theirs.setdefault(theirs, adapter)
                 if adapter.imports:
-                    self.known.setdefault(theirs, adapter)
+                    self._known.setdefault(theirs, adapter)
             if adapter.export and not adapter.kept:
-                self.by_ours.setdefault(adapter.ours, adapter)
+                self._by_ours.setdefault(adapter.ours, adapter)
+        self._key = key
+
+    @property
+    def adapters(self) -> tuple[Adapter, ...]:
+        """Every entry: the format's own, then the registered node classes'."""
+        self._index()
+        return self._adapters
+
+    @property
+    def by_theirs(self) -> dict[str, Adapter]:
+        self._index()
+        return self._by_theirs
+
+    @property
+    def known(self) -> dict[str, Adapter]:
+        self._index()
+        return self._known
+
+    @property
+    def by_ours(self) -> dict[str, Adapter]:
+        self._index()
+        return self._by_ours
 
     def importer(self, theirs: str) -> Adapter | None:
         return self.by_theirs.get(theirs)
@@ -261,7 +316,32 @@ class Table:
         return self.by_ours.get(ours) or next((a for a in self.adapters if a.ours == ours), None)
 
 
+def import_hook(engine: Any, adapter: Adapter) -> Callable[..., Any] | None:
+    """An entry's import hook: the engine's ``_hook_<name>`` for a named hook, or the entry's own function (a
+    pack's hook) bound to the engine; None for a generic entry."""
+    if not adapter.hook:
+        return None
+    if callable(adapter.hook):
+        return partial(adapter.hook, engine)
+    hook: Callable[..., Any] = getattr(engine, f"_hook_{adapter.hook}")
+    return hook
+
+
 # -- what the registered node classes say ------------------------------------------------------------
+
+
+def node_mappings(fmt: str) -> tuple[Adapter, ...]:
+    """The entries of format ``fmt`` that the registered node classes carry (``Node.mappings[fmt]``), each
+    with ``ours`` set to its class's type (an entry next to its node need not repeat the type name)."""
+    from flowbuilder.registry import default_registry
+
+    found: list[Adapter] = []
+    for cls in default_registry():
+        for adapter in cls.mappings.get(fmt, ()):
+            if not isinstance(adapter, Adapter):
+                raise TypeError(f"{cls.type_name}.mappings[{fmt!r}] holds {adapter!r}, not an Adapter")
+            found.append(adapter if adapter.ours else replace(adapter, ours=cls.type_name))
+    return tuple(found)
 
 
 def node_class(type_name: str) -> Any:

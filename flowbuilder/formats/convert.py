@@ -16,54 +16,100 @@ import networkx as nx
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedFormatError
 from flowbuilder.flow import Flow
+from flowbuilder.formats.dify import DifyImporter, graph_of
+from flowbuilder.formats.flowise import FlowiseImporter
 from flowbuilder.formats.langflow import LangflowImporter
 from flowbuilder.formats.langflow_export import export_langflow
-from flowbuilder.formats.limits import check_counts, strict_dumps
+from flowbuilder.formats.limits import check_counts, parse_untrusted_json, strict_dumps
 from flowbuilder.formats.local import apply_local
 from flowbuilder.formats.mapping import check_bindings, scrub
 from flowbuilder.formats.n8n import N8nImporter
 from flowbuilder.formats.n8n_export import export_n8n
 from flowbuilder.formats.native import (
+    FOREIGN_NAMES,
     detect_format,
     dump_flow,
     load_flow,
-    read_json_file,
+    read_text_file,
     save_flow,
     write_text_atomic,
 )
-from flowbuilder.formats.repair import convert_implicitly
+from flowbuilder.formats.repair import convert_implicitly, fill_unfed_variables
 from flowbuilder.formats.report import ImportReport
+from flowbuilder.formats.untrusted_yaml import parse_untrusted_yaml
 from flowbuilder.scopes import ID_KEY, imported_flow_id
 from flowbuilder.secrets import secret_reason
 
-IMPORT_FORMATS = ("n8n", "langflow")
+IMPORT_FORMATS = ("n8n", "langflow", "flowise", "dify")
 EXPORT_FORMATS = ("n8n", "langflow")
+YAML_SUFFIXES = (".yml", ".yaml")
+Importer = N8nImporter | LangflowImporter | FlowiseImporter | DifyImporter
+IMPORTERS: dict[str, type[Importer]] = {
+    "n8n": N8nImporter,
+    "langflow": LangflowImporter,
+    "flowise": FlowiseImporter,
+    "dify": DifyImporter,
+}
+
+
+def parse_flow_text(text: str, origin: object) -> Any:
+    """JSON, or YAML (a Dify DSL) when the name says so or the text is no JSON object; both through the
+    untrusted-input limits. Dify's export API wraps its DSL as ``{"data": "<yaml>"}``: the DSL is read."""
+    name = str(origin).lower()
+    if name.endswith(YAML_SUFFIXES) or not text.lstrip().startswith(("{", "[")):
+        data = parse_untrusted_yaml(text, origin)
+    else:
+        data = parse_untrusted_json(text, origin)
+    if isinstance(data, dict) and len(data) == 1 and isinstance(data.get("data"), str):
+        inner = data["data"].lstrip()
+        if inner.startswith(("app:", "kind:", "version:", "dependencies:", "workflow:", "rag_pipeline:")):
+            return parse_untrusted_yaml(data["data"], origin)
+    return data
 
 
 def read_export(path: Path) -> tuple[dict[str, Any], str]:
     """Parse ``path`` and say which format it is; a clear error for anything else."""
-    data = read_json_file(path)
+    data = parse_flow_text(read_text_file(path), path)
     kind = detect_foreign(data, path)
     assert isinstance(data, dict)  # detect_foreign refuses anything else
-    return data, kind
+    return unwrap(data, kind, path), kind
+
+
+def unwrap(data: dict[str, Any], kind: str, origin: object) -> dict[str, Any]:
+    """A saved Flowise chatflow record holds its graph as JSON text (``flowData``): the graph, parsed with
+    the same limits (its name and description kept)."""
+    if kind == "flowise" and isinstance(data.get("flowData"), str | dict):
+        flow_data = data["flowData"]
+        inner = parse_untrusted_json(flow_data, origin) if isinstance(flow_data, str) else flow_data
+        if not isinstance(inner, dict):
+            raise FlowFileError(origin, '"flowData" is not a Flowise graph ({"nodes", "edges"})')
+        check_counts(origin, inner.get("nodes"), inner.get("edges"))
+        return {"name": data.get("name"), "description": data.get("description"), **inner}
+    return data
 
 
 def detect_foreign(data: Any, origin: object) -> str:
-    """``n8n`` or ``langflow`` for parsed export data, after the node and connection limits; a clear error
-    for anything else. Every reader (a file on the command line, an upload in the builder) passes here."""
+    """The foreign format of parsed export data (``n8n``, ``langflow``, ``flowise``, ``dify``), after the node
+    and connection limits; a clear error for anything else. Every reader (a file on the command line, an
+    upload in the builder) passes here."""
     kind = detect_format(data)
     if kind == "n8n" and isinstance(data, dict):
         check_counts(origin, data.get("nodes"), data.get("connections"))
     elif kind == "langflow" and isinstance(data, dict) and isinstance(data.get("data"), dict):
         check_counts(origin, data["data"].get("nodes"), data["data"].get("edges"))
+    elif kind == "flowise" and isinstance(data, dict):
+        check_counts(origin, data.get("nodes"), data.get("edges"))
+    elif kind == "dify" and isinstance(data, dict):
+        check_counts(origin, graph_of(data).get("nodes"), graph_of(data).get("edges"))
     if kind == "flowbuilder":
         raise UnsupportedFormatError(origin, "is already a Flowbuilder flow; open it directly (nothing to import)")
     if kind not in IMPORT_FORMATS or not isinstance(data, dict):
         found = type(data).__name__ if not isinstance(data, dict) else "keys " + ", ".join(sorted(map(str, data))[:8])
         raise UnsupportedFormatError(
             origin,
-            f'is not an n8n or LangFlow export ({found}); expected n8n {{"nodes", "connections"}} '
-            'or LangFlow {"data": {"nodes", "edges"}}',
+            f"is not an n8n, LangFlow, Flowise or Dify export ({found}); expected n8n "
+            '{"nodes", "connections"}, LangFlow {"data": {"nodes", "edges"}}, Flowise {"nodes", "edges"} '
+            "or a Dify DSL (app: / kind: app)",
         )
     return kind
 
@@ -73,18 +119,19 @@ def convert_data(
 ) -> tuple[Flow, ImportReport]:
     """Convert parsed export data into a checked flow and its report (nothing is written)."""
     report = ImportReport(source_format=kind, source_file=origin)
-    importer: N8nImporter | LangflowImporter
-    importer = N8nImporter(data, origin, report) if kind == "n8n" else LangflowImporter(data, origin, report)
+    data = unwrap(data, kind, origin)
+    importer = IMPORTERS[kind](data, origin, report)
     try:
         flow = importer.run()
     except FlowbuilderError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as exc:
         # A structure no real export has (a list where an object belongs...): one line, no traceback.
-        raise FlowFileError(origin, f"malformed {kind} export ({type(exc).__name__}: {exc})") from None
+        raise FlowFileError(origin, f"malformed {FOREIGN_NAMES[kind]} export ({type(exc).__name__}: {exc})") from None
     if local:
         apply_local(flow, report)
     convert_implicitly(flow, report)
+    fill_unfed_variables(flow, report)
     try:
         flow = Flow.model_validate(flow.model_dump())
     except ValueError as exc:
@@ -123,7 +170,7 @@ def _places(value: Any, secret: str, path: str = "") -> list[str]:
 def import_file(
     path: str | os.PathLike[str], *, local: bool = False, resolver: CredentialResolver | None = None
 ) -> tuple[Flow, ImportReport]:
-    """Read and convert an n8n or LangFlow export (nothing is written)."""
+    """Read and convert an n8n, LangFlow, Flowise or Dify export (nothing is written)."""
     file = Path(path)
     data, kind = read_export(file)
     return convert_data(data, kind, str(file), local=local, resolver=resolver)

@@ -26,6 +26,7 @@ from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import (
     Adapter,
     credential_slot,
+    import_hook,
     read_params,
     to_float,
 )
@@ -73,6 +74,15 @@ _INGEST_FIELDS = {"ingest_data", "data_inputs", "data_input", "documents", "inpu
 _HIT_SOURCES = LANGFLOW_TABLE.hit_sources()
 
 
+def component_type(data_type: str) -> str:
+    """A component's type name: LangFlow 1.10+ writes extension components as namespaced ids
+    (``ext:<bundle>:<Class>@<slot>``, e.g. ``ext:openai:OpenAIEmbeddingsComponent@official``); the class name is
+    what the table's entries name (in ``also``). Any other type is returned as it is."""
+    if data_type.startswith("ext:"):
+        return data_type.rpartition(":")[2].partition("@")[0] or data_type
+    return data_type
+
+
 def decode_handle(handle: Any) -> dict[str, Any] | None:
     """A handle object from ``edge.data`` or an ``œ``-encoded string (either spacing); None if neither."""
     if isinstance(handle, dict):
@@ -117,6 +127,8 @@ class _Mapping:
 
 
 class LangflowImporter:
+    """One LangFlow flow read into a Flowbuilder flow: the table walk, the structural hooks and the report."""
+
     def __init__(self, data: dict[str, Any], origin: str, report: ImportReport) -> None:
         self.data = data
         self.origin = origin
@@ -133,6 +145,8 @@ class LangflowImporter:
         self.labels: dict[str, str] = {}
         self.agent_models: dict[str, tuple[str, str, str]] = {}
         """Agents whose model is built in: LangFlow node id -> (provider, model name, key variable)."""
+        self.namespaced: dict[str, dict[str, str]] = {}
+        """Our node id -> the 1.10+ namespaced component id it was read from (and our type then)."""
         self.agents: dict[str, Adapter] = {}
         """LangFlow agents: node id -> their entry (what their own model and message become)."""
 
@@ -144,7 +158,7 @@ class LangflowImporter:
             problem = _node_problem(node)
             if problem:
                 raise FlowFileError(self.origin, f"LangFlow node #{index + 1}: {problem}")
-            self.types[node["id"]] = node["data"]["type"]
+            self.types[node["id"]] = component_type(node["data"]["type"])
         links = [link for link in (self._link(e, i) for i, e in enumerate(edges)) if link is not None]
         for node in nodes:
             self._import_node(node, links)
@@ -165,6 +179,8 @@ class LangflowImporter:
             # LangFlow ids may hold spaces ("Prompt Template-8zRJb"); kept so an export gives them back.
             "node_ids": {ours: theirs for theirs, ours in self.node_ids.items()},
         }
+        if self.namespaced:
+            self.flow.meta["source"]["component_ids"] = self.namespaced
         version = self.data.get("last_tested_version")
         if version:
             self.flow.meta["source"]["langflow_version"] = version
@@ -230,7 +246,7 @@ class LangflowImporter:
 
     # -- nodes ----------------------------------------------------------------------------------
     def _import_node(self, node: dict[str, Any], links: list[_Link]) -> None:
-        lf_type = node["data"]["type"]
+        lf_type = component_type(node["data"]["type"])
         info = node["data"].get("node") or {}
         position = _obj(node.get("position"))
         pos = Position(x=to_float(position.get("x")) or 0.0, y=to_float(position.get("y")) or 0.0)
@@ -301,6 +317,8 @@ class LangflowImporter:
             )
         self.flow.nodes.append(spec)
         self.flow.layout.positions[spec.id] = pos
+        if node["data"]["type"] != lf_type:  # a namespaced id (1.10+): written back as it was
+            self.namespaced[spec.id] = {"type": node["data"]["type"], "as": spec.type}
         self.node_ids[node["id"]] = spec.id
         self.mappings[node["id"]] = mapping
         self.labels[node["id"]] = label
@@ -371,7 +389,9 @@ class LangflowImporter:
             used.add(adapter.extra["secret"])
         if adapter.hook:
             # A hook returns None when the node lacks what the mapping needs: it stays a placeholder.
-            hooked: _Mapping | None = getattr(self, f"_hook_{adapter.hook}")(node_id, t, inc, out, adapter, used)
+            hook = import_hook(self, adapter)
+            assert hook is not None
+            hooked: _Mapping | None = hook(node_id, t, inc, out, adapter, used)
             if hooked is None:
                 return None
             mapping = hooked

@@ -89,7 +89,7 @@ def _shape(spec: NodeSpec, warnings: list[str]) -> _LfShape | None:
     c = {**our_defaults(spec.type), **spec.config}  # hooks read our defaults from the node's Config, never a copy
     if adapter.note:
         warnings.append(f"{spec.id}: {adapter.note}")
-    hook = _SHAPES.get(adapter.hook, _generic_shape)
+    hook = _SHAPES.get(adapter.hook, _generic_shape) if isinstance(adapter.hook, str) else _generic_shape
     return hook(spec, adapter, c, warnings)
 
 
@@ -192,12 +192,23 @@ def _ref_name(spec: NodeSpec) -> str:
 
 
 class LangflowExporter:
+    """One Flowbuilder flow written as a LangFlow flow: each node's component shape, then the edges."""
+
     def __init__(self, flow: Flow) -> None:
         self.flow = flow
         self.warnings: list[str] = []
         self.lf_ids: dict[str, str] = {}
         self.shapes: dict[str, _LfShape | None] = {}
         self.originals: dict[str, dict[str, Any]] = {}
+
+    def _component_id(self, spec: NodeSpec, lf_type: str) -> str:
+        """The component's ``data.type``: the 1.10+ namespaced id it was imported from (same node type), else
+        the type name, which LangFlow 1.10+ resolves through its aliases."""
+        ids = (self.flow.meta.get("source") or {}).get("component_ids") or {}
+        found = ids.get(spec.id) if isinstance(ids, dict) else None
+        if isinstance(found, dict) and found.get("as") == spec.type and isinstance(found.get("type"), str):
+            return str(found["type"])
+        return lf_type
 
     def _lf_id(self, spec: NodeSpec, lf_type: str) -> str:
         known = (self.flow.meta.get("source") or {}).get("node_ids") or {}
@@ -288,8 +299,8 @@ class LangflowExporter:
             out_names = sorted({e.source_port for e in self.flow.edges if e.source == spec.id})
             shape = _LfShape(
                 OURS, spec.name or spec.type, f"Flowbuilder {spec.type}",
-                {n: _handle(n, ["Data", "Message"]) for n in in_names},
-                [_out(n, n, ["Data"], "run") for n in out_names],
+                {n: _handle(n, ["Data", "JSON", "Message"]) for n in in_names},
+                [_out(n, n, ["JSON"], "run") for n in out_names],
                 {n: n for n in in_names}, {n: n for n in out_names},
             )  # fmt: skip
             self.shapes[spec.id] = shape
@@ -329,7 +340,7 @@ class LangflowExporter:
                 "id": lf_id,
                 "node": node_info,
                 "showNode": True,
-                "type": shape.lf_type,
+                "type": self._component_id(spec, shape.lf_type),
                 **({"disabled": True} if spec.disabled else {}),
             },
             "dragging": False,
@@ -347,8 +358,8 @@ class LangflowExporter:
         src_shape, tgt_shape = self.shapes.get(source.id), self.shapes.get(target.id)
         if src_shape is not None:
             output = src_shape.out_ports.get(edge.source_port)
-            types = next((o["types"] for o in src_shape.outputs if o["name"] == output), ["Data"])
-            lf_type = src_shape.lf_type
+            types = next((o["types"] for o in src_shape.outputs if o["name"] == output), ["JSON"])
+            lf_type = self._component_id(source, src_shape.lf_type)
         else:
             output, types, lf_type = (
                 edge.source_port,
@@ -390,8 +401,8 @@ class LangflowExporter:
 def _original_output_types(node: dict[str, Any] | None, name: str) -> list[str]:
     for output in ((node or {}).get("data", {}).get("node") or {}).get("outputs", []) or []:
         if isinstance(output, dict) and output.get("name") == name:
-            return list(output.get("types") or ["Data"])
-    return ["Data"]
+            return list(output.get("types") or ["JSON"])
+    return ["JSON"]
 
 
 def export_langflow(flow: Flow) -> tuple[dict[str, Any], list[str]]:

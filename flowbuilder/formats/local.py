@@ -15,14 +15,16 @@ from typing import Any
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import Local, Table, port_names
+from flowbuilder.formats.dify_table import DIFY_TABLE
+from flowbuilder.formats.flowise_table import FLOWISE_TABLE
 from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n_table import N8N_TABLE
 from flowbuilder.formats.report import ImportReport, ParamIssue
 
-TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE}
+TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE, "flowise": FLOWISE_TABLE, "dify": DIFY_TABLE}
 # A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
-_ROLE_OUTPUTS = {"ai_tool": roles.TOOL, "ai_retriever": roles.RETRIEVER, "component_as_tool": roles.TOOL}
+_ROLE_OUTPUTS = {"ai_tool": "TOOL", "ai_retriever": "RETRIEVER", "component_as_tool": "TOOL"}
 _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
@@ -35,7 +37,7 @@ def _answer_without_model(flow: Flow, report: ImportReport) -> None:
     """Every chat model answers extractively when no model is reachable: visible in its config and, when it
     happens, as the node's warning; an agent quotes its search results the same way (see nodes/agent.py)."""
     for spec in flow.nodes:
-        if spec.type.startswith(roles.LLMS) and spec.config.get("when_unreachable", "error") == "error":
+        if roles.chat_model(spec.type) and spec.config.get("when_unreachable", "error") == "error":
             spec.config["when_unreachable"] = "extractive"
             report.local_swaps.append(
                 ParamIssue(
@@ -91,7 +93,7 @@ def _swap_remote(flow: Flow, report: ImportReport) -> None:
                 collection = fixed
             config = {"collection": collection, **config}
         mode = _n8n_mode(spec) if original == PLACEHOLDER else ""
-        spec.type, spec.config, spec.credentials = swap.to, config, {}
+        spec.type, spec.config, spec.credentials = swap.target, config, {}
         if original == PLACEHOLDER:
             _rewire(flow, spec, TABLES.get(fmt), mode, report)
         report.credentials = [c for c in report.credentials if c.node not in (spec.id, spec.name)]
@@ -118,7 +120,7 @@ def _fill_ingest(flow: Flow, report: ImportReport, swapped: list[str]) -> None:
         if spec.type != roles.OFFLINE_STORE or str(spec.config.get("collection")) in written:
             continue
         searched = any(e.target == spec.id and e.target_port == "query" for e in flow.edges) or any(
-            e.source == spec.id and e.source_port == "store" for e in flow.edges
+            e.source == spec.id and e.source_port in ("store", "hits") for e in flow.edges
         )  # asked directly, or through a retriever or an agent's search tool
         if not searched:
             continue
@@ -220,7 +222,7 @@ def _rewire(flow: Flow, spec: NodeSpec, table: Table | None, mode: str, report: 
         elif edge.source == spec.id and edge.source_port not in outs:
             port = adapter.our_output(edge.source_port) if adapter else None
             if port is None and spec.type == roles.OFFLINE_STORE and edge.source_port in _ROLE_OUTPUTS:
-                role = _role_node(flow, spec, _ROLE_OUTPUTS[edge.source_port])
+                role = _role_node(flow, spec, getattr(roles, _ROLE_OUTPUTS[edge.source_port]))
                 edge.source = role.id
                 edge.source_port = "tool" if role.type == roles.TOOL else "retriever"
                 continue

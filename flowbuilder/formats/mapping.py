@@ -110,6 +110,20 @@ def check_bindings(flow: Flow, report: ImportReport, resolver: CredentialResolve
             cred.hint = resolver.describe_sources(slot, ref)
 
 
+def placeholder_config(
+    fmt: str, original_type: str, original: Any, inputs: Iterable[str] = (), outputs: Iterable[str] = ()
+) -> dict[str, Any]:
+    """A placeholder's config: where it came from, the (scrubbed) original node and the foreign port names
+    it is wired through (what an export writes back and ``--local`` rewires)."""
+    return {
+        "source_format": fmt,
+        "original_type": original_type,
+        "original": original,
+        "input_names": list(inputs),
+        "output_names": list(outputs),
+    }
+
+
 def record_credentials(spec: NodeSpec, report: ImportReport) -> None:
     for slot_name, ref in spec.credentials.items():
         report.credentials.append(CredentialFound(spec.id, slot_name, ref.provider, ref.name, bound=False))

@@ -26,7 +26,7 @@ from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
-from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, node_class, read_params
+from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, import_hook, node_class, read_params
 from flowbuilder.formats.code_summary import summarize_code
 from flowbuilder.formats.http_tool_params import from_ai_templates, parameter_names_of
 from flowbuilder.formats.mapping import (
@@ -171,6 +171,8 @@ Specs = list[tuple[str, NodeSpec]]
 
 
 class N8nImporter:
+    """One n8n workflow read into a Flowbuilder flow: the table walk, the structural hooks and the report."""
+
     def __init__(self, data: dict[str, Any], origin: str, report: ImportReport) -> None:
         self.data = data
         self.origin = origin
@@ -310,7 +312,9 @@ class N8nImporter:
         used: set[str] = set()
         specs: Specs = []
         if kept is not None and kept.hook:  # a node kept as a placeholder whose hook says what it did
-            getattr(self, f"_hook_{kept.hook}")(node, params, kept, used)
+            hook = import_hook(self, kept)
+            assert hook is not None
+            hook(node, params, kept, used)
         if adapter is not None:
             version = node.get("typeVersion", 1)
             if isinstance(version, int | float) and version not in adapter.versions:
@@ -318,7 +322,7 @@ class N8nImporter:
                     f"{name!r}: typeVersion {version} of {short_type(node['type'])} is not one this build knows "
                     f"({', '.join(map(str, adapter.versions))}); read as the nearest"
                 )
-            hook = getattr(self, f"_hook_{adapter.hook}") if adapter.hook else self._generic
+            hook = import_hook(self, adapter) or self._generic
             specs = hook(node, params, adapter, used)
             if name in self.routes:
                 return
@@ -497,7 +501,7 @@ class N8nImporter:
             # file its input gives (the form's file, --input)
             shown = url if isinstance(url, str) else params.get("url")
             used.update(params)
-            spec = self._new_spec(node, "loader.file", {})
+            spec = self._new_spec(node, roles.LOADER, {})
             self.report.warnings.append(f"{node['name']!r}: " + _FETCHED_PAGE.format(what=shown))
             return [("main", spec)]
         if method != "GET" or not fetches_file:
@@ -894,7 +898,7 @@ class N8nImporter:
         """question -> prompt and retriever; retriever hits -> prompt context; prompt -> model; model answers."""
         model: _Mapped | None = chain.get("ai_languageModel")
         retriever: _Mapped | None = chain.get("ai_retriever")
-        if model is not None and self._type(model.name).startswith(roles.LLMS):
+        if model is not None and roles.chat_model(self._type(model.name)):
             self._edge(prompt.main, "prompt", model.main, "prompt")
         else:
             self.report.connections_dropped.append(f"{prompt.name!r}: the Q&A chain has no chat model")

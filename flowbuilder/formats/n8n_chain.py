@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats import roles
 
-_STORES = (roles.STORES,)
-
 
 @dataclass
 class Chain:
+    """A RAG path the n8n exporter folds into n8n's Question and Answer Chain."""
+
     prompt: NodeSpec
     llm: NodeSpec
     store: NodeSpec
@@ -44,9 +44,9 @@ class Chain:
 def find_chains(flow: Flow) -> list[Chain]:
     chains: list[Chain] = []
     for prompt in flow.nodes:
-        if prompt.type != roles.PROMPT:
+        if not roles.is_prompt(prompt.type):
             continue
-        llm_edges = [e for e in _out(flow, prompt.id) if flow.node(e.target).type.startswith(roles.LLMS)]
+        llm_edges = [e for e in _out(flow, prompt.id) if roles.chat_model(flow.node(e.target).type)]
         if len(llm_edges) != 1 or llm_edges[0].target_port != "prompt":
             continue
         llm = flow.node(llm_edges[0].target)
@@ -58,7 +58,7 @@ def find_chains(flow: Flow) -> list[Chain]:
         k = 4
         for edge in _in(flow, prompt.id):
             source = flow.node(edge.source)
-            if source.type == roles.CHAT_INPUT:
+            if roles.is_chat_input(source.type):
                 question, chat = edge.target_port, source
                 edges.add(edge.key)
                 continue
@@ -79,9 +79,9 @@ def find_chains(flow: Flow) -> list[Chain]:
                 k = int(hits_from.config.get("k", 4))
                 path += [e for e in _in(flow, hits_from.id)]
                 hits_from = flow.node(stores[0].source)
-            elif hits_from.type.startswith(_STORES):
+            elif roles.store(hits_from.type):
                 k = int(hits_from.config.get("k", 4))
-            if hits_from.type.startswith(_STORES):
+            if roles.store(hits_from.type):
                 context, store = edge.target_port, hits_from
                 edges.update(e.key for e in path)
         if not (context and question and store and chat):
@@ -89,7 +89,7 @@ def find_chains(flow: Flow) -> list[Chain]:
         edges.update(e.key for e in _in(flow, store.id) if e.source == chat.id)
         edges.update(e.key for e in _in(flow, prompt.id))
         for edge in _out(flow, llm.id):
-            if edge.source_port == "answer" and flow.node(edge.target).type == roles.CHAT_OUTPUT:
+            if edge.source_port == "answer" and roles.is_answer_output(flow.node(edge.target).type):
                 folded.append(flow.node(edge.target))
                 edges.add(edge.key)
         chains.append(Chain(prompt, llm, store, chat, context, question, k, folded, edges))

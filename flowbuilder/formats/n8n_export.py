@@ -29,10 +29,11 @@ from flowbuilder.formats.n8n_table import (
 )
 
 _UUID_NS = uuid.UUID("5f0c7a4e-4a43-4c2e-9a59-3b1f3e8a7c11")
-_ROLE_TYPES = (roles.TOOL, roles.RETRIEVER)
 
 
 class N8nExporter:
+    """One Flowbuilder flow written as an n8n workflow: nodes (with store modes and chains), then connections."""
+
     def __init__(self, flow: Flow) -> None:
         self.flow = flow
         self.warnings: list[str] = []
@@ -140,7 +141,7 @@ class N8nExporter:
             for e in self.flow.edges
             if e.source_port == "hits"
             and e.target_port == "hits"
-            and self.flow.node(e.target).type.startswith(roles.RERANKERS)
+            and roles.reranks(self.flow.node(e.target).type)
             and self.flow.node(e.source).type == roles.RETRIEVER
         }
         chains = find_chains(self.flow)
@@ -150,10 +151,10 @@ class N8nExporter:
         for note in self.flow.notes:
             self._export_note(note)
         for spec in self.flow.nodes:
-            if spec.type not in _ROLE_TYPES and spec.id not in folded:
+            if spec.type not in roles.store_roles() and spec.id not in folded:
                 self._export_node(spec)
         for spec in self.flow.nodes:
-            if spec.type in _ROLE_TYPES and spec.id not in self.names and spec.id not in folded:
+            if spec.type in roles.store_roles() and spec.id not in self.names and spec.id not in folded:
                 self._export_role(spec)
         for chain in chains:
             self._export_chain(chain)
@@ -247,7 +248,8 @@ class N8nExporter:
             note = entry.extra.get("unexported", "no n8n node") if entry else "no n8n node"
             self.warnings.append(f"{spec.id}: {note} for {spec.type}; left out")
             return
-        write = getattr(self, f"_write_{adapter.hook}", None) if adapter.hook else None
+        named = isinstance(adapter.hook, str) and adapter.hook
+        write = getattr(self, f"_write_{adapter.hook}", None) if named else None
         if write is not None:
             write(spec, adapter)
             return
@@ -294,7 +296,7 @@ class N8nExporter:
         return [
             e
             for e in self._outgoing(node_id, "records")
-            if self.flow.node(e.target).type.startswith(roles.SPLITTERS) or self.flow.node(e.target).type == PLACEHOLDER
+            if roles.splits(self.flow.node(e.target).type) or self.flow.node(e.target).type == PLACEHOLDER
         ]
 
     def _export_placeholder(self, spec: NodeSpec) -> None:
@@ -355,8 +357,7 @@ class N8nExporter:
             what = {
                 roles.STRINGIFY: "n8n's chain joins the retrieved documents itself",
                 roles.RETRIEVER: "n8n's Vector Store Retriever carries it",
-                roles.CHAT_OUTPUT: "n8n answers in the chat",
-            }.get(node.type, "carried by the chain")
+            }.get(node.type, "n8n answers in the chat" if roles.is_answer_output(node.type) else "carried by the chain")
             self.warnings.append(f"{node.id}: {what}")
 
     def _export_role(self, spec: NodeSpec) -> None:
@@ -379,7 +380,7 @@ class N8nExporter:
     def _write_store(self, spec: NodeSpec, adapter: Adapter) -> None:
         base = self._params(adapter, spec)
         consumers = [self.flow.node(e.target) for e in self._outgoing(spec.id, "store")]
-        consumers = [n for n in consumers if n.type in _ROLE_TYPES and self._as_mode(n)]
+        consumers = [n for n in consumers if n.type in roles.store_roles() and self._as_mode(n)]
         has_docs = bool(self._incoming(spec.id, "documents"))
         names: list[str] = []
         if has_docs or not consumers:
@@ -422,7 +423,7 @@ class N8nExporter:
         source, target = self.flow.find_node(edge.source), self.flow.find_node(edge.target)
         if source is None or target is None:
             return
-        if target.type in _ROLE_TYPES and edge.target_port == "store":
+        if target.type in roles.store_roles() and edge.target_port == "store":
             if target.id in self.role_nodes and source.id in self.names:
                 self._link(self.names[source.id], "ai_vectorStore", self.names[target.id])
             return  # otherwise merged into the store's n8n node as a mode
@@ -450,9 +451,7 @@ class N8nExporter:
         if reranked:
             src_name = self.rerank_after[source.id]  # the reranked hits come out of the load-mode store node
         port = edge.target_port
-        if (port == "documents" and target.type.startswith(roles.SPLITTERS)) or (
-            target.type == PLACEHOLDER and port == "documents"
-        ):
+        if (port == "documents" and roles.splits(target.type)) or (target.type == PLACEHOLDER and port == "documents"):
             self._link(tgt_name, "ai_textSplitter", src_name)  # sub-node -> root: splitter into the loader
             return
         if port == "documents" and target.id in self.store_nodes:
@@ -485,7 +484,7 @@ class N8nExporter:
             feeder = self.flow.node(edge.source)
             if feeder.type == roles.LOADER and feeder.id in self.names:
                 found.append(feeder.id)
-            elif feeder.type.startswith(roles.SPLITTERS) or feeder.type == roles.LABELLER:
+            elif roles.splits(feeder.type) or feeder.type == roles.LABELLER:
                 found += self._loaders_before(feeder.id)
         return found
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from flowbuilder.errors import FlowFileError, UnsupportedFormatError
 from flowbuilder.flow import FORMAT_NAME, FORMAT_VERSION, Flow
 from flowbuilder.formats.limits import check_counts, check_size, parse_untrusted_json, strict_dumps
+from flowbuilder.registry import default_registry
 
 
 def _migrate_v0(data: dict[str, Any]) -> dict[str, Any]:
@@ -49,30 +50,48 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate
 
 NodeMigration = Callable[[dict[str, Any]], dict[str, Any]]
 NODE_MIGRATIONS: dict[str, dict[str, NodeMigration]] = {}
-"""Node type -> {what changed: a function from a saved node dict to its new form}. The key names the
+"""Node type -> {what changed: a function from a saved node dict to its new form}, for types no class describes
+any more (a removed or renamed type: key ``"type"``); a registered type carries its own in
+``Node.migrations`` (:func:`node_migrations` merges both). The key names the
 change the node-schema snapshot test (tests/formats/test_node_schema.py) looks for: ``"type"`` (the
 type was renamed: the migration sets the new ``type``), ``"config.FIELD"`` (a field was renamed,
 retyped or its default changed) or ``"port.NAME"`` (a port was renamed: the migration rewrites
 nothing in the node; edges are fixed by :func:`migrate_nodes`). Each migration must be idempotent."""
 
 
+def node_migrations(type_name: str) -> dict[str, NodeMigration]:
+    """Every migration of ``type_name``: its class's ``migrations`` (the node describes its own history),
+    then :data:`NODE_MIGRATIONS` (types no class describes any more)."""
+    registry = default_registry()
+    own = dict(registry.get(type_name).migrations) if type_name in registry else {}
+    return {**own, **NODE_MIGRATIONS.get(type_name, {})}
+
+
 def migrate_nodes(data: dict[str, Any]) -> dict[str, Any]:
     """Apply every node migration to a native flow dict (saved flows keep working after node changes)."""
     for node in data.get("nodes") or []:
         if isinstance(node, dict):
-            for migration in NODE_MIGRATIONS.get(str(node.get("type")), {}).values():
+            for migration in node_migrations(str(node.get("type"))).values():
                 node.update(migration(dict(node)))
     return data
 
 
+FOREIGN_NAMES = {"n8n": "n8n", "langflow": "LangFlow", "flowise": "Flowise", "dify": "Dify"}
+"""Each foreign format's name as its users write it."""
+
+
 def detect_format(data: object) -> str:
-    """``flowbuilder``, ``n8n``, ``langflow`` or ``unknown`` for parsed JSON."""
+    """``flowbuilder``, ``n8n``, ``langflow``, ``flowise``, ``dify`` or ``unknown`` for parsed JSON or YAML."""
     if not isinstance(data, dict):
         return "unknown"
     if data.get("format") == FORMAT_NAME:
         return "flowbuilder"
     if isinstance(data.get("nodes"), list) and isinstance(data.get("connections"), dict):
         return "n8n"
+    if is_dify(data):
+        return "dify"
+    if is_flowise(data):
+        return "flowise"
     inner = data.get("data")
     if isinstance(inner, dict) and isinstance(inner.get("nodes"), list) and isinstance(inner.get("edges"), list):
         return "langflow"
@@ -84,8 +103,41 @@ def detect_format(data: object) -> str:
     return "unknown"
 
 
+def is_dify(data: dict[str, Any]) -> bool:
+    """A Dify DSL document: an app (``kind: app``) or a Knowledge Pipeline (``kind: rag_pipeline``)."""
+    if data.get("kind") in ("app", "rag_pipeline") and isinstance(data.get("version"), str | int | float):
+        return isinstance(data.get("workflow") or data.get("model_config") or data.get("app"), dict)
+    app = data.get("app")
+    return (
+        isinstance(app, dict)
+        and isinstance(app.get("mode"), str)
+        and (isinstance(data.get("workflow"), dict) or isinstance(data.get("model_config"), dict))
+    )
+
+
+def is_flowise(data: dict[str, Any]) -> bool:
+    """A Flowise chatflow or agentflow: ``{"nodes", "edges"}`` whose nodes carry ``data.name`` and
+    ``data.inputs`` (LangFlow's carry ``data.node``); a saved chatflow record holds it as ``flowData`` (text or
+    an object)."""
+    if isinstance(data.get("flowData"), str | dict) and data.get("format") != FORMAT_NAME:
+        return True
+    nodes, edges = data.get("nodes"), data.get("edges")
+    if not isinstance(nodes, list) or not isinstance(edges, list):
+        return False
+    for node in nodes[:20]:
+        inner = node.get("data") if isinstance(node, dict) else None
+        if isinstance(inner, dict) and "node" not in inner and isinstance(inner.get("name"), str):
+            return any(k in inner for k in ("inputs", "inputAnchors", "inputParams", "baseClasses"))
+    return False
+
+
 def read_json_file(path: Path) -> Any:
     """Read and parse a JSON file with one clear error per problem (missing, too big, not JSON)."""
+    return parse_untrusted_json(read_text_file(path), path)
+
+
+def read_text_file(path: Path) -> str:
+    """A flow file's text (UTF-8, a BOM dropped), with one clear error per problem (missing, too big)."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -98,22 +150,25 @@ def read_json_file(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
-        raise FlowFileError(path, "is not UTF-8 text; a flow file is JSON") from None
+        raise FlowFileError(path, "is not UTF-8 text; a flow file is JSON or YAML") from None
     except OSError as exc:
         raise FlowFileError(path, f"cannot read it ({exc.strerror})") from None
-    return parse_untrusted_json(text, path)
+    return text
 
 
 def flow_from_data(data: object, origin: object = "<flow>") -> Flow:
     """Build a :class:`Flow` from parsed native JSON, migrating older versions."""
     kind = detect_format(data)
-    if kind in ("n8n", "langflow"):
+    if kind in FOREIGN_NAMES:
         raise UnsupportedFormatError(
-            origin, f"is a {kind} export, not a Flowbuilder flow; convert it with: flowbuilder import {origin}"
+            origin,
+            f"is a {FOREIGN_NAMES[kind]} export, not a Flowbuilder flow; convert it with: flowbuilder import {origin}",
         )
     if kind != "flowbuilder" or not isinstance(data, dict):
         raise UnsupportedFormatError(
-            origin, 'is not a Flowbuilder flow (expected "format": "flowbuilder"), nor an n8n or LangFlow export'
+            origin,
+            'is not a Flowbuilder flow (expected "format": "flowbuilder"), nor an n8n, LangFlow, Flowise or Dify '
+            "export",
         )
     check_counts(origin, data.get("nodes"), data.get("edges"))
     version = data.get("version")
@@ -133,7 +188,7 @@ def flow_from_data(data: object, origin: object = "<flow>") -> Flow:
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
             raise FlowFileError(origin, f"version {version} file could not be migrated: {exc!r}") from None
         version = int(data["version"])
-    if NODE_MIGRATIONS:
+    if NODE_MIGRATIONS or any(cls.migrations for cls in default_registry()):
         data = migrate_nodes(data)
     try:
         return Flow.model_validate(data)

@@ -7,12 +7,16 @@ the conversion in as a node of its own (``parser.stringify``) and the report say
 
 from __future__ import annotations
 
+import re
+
 from flowbuilder.flow import Edge, Flow, NodeSpec, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.report import ImportReport
 from flowbuilder.ports import PortType, compatible
 from flowbuilder.registry import NodeRegistry, default_registry
 
+# A prompt variable ``{name}``; ``{{`` and ``}}`` are literal braces (prompt.template's own reading).
+_PROMPT_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Values a source tool turns into text implicitly, and the text-like ports that take them.
 _TO_TEXT_FROM = {PortType.HITS, PortType.RECORDS, PortType.CHUNKS}
 _TEXT_PORTS = {PortType.TEXT, PortType.MESSAGE, PortType.PROMPT, PortType.ANSWER}
@@ -46,3 +50,36 @@ def convert_implicitly(flow: Flow, report: ImportReport, registry: NodeRegistry 
             f"{target.id}: takes {in_type.value} but {source.id}.{edge.source_port} gives {out_type.value}; "
             f"the source tool turned them into text: parser '{node_id}' (added) does it here"
         )
+
+
+def fill_unfed_variables(flow: Flow, report: ImportReport) -> None:
+    """A prompt variable nothing feeds is an empty text, as LangFlow, Flowise and Dify render it: the
+    variable leaves the template (one report line each) instead of failing validation. A prompt with no
+    connection at all is left as written."""
+    for spec in flow.nodes:
+        template = spec.config.get("template")
+        if not roles.is_prompt(spec.type) or not isinstance(template, str):
+            continue
+        fed = {e.target_port for e in flow.edges if e.target == spec.id}
+        if not any(spec.id in (e.source, e.target) for e in flow.edges):
+            continue  # a lone prompt (a round trip of one node) is left as written
+        filled, unfed = _fill(template, fed)
+        if unfed:
+            spec.config["template"] = filled
+            shown = ", ".join("{" + n + "}" for n in unfed)
+            report.warnings.append(f"{spec.id}: prompt variable(s) {shown} fed by nothing: filled with empty text")
+
+
+def _fill(template: str, fed: set[str]) -> tuple[str, list[str]]:
+    """``template`` with each variable not in ``fed`` removed, and those variables in order."""
+    unfed: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name is None or name in fed:
+            return match.group(0)
+        if name not in unfed:
+            unfed.append(name)
+        return ""
+
+    return _PROMPT_TOKEN.sub(keep, template), unfed

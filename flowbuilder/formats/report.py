@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from flowbuilder.placeholder import PLACEHOLDER_TYPE
+
 
 @dataclass
 class NodeOutcome:
@@ -21,7 +23,7 @@ class NodeOutcome:
 
     @property
     def unsupported(self) -> bool:
-        return any(t == "placeholder.unsupported" for _, t in self.targets)
+        return any(t == PLACEHOLDER_TYPE for _, t in self.targets)
 
     def describe(self) -> str:
         if self.unsupported:
@@ -38,6 +40,8 @@ class NodeOutcome:
 
 @dataclass
 class ParamIssue:
+    """A foreign parameter the import changed or could not carry, and why."""
+
     node: str
     parameter: str
     detail: str
@@ -45,6 +49,8 @@ class ParamIssue:
 
 @dataclass
 class ExpressionKept:
+    """A foreign expression kept as text (never evaluated)."""
+
     node: str
     parameter: str
     expression: str
@@ -52,6 +58,8 @@ class ExpressionKept:
 
 @dataclass
 class CredentialFound:
+    """A credential the foreign node used: the slot it binds and whether it is bound."""
+
     node: str
     slot: str
     provider: str

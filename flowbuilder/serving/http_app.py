@@ -107,9 +107,11 @@ class BackgroundServer:
         return int(sockets[0].getsockname()[1]) if sockets else 0
 
     def stop(self) -> None:
+        """Stop serving and wait for the server thread."""
         self.server.should_exit = True
         self.thread.join(timeout=10)
 
     @property
     def running(self) -> bool:
+        """Whether the server thread is serving."""
         return self.thread.is_alive()

@@ -32,6 +32,8 @@ from flowbuilder.terminal import excerpt
 
 
 class SearchHit(BaseModel):
+    """One hit of a search tool's result."""
+
     rank: int
     score: float
     text: str
@@ -43,6 +45,8 @@ class SearchHit(BaseModel):
 
 
 class SearchOutput(BaseModel):
+    """A search tool's structured result: the query and its hits."""
+
     tool: str
     node: str
     query: str
@@ -51,6 +55,8 @@ class SearchOutput(BaseModel):
 
 
 class Source(BaseModel):
+    """A passage the answer was given."""
+
     node: str
     score: float | None = None
     text: str = ""
@@ -59,6 +65,8 @@ class Source(BaseModel):
 
 
 class AskOutput(BaseModel):
+    """The ``ask`` tool's structured result: the answer (or why none) and its sources."""
+
     question: str
     ok: bool
     answer: str | None
@@ -147,6 +155,8 @@ def _prompt(service: FlowService, node_id: str) -> Prompt:
 
 
 def build_mcp_server(service: FlowService) -> MCPServer[Any]:
+    """An MCP server (the official SDK) offering the service's search tools, ``ask``, the chunks and the flow as
+    resources and its prompt templates as prompts."""
     summary = service.summary()
     server: MCPServer[Any] = MCPServer(
         name=f"flowbuilder: {service.flow.name}",

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 
 
 class ReadWriteLock:
+    """Many readers or one writer; a waiting writer goes first (an ingest is not starved by searches)."""
+
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
         self._readers = 0
@@ -20,6 +22,7 @@ class ReadWriteLock:
 
     @contextmanager
     def reading(self) -> Iterator[None]:
+        """Hold the shared side while the block runs (searches, asks, chunk reads)."""
         with self._cond:
             while self._writer or self._writers_waiting:
                 self._cond.wait()
@@ -34,6 +37,7 @@ class ReadWriteLock:
 
     @contextmanager
     def writing(self) -> Iterator[None]:
+        """Hold the exclusive side while the block runs (an ingest)."""
         with self._cond:
             self._writers_waiting += 1
             try:

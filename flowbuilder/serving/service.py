@@ -30,6 +30,7 @@ from typing import Any, TextIO, cast
 
 import networkx as nx
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import ServeError
@@ -62,6 +63,8 @@ class SearchEndpoint:
 
 @dataclass
 class PromptEndpoint:
+    """A prompt node offered as an MCP prompt: its template and variables."""
+
     node_id: str
     name: str
     description: str
@@ -71,6 +74,8 @@ class PromptEndpoint:
 
 @dataclass
 class SearchResult:
+    """What one search tool call found."""
+
     tool: str
     node_id: str
     query: str
@@ -78,6 +83,7 @@ class SearchResult:
     hits: list[Hit]
 
     def to_json(self) -> dict[str, Any]:
+        """The result as JSON-ready data (masked)."""
         return {
             "tool": self.tool,
             "node": self.node_id,
@@ -87,6 +93,7 @@ class SearchResult:
         }
 
     def to_text(self) -> str:
+        """The result as numbered passages for a model to read."""
         if not self.hits:
             return f"No passages found for {self.query!r} (node '{self.node_id}', k={self.k})."
         lines = [
@@ -103,6 +110,8 @@ class SearchResult:
 
 @dataclass
 class AskResult:
+    """What one ``ask`` call answered, with the passages it was given."""
+
     question: str
     answer: str | None
     ok: bool
@@ -111,6 +120,7 @@ class AskResult:
     sources: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        """The result as JSON-ready data (masked)."""
         return {
             "question": self.question,
             "ok": self.ok,
@@ -241,6 +251,7 @@ class FlowService:
     # ------------------------------------------------------------------ what the flow offers
     @property
     def meta(self) -> dict[str, Any]:
+        """The flow's ``meta.mcp`` settings (tool names, descriptions, enabled)."""
         value = self.flow.meta.get("mcp")
         return value if isinstance(value, dict) else {}
 
@@ -345,18 +356,21 @@ class FlowService:
 
     @property
     def ask_enabled(self) -> bool:
+        """Whether ``ask`` is offered: a model or agent fed by the chat input, not switched off."""
         ask = self.meta.get("ask")
         enabled = ask.get("enabled") if isinstance(ask, dict) else None
         return self.answer_node is not None and enabled is not False
 
     @property
     def ask_name(self) -> str:
+        """The ``ask`` tool's name (the flow's meta, else ``ask``)."""
         ask = self.meta.get("ask")
         name = ask.get("name") if isinstance(ask, dict) else None
         return str(name) if isinstance(name, str) and TOOL_NAME.match(name) else "ask"
 
     @property
     def ask_description(self) -> str:
+        """The ``ask`` tool's description (the flow's meta, else one that names the flow)."""
         ask = self.meta.get("ask")
         text = ask.get("description") if isinstance(ask, dict) else None
         if isinstance(text, str) and text.strip():
@@ -370,7 +384,7 @@ class FlowService:
     def _find_prompts(self) -> list[PromptEndpoint]:
         found = []
         for nid, node in sorted(self.graph.nodes.items()):
-            if node.spec.type != "prompt.template":
+            if Capability.RENDERS_PROMPT not in node.cls.capabilities:
                 continue
             template = str(getattr(node.config, "template", ""))
             found.append(
@@ -497,6 +511,7 @@ class FlowService:
             self._analyses.clear()
 
     def endpoint(self, name: str | None) -> SearchEndpoint:
+        """The search endpoint named ``name`` (the only one when None); ServeError listing the names otherwise."""
         if not self.searches:
             raise ServeError(f"{self.path}: the flow has no retrieval node fed by a chat input; nothing to search.")
         if name is None:
@@ -508,6 +523,8 @@ class FlowService:
         raise ServeError(f"no search tool named '{name}'; available: {available}.")
 
     def search(self, query: str, k: int | None = None, tool: str | None = None) -> SearchResult:
+        """Run the flow to one search node with ``query`` as the chat input and ``k`` hits; ingest runs first if its
+        files changed."""
         endpoint = self.endpoint(tool)
         if not isinstance(query, str) or not query.strip():
             raise ServeError("the query is empty: give the text to search for.")
@@ -581,7 +598,22 @@ class FlowService:
         for endpoint in self.searches:
             self.search("warm-up", 1, endpoint.name)
 
+    def start_warm_up(self) -> threading.Thread:
+        """:meth:`warm_up` in a background thread while a client connects; calls wait for it (one lock). A
+        failure is written to stderr; each call then reports the same failure itself."""
+
+        def work() -> None:
+            try:
+                self.warm_up()
+            except Exception as exc:
+                sys.stderr.write(f"warm-up failed: {redact(str(exc))}\n")
+
+        thread = threading.Thread(target=work, name="flowbuilder-warm-up", daemon=True)
+        thread.start()
+        return thread
+
     def ask(self, question: str, session_id: str = "serve") -> AskResult:
+        """Run the whole flow with ``question`` as the chat input; the answer and the passages it was given."""
         if not self.ask_enabled or self.answer_node is None:
             raise ServeError(f"{self.path}: the flow has no model or agent fed by a chat input; use search instead.")
         if not isinstance(question, str) or not question.strip():
@@ -690,6 +722,7 @@ class FlowService:
         return str(outputs.get("prompt", ""))
 
     def summary(self) -> dict[str, Any]:
+        """What the flow serves, in words (tools, ask, prompts), for the log and the Serve panel."""
         return {
             "flow": self.flow.name,
             "file": self.path.name,

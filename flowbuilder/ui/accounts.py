@@ -31,6 +31,8 @@ def provider_name(provider: str) -> str:
 
 @dataclass
 class Account:
+    """One credential account the flow uses, the nodes that use it and whether it is bound."""
+
     provider: str
     name: str
     users: list[tuple[str, CredentialSlot]] = field(default_factory=list)

@@ -9,6 +9,7 @@ from typing import Any
 import networkx as nx
 from nicegui import ui
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.executor import NodeResult, RunResult
 from flowbuilder.ports import PortType
@@ -29,12 +30,12 @@ OLLAMA_STEPS = (
 
 
 def chat_output_of(session: EditorSession, result: RunResult) -> str | None:
-    """The message of the flow's ``chat.output`` node, if it ran."""
+    """The message of the flow's answer node (``chat.output``: it has ``Capability.ANSWERS``), if it ran."""
     flow = session.state.flow
     for node_id in reversed(result.order):
         spec = flow.find_node(node_id)
         res = result.results.get(node_id)
-        if spec is not None and spec.type == "chat.output" and res is not None and res.succeeded:
+        if spec is not None and _has(session, node_id, Capability.ANSWERS) and res is not None and res.succeeded:
             value = res.outputs.get("message")
             if isinstance(value, str):
                 return value
@@ -61,6 +62,22 @@ def is_model_node(session: EditorSession, node_id: str) -> bool:
     return any(p.type is PortType.CHAT_MODEL for p in (*inputs, *outputs))
 
 
+def _has(session: EditorSession, node_id: str, capability: Capability) -> bool:
+    cls = session.state.node_class(node_id)
+    return cls is not None and capability in cls.capabilities
+
+
+def _takes_message(session: EditorSession, node_id: str) -> bool:
+    """A chat input: fed the chat's message as the run's text input."""
+    cls = session.state.node_class(node_id)
+    return cls is not None and cls.run_input == "text"
+
+
+def _provider(session: EditorSession, node_id: str) -> str | None:
+    cls = session.state.node_class(node_id)
+    return cls.credential_slots[0].provider if cls is not None and cls.credential_slots else None
+
+
 def model_nodes(session: EditorSession) -> list[str]:
     return [n.id for n in session.state.flow.nodes if not n.disabled and is_model_node(session, n.id)]
 
@@ -81,7 +98,7 @@ def retrieval_target(session: EditorSession, blocked: set[str]) -> str | None:
         if upstream & blocked:
             continue
         # a hits port with no query feeding it returns nothing: it must depend on the chat input
-        if not any(flow.node(a).type == "chat.input" for a in upstream):
+        if not any(_takes_message(session, a) for a in upstream):
             continue
         candidate = (len(upstream), spec.id)
         best = candidate if best is None or candidate > best else best
@@ -110,6 +127,8 @@ def fallbacks(result: RunResult) -> list[NodeResult]:
 
 
 class ChatPanel:
+    """The chat tab: each message runs the flow with it as the chat input."""
+
     def __init__(self, session: EditorSession, controller: RunController) -> None:
         self.session = session
         self.controller = controller
@@ -131,7 +150,7 @@ class ChatPanel:
         self.refresh_hint()
 
     def refresh_hint(self) -> None:
-        has_chat = any(n.type == "chat.input" for n in self.session.state.flow.nodes)
+        has_chat = any(_takes_message(self.session, n.id) for n in self.session.state.flow.nodes)
         self.hint.set_text(
             "Each message runs the flow with it as the chat input."
             if has_chat
@@ -157,7 +176,7 @@ class ChatPanel:
         text = str(self.input.value or "").strip()
         if not text:
             return
-        if not any(n.type == "chat.input" for n in self.session.state.flow.nodes):
+        if not any(_takes_message(self.session, n.id) for n in self.session.state.flow.nodes):
             ui.notify("This flow has no chat.input node.", type="warning")
             return
         self.input.value = ""
@@ -230,7 +249,7 @@ class ChatPanel:
         with ui.row().classes("gap-1 fb-chat-no-model-actions"):
             for account in self._model_accounts():
                 bind_button(self.session, account, self.on_bound, "chat")
-            if any(self.session.state.flow.node(n).type == "llm.ollama" for n in model_nodes(self.session)):
+            if any(_provider(self.session, n) == "ollama" for n in model_nodes(self.session)):
                 ui.button("How to start Ollama", icon="help_outline", on_click=self.ollama_help).props(
                     "dense flat no-caps size=sm color=primary"
                 ).classes("fb-ollama-help").mark("ollama-help")

@@ -5,7 +5,7 @@ when it lies under it (so a saved flow keeps working when the folder moves), els
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nicegui import events, ui
@@ -29,14 +29,10 @@ def suffixes_for(name: str) -> set[str]:
     return {".gguf"} if name in MODEL_FIELDS else PICKABLE
 
 
-def choices(workspace: Path, suffixes: set[str] = PICKABLE) -> list[Path]:
-    """Sample data files (or the bundled GGUF) and this workspace's uploads, sorted by folder then name."""
-    found: list[Path] = []
-    if ".gguf" in suffixes:
-        from flowbuilder.nodes.llms.local_runtime import bundled_model
-
-        bundled = bundled_model()
-        found += [bundled] if bundled else []
+def choices(workspace: Path, suffixes: set[str] = PICKABLE, bundled: Sequence[Path] = ()) -> list[Path]:
+    """Files shipped with the node's runtime (the bundled GGUF), sample data files and this workspace's uploads,
+    sorted by folder then name."""
+    found: list[Path] = [path for path in bundled if path.suffix.lower() in suffixes]
     for folder in (data_dir(), workspace / UPLOADS):
         if folder.is_dir():
             found += sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
@@ -50,7 +46,13 @@ def as_config_path(path: Path, base_dir: Path) -> str:
     return str(path)
 
 
-def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None], suffixes: set[str] = PICKABLE) -> None:
+def pick_file(
+    workspace: Path,
+    base_dir: Path,
+    on_pick: Callable[[str], None],
+    suffixes: set[str] = PICKABLE,
+    bundled: Sequence[Path] = (),
+) -> None:
     with ui.dialog() as dialog, ui.card().classes("w-[34rem] fb-file-picker"):
         ui.label("Choose a file").classes("text-h6")
 
@@ -70,7 +72,7 @@ def pick_file(workspace: Path, base_dir: Path, on_pick: Callable[[str], None], s
         ui.upload(
             label="Drop a file here, or click +", on_upload=uploaded, auto_upload=True, max_file_size=200_000_000
         ).props(f'accept="{",".join(sorted(suffixes))}"').classes("w-full fb-file-upload")
-        files = choices(workspace, suffixes)
+        files = choices(workspace, suffixes, bundled)
         if files:
             ui.label("Or choose one").classes("text-subtitle2")
             with ui.column().classes("w-full gap-0").style("max-height: 40vh; overflow-y: auto"):

@@ -21,7 +21,14 @@ from flowbuilder.formats.native import load_flow, save_flow
 from flowbuilder.scopes import ID_KEY, new_flow_id
 from flowbuilder.secrets import redact
 from flowbuilder.ui.accounts import Account, account_bound, bind_button, missing_accounts
-from flowbuilder.ui.formats_bridge import EXPORT_FORMATS, export_text, import_data, parse_upload, ui_report_text
+from flowbuilder.ui.formats_bridge import (
+    EXPORT_FORMATS,
+    UPLOAD_SUFFIXES,
+    export_text,
+    import_data,
+    parse_upload,
+    ui_report_text,
+)
 from flowbuilder.ui.gallery import template_gallery
 from flowbuilder.ui.session import EditorSession
 
@@ -193,13 +200,15 @@ class FileActions:
     def import_dialog(self) -> None:
         with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-import-dialog"):
             ui.label("Import a flow").classes("text-h6")
-            ui.label("A Flowbuilder, n8n or LangFlow JSON file. Code in it is never run.").classes("text-sm")
+            ui.label(
+                "A Flowbuilder, n8n, LangFlow or Flowise JSON file, or a Dify DSL (.yml). Code in it is never run."
+            ).classes("text-sm")
             offline = ui.checkbox("Run offline (swap cloud providers for local ones)", value=False).mark(
                 "import-offline"
             )
             ui.label(
                 "OpenAI/Ollama embeddings become the built-in local embedder, OpenAI/Groq chat models a local "
-                "Ollama model, Pinecone an embedded Chroma store: no keys needed."
+                "Ollama model, Pinecone and Dify/Flowise knowledge bases an embedded Chroma store: no keys needed."
             ).classes("text-xs text-grey-7")
 
             async def on_upload(e: events.UploadEventArguments) -> None:
@@ -208,11 +217,11 @@ class FileActions:
                 await self.import_bytes_async(content, e.file.name, local=bool(offline.value))
 
             ui.upload(
-                label="Drop an exported flow (.json) here, or click +",
+                label="Drop an exported flow (.json, .yml) here, or click +",
                 on_upload=on_upload,
                 auto_upload=True,
                 max_file_size=20_000_000,
-            ).props('accept=".json,application/json"').classes("w-full fb-import-upload")
+            ).props(f'accept="{UPLOAD_SUFFIXES}"').classes("w-full fb-import-upload")
             ui.button("Cancel", on_click=dialog.close).props("flat")
         dialog.open()
 

@@ -8,8 +8,8 @@ from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import UnsupportedFormatError
 from flowbuilder.flow import Flow
 from flowbuilder.formats.convert import EXPORT_FORMATS as FOREIGN_FORMATS
-from flowbuilder.formats.convert import convert_data, detect_foreign, export_flow
-from flowbuilder.formats.limits import check_size, parse_untrusted_json, strict_dumps
+from flowbuilder.formats.convert import convert_data, detect_foreign, export_flow, parse_flow_text
+from flowbuilder.formats.limits import check_size, strict_dumps
 from flowbuilder.formats.native import detect_format, dump_flow, flow_from_data
 from flowbuilder.formats.report import ImportReport
 from flowbuilder.scopes import ID_KEY, imported_flow_id
@@ -17,13 +17,18 @@ from flowbuilder.scopes import ID_KEY, imported_flow_id
 EXPORT_FORMATS = ("flowbuilder", *FOREIGN_FORMATS)
 
 
+UPLOAD_SUFFIXES = ".json,.yml,.yaml,application/json,application/x-yaml,text/yaml"
+"""What the import dialog's picker offers: JSON exports and Dify's YAML DSL."""
+
+
 def parse_upload(content: bytes, filename: str) -> Any:
+    """An uploaded flow file parsed as the command line parses one (JSON, or YAML for a Dify DSL)."""
     check_size(filename, len(content))
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise UnsupportedFormatError(filename, "is not UTF-8 text; a flow file is JSON") from None
-    return parse_untrusted_json(text, filename)
+        raise UnsupportedFormatError(filename, "is not UTF-8 text; a flow file is JSON or YAML") from None
+    return parse_flow_text(text, filename)
 
 
 def import_data(
@@ -37,7 +42,7 @@ def import_data(
         return flow.model_copy(update={"meta": {**flow.meta, ID_KEY: imported_flow_id(data)}}), None
     # the command line's own checks (format, node and connection limits), not a copy of them
     kind = detect_foreign(data, origin)
-    return convert_data(data, kind, origin, resolver=resolver, local=local)
+    return convert_data(data, kind, origin, resolver=resolver, local=local)  # unwraps a Flowise record
 
 
 def export_text(flow: Flow, fmt: str) -> tuple[str, list[str]]:

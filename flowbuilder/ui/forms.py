@@ -14,6 +14,8 @@ from typing import Any
 
 @dataclass
 class FormField:
+    """One field of the inspector's form, from the Config's JSON schema."""
+
     name: str
     kind: str
     """``number``, ``integer``, ``select``, ``switch``, ``textarea``, ``text`` or ``json``."""

@@ -21,6 +21,8 @@ CARD_W, CARD_H = 230.0, 80.0
 
 @dataclass
 class Template:
+    """An example flow offered in the gallery."""
+
     path: Path
     name: str
     description: str

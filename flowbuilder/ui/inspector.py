@@ -90,8 +90,8 @@ class Inspector:
                 with ui.expansion("Advanced").classes("w-full"):
                     for form_field in advanced:
                         self._field(form_field, spec.config)
-            if spec.type == "llm.local":
-                runtime_panel()
+            if cls.runtime is not None:
+                runtime_panel(cls.runtime)
             if cls.credential_slots:
                 ui.label("Credentials").classes("text-subtitle2 q-mt-sm")
                 for slot in cls.credential_slots:
@@ -215,6 +215,9 @@ class Inspector:
             if is_file_field(f.name):
                 field_input = element
                 suffixes = suffixes_for(f.name)
+                node_class = self.session.state.node_class(self.node_id) if self.node_id else None
+                runtime = node_class.runtime if node_class is not None else None
+                bundled = runtime.bundled_files() if runtime is not None else []
 
                 def picked(path: str, target: Any = field_input) -> None:
                     target.value = path  # fires on_value_change -> the checked config edit
@@ -222,7 +225,9 @@ class Inspector:
                 with element.add_slot("append"):
                     ui.button(
                         icon="folder_open",
-                        on_click=lambda: pick_file(self.session.workspace, self.session.base_dir, picked, suffixes),
+                        on_click=lambda: pick_file(
+                            self.session.workspace, self.session.base_dir, picked, suffixes, bundled
+                        ),
                     ).props("flat dense round size=sm").tooltip("Upload or choose a file").mark(f"pick-{f.name}")
         else:
             text = "" if value is None else json.dumps(value, ensure_ascii=False)

@@ -68,6 +68,8 @@ def tip_html(cls: NodeClass) -> str:
 
 
 class Palette:
+    """The node palette: registered types by category, searchable by name and aliases."""
+
     def __init__(self, registry: NodeRegistry, on_add: Callable[[str], Awaitable[None] | None]) -> None:
         self.registry = registry
         self.on_add = on_add

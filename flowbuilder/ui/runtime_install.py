@@ -1,4 +1,5 @@
-"""The "Install local model runtime" button on an ``llm.local`` node: runs ``pip install -e .[local]``.
+"""The "Install local model runtime" button on a node whose class names a :class:`~flowbuilder.node.Runtime`
+(``llm.local``: ``pip install -e .[local]``).
 
 llama-cpp-python builds llama.cpp from source (minutes), so the install is one job per process that
 outlives the inspector redrawing: it runs as a child process (asyncio, never blocking the event loop),
@@ -14,11 +15,12 @@ import importlib
 import os
 import re
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nicegui import background_tasks, ui
 
-from flowbuilder.nodes.llms.local_runtime import bundled_model, install_command, install_env, runtime_available
+from flowbuilder.node import Runtime
 
 _STEP = re.compile(r"\[(\d+)/(\d+)\]")
 _REFRESH_S = 0.5
@@ -26,14 +28,21 @@ _REFRESH_S = 0.5
 
 @dataclass
 class InstallJob:
+    """One install of one runtime in a child process: its state, progress line and the output's tail."""
+
+    command: list[str]
+    """The install argv (pip install -e .[local] -v: -v shows the cmake build steps, the only real progress of a
+    long build)."""
+    env: dict[str, str] | None = None
+    available: Callable[[], bool] = lambda: True
+    """Asked after a successful install: the runtime imports now."""
+    name: str = "the runtime"
     state: str = "idle"
     """idle, running, done, failed or cancelled."""
     line: str = ""
     """The progress line: the build step or pip's latest message."""
     tail: list[str] = field(default_factory=list)
     process: asyncio.subprocess.Process | None = None
-    command: list[str] = field(default_factory=lambda: [*install_command(), "-v"])
-    """pip install -e .[local]; -v shows the cmake build steps, the only real progress of a long build."""
 
     def start(self) -> None:
         if self.state == "running":
@@ -47,7 +56,7 @@ class InstallJob:
                 *self.command,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
-                env=install_env(),
+                env=self.env,
                 start_new_session=True,  # Cancel ends pip and the compilers it started, together
             )
         except OSError as exc:
@@ -63,8 +72,8 @@ class InstallJob:
         if self.state == "cancelled":
             return
         importlib.invalidate_caches()
-        if code == 0 and runtime_available():
-            self.state, self.line = "done", "installed: llm.local runs now (no restart needed)"
+        if code == 0 and self.available():
+            self.state, self.line = "done", f"installed: {self.name} runs now (no restart needed)"
         else:
             last = next((line for line in reversed(self.tail) if "error" in line.lower()), self.tail[-1:] or [""])
             self.state, self.line = "failed", f"pip exited with {code}: {str(last)[:200]}"
@@ -87,34 +96,42 @@ def progress_line(text: str, previous: str) -> str:
     return previous
 
 
-JOB = InstallJob()
+_JOBS: dict[str, InstallJob] = {}
+"""One install job per runtime per process: it outlives the inspector redrawing."""
 
 
-def runtime_panel() -> None:
-    """Under an llm.local node's settings: the runtime's state, or the install button with its progress."""
+def job_for(runtime: Runtime) -> InstallJob:
+    """The install job of ``runtime`` (made on first use)."""
+    if runtime.name not in _JOBS:
+        _JOBS[runtime.name] = InstallJob(
+            [*runtime.install_command(), "-v"], runtime.install_env(), runtime.available, runtime.name
+        )
+    return _JOBS[runtime.name]
+
+
+def runtime_panel(runtime: Runtime) -> None:
+    """Under the settings of a node that needs ``runtime``: its state, or the install button with its progress."""
+    job = job_for(runtime)
     with ui.column().classes("w-full gap-1 q-mt-sm fb-local-runtime"):
-        if runtime_available() and JOB.state != "running":
-            model = bundled_model()
-            note = f"default model: {model.name}" if model else "no default model: choose a .gguf file"
-            ui.label(f"llama.cpp runtime installed · {note}").classes("text-xs text-grey-7")
+        if runtime.available() and job.state != "running":
+            bundled = runtime.bundled_files()
+            note = f"default model: {bundled[0].name}" if bundled else "no default model: choose a .gguf file"
+            ui.label(f"{runtime.name} runtime installed · {note}").classes("text-xs text-grey-7")
             return
-        ui.label(
-            "The local model runtime (llama-cpp-python) is not installed. It builds llama.cpp from source: "
-            "about 20 minutes on 2 cores."
-        ).classes("text-xs text-grey-8")
+        ui.label(runtime.install_note or f"{runtime.name} is not installed.").classes("text-xs text-grey-8")
         with ui.row().classes("items-center gap-2"):
-            install = ui.button("Install local model runtime", icon="download", on_click=JOB.start).props(
+            install = ui.button("Install local model runtime", icon="download", on_click=job.start).props(
                 "dense no-caps"
             )
             install.mark("install-local-runtime")
-            stop = ui.button("Cancel", on_click=JOB.cancel).props("dense flat no-caps").mark("cancel-local-runtime")
+            stop = ui.button("Cancel", on_click=job.cancel).props("dense flat no-caps").mark("cancel-local-runtime")
         line = ui.label().classes("text-xs fb-install-progress").mark("install-progress")
 
         def refresh() -> None:
-            install.set_enabled(JOB.state != "running")
-            stop.set_visibility(JOB.state == "running")
-            line.set_text(JOB.line)
-            line.classes(replace=f"text-xs fb-install-progress {'text-negative' if JOB.state == 'failed' else ''}")
+            install.set_enabled(job.state != "running")
+            stop.set_visibility(job.state == "running")
+            line.set_text(job.line)
+            line.classes(replace=f"text-xs fb-install-progress {'text-negative' if job.state == 'failed' else ''}")
 
         refresh()
         ui.timer(_REFRESH_S, refresh)

@@ -15,6 +15,7 @@ from nicegui import ui
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.executor import Executor
 from flowbuilder.netguard import check_bind, is_loopback
+from flowbuilder.registry import NodeRegistry
 from flowbuilder.secrets import redact
 from flowbuilder.serving.client_config import curl_example, http_config, pretty, stdio_config
 from flowbuilder.ui.jobs import Job, start_job
@@ -83,7 +84,6 @@ class ServePanel:
             return DEFAULT_PORT
 
     def start(self) -> None:
-        from flowbuilder.commands.mcp import start_warm_up
         from flowbuilder.serving.http_app import BackgroundServer, build_http_app
         from flowbuilder.serving.service import FlowService
 
@@ -108,7 +108,7 @@ class ServePanel:
         except OSError as exc:
             self._show_error(f"Cannot listen on {host}:{port}: {exc.strerror or exc}. Pick another port.")
             return
-        start_warm_up(service)
+        service.start_warm_up()
         _RUNNING[port] = (server, service)
         url_host = f"[{host}]" if ":" in host else host
         job = start_job(
@@ -269,12 +269,14 @@ class ServePanel:
             else:
                 ui.label("Save the flow first: the stdio form needs its file path.").classes("text-caption text-grey-7")
             ui.label("Try it").classes("text-caption text-weight-medium")
-            question = _example_question(flow)
+            question = _example_question(flow, self.session.state.registry)
             ui.code(curl_example(base_url, question, 5, token_set), language="bash").classes("w-full fb-serve-curl")
 
 
-def _example_question(flow: Any) -> str:
+def _example_question(flow: Any, registry: NodeRegistry) -> str:
+    """The text a chat input (a node fed the run's text) holds, for the curl example."""
     for node in flow.nodes:
-        if node.type == "chat.input" and isinstance(node.config.get("text"), str) and node.config["text"].strip():
+        asks = node.type in registry and registry.get(node.type).run_input == "text"
+        if asks and isinstance(node.config.get("text"), str) and node.config["text"].strip():
             return str(node.config["text"])
     return "your question"

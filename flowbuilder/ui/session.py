@@ -34,6 +34,8 @@ class AppConfig:
 
 @dataclass
 class EditorSession:
+    """One browser session's editor: the flow state, credentials, executor and results."""
+
     state: EditorState
     resolver: CredentialResolver
     executor: Executor

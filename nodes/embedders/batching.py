@@ -25,6 +25,8 @@ class _Waiting:
 
 
 class QueryBatcher:
+    """Questions that arrive while one is embedded go together into the next model call (no timer)."""
+
     def __init__(self, embed: Callable[[list[str]], np.ndarray], max_batch: int = 64) -> None:
         self._embed = embed
         self.max_batch = max_batch

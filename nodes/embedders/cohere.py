@@ -9,17 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str, to_float
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.embedders.remote import (
+    CacheSetting,
+    InFlightSetting,
+    RemoteEmbedder,
+    RetriesSetting,
+    TimeoutSetting,
+    remote_options,
+)
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.llms.base import scrub
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 PROVIDER = "cohere"
@@ -162,6 +172,8 @@ class CohereEmbedder(RemoteEmbedder):
 
 
 class CohereEmbedderConfig(BaseModel):
+    """Settings of ``embedder.cohere``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(
@@ -171,16 +183,10 @@ class CohereEmbedderConfig(BaseModel):
     )
     base_url: str = Field("", description=f"Empty = {DEFAULT_BASE_URL}; or a compatible server.")
     batch_size: int = Field(MAX_BATCH, ge=1, le=MAX_BATCH, description="Texts per request (Cohere allows 96).")
-    cache: bool = Field(
-        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
-    )
-    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
-    max_in_flight: int = Field(
-        4, ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them)."
-    )
-    max_retries: int = Field(
-        5, ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says)."
-    )
+    cache: CacheSetting = True
+    timeout: TimeoutSetting = 60
+    max_in_flight: InFlightSetting = 4
+    max_retries: RetriesSetting = 5
 
 
 @register_node
@@ -188,11 +194,67 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from Cohere's embed models (needs an API key)."""
 
     type_name = "embedder.cohere"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.cohere",
+                LC + "embeddingsCohere",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "modelName", "embed-english-v2.0", keep=True),),
+                ignore=("notice",),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.cohere",
+                "CohereEmbeddings",
+                also=("CohereEmbeddingsComponent",),
+                display="Cohere Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model_name", "embed-english-v2.0", widget="DropdownInput"),
+                    Param(
+                        "timeout",
+                        "request_timeout",
+                        to_ours=lambda v: to_float(v) or None,
+                        widget="FloatInput",
+                        kind="float",
+                    ),
+                ),
+                ignore=("truncate", "max_retries", "user_agent"),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
+                    "secret": "api_key",
+                },
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.cohere",
+                "cohereEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(Param("model", "modelName", "embed-english-v2.0", to_ours=nonempty_str),),
+                ignore=("inputType",),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.cohere",
+                "embedding:cohere",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Cohere Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Cohere")
     category = "Embedders"
     Config = CohereEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", PROVIDER, description="Cohere API key (COHERE_API_KEY)."),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
@@ -202,10 +264,7 @@ class CohereEmbedderNode(Node[CohereEmbedderConfig, NoInputs, EmbedderOut]):
             model=c.model,
             base_url=c.base_url,
             batch_size=c.batch_size,
-            timeout=c.timeout,
-            cache_dir=ctx.data_dir if c.cache else None,
-            max_in_flight=c.max_in_flight,
-            max_retries=c.max_retries,
+            **remote_options(c, ctx),
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

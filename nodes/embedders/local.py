@@ -12,15 +12,20 @@ import hashlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
@@ -185,6 +190,8 @@ class LocalEmbedder(CachingEmbedder):
 
 
 class LocalEmbedderConfig(BaseModel):
+    """Settings of ``embedder.local``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     batch_size: int = Field(32, ge=1, le=1024, description="Texts per model call.")
@@ -198,11 +205,51 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
     """all-MiniLM-L6-v2 (384-d) on this machine: no key, no network, no PyTorch."""
 
     type_name = "embedder.local"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # The nearest n8n equivalent of the offline MiniLM embedder: all-minilm on a local Ollama.
+            Adapter(
+                "embedder.local",
+                LC + "embeddingsOllama",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                fixed={"model": "all-minilm"},
+                imports=False,
+                note="embedder.local has no n8n node: exported as Ollama embeddings with all-minilm "
+                "(the same MiniLM model; run `ollama pull all-minilm`)",
+            ),
+        ),
+        "langflow": (
+            # The offline MiniLM embedder's nearest LangFlow component: Ollama's all-minilm.
+            Adapter(
+                "embedder.local",
+                "OllamaEmbeddings",
+                display="Ollama Embeddings",
+                imports=False,
+                **LF.EMBEDDINGS_OUT,
+                fixed={"model_name": "all-minilm", "base_url": "http://127.0.0.1:11434"},
+                note="embedder.local has no LangFlow component: exported as Ollama embeddings with "
+                "all-minilm (the same MiniLM model; run `ollama pull all-minilm`)",
+                extra={"outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.local",
+                "huggingFaceInferenceEmbeddings",
+                "embedder",
+                ignore=("modelName", "endpoint"),
+                note="HuggingFace Inference embeddings: computed here by the local MiniLM model (no key, "
+                "offline; vectors differ from the named model's, so re-index)",
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.OFFLINE_SWAP, Capability.DEFAULT_SOURCE})
     display_name = "Local Embeddings (MiniLM)"
     aliases = ("Embeddings", "embedding model", "HuggingFace Embeddings")
     category = "Embedders"
     Config = LocalEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = LocalEmbedder(

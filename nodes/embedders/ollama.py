@@ -8,16 +8,26 @@ cached text, so changing it re-embeds.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.embedders.remote import (
+    CacheSetting,
+    InFlightSetting,
+    RemoteEmbedder,
+    RetriesSetting,
+    TimeoutSetting,
+    remote_options,
+)
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.ollama_client import API_KEY_SLOT, make_client
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
 
@@ -116,6 +126,8 @@ class OllamaEmbedder(RemoteEmbedder):
 
 
 class OllamaEmbedderConfig(BaseModel):
+    """Settings of ``embedder.ollama``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("nomic-embed-text", description="An embedding model pulled into Ollama.")
@@ -123,16 +135,10 @@ class OllamaEmbedderConfig(BaseModel):
     document_prefix: str = Field("search_document: ", description="Prepended to every stored text.")
     query_prefix: str = Field("search_query: ", description="Prepended to every question.")
     batch_size: int = Field(32, ge=1, le=2048, description="Texts per request.")
-    cache: bool = Field(
-        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
-    )
-    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
-    max_in_flight: int = Field(
-        4, ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them)."
-    )
-    max_retries: int = Field(
-        5, ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says)."
-    )
+    cache: CacheSetting = True
+    timeout: TimeoutSetting = 60
+    max_in_flight: InFlightSetting = 4
+    max_retries: RetriesSetting = 5
 
 
 @register_node
@@ -140,11 +146,61 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from an Ollama server (nomic-embed-text by default)."""
 
     type_name = "embedder.ollama"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.ollama",
+                LC + "embeddingsOllama",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", "llama3.2", keep=True),),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.ollama",
+                "OllamaEmbeddings",
+                also=("OllamaEmbeddingsComponent",),
+                display="Ollama Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model_name", "nomic-embed-text", widget="DropdownInput"),
+                    Param("model", "model", export=False),
+                    Param("base_url", "base_url", to_ours=nonempty_str, widget="MessageTextInput"),
+                ),
+                extra={"outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),)},
+                local=OFFLINE_EMBEDDER,
+                providers=("ollama",),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.ollama",
+                "ollamaEmbedding",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", to_ours=nonempty_str),
+                    Param("base_url", "baseUrl", "http://localhost:11434", to_ours=nonempty_str),
+                ),
+                ignore=("numGpu", "numThread", "useMMap"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.ollama",
+                "embedding:ollama",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Ollama Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Ollama")
     category = "Embedders"
     Config = OllamaEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (API_KEY_SLOT,)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
@@ -155,11 +211,8 @@ class OllamaEmbedderNode(Node[OllamaEmbedderConfig, NoInputs, EmbedderOut]):
             document_prefix=c.document_prefix,
             query_prefix=c.query_prefix,
             batch_size=c.batch_size,
-            timeout=c.timeout,
-            cache_dir=ctx.data_dir if c.cache else None,
             api_key=ctx.secret("api_key") if ctx.has_secret("api_key") else None,
-            max_in_flight=c.max_in_flight,
-            max_retries=c.max_retries,
+            **remote_options(c, ctx),
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

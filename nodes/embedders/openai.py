@@ -3,16 +3,34 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import (
+    OFFLINE_EMBEDDER,
+    Adapter,
+    ByVersion,
+    Mappings,
+    Param,
+    nonempty_str,
+    positive_int,
+)
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.embedders.remote import (
+    CacheSetting,
+    InFlightSetting,
+    RemoteEmbedder,
+    RetriesSetting,
+    TimeoutSetting,
+    remote_options,
+)
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 from flowbuilder.terminal import excerpt
 
@@ -113,22 +131,18 @@ def _safe_message(exc: Any, secret: str) -> str:
 
 
 class OpenAIEmbedderConfig(BaseModel):
+    """Settings of ``embedder.openai``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("text-embedding-3-small", description="text-embedding-3-small (1536-d) or -large (3072-d).")
     base_url: str = Field("", description="Empty = https://api.openai.com/v1; or any OpenAI-compatible server.")
     dimensions: int | None = Field(None, ge=1, description="Shorten the vectors (text-embedding-3 models only).")
     batch_size: int = Field(256, ge=1, le=2048, description="Texts per request (OpenAI allows up to 2048).")
-    cache: bool = Field(
-        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
-    )
-    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
-    max_in_flight: int = Field(
-        4, ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them)."
-    )
-    max_retries: int = Field(
-        5, ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says)."
-    )
+    cache: CacheSetting = True
+    timeout: TimeoutSetting = 60
+    max_in_flight: InFlightSetting = 4
+    max_retries: RetriesSetting = 5
 
 
 @register_node
@@ -136,11 +150,115 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from OpenAI's text-embedding-3 models (needs an API key)."""
 
     type_name = "embedder.openai"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.openai",
+                LC + "embeddingsOpenAi",
+                (1, 1.1, 1.2),
+                outputs={"embedder": "ai_embedding"},
+                params=(
+                    Param("model", "model", ByVersion({1: "text-embedding-ada-002"}, "text-embedding-3-small")),
+                    Param("dimensions", "options.dimensions", 0, to_ours=positive_int, to_theirs=lambda v: v or 0),
+                    Param("base_url", "options.baseURL", "", to_ours=nonempty_str),
+                ),
+                fixed={"options": {}},
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.openai",
+                "OpenAIEmbeddings",
+                also=("OpenAIEmbeddingsComponent",),
+                display="OpenAI Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model", "text-embedding-3-small", widget="DropdownInput"),
+                    Param(
+                        "dimensions",
+                        "dimensions",
+                        to_ours=positive_int,
+                        to_theirs=lambda v: v or 0,
+                        widget="IntInput",
+                        kind="int",
+                    ),
+                    Param("base_url", "openai_api_base", to_ours=nonempty_str, widget="MessageTextInput"),
+                ),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embedding Model", ("Embeddings",), "build_embeddings"),),
+                    "secret": "openai_api_key",
+                },
+                local=OFFLINE_EMBEDDER,
+                providers=("openai",),
+            ),
+            Adapter(
+                "embedder.openai",
+                "EmbeddingModel",
+                display="Embedding Model",
+                hook="provider",
+                export=False,
+                outputs={"embedder": "embeddings"},
+                ignore=(
+                    "model",
+                    "base_url_ibm_watsonx",
+                    "chunk_size",
+                    "dimensions",
+                    "input_text",
+                    "max_retries",
+                    "show_progress_bar",
+                    "truncate_input_tokens",
+                    "request_timeout",
+                    "api_key",
+                    "provider",
+                    "model_name",
+                    "api_base",
+                    "project_id",
+                    "model_kwargs",
+                    "ollama_base_url",
+                ),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.openai",
+                "openAIEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", "text-embedding-ada-002", to_ours=nonempty_str),
+                    Param("dimensions", "dimensions", to_ours=positive_int),
+                    Param("base_url", "basepath", to_ours=nonempty_str),
+                ),
+                ignore=("stripNewLines", "batchSize", "timeout", "baseOptions", "encodingFormat"),
+            ),
+            FW.service(
+                "embedder.openai",
+                "openAIEmbeddingsCustom",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", to_ours=nonempty_str),
+                    Param("dimensions", "dimensions", to_ours=positive_int),
+                    Param("base_url", "basepath", to_ours=nonempty_str),
+                ),
+                ignore=("stripNewLines", "batchSize", "timeout", "baseOptions"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.openai",
+                "embedding:openai",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "OpenAI Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings OpenAI")
     category = "Embedders"
     Config = OpenAIEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", "openai"),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
@@ -151,10 +269,7 @@ class OpenAIEmbedderNode(Node[OpenAIEmbedderConfig, NoInputs, EmbedderOut]):
             base_url=c.base_url,
             dimensions=c.dimensions,
             batch_size=c.batch_size,
-            timeout=c.timeout,
-            cache_dir=ctx.data_dir if c.cache else None,
-            max_in_flight=c.max_in_flight,
-            max_retries=c.max_retries,
+            **remote_options(c, ctx),
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

@@ -21,12 +21,47 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from email.utils import parsedate_to_datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Protocol
 
 import numpy as np
+from pydantic import Field
 
 from flowbuilder.errors import ProviderError
+from flowbuilder.node import RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
+
+# The config fields every remote embedder shares (its Config declares them, in its own order, with these
+# defaults: cache = True, timeout = 60, max_in_flight = 4, max_retries = 5), and what they become.
+CacheSetting = Annotated[
+    bool, Field(description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice.")
+]
+TimeoutSetting = Annotated[float, Field(gt=0, description="Seconds to wait for one request.")]
+InFlightSetting = Annotated[
+    int, Field(ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them).")
+]
+RetriesSetting = Annotated[
+    int, Field(ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says).")
+]
+
+
+class RemoteSettings(Protocol):
+    """The shared fields of a remote embedder's Config."""
+
+    cache: bool
+    timeout: float
+    max_in_flight: int
+    max_retries: int
+
+
+def remote_options(config: RemoteSettings, ctx: RunContext) -> dict[str, Any]:
+    """The :class:`RemoteEmbedder` keyword arguments the shared config fields give (``cache`` -> the data dir)."""
+    return {
+        "timeout": config.timeout,
+        "cache_dir": ctx.data_dir if config.cache else None,
+        "max_in_flight": config.max_in_flight,
+        "max_retries": config.max_retries,
+    }
+
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_WAIT = 120.0

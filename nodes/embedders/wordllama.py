@@ -16,11 +16,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.embedders.cache import CachingEmbedder, open_cache
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 SCREENING_LABEL = "screening-grade (WordLlama static embeddings; rank settings with it, report with a real embedder)"
@@ -71,6 +71,8 @@ class WordLlamaEmbedder(CachingEmbedder):
 
 
 class WordLlamaEmbedderConfig(BaseModel):
+    """Settings of ``embedder.wordllama``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     dim: Literal[64, 128, 256] = Field(256, description="Vector size (Matryoshka truncation of the 256-d weights).")
@@ -85,11 +87,12 @@ class WordLlamaEmbedderNode(Node[WordLlamaEmbedderConfig, NoInputs, EmbedderOut]
     """Screening-grade WordLlama embedder (bundled weights, very fast, weaker): for sweeps, not final numbers."""
 
     type_name = "embedder.wordllama"
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.SCREENING})
     display_name = "WordLlama Embeddings"
     aliases = ("Embeddings", "embedding model", "fast")
     category = "Embedders"
     Config = WordLlamaEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
         embedder = WordLlamaEmbedder(

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.io import HitsOut
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Hits
 from flowbuilder.registry import register_node
 
@@ -148,6 +146,8 @@ def _distinct(hits: Sequence[Hit], by: FuseBy) -> list[Hit]:
 
 
 class FusionConfig(BaseModel):
+    """Settings of ``retriever.fusion``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     method: FusionMethod = Field("rrf", description="rrf: sum of 1/(k + rank); weighted: weight x min-max score.")
@@ -167,12 +167,20 @@ class FusionConfig(BaseModel):
 
 
 class FusionIn(TypedDict):
-    hits: list[Hits]
+    """The input ports of ``retriever.fusion``."""
+
+    hits: Annotated[list[Hits], "Two or more hit lists (dense, keyword, views...)."]
     """One hit list per connection."""
 
 
+class FusedOut(TypedDict):
+    """The output ports of ``retriever.fusion``."""
+
+    hits: Annotated[Hits, "Fused hits, best first; legs and explain filled."]
+
+
 @register_node
-class FusionNode(Node[FusionConfig, FusionIn, HitsOut]):
+class FusionNode(Node[FusionConfig, FusionIn, FusedOut]):
     """Fuse several ranked hit lists (RRF or weighted) and show each leg's rank and score."""
 
     type_name = "retriever.fusion"
@@ -180,12 +188,8 @@ class FusionNode(Node[FusionConfig, FusionIn, HitsOut]):
     aliases = ("hybrid search", "Ensemble Retriever", "reciprocal rank fusion")
     category = "Retrieval"
     Config = FusionConfig
-    inputs = (
-        Port("hits", PortType.HITS, multiple=True, description="Two or more hit lists (dense, keyword, views...)."),
-    )
-    outputs = (Port("hits", PortType.HITS, description="Fused hits, best first; legs and explain filled."),)
 
-    def run(self, inputs: FusionIn, ctx: RunContext) -> HitsOut:
+    def run(self, inputs: FusionIn, ctx: RunContext) -> FusedOut:
         c = self.config
         lists = inputs["hits"]
         if not lists:

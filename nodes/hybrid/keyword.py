@@ -14,7 +14,7 @@ import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,12 +24,10 @@ from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
-from flowbuilder.nodes.io import SearchOut
 from flowbuilder.nodes.vectorstores.common import decode_metadata, unique_documents
-from flowbuilder.ports import Port, PortType
-from flowbuilder.portvalues import Chunks, Text
+from flowbuilder.portvalues import Chunks, Hits, Text
 from flowbuilder.registry import register_node
-from flowbuilder.services import VectorStore
+from flowbuilder.services import Retriever, VectorStore
 
 Scorer = Literal["bm25", "overlap"]
 LEG = "keyword"
@@ -237,6 +235,8 @@ def _variants(hit: Hit) -> str:
 
 
 class KeywordConfig(BaseModel):
+    """Settings of ``retriever.keyword``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     scorer: Scorer = Field("bm25", description="bm25 (bm25s) or overlap: share of the question's words in the chunk.")
@@ -253,13 +253,22 @@ class KeywordConfig(BaseModel):
 
 
 class KeywordIn(TypedDict):
-    store: NotRequired[VectorStore]
-    documents: NotRequired[list[Chunks]]
-    query: Text
+    """The input ports of ``retriever.keyword``."""
+
+    store: NotRequired[Annotated[VectorStore, "Index exactly the chunks this store holds."]]
+    documents: NotRequired[Annotated[list[Chunks], "Or index these chunks."]]
+    query: Annotated[Text, "The question (or a list of rewritten variants)."]
+
+
+class KeywordOut(TypedDict):
+    """The output ports of ``retriever.keyword``."""
+
+    hits: Annotated[Hits, "Best matches first; score = BM25 or overlap share."]
+    retriever: Annotated[Retriever, "The same search as a service."]
 
 
 @register_node
-class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, SearchOut]):
+class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, KeywordOut]):
     """Find chunks by keywords (BM25 or word overlap); the index mirrors the store and is kept on disk."""
 
     type_name = "retriever.keyword"
@@ -267,15 +276,6 @@ class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, SearchOut]):
     aliases = ("BM25", "keyword search", "full-text", "retriever")
     category = "Retrieval"
     Config = KeywordConfig
-    inputs = (
-        Port("store", PortType.VECTOR_STORE, required=False, description="Index exactly the chunks this store holds."),
-        Port("documents", PortType.CHUNKS, required=False, multiple=True, description="Or index these chunks."),
-        Port("query", PortType.TEXT, description="The question (or a list of rewritten variants)."),
-    )
-    outputs = (
-        Port("hits", PortType.HITS, description="Best matches first; score = BM25 or overlap share."),
-        Port("retriever", PortType.RETRIEVER, description="The same search as a service."),
-    )
 
     @classmethod
     def fingerprint(
@@ -292,7 +292,7 @@ class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, SearchOut]):
         except Exception:  # an unreachable server: let run() report it
             return None
 
-    def run(self, inputs: KeywordIn, ctx: RunContext) -> SearchOut:
+    def run(self, inputs: KeywordIn, ctx: RunContext) -> KeywordOut:
         c = self.config
         store = inputs.get("store")
         batches = inputs.get("documents")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,9 +21,9 @@ from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import hit_key, stage_rows
-from flowbuilder.nodes.io import ChunksOut, DocumentsIn, HitsIn, HitsOut
+from flowbuilder.nodes.io import HitsIn
 from flowbuilder.nodes.vectorstores.common import document_id
-from flowbuilder.ports import Port, PortType
+from flowbuilder.portvalues import Chunks, Hits, Records
 from flowbuilder.registry import register_node
 
 View = Literal["whole", "field", "sentence"]
@@ -126,6 +126,8 @@ def _default_views() -> list[View]:
 
 
 class ViewsConfig(BaseModel):
+    """Settings of ``indexer.views``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     views: list[View] = Field(
@@ -139,8 +141,26 @@ class ViewsConfig(BaseModel):
     min_sentence_chars: int = Field(30, ge=1, le=2000, description="Shorter sentences are merged with the next.")
 
 
+class ParentsOut(TypedDict):
+    """The output ports of ``retriever.parents``."""
+
+    hits: Annotated[Hits, "Parent records, one per parent, best first."]
+
+
+class ViewsIn(TypedDict):
+    """The input ports of ``indexer.views``."""
+
+    documents: Annotated[Records, "Records or sections: the parents."]
+
+
+class ViewsOut(TypedDict):
+    """The output ports of ``indexer.views``."""
+
+    chunks: Annotated[Chunks, "View chunks with parent_id, parent_text and view."]
+
+
 @register_node
-class ViewsIndexerNode(Node[ViewsConfig, DocumentsIn, ChunksOut]):
+class ViewsIndexerNode(Node[ViewsConfig, ViewsIn, ViewsOut]):
     """Index several views of each record (a field, sentences, the whole), each pointing to its parent."""
 
     type_name = "indexer.views"
@@ -148,8 +168,6 @@ class ViewsIndexerNode(Node[ViewsConfig, DocumentsIn, ChunksOut]):
     aliases = ("Multi Vector Retriever", "parent document", "index")
     category = "Splitters"
     Config = ViewsConfig
-    inputs = (Port("documents", PortType.RECORDS, description="Records or sections: the parents."),)
-    outputs = (Port("chunks", PortType.CHUNKS, description="View chunks with parent_id, parent_text and view."),)
 
     @classmethod
     def config_problems(cls, config: ViewsConfig) -> list[tuple[str | None, str]]:
@@ -160,7 +178,7 @@ class ViewsIndexerNode(Node[ViewsConfig, DocumentsIn, ChunksOut]):
             problems.append((None, "The 'field' view needs fields: name the column(s), e.g. TestCase Description."))
         return problems
 
-    def run(self, inputs: DocumentsIn, ctx: RunContext) -> ChunksOut:
+    def run(self, inputs: ViewsIn, ctx: RunContext) -> ViewsOut:
         c = self.config
         for _port, problem in self.config_problems(c):
             raise NodeError(problem)
@@ -205,13 +223,15 @@ def return_parents(hits: Sequence[Hit], keep: int = 0) -> list[Hit]:
 
 
 class ParentsConfig(BaseModel):
+    """Settings of ``retriever.parents``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     keep: int = Field(5, ge=0, le=1000, description="Parents returned; 0 = all.")
 
 
 @register_node
-class ParentsRetrieverNode(Node[ParentsConfig, HitsIn, HitsOut]):
+class ParentsRetrieverNode(Node[ParentsConfig, HitsIn, ParentsOut]):
     """Map hits on views or child chunks to their parent records, deduplicated, best first."""
 
     type_name = "retriever.parents"
@@ -219,10 +239,8 @@ class ParentsRetrieverNode(Node[ParentsConfig, HitsIn, HitsOut]):
     aliases = ("retriever", "parent", "small-to-big")
     category = "Retrieval"
     Config = ParentsConfig
-    inputs = (Port("hits", PortType.HITS, description="Hits on views/children (from a store, keyword or fusion)."),)
-    outputs = (Port("hits", PortType.HITS, description="Parent records, one per parent, best first."),)
 
-    def run(self, inputs: HitsIn, ctx: RunContext) -> HitsOut:
+    def run(self, inputs: HitsIn, ctx: RunContext) -> ParentsOut:
         hits = inputs["hits"]
         parents = return_parents(hits, self.config.keep)
         with_parent = sum(1 for h in hits if h.document.metadata.get("parent_id"))

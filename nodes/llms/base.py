@@ -24,7 +24,6 @@ from flowbuilder.data import ChatMessage
 from flowbuilder.errors import FlowbuilderError, ProviderError
 from flowbuilder.node import ConfigT, Node, RunContext
 from flowbuilder.nodes.io import ChatIn, ChatOut
-from flowbuilder.ports import Port, PortType
 from flowbuilder.services import Tool
 from flowbuilder.terminal import excerpt
 
@@ -235,24 +234,6 @@ class ChatNode(Node[ConfigT, ChatIn, ChatOut]):
     """Shared run of ``llm.*``: answer the prompt when it is connected, always provide the model."""
 
     category = "Models"
-    inputs = (
-        Port(
-            "prompt",
-            PortType.PROMPT,
-            required=False,
-            description="The prompt to answer; leave unconnected to only provide the model.",
-        ),
-        Port(
-            "system",
-            PortType.TEXT,
-            required=False,
-            description="System instructions; overrides the config's system message.",
-        ),
-    )
-    outputs = (
-        Port("answer", PortType.ANSWER, description="The model's answer to the prompt."),
-        Port("model", PortType.CHAT_MODEL, description="The configured model, for an agent."),
-    )
     cacheable = False
 
     def build_model(self, ctx: RunContext) -> BaseChatModel:

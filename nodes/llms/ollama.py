@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import dify_table as DF
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str
+from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import (
     BaseChatModel,
@@ -27,6 +33,8 @@ PROVIDER = "Ollama"
 
 
 class OllamaChatConfig(LLMConfig):
+    """Settings of ``llm.ollama``: the saved config, and the inspector's form."""
+
     model: str = Field("llama3.2", description="A model pulled on the Ollama server (`ollama list`).")
     base_url: str = Field(DEFAULT_HOST, description="The Ollama server.", json_schema_extra={"advanced": True})
 
@@ -161,6 +169,57 @@ class OllamaChat(ChatModelNode[OllamaChatConfig]):
     """Answer a prompt with a model on an Ollama server, or provide the model to an agent."""
 
     type_name = "llm.ollama"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "llm.ollama",
+                LC + "lmChatOllama",
+                (1,),
+                outputs=CHAT_OUT,
+                params=chat_params("llama3.2"),
+                fixed={"options": {}},
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "llm.ollama",
+                "OllamaModel",
+                also=("ChatOllamaComponent",),
+                display="Ollama",
+                **LF.LLM_PORTS,
+                providers=("ollama",),
+                params=(*LF.LLM_PARAMS, Param("base_url", "base_url", to_ours=LF.api_base, widget="MessageTextInput")),
+            ),
+        ),
+        "flowise": (
+            FW.chat(
+                "llm.ollama",
+                "chatOllama",
+                Param("base_url", "baseUrl", "http://localhost:11434", to_ours=nonempty_str),
+                ignore=(
+                    *FW.SILENT,
+                    "think",
+                    "jsonMode",
+                    "keepAlive",
+                    "topP",
+                    "topK",
+                    "mirostat",
+                    "mirostatEta",
+                    "mirostatTau",
+                    "numCtx",
+                    "numGpu",
+                    "numThread",
+                    "repeatLastN",
+                    "repeatPenalty",
+                    "stop",
+                    "tfsZ",
+                ),
+            ),
+        ),
+        "dify": (Adapter("llm.ollama", "model:ollama", params=DF.MODEL_PARAMS, export=False, providers=("ollama",)),),
+    }
+
+    capabilities = frozenset({Capability.OFFLINE_SWAP})
     display_name = "Ollama Chat Model"
     aliases = ("LLM", "Ollama", "chat model", "local model", "model", "chat")
     Config = OllamaChatConfig

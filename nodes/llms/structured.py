@@ -25,6 +25,8 @@ class JsonChatModel(Protocol):
 
 @dataclass(frozen=True)
 class Reply:
+    """A structured reply: the parsed text, what the model wrote and how it was asked."""
+
     text: str
     """What the node parses: the field's value as plain text (or the raw reply)."""
     raw: str

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import dify_table as DF
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import (
+    OFFLINE_CHAT,
+    Adapter,
+    Mappings,
+    Param,
+    nonempty_str,
+    positive_int,
+    to_float,
+    to_int,
+)
+from flowbuilder.formats.n8n_table import CHAT_OUT, LC, ms_to_seconds, no_limit_tokens, seconds_to_ms
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.base import (
     BaseChatModel,
@@ -23,10 +37,14 @@ from flowbuilder.registry import register_node
 
 
 class MistralChatConfig(LLMConfig):
+    """Settings of ``llm.mistral``: the saved config, and the inspector's form."""
+
     model: str = Field("mistral-small-latest", description="Mistral model name, e.g. mistral-small-latest.")
 
 
 class MistralChatModel(BaseChatModel):
+    """The ChatModel service of ``llm.mistral`` (the official ``mistralai`` SDK)."""
+
     provider = PROVIDER
 
     def __init__(self, *, base_url: str, **kwargs: Any) -> None:
@@ -107,6 +125,61 @@ class MistralChat(ChatModelNode[MistralChatConfig]):
     """Answer a prompt with a Mistral AI chat model, or provide the model to an agent."""
 
     type_name = "llm.mistral"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "llm.mistral",
+                LC + "lmChatMistralCloud",
+                (1,),
+                outputs=CHAT_OUT,
+                params=(
+                    Param("model", "model", "mistral-small", keep=True),
+                    Param("temperature", "options.temperature", 0.7, to_ours=to_float),
+                    Param("max_tokens", "options.maxTokens", -1, to_ours=positive_int, to_theirs=no_limit_tokens),
+                    Param("timeout", "options.timeout", 60000, to_ours=ms_to_seconds, to_theirs=seconds_to_ms),
+                    Param("max_retries", "options.maxRetries", 2, to_ours=to_int),
+                ),
+                fixed={"options": {}},
+                local=OFFLINE_CHAT,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "llm.mistral",
+                "MistralModel",
+                also=("MistralAIModelComponent",),
+                display="MistralAI",
+                **LF.LLM_PORTS,
+                params=(
+                    *LF.LLM_PARAMS,
+                    Param("base_url", "mistral_api_base", to_ours=LF.mistral_endpoint, widget="MessageTextInput"),
+                ),
+                local=OFFLINE_CHAT,
+                providers=("mistral", "mistralai"),
+            ),
+        ),
+        "flowise": (
+            FW.chat(
+                "llm.mistral",
+                "chatMistralAI",
+                Param("max_tokens", "maxOutputTokens", to_ours=positive_int),
+                Param("base_url", "overrideEndpoint", to_ours=nonempty_str),
+                local=OFFLINE_CHAT,
+                ignore=(*FW.SILENT, "topP", "randomSeed", "safeMode"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "llm.mistral",
+                "model:mistralai",
+                also=("model:mistral",),
+                params=DF.MODEL_PARAMS,
+                export=False,
+                local=OFFLINE_CHAT,
+                providers=("mistral", "mistralai"),
+            ),
+        ),
+    }
     display_name = "Mistral Chat Model"
     aliases = ("LLM", "Mistral Cloud Chat Model", "chat model", "model", "chat")
     Config = MistralChatConfig

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import OFFLINE_EMBEDDER, Adapter, Mappings, Param, nonempty_str, to_float
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
-from flowbuilder.nodes.embedders.remote import RemoteEmbedder
+from flowbuilder.nodes.embedders.remote import (
+    CacheSetting,
+    InFlightSetting,
+    RemoteEmbedder,
+    RetriesSetting,
+    TimeoutSetting,
+    remote_options,
+)
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
-from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import register_node
 
 KNOWN_DIMENSIONS = {"mistral-embed": 1024}
@@ -65,21 +75,17 @@ class MistralEmbedder(RemoteEmbedder):
 
 
 class MistralEmbedderConfig(BaseModel):
+    """Settings of ``embedder.mistral``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field("mistral-embed", description="Mistral embedding model (mistral-embed: 1024-d).")
     base_url: str = Field("", description=f"Empty = {DEFAULT_BASE_URL}; or a compatible server.")
     batch_size: int = Field(64, ge=1, le=512, description="Texts per request.")
-    cache: bool = Field(
-        True, description="Keep vectors in <data dir>/embeddings.sqlite so re-runs embed nothing twice."
-    )
-    timeout: float = Field(60, gt=0, description="Seconds to wait for one request.")
-    max_in_flight: int = Field(
-        4, ge=1, le=64, description="Batches sent at once (more = faster against a server that can take them)."
-    )
-    max_retries: int = Field(
-        5, ge=0, le=20, description="Retries of a batch refused with 429 or 5xx (waits as Retry-After says)."
-    )
+    cache: CacheSetting = True
+    timeout: TimeoutSetting = 60
+    max_in_flight: InFlightSetting = 4
+    max_retries: RetriesSetting = 5
 
 
 @register_node
@@ -87,11 +93,67 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig, NoInputs, EmbedderOut]):
     """Embeddings from Mistral AI's mistral-embed (needs an API key)."""
 
     type_name = "embedder.mistral"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "embedder.mistral",
+                LC + "embeddingsMistralCloud",
+                (1,),
+                outputs={"embedder": "ai_embedding"},
+                params=(Param("model", "model", "mistral-embed", keep=True),),
+                fixed={"options": {}},
+                ignore=("options",),
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "embedder.mistral",
+                "MistalAIEmbeddings",
+                also=("MistralAIEmbeddings", "MistralAIEmbeddingsComponent"),
+                display="MistralAI Embeddings",
+                **LF.EMBEDDINGS_OUT,
+                params=(
+                    Param("model", "model", "mistral-embed", widget="DropdownInput"),
+                    Param("base_url", "endpoint", to_ours=LF.mistral_endpoint, widget="MessageTextInput"),
+                    Param("timeout", "timeout", to_ours=lambda v: to_float(v) or None, widget="IntInput", kind="int"),
+                ),
+                ignore=("max_concurrent_requests", "max_retries"),
+                extra={
+                    "outputs": (LF.out("embeddings", "Embeddings", ("Embeddings",), "build_embeddings"),),
+                    "secret": "mistral_api_key",
+                },
+                local=OFFLINE_EMBEDDER,
+                providers=("mistral", "mistralai"),
+            ),
+        ),
+        "flowise": (
+            FW.service(
+                "embedder.mistral",
+                "mistralAIEmbeddings",
+                "embedder",
+                local=OFFLINE_EMBEDDER,
+                params=(
+                    Param("model", "modelName", "mistral-embed", to_ours=nonempty_str),
+                    Param("base_url", "overrideEndpoint", to_ours=nonempty_str),
+                ),
+                ignore=("batchSize", "stripNewLines"),
+            ),
+        ),
+        "dify": (
+            Adapter(
+                "embedder.mistral",
+                "embedding:mistralai",
+                params=(Param("model", "model", to_ours=nonempty_str),),
+                export=False,
+                local=OFFLINE_EMBEDDER,
+            ),
+        ),
+    }
     display_name = "Mistral Embeddings"
     aliases = ("Embeddings", "embedding model", "Embeddings Mistral Cloud")
     category = "Embedders"
     Config = MistralEmbedderConfig
-    outputs = (Port("embedder", PortType.EMBEDDER),)
     credential_slots = (CredentialSlot("api_key", PROVIDER, description=f"Mistral API key ({ENV_VAR})."),)
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> EmbedderOut:
@@ -101,10 +163,7 @@ class MistralEmbedderNode(Node[MistralEmbedderConfig, NoInputs, EmbedderOut]):
             model=c.model,
             base_url=c.base_url,
             batch_size=c.batch_size,
-            timeout=c.timeout,
-            cache_dir=ctx.data_dir if c.cache else None,
-            max_in_flight=c.max_in_flight,
-            max_retries=c.max_retries,
+            **remote_options(c, ctx),
         )
         ctx.details["model_id"] = embedder.model_id
         return {"embedder": embedder}

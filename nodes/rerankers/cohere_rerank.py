@@ -3,19 +3,33 @@
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 from pydantic import Field
 
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import FlowbuilderError, ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, to_int
+from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.io import HitsOut
 from flowbuilder.nodes.llms.base import scrub
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
+from flowbuilder.nodes.rerankers.common import (
+    RerankConfig,
+    RerankedOut,
+    RerankerNode,
+    RerankIn,
+    question,
+    reorder,
+    score_table,
+)
 from flowbuilder.registry import register_node
 
 
 class CohereRerankConfig(RerankConfig):
+    """Settings of ``reranker.cohere``: the saved config, and the inspector's form."""
+
     model: str = Field("rerank-v3.5", description="Cohere rerank model, e.g. rerank-v3.5 or rerank-english-v3.0.")
     base_url: str = Field(
         "", description="API address; empty = Cohere's public API.", json_schema_extra={"advanced": True}
@@ -37,12 +51,63 @@ class CohereReranker(RerankerNode[CohereRerankConfig]):
     """Rerank hits with Cohere's rerank API (relevance scores 0-1)."""
 
     type_name = "reranker.cohere"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            # n8n wires a reranker into a store (ai_reranker, useReranker); the "reranker" hook puts ours after
+            # the store's retriever.
+            Adapter(
+                "reranker.cohere",
+                LC + "rerankerCohere",
+                (1,),
+                outputs={"hits": "ai_reranker"},
+                hook="reranker",
+                params=(
+                    Param("model", "modelName", "rerank-v3.5", keep=True),
+                    Param("keep", "topN", 3, to_ours=to_int),
+                ),
+            ),
+        ),
+        "langflow": (
+            # LangFlow's Cohere Rerank (an LCCompressorComponent): the store's results and the question in,
+            # the best top_n out.
+            Adapter(
+                "reranker.cohere",
+                "CohereRerank",
+                also=("CohereRerankComponent",),
+                display="Cohere Rerank",
+                params=(
+                    Param("model", "model", "rerank-english-v3.0", to_ours=nonempty_str, widget="DropdownInput"),
+                    LF.int_param("keep", "top_n", 3),
+                ),
+                inputs={"hits": "search_results", "query": "search_query"},
+                outputs={"hits": "reranked_documents"},
+                extra={
+                    "outputs": (LF.out("reranked_documents", "Reranked Documents", ("JSON",), "compress_documents"),),
+                    "handles": {"search_results": ("Data", "JSON"), "search_query": LF.MESSAGE},
+                    "secret": "api_key",
+                },
+            ),
+        ),
+        "flowise": (
+            Adapter(
+                "reranker.cohere",
+                "cohereRerankRetriever",
+                inputs={"hits": "baseRetriever", "query": "query"},
+                outputs={"hits": "retriever"},
+                params=(
+                    Param("model", "model", "rerank-v3.5", to_ours=nonempty_str),
+                    Param("keep", "topK", 4, to_ours=FW.k),
+                ),
+                ignore=("maxChunksPerDoc",),
+            ),
+        ),
+    }
     display_name = "Cohere Rerank"
     aliases = ("rerank", "reranker", "Reranker Cohere")
     Config = CohereRerankConfig
     credential_slots = (CredentialSlot("api_key", "cohere", description="Cohere API key (COHERE_API_KEY)."),)
 
-    def run(self, inputs: RerankIn, ctx: RunContext) -> HitsOut:
+    def run(self, inputs: RerankIn, ctx: RunContext) -> RerankedOut:
         config = self.config
         hits, query = inputs["hits"], question(inputs)
         candidates = hits[: config.candidates]

@@ -10,16 +10,15 @@ retrieval rank and score as ``legs["retrieval"]`` so the before/after stays visi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, TypedDict
+from typing import Annotated, Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeVar
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node
-from flowbuilder.nodes.io import HitsOut
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Hits, Text
 
 RERANK_LEG = "rerank"
@@ -36,24 +35,28 @@ class RerankConfig(BaseModel):
 
 
 class RerankIn(TypedDict):
-    hits: Hits
-    query: Text
+    """The input ports of ``reranker.cohere``, ``reranker.cross_encoder``."""
+
+    hits: Annotated[Hits, "The hits to rerank (from a retriever, a store or a fusion)."]
+    query: Annotated[Text, "The question the hits are judged against."]
 
 
 RerankConfigT = TypeVar("RerankConfigT", bound=RerankConfig, default=RerankConfig)
 RerankInputsT = TypeVar("RerankInputsT", bound=RerankIn, default=RerankIn)
 
 
-class RerankerNode(Node[RerankConfigT, RerankInputsT, HitsOut]):
+class RerankedOut(TypedDict):
+    """The output ports of ``reranker.cohere``, ``reranker.cross_encoder``, ``reranker.llm``."""
+
+    hits: Annotated[Hits, "The best 'keep' hits by the reranker's score."]
+
+
+class RerankerNode(Node[RerankConfigT, RerankInputsT, RerankedOut]):
     """Shared ports of ``reranker.*``: hits and the question in, re-ordered hits out."""
 
     category = CATEGORY
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.RERANKS})
     Config = RerankConfig
-    inputs: ClassVar[tuple[Port, ...]] = (
-        Port("hits", PortType.HITS, description="The hits to rerank (from a retriever, a store or a fusion)."),
-        Port("query", PortType.TEXT, description="The question the hits are judged against."),
-    )
-    outputs = (Port("hits", PortType.HITS, description="The best 'keep' hits by the reranker's score."),)
 
     @classmethod
     def config_problems(cls, config: RerankConfigT) -> list[tuple[str | None, str]]:

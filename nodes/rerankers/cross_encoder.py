@@ -12,14 +12,22 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
 from flowbuilder.errors import NodeError
+from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.io import HitsOut
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
+from flowbuilder.nodes.rerankers.common import (
+    RerankConfig,
+    RerankedOut,
+    RerankerNode,
+    RerankIn,
+    question,
+    reorder,
+    score_table,
+)
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.registry import register_node
 
@@ -32,6 +40,8 @@ HOW_TO_GET_ONE = (
 
 
 class CrossEncoderConfig(RerankConfig):
+    """Settings of ``reranker.cross_encoder``: the saved config, and the inspector's form."""
+
     model_dir: str = Field(
         "",
         description="Folder with the cross-encoder's model.onnx (or onnx/model.onnx) and tokenizer.json.",
@@ -134,6 +144,19 @@ class CrossEncoderReranker(RerankerNode[CrossEncoderConfig]):
     """Rerank hits with a local cross-encoder (ONNX model folder; runs offline)."""
 
     type_name = "reranker.cross_encoder"
+    mappings: ClassVar[Mappings] = {
+        "flowise": (
+            Adapter(
+                "reranker.cross_encoder",
+                "voyageAIRerankRetriever",
+                also=("JinaRerankRetriever", "AzureRerankRetriever"),
+                inputs={"hits": "baseRetriever", "query": "query"},
+                outputs={"hits": "retriever"},
+                ignore=("model", "topK", "maxChunksPerDoc"),
+                note="a cloud reranker: reranked here by the local cross-encoder (no key)",
+            ),
+        ),
+    }
     display_name = "Cross-encoder Reranker"
     aliases = ("rerank", "reranker", "cross encoder")
     Config = CrossEncoderConfig
@@ -165,7 +188,7 @@ class CrossEncoderReranker(RerankerNode[CrossEncoderConfig]):
         stat = model.stat()
         return f"{model}:{stat.st_size}:{stat.st_mtime_ns}"
 
-    def run(self, inputs: RerankIn, ctx: RunContext) -> HitsOut:
+    def run(self, inputs: RerankIn, ctx: RunContext) -> RerankedOut:
         config = self.config
         hits, query = inputs["hits"], question(inputs)
         if not config.model_dir.strip():

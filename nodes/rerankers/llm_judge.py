@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from flowbuilder.errors import ProviderError
 from flowbuilder.node import RunContext
-from flowbuilder.nodes.io import HitsOut
 from flowbuilder.nodes.llms.structured import ask, score_schema
 from flowbuilder.nodes.prompts import render_template
-from flowbuilder.nodes.rerankers.common import RerankConfig, RerankerNode, RerankIn, question, reorder, score_table
-from flowbuilder.ports import Port, PortType
+from flowbuilder.nodes.rerankers.common import (
+    RerankConfig,
+    RerankedOut,
+    RerankerNode,
+    RerankIn,
+    question,
+    reorder,
+    score_table,
+)
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel
 
@@ -45,6 +51,8 @@ def parse_score(reply: str) -> float | None:
 
 
 class LLMJudgeConfig(RerankConfig):
+    """Settings of ``reranker.llm``: the saved config, and the inspector's form."""
+
     prompt: str = Field(
         DEFAULT_JUDGE_PROMPT,
         description="The judge's prompt, sent once per candidate; {question} and {passage} are filled in.",
@@ -57,7 +65,9 @@ class LLMJudgeConfig(RerankConfig):
 
 
 class JudgeIn(RerankIn):
-    model: ChatModel
+    """The input ports of ``reranker.llm``."""
+
+    model: Annotated[ChatModel, "The judge: a chat model (llm.* 'model' output)."]
 
 
 @register_node
@@ -68,10 +78,6 @@ class LLMJudgeReranker(RerankerNode[LLMJudgeConfig, JudgeIn]):
     display_name = "LLM Reranker"
     aliases = ("rerank", "reranker", "LLM")
     Config = LLMJudgeConfig
-    inputs = (
-        *RerankerNode.inputs,
-        Port("model", PortType.CHAT_MODEL, description="The judge: a chat model (llm.* 'model' output)."),
-    )
     cacheable = False
 
     @classmethod
@@ -81,7 +87,7 @@ class LLMJudgeReranker(RerankerNode[LLMJudgeConfig, JudgeIn]):
             problems.append((None, "the judge prompt has no {passage}; the model would never see the candidate."))
         return problems
 
-    def run(self, inputs: JudgeIn, ctx: RunContext) -> HitsOut:
+    def run(self, inputs: JudgeIn, ctx: RunContext) -> RerankedOut:
         config = self.config
         hits, query = inputs["hits"], question(inputs)
         model = inputs["model"]

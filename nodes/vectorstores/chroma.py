@@ -11,19 +11,22 @@ import contextlib
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
 from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, positive_int, to_str
+from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
@@ -251,6 +254,8 @@ def open_collection(client: Any, name: str, embedder: Embedder, location: str) -
 
 
 class ChromaConfig(BaseModel):
+    """Settings of ``vectorstore.chroma``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     collection: str = Field("flowbuilder", description="Collection name: 3-512 of letters, digits, '.', '_', '-'.")
@@ -284,12 +289,84 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
     """Store chunks in Chroma (embedded on disk or a server) and search them by cosine similarity."""
 
     type_name = "vectorstore.chroma"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "vectorstore.chroma",
+                LC + "vectorStoreInMemory",
+                (1, 1.1),
+                inputs=STORE_IN,
+                outputs=STORE_OUT,
+                hook="store",
+                params=(Param("collection", "memoryKey", "vector_store_key"),),
+                note="n8n's in-memory store becomes an embedded Chroma collection",
+                fixed={"options": {}},
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "vectorstore.chroma",
+                "Chroma",
+                also=("ChromaVectorStoreComponent",),
+                display="Chroma DB",
+                **LF.STORE_PORTS,
+                params=(
+                    Param("collection", "collection_name", to_ours=nonempty_str),
+                    Param("persist_directory", "persist_directory", to_ours=to_str),
+                    LF.int_param("k", "number_of_results", 4),
+                    Param("server_host", "chroma_server_host", to_ours=nonempty_str),
+                    Param(
+                        "server_port", "chroma_server_http_port", to_ours=positive_int, widget="IntInput", kind="int"
+                    ),
+                ),
+                ignore=(
+                    "chroma_server_grpc_port",
+                    "chroma_server_ssl_enabled",
+                    "search_type",
+                    "allow_duplicates",
+                    "chroma_server_cors_allow_origins",
+                    "limit",
+                ),
+                extra=LF.STORE_EXTRA,
+            ),
+        ),
+        "flowise": (
+            FW.store(
+                "vectorstore.chroma",
+                "chroma",
+                Param("collection", "collectionName", to_ours=nonempty_str),
+                Param("server_host", "chromaURL", to_ours=nonempty_str),
+            ),
+            FW.store(
+                "vectorstore.chroma",
+                "memoryVectorStore",
+                note="Flowise's in-memory store: an embedded Chroma collection here (kept on disk between runs)",
+            ),
+            FW.store(
+                "vectorstore.chroma",
+                "faiss",
+                ignore=("basePath",),
+                note="a FAISS index: an embedded Chroma collection here (the index folder is not read)",
+            ),
+        ),
+        "dify": (
+            # The ports a swapped knowledge base has (what --local rewires its placeholder's links onto).
+            Adapter(
+                "vectorstore.chroma",
+                "dataset",
+                imports=False,
+                export=False,
+                inputs={"documents": "documents", "embedder": "embedder", "query": "query"},
+                outputs={"hits": "result", "store": "store"},
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.LOCAL_ONLY, Capability.OFFLINE_SWAP})
     display_name = "Chroma Vector Store"
     aliases = ("Chroma DB", "vector store", "vector db", "database", "index")
     category = "Vector stores"
     Config = ChromaConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
 
     @classmethod
     def config_problems(cls, config: ChromaConfig) -> list[tuple[str | None, str]]:

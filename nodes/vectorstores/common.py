@@ -10,14 +10,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, NotRequired, TypedDict, cast
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext, summarize_outputs
-from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Chunks, Hits, Text
 from flowbuilder.services import Embedder, VectorStore
 from flowbuilder.streaming import Batches, is_stream
@@ -39,16 +38,6 @@ SYNC_DESCRIPTION = (
 )
 
 Progress = Callable[[int, int], None]
-
-STORE_INPUTS = (
-    Port("documents", PortType.CHUNKS, required=False, multiple=True, description="Chunks to add (idempotent)."),
-    Port("embedder", PortType.EMBEDDER, description="Embeds the chunks and the questions."),
-    Port("query", PortType.TEXT, required=False, description="When connected, also search and output hits."),
-)
-STORE_OUTPUTS = (
-    Port("store", PortType.VECTOR_STORE, description="The store, for retrievers and tools."),
-    Port("hits", PortType.HITS, description="Top-k results for the connected query."),
-)
 
 
 def source_key(source: str) -> str:
@@ -403,14 +392,16 @@ class StoreIn(TypedDict):
     """A store node's inputs: chunks to mirror (one batch per connection; a stream of batches when the executor
     streams its chain, see :mod:`flowbuilder.streaming`), the embedder, a question."""
 
-    documents: NotRequired[list[Chunks]]
-    embedder: Embedder
-    query: NotRequired[Text]
+    documents: NotRequired[Annotated[list[Chunks], "Chunks to add (idempotent)."]]
+    embedder: Annotated[Embedder, "Embeds the chunks and the questions."]
+    query: NotRequired[Annotated[Text, "When connected, also search and output hits."]]
 
 
 class StoreOut(TypedDict):
-    store: VectorStore
-    hits: NotRequired[Hits]
+    """The output ports of ``vectorstore.chroma``, ``vectorstore.pinecone``, ``vectorstore.qdrant``."""
+
+    store: Annotated[VectorStore, "The store, for retrievers and tools."]
+    hits: NotRequired[Annotated[Hits, "Top-k results for the connected query."]]
     """Only when a question came in."""
 
 

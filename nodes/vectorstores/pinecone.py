@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,12 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str, offline_store, to_str
+from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT, index_locator
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
     MODEL_FIELD,
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     TEXT_FIELD,
     EmbeddingStore,
@@ -242,6 +244,8 @@ def connect(api_key: str, index_name: str, host: str) -> tuple[Any, str]:
 
 
 class PineconeConfig(BaseModel):
+    """Settings of ``vectorstore.pinecone``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     index: str = Field("", description="Index name (looked up through Pinecone's control plane).")
@@ -259,12 +263,61 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
     """Store chunks in a Pinecone index and search them (needs an API key)."""
 
     type_name = "vectorstore.pinecone"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "vectorstore.pinecone",
+                LC + "vectorStorePinecone",
+                (1, 1.1, 1.2, 1.3),
+                inputs=STORE_IN,
+                outputs=STORE_OUT,
+                hook="store",
+                params=(
+                    Param("index", "pineconeIndex", "", to_theirs=index_locator),
+                    Param("namespace", "options.pineconeNamespace", ""),
+                ),
+                fixed={"options": {}},
+                local=offline_store("index", "namespace"),
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "vectorstore.pinecone",
+                "Pinecone",
+                also=("PineconeVectorStoreComponent",),
+                display="Pinecone",
+                **LF.STORE_PORTS,
+                params=(
+                    Param("index", "index_name", to_ours=to_str),
+                    Param("namespace", "namespace", to_ours=to_str),
+                    LF.int_param("k", "number_of_results", 4),
+                    Param(
+                        "metric",
+                        "distance_strategy",
+                        "Cosine",
+                        to_ours=LF.metric_in,
+                        to_theirs=LF.metric_out,
+                        widget="DropdownInput",
+                    ),
+                ),
+                extra={**LF.STORE_EXTRA, "secret": "pinecone_api_key"},
+                local=offline_store("index", "namespace"),
+            ),
+        ),
+        "flowise": (
+            FW.store(
+                "vectorstore.pinecone",
+                "pinecone",
+                Param("index", "pineconeIndex", to_ours=nonempty_str),
+                Param("namespace", "pineconeNamespace", to_ours=nonempty_str),
+                local=offline_store("index", "namespace"),
+            ),
+        ),
+    }
     display_name = "Pinecone Vector Store"
     aliases = ("Pinecone", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = PineconeConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
     credential_slots = (CredentialSlot("api_key", "pinecone"),)
 
     @classmethod

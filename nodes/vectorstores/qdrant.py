@@ -18,21 +18,24 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
+from flowbuilder.formats import flowise_table as FW
+from flowbuilder.formats import langflow_table as LF
+from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str
+from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT, index_locator
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
 from flowbuilder.nodes.vectorstores.common import (
     SOURCE_FIELD,
-    STORE_INPUTS,
-    STORE_OUTPUTS,
     SYNC_DESCRIPTION,
     EmbeddingStore,
     StoredMatch,
@@ -468,6 +471,8 @@ def _document(payload: dict[str, Any] | None) -> Document:
 
 
 class QdrantConfig(BaseModel):
+    """Settings of ``vectorstore.qdrant``: the saved config, and the inspector's form."""
+
     model_config = ConfigDict(extra="forbid")
 
     collection: str = Field("flowbuilder", description="Collection name: letters, digits, '.', '_', '-'.")
@@ -490,12 +495,64 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
     """Store chunks in Qdrant (embedded folder or server) with dense + BM25 sparse vectors; hybrid search."""
 
     type_name = "vectorstore.qdrant"
+    mappings: ClassVar[Mappings] = {
+        "n8n": (
+            Adapter(
+                "vectorstore.qdrant",
+                LC + "vectorStoreQdrant",
+                (1, 1.1, 1.2, 1.3),
+                inputs=STORE_IN,
+                outputs=STORE_OUT,
+                hook="store",
+                preset={"search": "dense"},  # n8n searches dense vectors only
+                params=(Param("collection", "qdrantCollection", "", to_theirs=index_locator),),
+                fixed={"options": {}},
+            ),
+        ),
+        "langflow": (
+            Adapter(
+                "vectorstore.qdrant",
+                "Qdrant",
+                also=("QdrantVectorStoreComponent",),
+                display="Qdrant",
+                **LF.STORE_PORTS,
+                params=(
+                    Param("collection", "collection_name", to_ours=nonempty_str),
+                    Param("url", "url", to_ours=nonempty_str),
+                    Param("path", "path", to_ours=nonempty_str),
+                    LF.int_param("k", "number_of_results", 4),
+                ),
+                preset={"search": "dense"},
+                ignore=(
+                    "host",
+                    "port",
+                    "grpc_port",
+                    "prefix",
+                    "timeout",
+                    "distance_func",
+                    "content_payload_key",
+                    "metadata_payload_key",
+                    "search_type",
+                ),
+                extra={**LF.STORE_EXTRA, "secret": "api_key"},
+            ),
+        ),
+        "flowise": (
+            FW.store(
+                "vectorstore.qdrant",
+                "qdrant",
+                Param("collection", "qdrantCollection", to_ours=nonempty_str),
+                Param("url", "qdrantServerUrl", to_ours=nonempty_str),
+                preset={"search": "dense"},
+            ),
+        ),
+    }
+
+    capabilities = frozenset({Capability.LOCAL_ONLY})
     display_name = "Qdrant Vector Store"
     aliases = ("Qdrant", "vector store", "vector db", "database")
     category = "Vector stores"
     Config = QdrantConfig
-    inputs = STORE_INPUTS
-    outputs = STORE_OUTPUTS
     credential_slots = (
         CredentialSlot("api_key", PROVIDER, required=False, description="Only for a Qdrant server that needs a key."),
     )

@@ -469,7 +469,7 @@ def test_embedded_code_is_never_run(tmp_path: Path, capfd: pytest.CaptureFixture
 def _bad_inputs(tmp_path: Path) -> dict[str, Path]:
     files = {
         "truncated": ('{"name": "x", "nodes": [{"type": "a"', "not valid JSON"),
-        "unknown": ('{"hello": "world"}', "not an n8n or LangFlow export"),
+        "unknown": ('{"hello": "world"}', "not an n8n, LangFlow, Flowise or Dify export"),
         "n8n-missing": ('{"nodes": [{"parameters": {}}], "connections": {}}', 'has no "type"'),
         "lf-missing": ('{"data": {"nodes": [{"id": "A-1", "data": {}}], "edges": []}}', 'has no "data.type"'),
         "lf-nodes-wrong": (
@@ -494,7 +494,7 @@ def _bad_inputs(tmp_path: Path) -> dict[str, Path]:
     ("case", "expected"),
     [
         ("truncated", "not valid JSON"),
-        ("unknown", "not an n8n or LangFlow export"),
+        ("unknown", "not an n8n, LangFlow, Flowise or Dify export"),
         ("n8n-missing", 'has no "type"'),
         ("lf-missing", 'has no "data.type"'),
         ("lf-nodes-wrong", "not an object"),

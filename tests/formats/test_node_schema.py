@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from flowbuilder.formats.native import NODE_MIGRATIONS
+from flowbuilder.formats.native import NODE_MIGRATIONS, flow_from_data, node_migrations
 from flowbuilder.registry import default_registry
 
 SNAPSHOT = Path(__file__).parent / "node_schema_snapshot.json"
@@ -59,7 +59,7 @@ def breaking_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """What would break a saved flow, each as ``type: what`` with the migration key it needs."""
     problems: list[str] = []
     for type_name, before in old.items():
-        migrations = NODE_MIGRATIONS.get(type_name, {})
+        migrations = node_migrations(type_name)
         after = new.get(type_name)
         if after is None:
             if "type" not in migrations:
@@ -127,3 +127,26 @@ def test_the_check_catches_a_renamed_field_and_a_changed_default() -> None:
 @pytest.mark.parametrize("type_name", sorted(json.loads(SNAPSHOT.read_text(encoding="utf-8"))))
 def test_snapshot_type_is_registered_or_migrated(type_name: str) -> None:
     assert type_name in default_registry() or "type" in NODE_MIGRATIONS.get(type_name, {})
+
+
+def test_a_node_class_carries_its_own_migrations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A renamed field migrates on load through the class's ``migrations`` (its description), no side table."""
+
+    def renamed(node: dict[str, Any]) -> dict[str, Any]:
+        config = dict(node.get("config") or {})
+        if "size" in config:
+            config["window"] = config.pop("size")
+        return {**node, "config": config}
+
+    cls = default_registry().get("memory.window")
+    monkeypatch.setattr(cls, "migrations", {"config.window": renamed})
+    saved = {
+        "format": "flowbuilder",
+        "version": 1,
+        "name": "old",
+        "nodes": [{"id": "m", "type": "memory.window", "config": {"size": 3}}],
+        "edges": [],
+    }
+    flow = flow_from_data(saved, "old.json")
+    assert flow.node("m").config == {"window": 3}
+    assert "config.window" in node_migrations("memory.window")

@@ -1,7 +1,8 @@
 """Mutation fuzzing of every reader of flow files: import, validate and export.
 
-Seeds are real flow files: the example flows and the formats tests' fixtures and real exports. Each
-case mutates one seed (structure-aware JSON mutations and raw-text mutations), plants a canary
+Seeds are real flow files: the example flows and the formats tests' fixtures and real exports (n8n,
+LangFlow, Flowise JSON and Dify YAML). Each case mutates one seed (structure-aware mutations, written back
+as JSON or YAML, raw-text mutations and YAML bombs: aliases, Python tags, .inf), plants a canary
 secret in it, and pushes it through ``import`` (or native loading), ``validate`` and ``export`` to both
 formats. An outcome is one of:
 
@@ -65,8 +66,18 @@ class Campaign:
 def seed_files() -> list[Path]:
     paths = sorted((ROOT / "flows").rglob("*.json"))
     for folder in ("fixtures", "corpus"):  # the formats tests' files: real exports and hand-made oddities
-        paths += sorted((ROOT / "tests" / "formats" / folder).rglob("*.json"))
+        for pattern in ("*.json", "*.yml", "*.yaml"):  # Dify's DSL is YAML
+            paths += sorted((ROOT / "tests" / "formats" / folder).rglob(pattern))
     return paths
+
+
+_YAML_BOMBS = (
+    "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b]\n",
+    "app: !!python/object/apply:os.system ['echo owned']\nkind: app\nversion: '0.1.5'\n",
+    "kind: app\nversion: !!binary aGVsbG8=\napp: {mode: workflow}\n",
+    "kind: app\nversion: .inf\napp: {mode: .nan}\nworkflow: {graph: {nodes: [], edges: []}}\n",
+    "app:\n" + "  " * 0 + "".join(" " * (2 * i) + f"k{i}:\n" for i in range(1, 200)),
+)
 
 
 # --- mutations -----------------------------------------------------------------------------------
@@ -181,7 +192,9 @@ def _plant_canary(data: Any, rng: random.Random) -> Any:
 
 
 def _mutate_text(text: str, rng: random.Random) -> str:
-    op = rng.randrange(6)
+    op = rng.randrange(7)
+    if op == 6:
+        return rng.choice(_YAML_BOMBS)
     if op == 0 and text:
         return text[: rng.randrange(len(text))]
     if op == 1:
@@ -198,6 +211,8 @@ def _mutate_text(text: str, rng: random.Random) -> str:
 
 def cases(count: int, seed: int = 0) -> Iterator[tuple[str, str]]:
     """``(label, text)`` of ``count`` mutated flow files, deterministic for a seed."""
+    import yaml
+
     rng = random.Random(seed)
     seeds = [(p, p.read_text(encoding="utf-8-sig")) for p in seed_files()]
     for index in range(count):
@@ -206,12 +221,16 @@ def cases(count: int, seed: int = 0) -> Iterator[tuple[str, str]]:
         if rng.random() < 0.15:
             yield label, _mutate_text(text, rng)
             continue
+        is_yaml = path.suffix in (".yml", ".yaml")
         try:
-            data = _mutate_structure(json.loads(text), rng)
+            data = _mutate_structure(yaml.safe_load(text) if is_yaml else json.loads(text), rng)
             if rng.random() < 0.5:
                 data = _plant_canary(data, rng)
+            if is_yaml and rng.random() < 0.7:
+                yield label, yaml.safe_dump(data, allow_unicode=rng.random() < 0.5)
+                continue
             yield label, json.dumps(data, ensure_ascii=rng.random() < 0.5)
-        except RecursionError:  # stacked deep wraps outgrew Python's own stack: nest in the text instead
+        except (RecursionError, yaml.YAMLError):  # too deep for the dumper: nest in the text instead
             yield label, "[" * 5000 + text + "]" * 5000
 
 
@@ -228,7 +247,7 @@ def _alarm(signum: int, frame: Any) -> None:
 
 def run_case(text: str, workdir: Path, limit: float = STEP_SECONDS) -> Outcome:
     """Push one file through import / validate / export; classify what happened."""
-    from flowbuilder.formats.convert import export_flow, import_file
+    from flowbuilder.formats.convert import IMPORT_FORMATS, export_flow, import_file, parse_flow_text
     from flowbuilder.formats.native import detect_format, dump_flow, load_flow
     from flowbuilder.graph import analyze
 
@@ -240,10 +259,10 @@ def run_case(text: str, workdir: Path, limit: float = STEP_SECONDS) -> Outcome:
     try:
         signal.setitimer(signal.ITIMER_REAL, limit)
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
+            data = parse_flow_text(text, path)  # JSON, or YAML (a Dify DSL): the importer's own reading
+        except FlowbuilderError:
             data = None  # the reader under test must say why, clearly
-        if detect_format(data) in ("n8n", "langflow"):
+        if detect_format(data) in IMPORT_FORMATS:
             step = "import"
             flow, report = import_file(path, local=True)
             outputs += [dump_flow(flow), json.dumps(report.to_dict()), report.to_text()]
