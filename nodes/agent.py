@@ -401,6 +401,15 @@ class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
                 **{**FW.AGENT_PORTS, "inputs": {"tools": "tools", "memory": "memory", "model": "model"}},
                 in_aliases={"vectorStoreRetriever": "tools"},
             ),
+            # Agentflow v1 (multi-agent): the supervisor is the agent; its workers' tools become its tools.
+            Adapter(
+                "agent.tools",
+                "supervisor",
+                hook="agent",
+                inputs={"model": "model", "memory": "memory", "tools": "tools"},
+                params=(Param("system_message", "supervisorPrompt", to_ours=nonempty_str),),
+                ignore=("supervisorName", "recursionLimit", "summarization", "inputModeration"),
+            ),
         ),
     }
     display_name = "AI Agent"

@@ -8,6 +8,10 @@ of spaces. After extraction:
 * runs of spaces inside a line become one space (indentation is kept as at most 4 spaces, so bullets
   still read as a list);
 * a word hyphenated at a line end is joined (``connec-\\ntion`` -> ``connection``);
+* footnote markers glued to the word before them are dropped (``for new users5`` -> ``for new users``,
+  ``attempts7.`` -> ``attempts.``): one to three digits right after three or more lower-case letters, at a
+  line end or before punctuation. Words that end in digits by name (``html5``, ``base64``, ``python3``,
+  ``oauth2`` ...) are kept (:data:`DIGIT_WORDS`);
 * lines that repeat at the top or bottom of most pages (running headers and footers, with their
   page numbers generalised) and lone page numbers (``7``, ``Page 7``, ``- 7 -``, ``7 of 12``) are removed.
 
@@ -25,6 +29,14 @@ _INDENT = re.compile(r"^ +")
 _HYPHEN_BREAK = re.compile(r"([A-Za-z]{2,})-\n[ \t]*([a-z]{2,})")
 _PAGE_NUMBER = re.compile(r"^\s*(?:page\s+)?[-–—]?\s*\d{1,4}\s*[-–—]?\s*(?:(?:of|/)\s*\d{1,4})?\s*$", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
+_MARKER = re.compile(r"\b([A-Za-z]*[a-z]{3})(\d{1,3})(?=[.,;:!?)\]]+\s|[.,;:!?)\]]*[ \t]*(?:\n|$))", re.MULTILINE)
+DIGIT_WORDS = frozenset(
+    {"html5", "css3", "base64", "base32", "base16", "python2", "python3", "utf8", "utf16", "utf32", "ipv4", "ipv6",
+     "oauth1", "oauth2", "sha256", "sha384", "sha512", "aes128", "aes256", "http2", "http3", "mpeg2", "mpeg4",
+     "ext2", "ext3", "ext4", "win32", "win64", "php7", "php8", "pkcs7", "pkcs8", "pkcs12", "sha1", "sha2", "sha3",
+     "tls12", "tls13", "fips140"}
+)  # fmt: skip
+"""Words whose trailing digits belong to them, never taken for a footnote marker."""
 EDGE_LINES = 2
 """How many lines at the top and bottom of a page can be a running header or footer."""
 MAX_EDGE_CHARS = 100
@@ -57,8 +69,18 @@ def _tidy(text: str) -> str:
         indent = _INDENT.match(line)
         body = _SPACES.sub(" ", line.lstrip())
         lines.append(" " * min(4, len(indent.group(0))) + body if indent and body else body)
-    joined = _HYPHEN_BREAK.sub(r"\1\2", "\n".join(lines))
+    joined = drop_footnote_markers(_HYPHEN_BREAK.sub(r"\1\2", "\n".join(lines)))
     return re.sub(r"\n{3,}", "\n\n", joined).strip("\n")
+
+
+def drop_footnote_markers(text: str) -> str:
+    """``users5`` -> ``users`` at a line end or before punctuation (see the module's docstring)."""
+
+    def keep(match: re.Match[str]) -> str:
+        word = match.group(1)
+        return match.group(0) if match.group(0).lower() in DIGIT_WORDS else word
+
+    return _MARKER.sub(keep, text)
 
 
 def _key(line: str) -> str:

@@ -175,7 +175,7 @@ class PromptTemplate(Node[PromptTemplateConfig, dict[str, Any], PromptOut]):
             Adapter(
                 "prompt.template",
                 "conversationalRetrievalQAChain",
-                also=("retrievalQAChain", "vectorDBQAChain"),
+                also=("retrievalQAChain", "vectorDBQAChain", "contextChatEngine"),
                 hook="qa",
                 inputs={"context": "vectorStoreRetriever"},
                 in_aliases={"vectorStore": "context"},

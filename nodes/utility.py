@@ -79,7 +79,7 @@ class Passthrough(Node[EmptyConfig, PassthroughIn, PassthroughOut]):
             Adapter(
                 "util.passthrough",
                 "llmChain",
-                also=("conversationChain",),
+                also=("conversationChain", "simpleChatEngine"),
                 hook="chain",
                 ignore=(
                     *FW.SILENT,
@@ -92,6 +92,16 @@ class Passthrough(Node[EmptyConfig, PassthroughIn, PassthroughOut]):
                     "systemMessagePrompt",
                     "chatPromptTemplate",
                 ),
+            ),
+            # Agentflow v1: a worker is folded; its tools go to the agent its "supervisor" input names.
+            Adapter(
+                "util.passthrough",
+                "worker",
+                hook="chain",
+                extra={"forward": ("supervisor", {"tools": "tools"})},
+                ignore=("workerName", "workerPrompt", "tools", "supervisor", "model", "maxIterations"),
+                note="a worker of a multi-agent flow: its tools are given to the supervisor agent (its prompt "
+                "is not carried)",
             ),
         ),
         "dify": (

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.cluster import add_ray_option, cluster_from_args
 from flowbuilder.commands._common import add_cred_option, resolver_for
-from flowbuilder.commands.compare import add_chars_option, add_relevance_option, check_chars, relevance_line
+from flowbuilder.commands._sweep import add_chars_option, add_relevance_option, check_chars, relevance_line
 from flowbuilder.errors import FlowFileError
 from flowbuilder.evaluation.answers import (
     AnswerResult,
@@ -50,6 +51,7 @@ class Threshold:
             "faithfulness": m.faithfulness,
             "correctness": m.correctness,
             "hit": m.retrieval.get("hit@k") if m.retrieval.get("questions") else None,
+            "answerer": m.correct_when_retrieved,
             "mrr": m.retrieval.get("mrr") if m.retrieval.get("questions") else None,
         }
         return values[self.metric]
@@ -60,6 +62,7 @@ THRESHOLDS = (
     Threshold("min_citation", "citation", "citation accuracy"),
     Threshold("min_refusal", "refusal", "refusal rate on no-answer questions"),
     Threshold("min_hit", "hit", "retrieval hit@k"),
+    Threshold("min_answerer", "answerer", "answers correct when the fact was retrieved"),
     Threshold("min_mrr", "mrr", "retrieval MRR"),
     Threshold("min_faithfulness", "faithfulness", "judge faithfulness"),
     Threshold("min_correctness", "correctness", "judge correctness"),
@@ -99,6 +102,7 @@ def register(subparsers: Any) -> None:
         flag = "--" + threshold.option.replace("_", "-")
         parser.add_argument(flag, type=float, metavar="X", help=f"exit 1 if {threshold.label} is below X (0-1)")
     add_cred_option(parser)
+    add_ray_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -116,7 +120,7 @@ def handle(args: argparse.Namespace) -> int:
     flow_path = Path(args.flow)
     flow = load_flow(flow_path)
     questions = load_questions(args.questions)
-    executor = Executor(resolver=resolver_for(args, flow))
+    executor = Executor(resolver=resolver_for(args, flow), cluster=cluster_from_args(args, flow))
 
     def progress(done: int, total: int, result: AnswerResult) -> None:
         if not args.quiet:
@@ -242,8 +246,13 @@ def print_report(evaluation: Evaluation) -> None:
         f"Answers: accuracy {_pct(m.answer_accuracy)}  fact in answer {_pct(m.fact_rate)}  "
         f"citations {_pct(m.citation_accuracy)}  refusals {_pct(m.refusal_rate)}  inventions {_pct(m.invention_rate)}"
     )
-    if m.wrong_despite_retrieval:
-        print(f"  {m.wrong_despite_retrieval} answer(s) not correct although a retrieved chunk held the fact")
+    print(
+        f"Answerer: correct when the fact was retrieved {_pct(m.correct_when_retrieved)} "
+        f"({m.retrieved_fact - m.wrong_despite_retrieval} of {m.retrieved_fact})  "
+        f"wrong despite retrieval {m.wrong_despite_retrieval}  "
+        f"answerable refused {m.refused_answerable} of {m.answerable}  "
+        f"unanswerable answered {m.answered_unanswerable} of {m.unanswerable}"
+    )
     if evaluation.roles.judge:
         faith = "n/a" if m.faithfulness is None else f"{m.faithfulness:.2f}"
         correct = "n/a" if m.correctness is None else f"{m.correctness:.2f}"

@@ -11,7 +11,8 @@ the executor's cache after the first question), and this module reads three valu
 
 Then each answer gets rule-based checks, all LLM-free and assertable:
 
-* ``fact``: the answer contains the question's expected fact (case, spacing and punctuation ignored);
+* ``fact``: the answer contains the question's expected fact (``facts.holds_fact``, the rule retrieval is
+  judged by: case, spacing, punctuation, Unicode forms, markdown markup and PDF footnote markers ignored);
 * ``citations``: every ``[n]`` points to a numbered chunk, and at least one cited chunk holds the fact
   (or, for a question without a fact, is a gold record);
 * ``refusal``: a question with ``"answerable": false`` gets a refusal ("I don't know"), not an invention.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,7 @@ from flowbuilder.capabilities import Capability
 from flowbuilder.context import DEFAULT_CONTEXT_CHARS, context_budget
 from flowbuilder.data import ChatMessage, Hit
 from flowbuilder.errors import FlowbuilderError
+from flowbuilder.evaluation.facts import holds_fact
 from flowbuilder.evaluation.metrics import (
     QuestionOutcome,
     Relevance,
@@ -68,7 +69,6 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
     r"\bnot in the (?:context|documents?|passages?|sources?)\b",
 )
 _CITATION = re.compile(r"\[(\s*\d+\s*(?:(?:,|;|-|–|and)\s*\d+\s*)*)\]")
-_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 JUDGE_PROMPT = """You grade an answer written by a retrieval-augmented assistant.
 
@@ -88,15 +88,9 @@ Reply with JSON only: {"faithfulness": <0-1>, "correctness": <0-1>, "reason": "<
 NO_FACT = "(none: the documents do not answer this question; the right answer is a refusal)"
 
 
-def fold(text: str) -> str:
-    """Text for fact matching: NFKC, lower case, punctuation and whitespace runs as one space."""
-    return " " + _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip() + " "
-
-
 def contains_fact(text: str, fact: str) -> bool:
-    """Whether ``fact`` appears in ``text`` as whole words, ignoring case, spacing and punctuation."""
-    needle = fold(fact)
-    return needle.strip() != "" and needle in fold(text)
+    """Whether ``fact`` appears in ``text``: the one rule retrieval is judged by (:func:`facts.holds_fact`)."""
+    return holds_fact(text, fact)
 
 
 def citations(answer: str) -> list[int]:
@@ -114,8 +108,17 @@ def citations(answer: str) -> list[int]:
     return found
 
 
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+_QUOTED_TEXT = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
+
+
 def is_refusal(answer: str, patterns: Sequence[str] = REFUSAL_PATTERNS) -> bool:
-    text = " ".join(answer.lower().replace("’", "'").split())
+    """Whether the answer declines to answer. Quoted text (``> ...`` lines, "..." spans) is the documents'
+    voice, not the answerer's: "> [2] The free plan does not include SSO" is an answer, not a refusal."""
+    own = _QUOTED_TEXT.sub(" ", _QUOTED_LINE.sub(" ", answer.replace("’", "'")))
+    text = " ".join(own.lower().split())
+    if not text and answer.strip():
+        return False  # nothing but quotes: an answer
     return not text or any(re.search(pattern, text) for pattern in patterns)
 
 
@@ -465,8 +468,16 @@ class EvalMetrics:
     invention_rate: float | None
     """No-answer questions answered anyway."""
     wrong_despite_retrieval: int
-    """Answerable questions whose chunks held the fact but whose answer was not correct."""
+    """Answerable questions whose chunks held the fact but whose answer was not correct: the answerer's loss."""
     retrieval: dict[str, Any]
+    retrieved_fact: int = 0
+    """Answerable questions (that ran) whose numbered chunks held the fact."""
+    correct_when_retrieved: float | None = None
+    """Of those, the share answered correctly: the answerer's own accuracy, retrieval's misses aside."""
+    refused_answerable: int = 0
+    """Answerable questions the flow refused."""
+    answered_unanswerable: int = 0
+    """Questions without an answer that got one anyway."""
     faithfulness: float | None = None
     correctness: float | None = None
     judged: int = 0
@@ -484,6 +495,10 @@ class EvalMetrics:
             "refusal_rate": self.refusal_rate,
             "invention_rate": self.invention_rate,
             "wrong_despite_retrieval": self.wrong_despite_retrieval,
+            "retrieved_fact": self.retrieved_fact,
+            "correct_when_retrieved": self.correct_when_retrieved,
+            "refused_answerable": self.refused_answerable,
+            "answered_unanswerable": self.answered_unanswerable,
             "retrieval": self.retrieval,
             "judge": {"judged": self.judged, "faithfulness": self.faithfulness, "correctness": self.correctness},
             "verdicts": self.verdicts,
@@ -511,6 +526,7 @@ def summarise(results: Sequence[AnswerResult], k: int) -> EvalMetrics:
     judged = [r.judge for r in results if r.judge is not None and not r.judge.error]
     retrieval = aggregate(outcomes, k).to_dict() if outcomes else {"k": k, "questions": 0}
     verdicts = {v: sum(1 for r in results if r.verdict == v) for v in VERDICTS}
+    held = [r for r in answered if r.retrieved_fact]
     return EvalMetrics(
         questions=len(results),
         answerable=len(answerable),
@@ -521,8 +537,12 @@ def summarise(results: Sequence[AnswerResult], k: int) -> EvalMetrics:
         citation_accuracy=_share(len(cited_ok), len(answered)),
         refusal_rate=_share(verdicts["refused"], len(refused_or_not)),
         invention_rate=_share(verdicts["invented"], len(refused_or_not)),
-        wrong_despite_retrieval=sum(1 for r in answered if r.retrieved_fact and r.verdict != "correct"),
+        wrong_despite_retrieval=sum(1 for r in held if r.verdict != "correct"),
         retrieval=retrieval,
+        retrieved_fact=len(held),
+        correct_when_retrieved=_share(sum(1 for r in held if r.verdict == "correct"), len(held)),
+        refused_answerable=verdicts["missed"],
+        answered_unanswerable=verdicts["invented"],
         faithfulness=_mean([j.faithfulness for j in judged if j.faithfulness is not None]),
         correctness=_mean([j.correctness for j in judged if j.correctness is not None]),
         judged=len(judged),
@@ -610,9 +630,11 @@ def evaluate_answers(
     budget = chars or context_budget(flow) or DEFAULT_CONTEXT_CHARS
     judging = (mode, budget)
     results: list[AnswerResult] = []
+    runs = _runs_on_cluster(flow, questions, roles, executor, base_dir, on_event)
     for index, question in enumerate(questions, start=1):
+        given = runs[index - 1] if runs is not None else None
         result = _evaluate_one(
-            flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging, flow_file
+            flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging, given, flow_file
         )
         results.append(result)
         if on_question is not None:
@@ -631,19 +653,24 @@ def _evaluate_one(
     patterns: Sequence[str],
     on_event: Callable[[RunEvent], None] | None,
     judging: tuple[Relevance, int] = ("lenient", DEFAULT_CONTEXT_CHARS),
+    given: tuple[RunResult, Any] | None = None,
     flow_file: Path | None = None,
 ) -> AnswerResult:
     started = time.perf_counter()
     # Validation and credential errors are raised here, before any node runs: they are the same for
     # every question, so they stop the evaluation instead of turning every question into an "error".
-    run = executor.run(
-        flow,
-        inputs=question.question,
-        session_id=f"eval-{question.id}",
-        base_dir=base_dir,
-        on_event=on_event,
-        flow_file=flow_file,
-    )
+    if given is None:
+        run = executor.run(
+            flow,
+            inputs=question.question,
+            session_id=f"eval-{question.id}",
+            base_dir=base_dir,
+            on_event=on_event,
+            flow_file=flow_file,
+        )
+        judge_model = _output(run, roles.judge, "model") if roles.judge else None
+    else:  # run on a Ray worker (--ray); the judge model (a service) stays on this machine
+        run, judge_model = given
     # The chunks and their retrieval scores are read first: when only the model fails (no server, no
     # key), retrieval is still measured, and the answer side reports the error.
     hits_node = run.results.get(roles.hits) if roles.hits else None
@@ -686,13 +713,47 @@ def _evaluate_one(
         degraded=degraded,
     )
     if roles.judge:
-        model = _output(run, roles.judge, "model")
+        model = judge_model
         if isinstance(model, ChatModel):
             result.judge = ask_judge(model, question, answer_value, chunks)
         else:
             result.judge = JudgeVerdict(None, None, "", f"node '{roles.judge}' gave no chat model")
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _runs_on_cluster(
+    flow: Flow,
+    questions: Sequence[Question],
+    roles: FlowRoles,
+    executor: Executor,
+    base_dir: Path | None,
+    on_event: Callable[[RunEvent], None] | None,
+) -> list[tuple[RunResult, Any]] | None:
+    """With a Ray cluster (``--ray``): ingest here (its batches on the cluster), then every question's run on the
+    workers in batches, each in its own session; None without a cluster, when the ingest did not go through (the
+    questions then run here and each says what failed) or when the question's path reads a file."""
+    cluster = executor.cluster
+    if cluster is None or not questions:
+        return None
+    from flowbuilder.cluster.stores import cut_ingest
+    from flowbuilder.evaluation.namespace import is_store, is_writer
+
+    writers = [s.id for s in flow.nodes if not s.disabled and is_store(s, executor.registry) and is_writer(flow, s.id)]
+    for writer in writers:
+        if not executor.run(flow, to=writer, base_dir=base_dir, on_event=on_event).ok:
+            return None
+    cut = cut_ingest(flow, executor.registry, roles.answer)
+    if cut is None:
+        return None
+    judge_model = None
+    if roles.judge:
+        judged = executor.run(flow, to=roles.judge, base_dir=base_dir)
+        judge_model = _output(judged, roles.judge, "model")
+    runs = cluster.run_many(
+        executor, cut, roles.answer, [(q.question, f"eval-{q.id}") for q in questions], base_dir=base_dir
+    )
+    return [(run, judge_model) for run in runs]
 
 
 def _output(run: RunResult, node_id: str | None, port: str | None) -> Any:

@@ -3,8 +3,9 @@
 Two relevance modes decide whether a retrieved chunk is *relevant* to a question:
 
 * ``lenient`` (the default): its metadata names a gold record (``record_id``, or ``record_ids`` for a
-  chunk of a multi-record text) or its text contains the question's fact (case- and
-  whitespace-insensitive). A chunk holding only half of a record still counts.
+  chunk of a multi-record text) or its text contains the question's fact (``facts.holds_fact``:
+  case, spacing, punctuation, markdown markup and PDF footnote markers ignored). A chunk holding
+  only half of a record still counts.
 * ``strict``: its text contains the question's fact; for a question without a fact, it holds a gold
   record *whole* (the record's span lies inside the chunk). Which records a chunk holds whole is
   traced from the splitter's input by a :data:`WholeRecords` lookup (see
@@ -36,6 +37,7 @@ from typing import Any, Literal, get_args
 
 from flowbuilder.context import DEFAULT_CONTEXT_CHARS, hit_blocks
 from flowbuilder.data import Document, Hit
+from flowbuilder.evaluation.facts import holds_fact
 from flowbuilder.evaluation.questions import Question
 
 _SPACES = re.compile(r"\s+")
@@ -67,7 +69,9 @@ def check_relevance(value: str) -> Relevance:
 
 
 def normalise(text: str) -> str:
-    """NFKC (PDF ligatures such as "ﬁ" become "fi"), lower-case, every run of whitespace one space."""
+    """NFKC (PDF ligatures such as "ﬁ" become "fi"), lower-case, every run of whitespace one space.
+
+    For display and record matching; whether a text holds a fact is :func:`facts.holds_fact`."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
 
 
@@ -109,7 +113,7 @@ def gold_found(
     whole_records: WholeRecords | None = None,
 ) -> set[str]:
     """The gold items (record ids, or ``"fact"``) this chunk supplies for ``question``."""
-    has_fact = bool(question.fact) and normalise(question.fact or "") in normalise(document.text)
+    has_fact = holds_fact(document.text, question.fact)
     if relevance == "strict":
         if question.fact:
             return {_fact_item(question)} if has_fact else set()
@@ -256,12 +260,12 @@ def within_budget(
 
     A hit holding the fact counts when the fact itself is inside the budget. A hit relevant by its record
     counts when it lies whole inside the budget (strict) or starts inside it (lenient)."""
-    fact = normalise(question.fact or "")
+    fact = question.fact
     for (start, text_start, end), hit, items in zip(hit_blocks(hits), hits, supplied, strict=True):
         if not items or start >= chars:
             continue
-        if fact and fact in normalise(hit.document.text):
-            if fact in normalise(hit.document.text[: max(0, chars - text_start)]):
+        if fact and holds_fact(hit.document.text, fact):
+            if holds_fact(hit.document.text[: max(0, chars - text_start)], fact):
                 return True
             continue
         if end <= chars or (relevance == "lenient" and text_start < chars):

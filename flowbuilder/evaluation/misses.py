@@ -14,15 +14,14 @@ ingested (not just the retrieved ones) tells the four causes apart, in this orde
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.evaluation.chunk_stats import record_spans
-from flowbuilder.evaluation.metrics import Relevance, WholeRecords, chunk_records, gold_found, normalise
+from flowbuilder.evaluation.facts import fact_spans, holds_fact
+from flowbuilder.evaluation.metrics import Relevance, WholeRecords, chunk_records, gold_found
 from flowbuilder.evaluation.questions import Question
 
 MissKind = Literal["cut", "below_k", "past_token_limit", "no_chunk"]
@@ -65,19 +64,12 @@ def leg_ranks(hit: Hit) -> dict[str, int]:
     return ranks
 
 
-def fact_pattern(fact: str) -> re.Pattern[str]:
-    """The fact as a case-insensitive pattern with any run of whitespace between its words."""
-    words = unicodedata.normalize("NFKC", fact).split()
-    return re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE)
-
-
 def fact_read(text: str, fact: str, truncation: TruncationOffset) -> bool:
     """Does the model read some whole occurrence of ``fact`` in ``text`` (before its token limit)?"""
     limit = truncation(text)
     if limit is None:
         return True
-    nfkc = unicodedata.normalize("NFKC", text)
-    return any(match.end() <= limit for match in fact_pattern(fact).finditer(nfkc))
+    return any(end <= limit for _, end in fact_spans(text, fact))
 
 
 class MissClassifier:
@@ -98,8 +90,8 @@ class MissClassifier:
         self.whole_records = whole_records
         self.truncation = truncation
         self.token_limit = token_limit
-        self._chunk_texts = [normalise(c.text) for c in self.chunks]
-        self._input_texts = [normalise(d.text) for d in inputs]
+        self._chunk_texts = [c.text for c in self.chunks]
+        self._input_texts = [d.text for d in inputs]
         self._input_records = {span.record_id for doc in inputs for span in record_spans(doc)}
         self._input_records |= {rid for doc in inputs for rid in chunk_records(doc)}
 
@@ -107,17 +99,19 @@ class MissClassifier:
         """The inputs hold the question's fact but no single chunk does."""
         if not question.fact:
             return False
-        fact = normalise(question.fact)
-        return not any(fact in text for text in self._chunk_texts) and any(fact in t for t in self._input_texts)
+        fact = question.fact
+        return not any(holds_fact(t, fact) for t in self._chunk_texts) and any(
+            holds_fact(t, fact) for t in self._input_texts
+        )
 
     def classify(self, question: Question, deep_hits: Sequence[Hit], k: int) -> Miss:
-        fact = normalise(question.fact) if question.fact else ""
+        fact = question.fact or ""
         relevant = [
             i for i, chunk in enumerate(self.chunks) if gold_found(chunk, question, self.relevance, self.whole_records)
         ]
         if relevant:
             if fact and self.truncation is not None:
-                holders = [self.chunks[i] for i, text in enumerate(self._chunk_texts) if fact in text]
+                holders = [self.chunks[i] for i, text in enumerate(self._chunk_texts) if holds_fact(text, fact)]
                 truncation = self.truncation
                 if holders and not any(fact_read(c.text, question.fact or "", truncation) for c in holders):
                     limit = f"{self.token_limit}-token " if self.token_limit else "token "
@@ -142,7 +136,7 @@ class MissClassifier:
                 "below_k", f"first relevant chunk at rank {rank}" + (f" ({per_leg})" if per_leg else ""), rank, legs
             )
         if fact:
-            if any(fact in text for text in self._input_texts):
+            if any(holds_fact(text, fact) for text in self._input_texts):
                 return Miss("cut", "the inputs hold the fact but no single chunk does: the splitter cut it")
             return Miss("no_chunk", "no input or chunk holds the fact: the loader or a template dropped it")
         if set(question.gold) & self._input_records:

@@ -182,7 +182,13 @@ class DifyImporter:
         if dify_type == "tool":
             dify_type = f"tool:{data.get('tool_name') or data.get('provider_name') or ''}"
             if DIFY_TABLE.entry(dify_type) is None:
-                dify_type = "tool"
+                # a tool that reads a data source's file (markitdown, a parser plugin) extracts its text: the
+                # loader does that here; any other tool stays a kept placeholder
+                reads_file = any(
+                    (found := _param_selector(v)) is not None and found[0] in self.loaders
+                    for v in _obj(data.get("tool_parameters")).values()
+                )
+                dify_type = "tool:dify_extractor" if reads_file else "tool"
         outcome = self.report.node(f"{node_id} ({data.get('title') or dify_type})", dify_type)
         self.outcomes[node_id] = outcome
         adapter = DIFY_TABLE.importer(dify_type) or DIFY_TABLE.entry(dify_type)
@@ -526,7 +532,7 @@ class DifyImporter:
                 name = str(found[-1]) if len(found) > 2 else name
                 if self.shared.get(name) not in (None, ""):
                     values[key] = self.shared[name]
-            elif source is None or key in ("input_variable", "input", "text", "documents"):
+            elif source is None or key in ("input_variable", "input_text", "input", "text", "documents"):
                 source = selector
         spec = self._new(node_id, adapter.ours, self._config(adapter, values), str(data.get("title") or "Chunker"))
         self._want(source, (spec.id, "documents"), node_id)

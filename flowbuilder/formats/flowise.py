@@ -107,6 +107,8 @@ class _Mapped:
     """Our input port -> the Flowise node it pulls hits from (resolved once every edge is read)."""
     parts: dict[str, str] = field(default_factory=dict)
     """A chain's model, prompt and memory sources: role -> Flowise node id."""
+    links: list[_Link] = field(default_factory=list)
+    """Every link into a folded node (a worker's tools go on to its supervisor)."""
 
 
 class FlowiseImporter:
@@ -367,7 +369,9 @@ class FlowiseImporter:
     def _hook_chain(self, node: dict[str, Any], inputs: dict[str, Any], adapter: Adapter, used: set[str]) -> None:
         """An LLM chain or conversation chain: folded. Its prompt feeds its model and the model answers the
         chat (wired in :meth:`_finish`); a system prompt becomes the model's system message."""
-        self.outcomes[node["id"]].note = "folded: its prompt feeds its model, whose answer is the chat's"
+        self.outcomes[node["id"]].note = (
+            adapter.note or "folded: its prompt feeds its model, whose answer is the chat's"
+        )
         return None
 
     def _hook_agent(self, node: dict[str, Any], inputs: dict[str, Any], adapter: Adapter, used: set[str]) -> NodeSpec:
@@ -381,6 +385,7 @@ class FlowiseImporter:
         parts = target.adapter.extra.get("parts", ()) if target.adapter else ()
         if target.spec is None or link.input in parts:  # a chain's model, prompt, memory: wired once all are read
             target.parts[link.input] = link.source
+            target.links.append(link)
             return
         if source.spec is None:
             self.report.connections_dropped.append(
@@ -485,7 +490,41 @@ class FlowiseImporter:
             self.flow.edges.append(edge)
 
     # -- the pull links made explicit ----------------------------------------------------------
+    def _forward(self) -> None:
+        """A folded node's links that go on to another node (a worker's tools to its supervisor)."""
+        for mapped in list(self.mapped.values()):
+            forward = mapped.adapter.extra.get("forward") if mapped.adapter is not None else None
+            if mapped.spec is not None or not forward:
+                continue
+            via, inputs = forward
+            onto = mapped.parts.get(via)
+            if onto not in self.mapped or self.mapped[onto].spec is None:
+                continue
+            for link in mapped.links:
+                if link.input in inputs:
+                    self._connect(_Link(link.source, link.output, onto, inputs[link.input]))
+
+    def _unwire_dead_ends(self) -> None:
+        """A kept node whose output reaches nothing we run (a moderation step whose chain was folded, an
+        analytics hook) keeps no inputs either: it stays on the canvas, unwired, with a report line, and the
+        rest of the flow runs."""
+        for spec in self.flow.nodes:
+            if spec.type != PLACEHOLDER or any(e.source == spec.id for e in self.flow.edges):
+                continue
+            entry = FLOWISE_TABLE.entry(str(spec.config.get("original_type", "")))
+            if entry is not None and entry.local is not None:
+                continue  # --local swaps it for a node we run (a hosted store being filled): its inputs stay
+            into = [e for e in self.flow.edges if e.target == spec.id]
+            if not into:
+                continue
+            self.flow.edges = [e for e in self.flow.edges if e.target != spec.id]
+            spec.config["input_names"] = []
+            self.report.connections_dropped.extend(
+                f"{e.key}: into '{spec.id}', which feeds nothing Flowbuilder runs" for e in into
+            )
+
     def _finish(self) -> None:
+        self._forward()
         for mapped in list(self.mapped.values()):
             for port, source in mapped.pulls.items():
                 assert mapped.spec is not None
@@ -501,12 +540,13 @@ class FlowiseImporter:
                 continue
             if mapped.adapter.hook == "qa":
                 self._wire_qa(mapped)
-            elif mapped.adapter.hook == "chain":
+            elif mapped.adapter.hook == "chain" and not mapped.adapter.extra.get("forward"):
                 self._wire_chain(mapped)
             elif mapped.adapter.hook == "agent":
                 assert mapped.spec is not None
                 self._edge(self._chat(), "message", mapped.spec.id, "message")
                 self._answer(mapped.spec.id, "answer")
+        self._unwire_dead_ends()
         for mapped in self.mapped.values():
             spec = mapped.spec
             if spec is None or spec.type == PLACEHOLDER:

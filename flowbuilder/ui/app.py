@@ -159,14 +159,17 @@ def register_pages(
     flow_path: Path | str | None = None,
     registry: NodeRegistry | None = None,
     allowed_paths: Sequence[str] = (),
+    cluster: Any = None,
 ) -> None:
-    """Define ``/`` (the builder), ``/compare`` and ``/eval``; ``allowed_paths``: ``--allow-path`` folders."""
+    """Define ``/`` (the builder), ``/compare`` and ``/eval``; ``allowed_paths``: ``--allow-path`` folders;
+    ``cluster``: the Ray cluster of ``--ray`` (the builder's runs ingest on it)."""
     global _config
     _config = AppConfig(
         workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
         initial_flow=Path(flow_path) if flow_path else None,
         registry=registry,
         allowed_paths=tuple(allowed_paths),
+        cluster=cluster,
     )
     ui.page("/", title="Flowbuilder")(builder_page)
     compare_page.register(_config)

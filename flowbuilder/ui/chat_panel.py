@@ -126,6 +126,11 @@ def fallbacks(result: RunResult) -> list[NodeResult]:
     ]
 
 
+def skipped_files(result: RunResult) -> list[NodeResult]:
+    """Loaders of this run that skipped files: a reply from such a flow answers from part of the folder."""
+    return [r for r in result.results.values() if r.details.get("skipped") and isinstance(r.details.get("files"), int)]
+
+
 class ChatPanel:
     """The chat tab: each message runs the flow with it as the chat input."""
 
@@ -228,6 +233,12 @@ class ChatPanel:
                 )
         else:
             live.set_text(answer_of(self.session, result) or self._streamed or "(no answer)")
+        with reply:
+            for loader in skipped_files(result):  # said on every reply: the answer comes from part of the folder
+                read, skipped = loader.details.get("files", 0), loader.details["skipped"]
+                names = ", ".join(item["file"] for item in skipped[:3]) + (", …" if len(skipped) > 3 else "")
+                title = f"“{self.controller.name(loader.node_id)}” read {read} files and skipped {len(skipped)}"
+                message_box("warning", title, f"Not searched: {names}", "fb-chat-skipped")
         if to is None and not (not answer and model_failed and hits_of(result)):
             with reply:
                 for node_id, hits in hits_of(result):

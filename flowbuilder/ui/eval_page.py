@@ -105,9 +105,14 @@ def metric_rows(data: dict[str, Any]) -> list[dict[str, str]]:
         ("refusal rate", _pct(m.get("refusal_rate")), f"{unanswered} question(s) without an answer"),
         ("invention rate", _pct(m.get("invention_rate")), f"{unanswered} question(s) without an answer"),
         (
-            "wrong although a chunk held the fact",
+            "answered correctly when the fact was retrieved",
+            _pct(m.get("correct_when_retrieved")),
+            f"{m.get('retrieved_fact', 0)} question(s) whose chunks held the fact",
+        ),
+        (
+            "wrong despite retrieval",
             str(m.get("wrong_despite_retrieval", 0)),
-            "answerable questions",
+            f"{m.get('retrieved_fact', 0)} question(s) whose chunks held the fact",
         ),
     ]
     judge = m.get("judge") or {}

@@ -167,7 +167,7 @@ def test_the_final_retrieval_node_is_judged_with_its_legs(
             legs_seen += 1
     assert legs_seen >= 2
     # The same chunks, searched another way: one namespace, and nothing embedded twice. Each flow keeps its
-    # collection in its own folder (docs/decisions/0015), so the second flow fills its own from the cache.
+    # collection in its own folder (docs/decisions/0020), so the second flow fills its own from the cache.
     assert plain["namespaces"] == fused["namespaces"]
     assert fused["embedded"] == 0
 

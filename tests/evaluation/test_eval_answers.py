@@ -96,6 +96,13 @@ def test_eval_scores_every_kind_of_answer(
     assert "cites [9]; the prompt had 3 chunks" in json.dumps(q7["checks"])
     # the wrongly answered questions had the fact in their chunks: retrieval was not the problem
     assert metrics["wrong_despite_retrieval"] >= 3
+    # the answerer's own loss, beside accuracy: the same columns whatever answered (here a model's replies)
+    held = [r for r in data["results"] if r["answerable"] and r["retrieved_fact"]]
+    assert metrics["retrieved_fact"] == len(held) >= 4
+    assert metrics["wrong_despite_retrieval"] == sum(r["verdict"] != "correct" for r in held)
+    assert metrics["correct_when_retrieved"] == pytest.approx(sum(r["verdict"] == "correct" for r in held) / len(held))
+    assert metrics["refused_answerable"] == sum(v == "missed" for v in verdicts.values())
+    assert metrics["answered_unanswerable"] == 1
     # the key never appears in what eval prints or writes
     assert KEY not in out and KEY not in junit.read_text(encoding="utf-8")
     suite = ET.parse(junit).getroot().find("testsuite")
@@ -119,6 +126,8 @@ def test_eval_thresholds_and_the_text_report(
     assert code == 0, out
     assert "accuracy 17%" in out and "refusals 50%" in out and "inventions 50%" in out
     assert "q7" in out and "cites [9]" in out
+    assert "Answerer: correct when the fact was retrieved" in out and "wrong despite retrieval" in out
+    assert "unanswerable answered 1 of 2" in out
     code, out, _ = _eval(capsys, str(flow), "--questions", str(questions), "--min-accuracy", "0.5", "--min-hit", "0.5")
     assert code == 1
     assert "FAILED: answer accuracy (fact present and rightly cited) 0.167 is below 0.5" in out

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialStore
+from flowbuilder.evaluation.answers import citations
 from flowbuilder.examples import AGENT_FLOW, example_flow, flows_dir
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
@@ -82,7 +83,8 @@ def test_imported_n8n_course_flow_answers_offline(tmp_path: Path) -> None:
     assert "answered by quoting the passages" in agent.warning
     assert agent.outputs["hits"] and all(h.document.metadata["source"] == "security.md" for h in agent.outputs["hits"])
     answer = agent.outputs["answer"]
-    assert answer.startswith("[") and "security.md" in answer and "Profile > Security" in answer
+    assert answer.startswith("How to turn on two-step verification: ") and citations(answer)  # a lead, then quotes
+    assert "> [" in answer and "security.md" in answer and "Profile > Security" in answer
 
 
 def test_agent_example_answers_offline_from_its_tool(tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ def test_main_job_offline_shows_hits_and_prompt_and_explains_the_llm(tmp_path: P
     assert "WARNING llm: the model did not answer (Ollama" in out and "ollama serve" in out
     assert "answered extractively" in out and "! llm: the model did not answer" in captured.err
     answer = out.split("Output answer.message:")[1].split("\n\n")[0]
-    assert "[1] INVALID-011, Description: Verify Invalid Login - consecutive dots in email" in answer
+    assert 'The closest test case is INVALID-011, "Verify Invalid Login - consecutive dots in email" [1].' in answer
     assert "[1] INVALID-011, Expected Result: " in answer  # the record's outcome is quoted with it
 
 

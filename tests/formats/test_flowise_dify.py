@@ -256,3 +256,62 @@ def test_flowise_and_dify_imports_export_to_n8n_and_langflow() -> None:
         for fmt in ("n8n", "langflow"):
             data, _ = export_flow(flow, fmt)
             assert data
+
+
+def test_agentflow_v1_workers_give_their_tools_to_the_supervisor_agent() -> None:
+    def node(nid: str, name: str, inputs: dict[str, object]) -> dict[str, object]:
+        return {"id": nid, "position": {"x": 0, "y": 0}, "data": {"id": nid, "name": name, "inputs": inputs}}
+
+    def edge(source: str, output: str, target: str, inp: str) -> dict[str, str]:
+        return {"source": source, "sourceHandle": f"{source}-output-{output}-X", "target": target,
+                "targetHandle": f"{target}-input-{inp}-X"}  # fmt: skip
+
+    data = {
+        "nodes": [
+            node("chatOllama_0", "chatOllama", {"modelName": "llama3.2"}),
+            node("supervisor_0", "supervisor", {"supervisorPrompt": "Route the work."}),
+            node("worker_0", "worker", {"workerName": "Researcher"}),
+            node("memoryVectorStore_0", "memoryVectorStore", {}),
+            node("ollamaEmbedding_0", "ollamaEmbedding", {}),
+            node("retrieverTool_0", "retrieverTool", {"name": "docs"}),
+        ],
+        "edges": [
+            edge("chatOllama_0", "chatOllama", "supervisor_0", "model"),
+            edge("supervisor_0", "supervisor", "worker_0", "supervisor"),
+            edge("retrieverTool_0", "retrieverTool", "worker_0", "tools"),
+            edge("ollamaEmbedding_0", "ollamaEmbedding", "memoryVectorStore_0", "embeddings"),
+            edge("memoryVectorStore_0", "retriever", "retrieverTool_0", "retriever"),
+        ],
+    }
+    flow, report = convert_data(data, "flowise", "team.json")
+    keys = {e.key for e in flow.edges}
+    assert "retrieverTool_0.tool->supervisor_0.tools" in keys
+    assert "chatOllama_0.model->supervisor_0.model" in keys
+    assert next(n for n in flow.nodes if n.id == "supervisor_0").config["system_message"] == "Route the work."
+    assert any("worker" in o.note for o in report.nodes if o.source_name == "worker_0")
+
+
+def test_a_kept_node_that_feeds_nothing_we_run_is_left_unwired() -> None:
+    def node(nid: str, name: str, inputs: dict[str, object]) -> dict[str, object]:
+        return {"id": nid, "position": {"x": 0, "y": 0}, "data": {"id": nid, "name": name, "inputs": inputs}}
+
+    data = {
+        "nodes": [
+            node("chatOllama_0", "chatOllama", {}),
+            node("chatOllama_1", "chatOllama", {}),
+            node("moderation_0", "inputModerationOpenAI", {}),
+            node("conversationChain_0", "conversationChain", {}),
+        ],
+        "edges": [
+            {"source": "chatOllama_0", "sourceHandle": "chatOllama_0-output-chatOllama-X", "target": "moderation_0",
+             "targetHandle": "moderation_0-input-model-X"},
+            {"source": "moderation_0", "sourceHandle": "moderation_0-output-moderation_0-X",
+             "target": "conversationChain_0", "targetHandle": "conversationChain_0-input-inputModeration-X"},
+            {"source": "chatOllama_1", "sourceHandle": "chatOllama_1-output-chatOllama-X",
+             "target": "conversationChain_0", "targetHandle": "conversationChain_0-input-model-X"},
+        ],
+    }  # fmt: skip
+    flow, report = convert_data(data, "flowise", "moderated.json")
+    assert not [e for e in flow.edges if "moderation_0" in (e.source, e.target)]
+    assert any("moderation_0" in line for line in report.connections_dropped)
+    assert not analyze(flow).issues

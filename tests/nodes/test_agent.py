@@ -310,14 +310,14 @@ def test_an_unreachable_model_leaves_the_extractive_answer(tmp_path: Path) -> No
 
     assert ctx.details["path"] == "retrieve-then-answer (extractive, no model)"
     assert "also failed without tools" in ctx.warning and "Ollama" in ctx.warning
-    assert outputs["answer"].startswith("[1] L-1, Passage about")
+    assert "> [1] L-1: Passage about What is the login passage about?" in outputs["answer"]
     assert len(outputs["hits"]) == 1 and tool.calls == [{"query": "What is the login passage about?"}]
 
 
 def test_no_model_connected_quotes_the_search_results(tmp_path: Path) -> None:
     ctx = RunContext("agent", data_dir=tmp_path)
     outputs = ToolAgent(AgentConfig()).run({"message": "Tell me about the login passage", "tools": [SearchTool()]}, ctx)
-    assert outputs["answer"].startswith("[1] L-1, ") and ctx.details["path"].endswith("(extractive, no model)")
+    assert "> [1] L-1: Passage about" in outputs["answer"] and ctx.details["path"].endswith("(extractive, no model)")
     assert ctx.warning.startswith("no chat model")
     with pytest.raises(NodeError, match="no search tool"):
         ToolAgent(AgentConfig()).run({"message": "hi"}, RunContext("agent", data_dir=tmp_path))

@@ -19,6 +19,7 @@ from flowbuilder.node import RunContext
 from flowbuilder.nodes.embedders.local import LocalEmbedder
 from flowbuilder.nodes.extractive import (
     NOT_FOUND,
+    QUOTED,
     ExtractiveAnswer,
     ExtractiveConfig,
     extract,
@@ -59,43 +60,97 @@ def embedder() -> LocalEmbedder:
     return LocalEmbedder()
 
 
-def test_quotes_the_best_field_with_its_chunk_number_and_record(embedder: LocalEmbedder) -> None:
+def test_a_record_answer_leads_with_its_id_and_title_then_the_field_that_answers(embedder: LocalEmbedder) -> None:
     hits = record_hits()
-    config = ExtractiveConfig()  # quotes the best record's Expected Result by default
+    config = ExtractiveConfig()
     result = extract("How is an email with two dots in a row handled at login?", hits, embedder, config)
 
-    assert result.found and result.best_score is not None and result.best_score >= config.threshold
-    assert result.quotes[0].chunk == 2  # the consecutive-dots record, wherever the question's words point
-    assert "[2] INVALID-011, Expected Result: The email is rejected" in result.answer
-    assert citations(result.answer) == [2]
+    assert result.found and result.best_score is not None and result.best_score >= config.record_threshold
+    lead, *_rest = result.answer.split("\n")
+    assert lead == 'The closest test case is INVALID-011, "Verify Invalid Login - email with consecutive dots" [2].'
+    assert "> [2] INVALID-011, Expected Result: The email is rejected" in result.answer
+    assert result.answer.rstrip().endswith(QUOTED)  # says it was found by quoting, not by a model
+    assert 2 in citations(result.answer)
     for quote in result.quotes:  # every quote is verbatim text of the chunk it cites: nothing is invented
         assert quote.text in hits[quote.chunk - 1].document.text
     assert not is_refusal(result.answer)
 
 
+def test_a_question_about_steps_gets_the_steps_field(embedder: LocalEmbedder) -> None:
+    doc = Document(
+        text="Scenario TID: LOGIN-067\nDescription: Verify Login - Remember Me persistence\n"
+        "Test Steps: 1. Tick Remember Me | 2. Sign in | 3. Restart the browser\n"
+        "Expected Result: The session is still open after the restart.\nPriority: High",
+        metadata={"record_id": "LOGIN-067", "source": "cases.csv"},
+    )
+    hits = [Hit(document=doc, score=0.5, rank=1)]
+    steps = extract("What are the steps to check that Remember Me survives a browser restart?", hits, embedder)
+    outcome = extract("What should happen to Remember Me after a browser restart?", hits, embedder)
+
+    assert "Test Steps: 1. Tick Remember Me" in steps.answer and "Expected Result" not in steps.answer
+    assert "Expected Result: The session is still open" in outcome.answer
+
+
+def test_the_retrievers_top_hit_is_not_passed_over_for_a_look_alike_further_down(embedder: LocalEmbedder) -> None:
+    # Two records answer the question equally well by their words; the retriever ranked the first one first.
+    def record(rid: str, rank: int) -> Hit:
+        text = f"Scenario TID: {rid}\nDescription: Verify Login - landscape orientation\nPriority: Medium"
+        return Hit(document=Document(text=text, metadata={"record_id": rid}), score=0.5, rank=rank)
+
+    others = [
+        Hit(document=Document(text=f"Scenario TID: X-{n}\nDescription: Verify Admin - export {n}"), score=0.3, rank=n)
+        for n in range(2, 5)
+    ]
+    result = extract("Does sign-in work with the phone turned sideways?", [record("LOGIN-029", 1), *others,
+                     record("LOGIN-129", 5)], embedder)  # fmt: skip
+    assert result.answer.startswith("The closest test case is LOGIN-029")
+
+
 def test_says_not_found_when_nothing_scores_above_the_threshold(embedder: LocalEmbedder) -> None:
     result = extract("What phone number do I call for billing support?", record_hits(), embedder)
 
-    assert result.answer == NOT_FOUND and not result.found and result.quotes == []
-    assert result.best_score is not None and result.best_score < ExtractiveConfig().threshold
+    assert result.answer.startswith(NOT_FOUND) and not result.found and result.quotes == []
+    assert result.best_score is not None and result.best_score < ExtractiveConfig().record_threshold
     assert is_refusal(result.answer)  # eval counts it as a refusal, not as an answer
-    assert extract("anything", [], embedder).answer == NOT_FOUND
+    assert extract("anything", [], embedder).answer.startswith(NOT_FOUND)
 
 
-def test_prose_is_quoted_by_sentence(embedder: LocalEmbedder) -> None:
-    text = (
-        "Refunds go back to the original card. They arrive within 5 working days of the request. "
-        "Invoices are emailed monthly."
-    )
-    assert [t for _, t in units_of(text)] == [
+PROSE = (
+    "# Billing\n\n## Refunds\n\nRefunds go back to the original card. They arrive within 5 working days of the "
+    "request, e.g. on a Friday for a Monday request. The path is `~/.config/app/refunds.log` on Linux.\n\n"
+    "Invoices are emailed monthly."
+)
+
+
+def test_prose_is_cut_into_whole_sentences() -> None:
+    assert [t for _, t in units_of(PROSE)] == [
         "Refunds go back to the original card.",
-        "They arrive within 5 working days of the request.",
+        "They arrive within 5 working days of the request, e.g. on a Friday for a Monday request.",
+        "The path is `~/.config/app/refunds.log` on Linux.",
         "Invoices are emailed monthly.",
     ]
-    hit = Hit(document=Document(text=text, metadata={"source": "billing.md"}), score=0.4, rank=1)
+
+
+def test_a_prose_answer_is_a_lead_sentence_then_whole_quoted_sentences(embedder: LocalEmbedder) -> None:
+    hit = Hit(document=Document(text=PROSE, metadata={"source": "billing.md"}), score=0.4, rank=1)
     result = extract("How many days until a refund reaches my card?", [hit], embedder)
-    assert result.answer.startswith("[1] billing.md, ")
-    assert "5 working days" in result.answer and "Invoices" not in result.answer
+
+    lead, blank, quote, *_rest = result.answer.split("\n")
+    assert lead.startswith('How many days until a refund reaches your card: "') and lead.endswith('" [1].')
+    assert blank == "" and quote.startswith("> [1] billing.md, Refunds: ")
+    # the answering sentence with the one before it, whole: never cut mid-sentence
+    assert "Refunds go back to the original card. They arrive within 5 working days of the request" in quote
+    quotes = [line for line in result.answer.split("\n") if line.startswith("> [")]
+    assert quotes[0] == quote and all(line.endswith(".") for line in quotes)
+    assert result.answer.rstrip().endswith(QUOTED)
+    assert not is_refusal(result.answer)
+
+
+def test_quoted_words_that_sound_like_a_refusal_do_not_make_the_answer_one(embedder: LocalEmbedder) -> None:
+    text = "## Plans\n\nThe free plan does not include single sign-on. Single sign-on comes with Enterprise."
+    hit = Hit(document=Document(text=text, metadata={"source": "plans.md"}), score=0.5, rank=1)
+    result = extract("Does the free plan include single sign-on?", [hit], embedder, ExtractiveConfig(threshold=0.0))
+    assert "does not include single sign-on" in result.answer and not is_refusal(result.answer)
 
 
 def test_hits_and_question_are_read_back_from_a_rendered_prompt() -> None:
@@ -118,7 +173,7 @@ def test_node_takes_question_and_hits_or_a_prompt(tmp_path: Path) -> None:
     prompt = render_template(DEFAULT_TEMPLATE, {"context": record_hits(), "question": question})
     from_prompt = node.run({"prompt": prompt}, RunContext("answer", data_dir=tmp_path))["answer"]
 
-    assert direct == from_prompt and direct.startswith("[3] ADMIN-015, ")
+    assert direct == from_prompt and direct.startswith("The closest test case is ADMIN-015")
     assert ctx.details["found"] is True and ctx.details["quotes"][0]["chunk"] == 3
     with pytest.raises(NodeError, match="nothing to quote"):
         node.run({"question": question}, ctx)
@@ -171,3 +226,22 @@ def test_eval_scores_extractive_answers_offline(tmp_path: Path) -> None:
     verdicts = {r.question.id: r.verdict for r in evaluation.results}
     assert verdicts["q1"] == "correct"
     assert verdicts["q5"] in ("refused", "invented") and metrics.refusal_rate is not None
+
+
+def test_a_flow_saved_with_the_old_defaults_takes_the_recalibrated_ones() -> None:
+    from flowbuilder.formats.native import migrate_nodes
+
+    old = {"type": "answer.extractive", "config": {"threshold": 0.30, "margin": 0.08, "max_quotes": 2}}
+    chosen = {"type": "answer.extractive", "config": {"threshold": 0.55, "max_quotes": 4}}
+    data = migrate_nodes({"nodes": [old, chosen]})
+    assert data["nodes"][0]["config"] == {}  # old defaults: the new calibrated ones apply
+    assert data["nodes"][1]["config"] == {"threshold": 0.55, "max_quotes": 4}  # a user's own choice stays
+    assert migrate_nodes(data) == data
+
+
+def test_a_chunk_with_a_huge_token_is_cut_in_linear_time() -> None:
+    # a minified blob or a long hash in a document: the path-and-code guard must not backtrack over it
+    from flowbuilder.nodes.passages import parse_chunk
+
+    text = "Run it. " + "a" * 200_000 + " and then ~/.cache/pip/x. Done. See `a.b/c` now."
+    assert [p.text[-12:] for p in parse_chunk(text).passages] == ["Run it.", "cache/pip/x.", "Done.", "`a.b/c` now."]

@@ -13,7 +13,9 @@ import pytest
 from nicegui import ui
 from nicegui.testing import Screen, User
 
+from flowbuilder.evaluation.answers import citations
 from flowbuilder.flow import NodeSpec
+from flowbuilder.nodes.extractive import QUOTED
 from flowbuilder.ui.chat_panel import NO_MODEL
 
 from .conftest import chat_flow
@@ -95,7 +97,9 @@ async def test_chat_without_ollama_answers_extractively_when_the_llm_allows_it(
     await user.should_see("answered by a fallback path", retries=40)
     assert page.session.results["llm"].status == "warning"
     [answer] = with_class(user, "fb-chat-answer")
-    assert str(answer.text).startswith("[") and "LOGIN_002" in str(answer.text)  # cites the record it quotes
+    text = str(answer.text)
+    assert "LOGIN_002" in text and citations(text)  # names and cites the record it quotes
+    assert text.rstrip().endswith(QUOTED)  # and says it was found by quoting, not written by a model
     assert len(with_class(user, "fb-chat-fallback")) == 1
     assert not with_class(user, "fb-chat-no-model") and not with_class(user, "fb-chat-warning")
 
@@ -164,3 +168,8 @@ def test_chat_extractive_fallback_in_chromium(screen: Screen, builder: Callable[
     shot(screen, "chat-extractive-fallback")
     text = screen.selenium.execute_script("return document.querySelector('.fb-chat-messages').innerText")
     assert "LOGIN_002" in text and "answered by a fallback path" in text and "answered extractively" in text
+    # it reads as an answer followed by quotes: a lead sentence, the quoted record, then how it was found
+    answer = css(screen, ".fb-chat-answer")[0].text
+    lead, *_ = answer.split("\n")
+    assert lead.startswith('What happens with two dots in the email: "LOGIN_002,') and lead.endswith("[1].")
+    assert "\n> [" in answer and answer.rstrip().endswith(QUOTED)

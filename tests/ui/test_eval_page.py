@@ -75,6 +75,13 @@ def test_helpers_show_n_a_for_metrics_over_nothing_and_reject_other_json() -> No
         assert rows[name]["value"] == "n/a", name
     assert rows["answer accuracy"]["over"] == "0 answerable question(s) that ran"
     assert "judge faithfulness" not in rows  # no judge asked: no judge row at all
+    # the answerer's own loss sits beside accuracy: n/a when no run held the fact (older eval files too)
+    assert rows["answered correctly when the fact was retrieved"]["value"] == "n/a"
+    assert rows["wrong despite retrieval"]["value"] == "0"
+    data["metrics"] |= {"retrieved_fact": 4, "correct_when_retrieved": 0.75, "wrong_despite_retrieval": 1}
+    rows = {row["metric"]: row for row in metric_rows(data)}
+    assert rows["answered correctly when the fact was retrieved"]["value"] == "75%"
+    assert rows["wrong despite retrieval"]["over"] == "4 question(s) whose chunks held the fact"
     assert question_rows(data) == [
         {"id": "q1", "question": "How many codes?", "verdict": "error", "rank": "-", "passed": False}
     ]

@@ -1,0 +1,120 @@
+"""The lead sentence of an extractive answer, in the question's terms, built without a model.
+
+The question's *focus* is what it asks about, turned to face the reader ("How do I log in from a headless
+machine?" -> "logging in from a headless machine" is beyond rules; "to log in from a headless machine" is
+not). The lead joins the focus and the chosen span: ``On <focus>: "<span>" [n].``, or for a labelled
+record ``The closest test case is LOGIN-027, "Verify Login - 1440px desktop layout" [1].``
+The span is quoted as it stands in the document, never reworded.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PRONOUNS = {
+    "i": "you",
+    "me": "you",
+    "my": "your",
+    "mine": "yours",
+    "myself": "yourself",
+    "we": "you",
+    "us": "you",
+    "our": "your",
+    "ours": "yours",
+    "am": "are",
+}
+_HOW_TO = re.compile(r"^how (?:do|can|should|would|could|must) (?:i|we|you|one|users?|people|someone)\s+(.+)$", re.I)
+_WHAT_IS = re.compile(r"^(?:what|which|who)(?:'s| is| are| was| were)\s+(.+)$", re.I)
+_WHAT_DO = re.compile(r"^(?:what|which) (.+?) (?:do|does|did|should|must|can|will)\s+(.+)$", re.I)
+_YES_NO = re.compile(
+    r"^(is|are|was|were|does|do|did|can|could|may|will|would|should|must|has|have|had)\s+"
+    r"(?:(i|we|you|it|they|there|he|she|one)\s+)?(.+)$",
+    re.I,
+)
+_DO = {"do", "does", "did"}
+_QUANTITY = re.compile(r"^(how (?:many|much|long|often|fast|big|large|old|soon|far))\s+(.+)$", re.I)
+_WH = re.compile(r"^(when|where|why|who|whom|whose|which|what|how)\s+(.+)$", re.I)
+_POLITE = re.compile(r"^(?:please\s+)?(?:(?:can|could) you\s+)?(?:tell me|explain|show me|describe)\s+", re.I)
+NUMERIC = re.compile(
+    r"^(?:how (?:many|much|long|often|fast|big|large|old|soon|far)|what (?:is the |are the )?(?:number|amount|"
+    r"price|cost|percentage|percent|rate|size|limit|maximum|minimum|timeout|duration|version|uptime|target))\b",
+    re.I,
+)
+_NUMBER = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|hundred|thousand|"
+    r"once|twice|daily|weekly|monthly|hourly|annually|yearly)\b",
+    re.I,
+)
+
+
+def face_reader(text: str) -> str:
+    """First person to second: "my workspace" -> "your workspace"."""
+    return re.sub(r"\b[A-Za-z]+\b", lambda m: _swap(m.group(0)), text)
+
+
+def _swap(word: str) -> str:
+    # Only lower-case words (and "I"): a capitalised "Me" is part of a name ("Remember Me").
+    if word != "I" and not word.islower():
+        return word
+    return _PRONOUNS.get(word.lower(), word)
+
+
+def focus(question: str) -> str:
+    """What the question asks about, facing the reader: "What is the minimum Python version?" ->
+    "the minimum Python version"."""
+    text = _POLITE.sub("", " ".join(question.split()).rstrip("?.! "))
+    for pattern, shape in (
+        (_HOW_TO, "how to {0}"),
+        (_QUANTITY, "{0} {1}"),
+        (_WHAT_DO, "which {0} {1}"),
+        (_WHAT_IS, "{0}"),
+        (_WH, "{0} {1}"),
+    ):
+        if pattern is _WH and (yes_no := _YES_NO.match(text)):
+            return _whether(*yes_no.groups())
+        match = pattern.match(text)
+        if match:
+            groups = [g for g in match.groups()]
+            return face_reader(shape.format(*groups)).strip()
+    return face_reader(text)
+
+
+def _whether(aux: str, subject: str | None, rest: str) -> str:
+    """ "Can I move my workspace" -> "whether you can move your workspace"; without a pronoun subject the
+    rest is the topic: "Is two-factor authentication required" -> "two-factor authentication required"."""
+    if subject is None:
+        return face_reader(rest)
+    verb = "" if aux.lower() in _DO else f" {aux.lower()}"
+    if subject.lower() in ("i", "we") and verb == " am":
+        verb = " are"
+    return face_reader(f"whether {subject}{verb} {rest}").replace("whether you is", "whether you are")
+
+
+def expects_number(question: str) -> bool:
+    """The question asks for a quantity (how many, how long, what price ...)."""
+    return bool(NUMERIC.match(" ".join(question.split())))
+
+
+def has_number(text: str) -> bool:
+    return bool(_NUMBER.search(text))
+
+
+def lead_for_span(question: str, span: str, cite: str) -> str:
+    """``On <focus>: "<span>" [n].``"""
+    about = focus(question)
+    about = about[0].upper() + about[1:] if about else "The documents"
+    span = span.strip()
+    return f'{about}: "{span}" {cite}.'
+
+
+def lead_for_record(record_id: str, title: str, cite: str, noun: str = "record") -> str:
+    titled = f', "{title}"' if title and title != record_id else ""
+    return f"The closest {noun} is {record_id}{titled} {cite}."
+
+
+def record_noun(id_label: str, source: str) -> str:
+    """What to call a record: "test case" for a test-case id column, else "record"."""
+    label = id_label.lower()
+    if "scenario" in label or "test" in label or "tid" in label or "test" in source.lower():
+        return "test case"
+    return "record"
