@@ -75,7 +75,7 @@ def chroma_server(path: Path, port: int) -> subprocess.Popen[bytes]:
 
 def end_to_end(base_url: str, rows: int, batch: int, tmp: Path) -> None:
     from flowbuilder.cache import ResultCache
-    from flowbuilder.credentials import CredentialResolver, CredentialStore
+    from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
     from flowbuilder.executor import Executor
     from flowbuilder.flow import Edge, Flow, NodeSpec
 

@@ -96,7 +96,7 @@ class BackgroundIngest:
         self.flow = flow
         self.base_dir = base_dir
         self.flow_file = flow_file
-        """The flow's file, when saved: which flow it is (its own stores, :mod:`flowbuilder.scopes`)."""
+        """The flow's file, when saved: which flow it is (its own stores, :mod:`flowbuilder.trust.scopes`)."""
         self.on_event = on_event
         self.session_id = session_id
         self.cancel_event = threading.Event()

@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
-from flowbuilder.credentials import CredentialResolver
-from flowbuilder.egress import key_plans, node_problems
+from flowbuilder.data import Document, Hit
 from flowbuilder.errors import (
     CredentialError,
-    EndpointError,
     FlowbuilderError,
     FlowValidationError,
     NodeExecutionError,
@@ -34,15 +32,17 @@ from flowbuilder.errors import (
     RunCancelledError,
 )
 from flowbuilder.flow import Edge, Flow
-from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys, store_access
-from flowbuilder.node import RunContext, default_data_dir
-from flowbuilder.paths import resolve_path
+from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys
+from flowbuilder.node import RunContext
 from flowbuilder.ports import PortKind
 from flowbuilder.portvalues import check_port_values
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.results import EventHandler, NodeResult, PreparedNode, RunEvent, RunResult, RunScope
-from flowbuilder.secrets import mask_outputs, redact, redact_obj
 from flowbuilder.streaming import plan_chains, run_chain, stream_mode
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.places import resolve_path
+from flowbuilder.trust.policy import TrustPolicy
+from flowbuilder.trust.secrets import redact, redact_obj
 
 log = logging.getLogger(__name__)
 
@@ -82,16 +82,22 @@ class Executor:
         """When chains of nodes run batch by batch: ``auto``, ``always`` or ``never`` (:mod:`flowbuilder.streaming`)."""
         self.served = served
         """What the runs produce leaves the machine (``serve``, ``mcp``, the Serve tab): every text a node outputs is
-        masked where it is made, keeping its length (:func:`flowbuilder.secrets.mask_in_place`), so sources are
+        masked where it is made, keeping its length (:func:`flowbuilder.trust.secrets.mask_in_place`), so sources are
         masked before any splitter cuts them and no chunk size or overlap hands a secret out piece by piece."""
         self.cluster = cluster
         """A Ray cluster (``--ray``: a :class:`flowbuilder.cluster.driver.Cluster`, not imported here since the
         cluster's workers run executors): every ingest chain streams, its batches run on the cluster's workers;
         None: everything runs in this process."""
 
+    @property
+    def policy(self) -> TrustPolicy:
+        """The trust room's face for this executor's runs: its resolver (bindings, approvals), data dir, served."""
+        return TrustPolicy(self.resolver, data_dir=self.data_dir, served=self.served)
+
     def filter_outputs(self, outputs: dict[str, Any]) -> dict[str, Any]:
-        """A node's outputs as this executor passes them on: masked in place when :attr:`served`."""
-        return mask_outputs(outputs) if self.served else outputs
+        """A node's outputs as this executor passes them on: masked in place when :attr:`served` (the policy's
+        :meth:`~flowbuilder.trust.policy.TrustPolicy.mask`, over every text of documents, hits and strings)."""
+        return passed_on(outputs, self.policy.mask) if self.served else outputs
 
     def run(
         self,
@@ -116,7 +122,7 @@ class Executor:
         :param analyzed: what ``analyze`` gave for this very flow, ``to`` and ``base_dir`` (read only here): a
             server analyses its search flow once instead of on every search.
         :param flow_file: the flow's file (``base_dir`` defaults to its folder): which flow this is, so its stores,
-            chat memory and cached results are its own (:mod:`flowbuilder.scopes`).
+            chat memory and cached results are its own (:mod:`flowbuilder.trust.scopes`).
         :raises FlowValidationError: before anything runs, listing every issue in the run's scope.
         """
         run_inputs: dict[str, str] = {GENERIC_INPUT: inputs} if isinstance(inputs, str) else dict(inputs or {})
@@ -126,17 +132,11 @@ class Executor:
             )
         if base_dir is None and flow_file is not None:
             base_dir = Path(flow_file).resolve().parent
-        data_dir = self.data_dir or default_data_dir()
-        if self.served:
-            self.resolver.register_known_secrets()  # every key the user has, used by this flow or not
+        policy = self.policy
+        data_dir = policy.data_dir
+        policy.start_serving()  # a served run: every key the user has is masked, used by this flow or not
         graph = analyzed or analyze(
-            flow,
-            self.registry,
-            self.resolver,
-            only={to} if to else None,
-            base_dir=base_dir,
-            flow_file=flow_file,
-            data_dir=data_dir,
+            flow, self.registry, only={to} if to else None, base_dir=base_dir, flow_file=flow_file, policy=policy
         )
         # a file the user gives the run (--input NODE=PATH) replaces the node's own path and is the user's choice
         chosen = {
@@ -147,7 +147,7 @@ class Executor:
         if chosen:
             replaced = ("untrusted-path", "unsupported-file")
             graph.issues = [i for i in graph.issues if not (i.code in replaced and i.node_id in chosen)]
-        files = self.resolver.file_roots(base_dir, data_dir, _chosen_files(chosen.values(), base_dir))
+        files = policy.file_roots(base_dir, _chosen_files(chosen.values(), base_dir))
         scope_issues = _issues_in_scope(graph, to)
         if scope_issues:
             raise FlowValidationError(scope_issues)
@@ -308,23 +308,9 @@ class Executor:
                     node_id, type_name, status, hit.outputs, hit.summary, 0.0, None, hit.details, key, warning
                 )
 
-        secrets: dict[str, str] = {}
+        policy = self.policy
         try:
-            command = node.cls.command_line(node.config, base_dir)
-            refusal = self.resolver.command_problem(command) if command else None
-            if refusal:
-                raise CredentialError(f"Node '{node_id}': {refusal}.")
-            bound = node.spec.credentials
-            for egress in node_problems(node_id, node.cls, node.config, bound, self.resolver):
-                raise EndpointError(f"Node '{node_id}': {egress.message}.")
-            plans = {plan.slot.name: plan for plan in key_plans(node_id, node.cls, node.config, bound, self.resolver)}
-            for slot in node.cls.credential_slots:
-                value = self.resolver.resolve_for(node_id, slot, bound.get(slot.name))
-                plan = plans.get(slot.name)
-                if value and plan is not None and plan.verdict == "refuse":
-                    raise CredentialError(f"Node '{node_id}': credential slot '{slot.name}': {plan.reason}.")
-                if value and plan is not None and plan.verdict == "send":
-                    secrets[slot.name] = value  # a withheld key stays here: the node runs without it
+            secrets = policy.node_secrets(node_id, node.cls, node.config, node.spec.credentials, base_dir)
         except CredentialError as exc:  # an unapproved endpoint or program: nothing is sent or started
             error = redact(str(exc))
             emit("node_failed", node_id, {"error": error, "duration": 0.0})
@@ -346,9 +332,7 @@ class Executor:
         ctx.missing_inputs = missing
         ctx.writers = writers
         writes = any(edge.target_port == WRITER_PORT for edge in graph.incoming(node_id))
-        ctx.collection = store_access(
-            node_id, node, writes, self.resolver, base_dir, scope.data_dir, graph.scope, scope.files
-        )
+        ctx.collection = policy.store_access(node_id, node.cls, node.config, writes, base_dir, graph.scope, scope.files)
         return PreparedNode(node_id, type_name, node, values, ctx, key)
 
     def _execute_node(
@@ -386,6 +370,27 @@ class Executor:
             self.cache.put(key, CachedResult(outputs, summary, ctx.details))
         status = "warning" if warning else "ok"
         return NodeResult(node_id, type_name, status, outputs, summary, duration, None, ctx.details, key, warning)
+
+
+def passed_on(outputs: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
+    """A node's outputs with ``mask`` applied to every text: documents' text and string metadata, hits'
+    documents, strings, lists and dicts of these; services and numbers pass as they are. What a served flow passes
+    on (masked in place), so a splitter only ever cuts masked text."""
+    return {port: _masked(value, mask) for port, value in outputs.items()}
+
+
+def _masked(value: Any, mask: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, Document):
+        return value.model_copy(update={"text": mask(value.text), "metadata": _masked(value.metadata, mask)})
+    if isinstance(value, Hit):
+        return value.model_copy(update={"document": _masked(value.document, mask)})
+    if isinstance(value, list):
+        return [_masked(item, mask) for item in value]
+    if isinstance(value, dict):
+        return {key: _masked(item, mask) for key, item in value.items()}
+    return value
 
 
 def _chosen_files(values: Iterable[str], base_dir: Path | None) -> list[Path]:

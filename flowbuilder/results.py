@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from flowbuilder.cache import ResultCache
 from flowbuilder.graph import FlowGraph
 from flowbuilder.node import RunContext
-from flowbuilder.pathguard import FileRoots
+from flowbuilder.trust.pathguard import FileRoots
 
 
 @dataclass

@@ -34,7 +34,7 @@ from flowbuilder.graph import FlowGraph
 from flowbuilder.node import RunContext
 from flowbuilder.portvalues import check_port_values
 from flowbuilder.results import NodePreparer, NodeResult, PreparedNode, RunScope
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 
 STREAM_MODES = ("auto", "always", "never")
 STREAM_MIN_BYTES = 8_000_000

@@ -21,15 +21,15 @@ from urllib.parse import urljoin
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Document
-from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError
 from flowbuilder.formats.adapters import Adapter, Local, Mappings
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.portvalues import Records
 from flowbuilder.registry import register_node
-from flowbuilder.secrets import redact
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.egress import Destination, parse_endpoint
+from flowbuilder.trust.secrets import redact
+from flowbuilder.trust.terminal import excerpt
 
 _MAX_HOPS = 5
 _SKIP = {"script", "style", "noscript", "template", "head", "svg"}

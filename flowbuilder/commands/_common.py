@@ -7,17 +7,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from flowbuilder.credentials import (
-    BINDING_FORMS,
-    PROVIDER_ENV_VARS,
-    CredentialResolver,
-    binding_problem,
-    parse_cred_option,
-)
 from flowbuilder.errors import CredentialError, UnknownNodeTypeError
 from flowbuilder.executor import GENERIC_INPUT
 from flowbuilder.flow import Flow
 from flowbuilder.registry import NodeRegistry, default_registry
+from flowbuilder.trust.credentials import CredentialResolver, parse_cred_option
+from flowbuilder.trust.providers import BINDING_FORMS, PROVIDER_ENV_VARS, binding_problem
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES, Rele
 from flowbuilder.evaluation.questions import Question, load_questions
 from flowbuilder.executor import RunEvent
 from flowbuilder.flow import Flow
-from flowbuilder.terminal import write_control
+from flowbuilder.trust.terminal import write_control
 
 T = TypeVar("T")
 

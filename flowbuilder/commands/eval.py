@@ -33,7 +33,7 @@ from flowbuilder.evaluation.answers import (
 from flowbuilder.evaluation.questions import Question, load_questions
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow
-from flowbuilder.terminal import write_control
+from flowbuilder.trust.terminal import write_control
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, score_meaning, to_jsonable
 from flowbuilder.streaming import STREAM_MODES
-from flowbuilder.terminal import write_control
+from flowbuilder.trust.terminal import write_control
 
 
 def register(subparsers: Any) -> None:

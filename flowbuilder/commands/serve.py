@@ -50,9 +50,9 @@ def handle(args: argparse.Namespace) -> int:
     import uvicorn
 
     from flowbuilder.formats.native import load_flow
-    from flowbuilder.netguard import check_bind
     from flowbuilder.serving.http_app import build_http_app
     from flowbuilder.serving.service import FlowService
+    from flowbuilder.trust.netguard import check_bind
 
     check_bind(args.host, args.token)
     flow = load_flow(args.flow)

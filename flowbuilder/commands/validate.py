@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.commands._common import add_cred_option, resolver_for
-from flowbuilder.credentials import CredentialStore
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialStore
 
 SHOWN_ISSUES = 50
 """A stranger's file can hold thousands of problems; the first fifty say what is wrong."""

@@ -700,7 +700,7 @@ class FlowComparer:
         flow_path: Path | None = None,
     ) -> RunResult:
         """Run ``flow`` up to ``to``; a cancelled run or a failed node raises, naming the flow and the node.
-        ``flow_path``: the flow's file (which flow it is: its own stores, :mod:`flowbuilder.scopes`)."""
+        ``flow_path``: the flow's file (which flow it is: its own stores, :mod:`flowbuilder.trust.scopes`)."""
         try:
             run = self.executor.run(
                 flow,

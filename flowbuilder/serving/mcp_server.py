@@ -6,7 +6,7 @@
   source) and ``flow://chunks/{source}`` (that source's chunks with offsets).
 - Prompts: one per ``prompt.template`` node; its ``{variables}`` are the arguments.
 
-Every text that leaves goes through :func:`flowbuilder.secrets.mask_secrets`, so neither a bound credential
+Every text that leaves goes through :func:`flowbuilder.trust.secrets.mask_secrets`, so neither a bound credential
 value nor a key sitting in the indexed files (by shape, field name or entropy, as the importer detects them)
 appears in a tool result, a resource or an error.
 """
@@ -26,9 +26,9 @@ from pydantic import BaseModel, Field
 
 from flowbuilder import __version__
 from flowbuilder.errors import FlowbuilderError
-from flowbuilder.secrets import mask_secrets, mask_secrets_obj
 from flowbuilder.serving.service import MAX_K, FlowService, SearchEndpoint
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.secrets import mask_secrets, mask_secrets_obj
+from flowbuilder.trust.terminal import excerpt
 
 
 class SearchHit(BaseModel):

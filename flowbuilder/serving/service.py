@@ -31,7 +31,6 @@ from typing import Any, TextIO, cast
 import networkx as nx
 
 from flowbuilder.capabilities import Capability
-from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import ServeError
 from flowbuilder.executor import GENERIC_INPUT, Executor, NodeResult, RunEvent, RunResult
@@ -40,8 +39,9 @@ from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import FlowGraph, analyze
 from flowbuilder.node import RunContext
 from flowbuilder.ports import PortType
-from flowbuilder.secrets import mask_secrets, mask_secrets_obj, redact, redact_obj
 from flowbuilder.serving.rwlock import ReadWriteLock
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.secrets import mask_secrets, mask_secrets_obj, redact, redact_obj
 
 REFRESH_SECONDS = 1.0
 """How often a search checks that the ingested files did not change (a stat per file)."""

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from nicegui import ui
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ValidationIssue
+from flowbuilder.trust.providers import CredentialSlot
 from flowbuilder.ui.session import EditorSession, binding_source
 
 PROVIDER_NAMES = {

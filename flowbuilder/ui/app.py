@@ -22,7 +22,7 @@ from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze, changed_since
 from flowbuilder.registry import NodeRegistry
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui import compare_page, eval_page
 from flowbuilder.ui.accounts import (
     account_for_issue,

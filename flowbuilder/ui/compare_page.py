@@ -33,7 +33,6 @@ from typing import Any
 
 from nicegui import run, ui
 
-from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.evaluation.chunk_stats import ChunkPlacement, place_chunks, record_spans
@@ -63,8 +62,9 @@ from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS, leg_ranks
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.examples import IMPROVED_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, data_dir, flows_dir
 from flowbuilder.executor import RunEvent
-from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, JobView, start_job
 from flowbuilder.ui.session import AppConfig
 from flowbuilder.ui.tune_panel import TunePanel

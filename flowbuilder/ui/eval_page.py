@@ -27,7 +27,7 @@ from flowbuilder.evaluation.answers import AnswerResult, evaluate_answers
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.compare_page import (
     DEFAULT_QUESTIONS,
     ROW_LABELLED_FLOW,

@@ -20,8 +20,8 @@ from nicegui import run, ui
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, NodeError, ValidationIssue
 from flowbuilder.executor import GENERIC_INPUT, RunEvent, RunResult
 from flowbuilder.flow import Flow
-from flowbuilder.pathguard import expand_user
-from flowbuilder.secrets import redact
+from flowbuilder.trust.places import expand_user
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.jobs import Job, start_job

@@ -14,10 +14,10 @@ from nicegui import ui
 
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.executor import Executor
-from flowbuilder.netguard import check_bind, is_loopback
 from flowbuilder.registry import NodeRegistry
-from flowbuilder.secrets import redact
 from flowbuilder.serving.client_config import curl_example, http_config, pretty, stdio_config
+from flowbuilder.trust.netguard import check_bind, is_loopback
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.jobs import Job, start_job
 from flowbuilder.ui.session import EditorSession
 from flowbuilder.ui.widgets import message_box

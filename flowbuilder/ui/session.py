@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.background import BackgroundIngest
-from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialSlot
 from flowbuilder.executor import Executor, NodeResult
 from flowbuilder.flow import Flow
 from flowbuilder.registry import NodeRegistry
-from flowbuilder.scopes import FlowScope, flow_scope
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.providers import CredentialRef, CredentialSlot
+from flowbuilder.trust.scopes import FlowScope, flow_scope
 from flowbuilder.ui.state import EditorState
 
 PAGES: dict[str, Any] = {}
@@ -69,7 +70,7 @@ class EditorSession:
 
     @property
     def scope(self) -> FlowScope:
-        """Which flow is open (:mod:`flowbuilder.scopes`): what its stores and memory belong to."""
+        """Which flow is open (:mod:`flowbuilder.trust.scopes`): what its stores and memory belong to."""
         return flow_scope(self.state.flow.meta, self.path, self.base_dir)
 
 

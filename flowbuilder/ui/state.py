@@ -18,12 +18,13 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, ValidationError
 
-from flowbuilder.credentials import CredentialRef, CredentialResolver
 from flowbuilder.errors import InvalidConnectionError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.graph import analyze
 from flowbuilder.ports import Port, PortKind, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.providers import CredentialRef
 from flowbuilder.ui.names import display_name, unique_name
 
 MAX_UNDO = 100

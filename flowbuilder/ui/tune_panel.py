@@ -18,7 +18,7 @@ from flowbuilder.evaluation.compare import FlowComparer, read_flow
 from flowbuilder.evaluation.metrics import Metrics, default_relevance
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.evaluation.tune import TUNE_METRICS, TuneResult, save_winner, tune
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 
 COLUMNS = ("variant", "hit@1", "hit@k", "hit@chars", "MRR")
 

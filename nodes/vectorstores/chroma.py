@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
-from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
@@ -48,9 +47,10 @@ from flowbuilder.nodes.vectorstores.common import (
     store_inputs,
     sync_inputs,
 )
-from flowbuilder.pathguard import PathKind
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
+from flowbuilder.trust.egress import Destination
+from flowbuilder.trust.pathguard import PathKind
 
 PROVIDER = "chroma"
 MODEL_KEY = "flowbuilder:embedding_model"
@@ -284,7 +284,7 @@ def chroma_location(config: ChromaConfig, base_dir: Path | None, data_dir: Path)
     default stores live (a run's :attr:`~flowbuilder.node.RunContext.state_dir`: the flow's own folder)."""
     if config.server_host:
         return f"http://{config.server_host}:{config.server_port}", None
-    from flowbuilder.paths import resolve_path
+    from flowbuilder.trust.places import resolve_path
 
     path = resolve_path(config.persist_directory, base_dir) if config.persist_directory else data_dir / "chroma"
     return str(path), path

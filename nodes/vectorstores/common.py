@@ -533,7 +533,7 @@ def folder_address(kind: str, folder: str, base_dir: Path | None, collection: st
     empty): two nodes with the same address share one collection, whatever relative path names it."""
     if not folder:
         return f"{kind}:<data dir>/{kind}:{collection}"
-    from flowbuilder.paths import resolve_path
+    from flowbuilder.trust.places import resolve_path
 
     where = resolve_path(folder, base_dir) if base_dir else Path(folder)
     return f"{kind}:{Path(str(where).rstrip('/')).as_posix().removeprefix('./')}:{collection}"

@@ -24,7 +24,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.formats import flowise_table as FW
@@ -54,9 +53,10 @@ from flowbuilder.nodes.vectorstores.common import (
     store_inputs,
     sync_inputs,
 )
-from flowbuilder.pathguard import PathKind
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
+from flowbuilder.trust.pathguard import PathKind
+from flowbuilder.trust.providers import CredentialSlot
 
 PROVIDER = "qdrant"
 DENSE, SPARSE = "dense", "sparse"

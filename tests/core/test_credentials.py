@@ -10,17 +10,12 @@ import stat
 import pytest
 from core_helpers import flow, node
 
-from flowbuilder.credentials import (
-    CredentialRef,
-    CredentialResolver,
-    CredentialSlot,
-    CredentialStore,
-    parse_cred_option,
-)
 from flowbuilder.errors import CredentialError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import dump_flow
-from flowbuilder.secrets import MASK, install_log_filter, redact
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore, parse_cred_option
+from flowbuilder.trust.providers import CredentialRef, CredentialSlot
+from flowbuilder.trust.secrets import MASK, install_log_filter, redact
 
 SECRET = "sk-test-THISISASECRETKEY1234567890"
 SLOT = CredentialSlot("api_key", "openai")

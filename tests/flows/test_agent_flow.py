@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialStore
 from flowbuilder.evaluation.answers import citations
 from flowbuilder.examples import AGENT_FLOW, example_flow, flows_dir
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.providers import CredentialRef
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, running_server
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError, RunCancelledError
 from flowbuilder.executor import Executor
@@ -17,6 +16,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.embedders.local import LocalEmbedder
 from flowbuilder.nodes.vectorstores.chroma import ChromaConfig, ChromaNode, ChromaStore
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests import servers
 
 CSV_PATH = Path(__file__).resolve().parents[2] / "data" / "VWO_500_Test_Cases.csv"

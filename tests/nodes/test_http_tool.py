@@ -15,11 +15,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.errors import EndpointError, FlowValidationError, NodeError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.nodes.http_tool import HttpTool, HttpToolConfig
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import JSONHandler, LoopbackServer, approvals
 from tests.fakes.llm_server import FakeLLMServer
 

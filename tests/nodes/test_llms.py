@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import CredentialError, ProviderError
 from flowbuilder.executor import Executor, RunEvent
@@ -24,6 +23,7 @@ from flowbuilder.nodes.llms.groq import GroqChat, GroqChatConfig, groq_base_url
 from flowbuilder.nodes.llms.ollama import OllamaChat, OllamaChatConfig
 from flowbuilder.nodes.llms.openai import OpenAIChat, OpenAIChatConfig
 from flowbuilder.services import ChatModel
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.executor import Executor, RunResult
 from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import approvals
 from tests.fakes.pinecone_server import FakePinecone
 from tests.nodes.test_chroma import chroma_server  # noqa: F401  (the module's real Chroma server)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.errors import FlowValidationError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Flow, NodeSpec
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import JSONHandler, LoopbackServer
 
 PDF_PATH = Path(__file__).resolve().parents[2] / "data" / "VWO_Login_Dashboard_PRD.pdf"

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
-from flowbuilder.egress import parse_endpoint
 from flowbuilder.errors import EndpointError, FlowValidationError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
-from flowbuilder.netguard import is_loopback
 from flowbuilder.nodes.embedders.ollama import OllamaEmbedder
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.egress import parse_endpoint
+from flowbuilder.trust.netguard import is_loopback
 from tests.fakes.llm_server import FakeLLMServer, running_server
 
 ENV_KEY = "ollama-env-key-NEVER-SENT-1234567890"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore, default_credentials_path
 from flowbuilder.errors import ServeError
 from flowbuilder.examples import data_dir, example_flow
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.graph import analyze
-from flowbuilder.node import default_data_dir
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.places import default_credentials_path, default_data_dir
 from tests.security.cli_helpers import cli, loader_flow
 
 KEY = "sk-proj-FILEROOTSPLANTEDKEY0123456789abcdef"

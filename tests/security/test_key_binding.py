@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialStore
 from flowbuilder.errors import CredentialError
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
 from flowbuilder.nodes.embedders.ollama import OllamaEmbedderNode
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.providers import CredentialRef
 from tests.fakes.llm_server import FakeLLMServer, running_server
 from tests.security.cli_helpers import cli
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
-from flowbuilder.secrets import mask_secrets
 from flowbuilder.serving.service import FlowService
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.secrets import mask_secrets
 
 UNUSED_FILE_KEY = "correct horse battery staple 42"  # in the credentials file; no node of the flow uses it
 SECRETS = {

@@ -9,7 +9,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from flowbuilder.errors import ServeError
-from flowbuilder.netguard import NetGuard, check_bind, is_loopback, resolves_to_loopback, split_host_header
+from flowbuilder.trust.netguard import NetGuard, check_bind, is_loopback, resolves_to_loopback, split_host_header
 
 FRAME = "frame-ancestors 'none'"
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialStore
 from flowbuilder.errors import ServeError
 from flowbuilder.formats.native import load_flow
 from flowbuilder.serving.client_config import TOKEN_PLACEHOLDER, curl_example, http_config, stdio_config
 from flowbuilder.serving.service import FlowService
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.providers import CredentialRef
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, running_server
 from tests.serve.conftest import DEMO_FLOW, QUESTION, ROOT, Served

@@ -17,8 +17,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialStore
 from flowbuilder.errors import FlowFileError
+from flowbuilder.trust.credentials import CredentialStore
 from flowbuilder.ui.eval_page import chunk_marks, metric_rows, question_rows, rank_text, read_eval_json, result_hits
 from tests.evaluation.answer_flow import EXPECTED, script, write_corpus
 from tests.fakes.llm_server import FakeLLMServer, running_server

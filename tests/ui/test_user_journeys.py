@@ -13,8 +13,8 @@ import pytest
 from nicegui import ui
 from nicegui.testing import User
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.formats.native import load_flow
+from flowbuilder.trust.providers import CredentialRef
 from flowbuilder.ui.app import BuilderPage
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.session import PAGES

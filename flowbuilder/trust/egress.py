@@ -28,15 +28,19 @@ from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from flowbuilder.errors import CredentialError, EndpointError
-from flowbuilder.netguard import is_loopback
-from flowbuilder.terminal import excerpt
-
-if TYPE_CHECKING:
-    from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialSlot
+from flowbuilder.trust.netguard import is_loopback
+from flowbuilder.trust.providers import (
+    PROVIDER_ENV_VARS,
+    PROVIDER_HOSTS,
+    CredentialRef,
+    CredentialSlot,
+    reference_problem,
+)
+from flowbuilder.trust.terminal import excerpt
 
 SCHEMES = ("http", "https")
 
@@ -126,6 +130,15 @@ class EgressProblem:
 
 class Approvals(Protocol):
     def endpoint_approved(self, provider: str, account: str, origin: str) -> bool: ...
+
+
+class Keys(Approvals, Protocol):
+    """What the egress checks ask of the user's bindings (a :class:`~flowbuilder.trust.credentials.CredentialResolver`,
+    which sits above this module): where a slot's key comes from, the key, and the approvals."""
+
+    def source(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> str | None: ...
+
+    def resolve(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> str | None: ...
 
 
 def is_own_service(hosts: tuple[str, ...], endpoint: Endpoint) -> bool:
@@ -236,14 +249,12 @@ def key_plans(
     cls: Any,
     config: Any,
     refs: Mapping[str, CredentialRef],
-    resolver: CredentialResolver | None,
+    resolver: Keys | None,
 ) -> list[KeyPlan]:
     """Every key bound for the node's slots (none without a resolver), where it would go and whether it is sent:
     a key goes only to its provider's own service or to an endpoint approved for that key; an optional key from
     the environment or the credentials file that may not go where the node points is withheld (the node runs
     without it); a required one, or one bound for this run (``--cred``), is refused."""
-    from flowbuilder.credentials import PROVIDER_ENV_VARS, PROVIDER_HOSTS, reference_problem
-
     if resolver is None:
         return []
     destinations = _destinations(cls, config)
@@ -291,14 +302,12 @@ def node_problems(
     cls: Any,
     config: Any,
     refs: Mapping[str, CredentialRef],
-    resolver: CredentialResolver | None,
+    resolver: Keys | None,
 ) -> list[EgressProblem]:
     """Every destination of a node (class ``cls`` with ``config``) that it must not reach yet.
 
     Without a resolver nothing is approved and no key is taken to be bound (``validate --no-credentials``).
     A withheld key (:func:`key_plans`) does not count as sent."""
-    from flowbuilder.credentials import PROVIDER_HOSTS
-
     destinations = _destinations(cls, config)
     if isinstance(destinations, EgressProblem):
         return [destinations]

@@ -23,7 +23,7 @@ account (``--allow-endpoint PROVIDER[/ACCOUNT]=URL`` or the credentials file's `
 this machine counts as the provider's only for local-by-nature providers (Ollama, Chroma, Qdrant) and only
 for requests without a key: a key goes to a server on this machine once the user approved it (an optional
 key, such as ``OLLAMA_API_KEY`` for ollama.com, is withheld instead and the node runs without it).
-:mod:`flowbuilder.egress` applies the same rule to every request a node sends, with or without a key.
+:mod:`flowbuilder.trust.egress` applies the same rule to every request a node sends, with or without a key.
 """
 
 from __future__ import annotations
@@ -34,99 +34,42 @@ import os
 import shlex
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_config_dir
-from pydantic import BaseModel, ConfigDict
-
 from flowbuilder.errors import CredentialError, FlowbuilderError
-from flowbuilder.pathguard import DEFAULT_WORKSPACE, FileRoots, approved_folders
-from flowbuilder.secrets import register_secret
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.egress import Destination, egress_problem, parse_endpoint, try_origin
+from flowbuilder.trust.pathguard import DEFAULT_WORKSPACE, FileRoots, approved_folders
+from flowbuilder.trust.places import default_credentials_path
+from flowbuilder.trust.providers import (
+    BINDING_FORMS,
+    ENDPOINT_FIELDS,
+    LOCAL_PROVIDERS,
+    PROVIDER_ENV_VARS,
+    PROVIDER_HOSTS,
+    CredentialRef,
+    CredentialSlot,
+    binding_keys,
+    binding_problem,
+    normalize_address,
+    provider_env_var,
+    reference_problem,
+)
+from flowbuilder.trust.secrets import register_secret
+from flowbuilder.trust.terminal import excerpt
 
 log = logging.getLogger(__name__)
-
-PROVIDER_ENV_VARS: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "pinecone": "PINECONE_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "cohere": "COHERE_API_KEY",
-    "ollama": "OLLAMA_API_KEY",
-    "chroma": "CHROMA_API_KEY",
-    "qdrant": "QDRANT_API_KEY",
-}
-
-PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
-    "openai": ("api.openai.com",),
-    "groq": ("api.groq.com",),
-    "pinecone": ("pinecone.io",),
-    "mistral": ("api.mistral.ai",),
-    "cohere": ("api.cohere.com", "api.cohere.ai"),
-    "ollama": ("ollama.com",),
-    "chroma": ("trychroma.com",),
-    "qdrant": ("cloud.qdrant.io",),
-}
-"""Where each provider's own service lives (a host or a parent domain), reached over https."""
-
-LOCAL_PROVIDERS = frozenset({"ollama", "chroma", "qdrant"})
-"""Providers people run on their own machine: loopback is their service too for requests without a key."""
-
-TOKEN_PROVIDERS = ("mcp", "http")
-"""Providers of node secrets that are no provider's API key (``tool.mcp``'s and ``tool.http``'s token)."""
-BINDING_FORMS = "PROVIDER.SLOT=VALUE (e.g. openai.api_key=...), PROVIDER=VALUE or PROVIDER/ACCOUNT=VALUE"
-
-ENDPOINT_FIELDS = ("base_url", "host", "server_host", "url", "endpoint", "api_base")
-"""Config fields that name where a node sends its requests (and so its key)."""
 
 APPROVED_KEY = "approved_endpoints"
 """Section of the credentials file: ``{"provider/account": ["https://host", ...]}``."""
 COMMANDS_KEY = "approved_commands"
 """Section of the credentials file: command lines the user lets flows start (``tool.mcp`` over stdio)."""
 PATHS_KEY = "approved_paths"
-"""Section of the credentials file: folders the user lets every flow read (see :mod:`flowbuilder.pathguard`)."""
+"""Section of the credentials file: folders the user lets every flow read (see :mod:`flowbuilder.trust.pathguard`)."""
 STORES_KEY = "approved_stores"
 """Section of the credentials file: ``{"<collection address>": ["<reader flow file>" or "*", ...]}``, collections
-another flow wrote that a flow may read (see :mod:`flowbuilder.ledger`)."""
+another flow wrote that a flow may read (see :mod:`flowbuilder.trust.ledger`)."""
 _SECTIONS = (APPROVED_KEY, COMMANDS_KEY, PATHS_KEY, STORES_KEY)
-
-
-@dataclass(frozen=True)
-class CredentialSlot:
-    """A secret a node needs: which provider and which field, and whether the node can do without."""
-
-    name: str
-    provider: str
-    field: str = "api_key"
-    required: bool = True
-    description: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "provider": self.provider,
-            "field": self.field,
-            "required": self.required,
-            "description": self.description,
-        }
-
-
-class CredentialRef(BaseModel):
-    """What a flow stores for a slot: a provider and a credential name, never the secret."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    provider: str
-    name: str = "default"
-
-
-def default_credentials_path() -> Path:
-    override = os.environ.get("FLOWBUILDER_CREDENTIALS")
-    if override:
-        return Path(override)
-    return Path(user_config_dir("flowbuilder")) / "credentials.json"
 
 
 class CredentialStore:
@@ -260,28 +203,9 @@ def parse_cred_option(option: str) -> tuple[str, str]:
     return key, value
 
 
-def binding_problem(key: str) -> str | None:
-    """Why ``key`` cannot be an explicit binding (it names no provider), or None. Bindings are
-    ``PROVIDER.SLOT``, ``PROVIDER/ACCOUNT`` or a known ``PROVIDER``."""
-    provider, sep, rest = key.partition("/") if "/" in key else key.partition(".")
-    if sep and provider and rest:
-        return None
-    if not sep and key in (*PROVIDER_ENV_VARS, *TOKEN_PROVIDERS):
-        return None
-    return f"the binding '{excerpt(key, 40)}' names no provider; bind {BINDING_FORMS}"
-
-
-def binding_keys(slot: CredentialSlot, ref: CredentialRef | None) -> list[str]:
-    """The explicit bindings that apply to ``slot`` (most specific first): all name the slot's own provider."""
-    provider, name = slot.provider, ref.name if ref else "default"
-    return [f"{provider}/{name}", f"{provider}.{slot.name}", provider]
-
-
 def endpoint_origin(url: str) -> str:
     """``scheme://host[:port]`` of ``url`` (lower case), the unit an approval covers; a malformed URL raises
     :class:`~flowbuilder.errors.EndpointError` (one line)."""
-    from flowbuilder.egress import parse_endpoint
-
     return parse_endpoint(url).origin
 
 
@@ -289,30 +213,6 @@ def normalize_command(command: str) -> str:
     """The unit an approval covers: the command line as validate prints it (quoted argv, absolute folder).
     Only the ends are trimmed: inside quotes, spaces are part of an argument."""
     return command.strip()
-
-
-def normalize_address(address: str) -> str:
-    """A collection address as the ledger keys it: ``kind:location:collection`` with an on-disk location made
-    absolute and real (symlinks followed), so one folder has one address however it is written."""
-    kind, sep, rest = address.strip().partition(":")
-    location, sep2, collection = rest.rpartition(":")
-    if not sep or not sep2 or not location.startswith(("/", "~")):
-        return address.strip()
-    return f"{kind}:{os.path.realpath(os.path.expanduser(location))}:{collection}"
-
-
-def provider_env_var(provider: str) -> str:
-    return PROVIDER_ENV_VARS.get(provider, f"{provider.upper()}_API_KEY")
-
-
-def reference_problem(slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
-    """Why a flow's reference for ``slot`` is refused (it names another provider's key), or None."""
-    if ref is not None and ref.provider != slot.provider:
-        return (
-            f"the reference names provider '{ref.provider}' but the slot takes a '{slot.provider}' key; "
-            f"a flow cannot route one provider's key to another: set the reference's provider to '{slot.provider}'"
-        )
-    return None
 
 
 class CredentialResolver:
@@ -364,7 +264,7 @@ class CredentialResolver:
         return found
 
     def register_known_secrets(self) -> None:
-        """Mask every :meth:`known_secrets` value from now on (:mod:`flowbuilder.secrets`)."""
+        """Mask every :meth:`known_secrets` value from now on (:mod:`flowbuilder.trust.secrets`)."""
         for value in self.known_secrets():
             register_secret(value)
 
@@ -403,8 +303,6 @@ class CredentialResolver:
             stored = self.store.approved_endpoints()
         except CredentialError:
             return False
-        from flowbuilder.egress import try_origin
-
         listed = [*stored.get(account, []), *stored.get(provider, [])]
         return origin in {try_origin(url) or url for url in listed}
 
@@ -489,8 +387,6 @@ class CredentialResolver:
 
     def endpoint_problem(self, slot: CredentialSlot, ref: CredentialRef | None, config: Any) -> str | None:
         """Why the slot's key must not go where ``config``'s endpoint fields point, or None when it may."""
-        from flowbuilder.egress import Destination, egress_problem
-
         for field in ENDPOINT_FIELDS:
             url = getattr(config, field, None)
             if not isinstance(url, str) or not url.strip():
@@ -508,7 +404,7 @@ class CredentialResolver:
 
     def resolve_for(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
         """:meth:`resolve`, refusing with :class:`CredentialError` a reference that names another provider. Where
-        the key may go is :func:`flowbuilder.egress.key_plans`' question (the executor asks it first)."""
+        the key may go is :func:`flowbuilder.trust.egress.key_plans`' question (the executor asks it first)."""
         problem = reference_problem(slot, ref)
         if problem:
             raise CredentialError(f"Node '{node_id}': credential slot '{slot.name}': {problem}.")

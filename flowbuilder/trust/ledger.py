@@ -1,6 +1,6 @@
 """Who wrote each collection, so that a flow reads another flow's collection only on purpose.
 
-Every store node that writes a collection records its flow (:mod:`flowbuilder.scopes`) in the ledger,
+Every store node that writes a collection records its flow (:mod:`flowbuilder.trust.scopes`) in the ledger,
 ``<data dir>/ledger.sqlite``, under the collection's address (``chroma:/abs/folder:name``,
 ``qdrant:http://host:6333:name``, ``pinecone:index:namespace``). Before a store node opens a collection:
 
@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from flowbuilder.credentials import normalize_address
 from flowbuilder.errors import UntrustedStoreError
-from flowbuilder.scopes import FlowScope
+from flowbuilder.trust.providers import normalize_address
+from flowbuilder.trust.scopes import FlowScope
 
 LEDGER_FILE = "ledger.sqlite"
 DATA_DIR_TOKEN = "<data dir>"
@@ -113,7 +113,7 @@ class StoreAccess:
     approved: bool
     """The user approved this address for this flow (read-only; a writer adopts an unrecorded one)."""
     readable: bool = False
-    """The collection's folder is one the flow may read as files (:mod:`flowbuilder.pathguard`)."""
+    """The collection's folder is one the flow may read as files (:mod:`flowbuilder.trust.pathguard`)."""
 
     def problem(self) -> str | None:
         """Why the node may not open the collection, as far as the ledger tells without opening it."""

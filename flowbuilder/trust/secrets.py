@@ -12,7 +12,6 @@ import math
 import re
 import threading
 from collections import Counter
-from typing import Any
 
 MASK = "****"
 
@@ -247,29 +246,6 @@ def mask_secrets_obj(value: object, field: str = "") -> object:
         return {k: mask_secrets_obj(v, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [mask_secrets_obj(v) for v in value]
-    return value
-
-
-def mask_outputs(outputs: dict[str, Any]) -> dict[str, Any]:
-    """A node's outputs with every text masked in place (:func:`mask_in_place`): documents' text and string
-    metadata, hits' documents, strings, lists of these; services and numbers pass as they are. What a served
-    flow passes on, so a splitter only ever cuts masked text."""
-    return {port: _mask_value(value) for port, value in outputs.items()}
-
-
-def _mask_value(value: Any) -> Any:
-    from flowbuilder.data import Document, Hit
-
-    if isinstance(value, str):
-        return mask_in_place(value)
-    if isinstance(value, Document):
-        return value.model_copy(update={"text": mask_in_place(value.text), "metadata": _mask_value(value.metadata)})
-    if isinstance(value, Hit):
-        return value.model_copy(update={"document": _mask_value(value.document)})
-    if isinstance(value, list):
-        return [_mask_value(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _mask_value(item) for key, item in value.items()}
     return value
 
 

@@ -16,7 +16,7 @@ only when it lies under one of the *roots*:
   builder's Approve button (for the session).
 
 A store's folder (``persist_directory``, Qdrant's ``path``) may also be in Flowbuilder's per-user data
-dir, where stores live by default (who may open which collection is :mod:`flowbuilder.ledger`'s question).
+dir, where stores live by default (who may open which collection is :mod:`flowbuilder.trust.ledger`'s question).
 Some places are never readable, not even by approval: the credentials file, the per-user data dir for
 anything but a store (collections, caches, chat memory), hidden entries anywhere below the home folder
 (``~/.ssh``, ``~/.config``, ``~/projects/.secret/notes.txt``, ``.git``, ``.env`` ...), and ``/proc``,
@@ -28,13 +28,13 @@ places are refused for it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from flowbuilder.errors import NodeError, UntrustedPathError
+from flowbuilder.trust.places import default_credentials_path, default_data_dir, real, resolve_path
 
 PathKind = Literal["file", "store"]
 """``file``: something read (a document, a folder of documents, a model); ``store``: a store's own folder."""
@@ -43,24 +43,6 @@ DEFAULT_WORKSPACE = Path("flowbuilder-workspace")
 SYSTEM_FOLDERS = (Path("/proc"), Path("/sys"), Path("/etc"), Path("/dev"))
 APPROVED_PATHS_KEY = "approved_paths"
 """Section of the credentials file: folders the user lets every flow read."""
-
-
-def expand_user(path: str | Path) -> Path:
-    """``path`` with ``~`` or ``~user`` expanded; an unknown user or a NUL byte is a clear :class:`NodeError`."""
-    text = str(path)
-    if "\x00" in text:
-        raise NodeError(f"{text[:200]!r}: a path cannot contain a NUL character; fix the path")
-    try:
-        return Path(text).expanduser()
-    except RuntimeError:  # pathlib's "Could not determine home directory" for ~nosuchuser
-        user = text[1:].split("/", 1)[0]
-        who = f"there is no user '{user}' on this machine" if user else "this machine has no home folder set"
-        raise NodeError(f"'{text[:200]}': {who}, so '~{user}' names no folder; write the path in full") from None
-
-
-def real(path: str | Path) -> Path:
-    """The absolute path with ``~`` expanded and every ``..`` and symlink followed (the file really read)."""
-    return Path(os.path.realpath(expand_user(path)))
 
 
 def _under(path: Path, root: Path) -> bool:
@@ -147,12 +129,8 @@ class FileRoots:
 
             self.sample_data = data_dir()
         if self.data_dir is None:
-            from flowbuilder.node import default_data_dir
-
             self.data_dir = default_data_dir()
         if self.credentials is None:
-            from flowbuilder.credentials import default_credentials_path
-
             self.credentials = default_credentials_path()
 
     def roots(self, kind: PathKind) -> list[Path]:
@@ -190,8 +168,6 @@ class FileRoots:
     def check(self, raw: str | Path, kind: PathKind = "file", base_dir: Path | None = None) -> Verdict:
         """Judge ``raw`` as written in a flow (relative paths resolve against ``base_dir``, else the flow's
         folder, else the working directory)."""
-        from flowbuilder.paths import resolve_path
-
         path = real(resolve_path(raw, base_dir if base_dir is not None else self.flow_dir))
         reason = self.never_reason(path, kind)
         if reason:
