@@ -81,10 +81,11 @@ count = run.results["store"].details.get("count")
 print(f"RESULT {time.perf_counter() - start:.1f} {peak:.0f} {count} {streamed} {'; '.join(failed)}")
 """
 
-WORDS = (
+SENTENCE = (
     "the release manager declares code freeze on tuesday and the regression suite runs on staging every night "
     "while testers write charters for exploratory sessions and triage new defects by severity and priority"
-).split()
+)
+WORDS = SENTENCE.split(" ")
 
 
 def write_text(path: Path, megabytes: int) -> None:
@@ -185,7 +186,7 @@ def chain(megabytes: int, folder: Path) -> None:
     path = folder / "chain.md"
     write_text(path, megabytes)
     print(f"\nWhole flow on {megabytes} MB of text (wordllama, embedded Chroma; load: {loadavg()})")
-    seconds, peak, count, streamed, failed = (run_child(CHAIN, str(path), str(folder / "data")) + [""])[:5]
+    seconds, peak, count, streamed, failed = [*run_child(CHAIN, str(path), str(folder / "data")), ""][:5]
     print(f"{'seconds':>8} {'peak RSS MB':>11} {'chunks stored':>13} {'loader':>9}")
     print(f"{seconds:>8} {peak:>11} {count:>13} {streamed:>9} {failed}")
     print(f"load after: {loadavg()}")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
+from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.node import Node, RunContext
@@ -138,6 +139,12 @@ class RowLabeller(Node[RowLabellerConfig, RecordsIn, RecordsOut]):
                 in_aliases={"data": "records"},
                 out_aliases={"text": "records"},
                 **LF.PARSER,
+            ),
+        ),
+        "flowise": (
+            FW.fold(
+                "row labeller: Flowise's CSV loader writes each row's columns as 'column: value' lines (every "
+                "column; the template is not carried)"
             ),
         ),
     }

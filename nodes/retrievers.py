@@ -88,6 +88,8 @@ class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
                 inputs={"store": "vectorStore", "query": "query"},
                 outputs={"hits": "retriever"},
                 ignore=("name", "description"),
+                extra={"from_label": ("name", "description")},  # export: Flowise requires both (a multi-retrieval
+                # chain picks by them); the node's label stands for them
             ),
             Adapter(
                 "retriever.vector",
@@ -96,7 +98,13 @@ class VectorRetrieverNode(Node[RetrieverConfig, SearchIn, SearchOut]):
                 outputs={"hits": "retriever"},
                 params=(
                     Param("k", "maxK", 20, to_ours=FW.k),
-                    Param("min_score", "minSimilarityScore", 80, to_ours=lambda v: (to_float(v) or 0) / 100),
+                    Param(
+                        "min_score",
+                        "minSimilarityScore",
+                        80,
+                        to_ours=lambda v: (to_float(v) or 0) / 100,
+                        to_theirs=lambda v: None if v is None else round(float(v) * 100, 4),
+                    ),
                 ),
                 ignore=("fetchK",),
             ),

@@ -235,7 +235,7 @@ class RecursiveSplitter(SplitterNode[RecursiveSplitterConfig]):
                 params=(
                     Param("chunk_size", "chunkSize", 1000, to_ours=positive_int),
                     Param("chunk_overlap", "chunkOverlap", 200, to_ours=lambda v: max(positive_int(v) or 0, 0)),
-                    Param("separators", "separators", to_ours=FW.separators),
+                    Param("separators", "separators", to_ours=FW.separators, to_theirs=FW.separators_text),
                 ),
             ),
             Adapter(
@@ -514,6 +514,11 @@ class RecordSplitter(SplitterNode[EmptyConfig]):
     """One chunk per record: never cuts a record (a multi-record document is cut at its record spans)."""
 
     type_name = "splitter.record"
+    mappings: ClassVar[Mappings] = {
+        "flowise": (
+            FW.fold("one chunk per record: Flowise's CSV loader already gives one document per row (no splitter)"),
+        )
+    }
     display_name = "One Chunk per Record"
     aliases = ("Split Text", "chunk", "row")
     Config = EmptyConfig

@@ -5,22 +5,20 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.ports import reserve_port
+from tests.waiting import wait_until
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port no other test process on the machine takes (:func:`tests.ports.reserve_port`)."""
+    return reserve_port()
 
 
 @contextlib.contextmanager
@@ -36,17 +34,13 @@ def chroma_server(path: Path) -> Iterator[int]:
         env=env,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"chroma run did not start (exit code {proc.poll()})")
-            time.sleep(0.2)
+
+        def beating() -> bool:
+            assert proc.poll() is None, f"chroma run did not start (exit code {proc.poll()})"
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=5) as response:
+                return bool(response.status == 200)
+
+        wait_until(beating, 180, "chroma run to answer its heartbeat")  # a cold start on a loaded machine
         yield port
     finally:
         proc.terminate()

@@ -22,6 +22,8 @@ from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES, Rele
 from flowbuilder.evaluation.questions import Question, load_questions
 from flowbuilder.executor import RunEvent
 from flowbuilder.flow import Flow
+from flowbuilder.ports import PortType
+from flowbuilder.registry import default_registry
 from flowbuilder.trust.terminal import write_control
 
 T = TypeVar("T")
@@ -72,6 +74,12 @@ def relevance_line(relevance: Relevance) -> str:
     )
 
 
+def _is_store(type_name: str) -> bool:
+    """A vector store's progress is its embedding."""
+    registry = default_registry()
+    return type_name in registry and any(p.type is PortType.VECTOR_STORE for p in registry.get(type_name).outputs)
+
+
 class Progress:
     """One updating stderr line per node while the flows ingest, embed and search."""
 
@@ -85,7 +93,7 @@ class Progress:
             return
         if event.kind == "progress":
             done, total = event.data.get("done", 0), event.data.get("total", 0)
-            stores = str(self._types.get(event.node_id or "", "")).startswith("vectorstore.")
+            stores = _is_store(self._types.get(event.node_id or "", ""))
             what = event.data.get("message") or ("embedding" if stores else "working")
             write_control(sys.stderr, "\r")
             sys.stderr.write(f"  [{label}] {event.node_id}: {what} {done}/{total}   ")

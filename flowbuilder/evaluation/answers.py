@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -561,6 +562,13 @@ class Evaluation:
     """How the retrieved chunks were judged relevant."""
     chars: int = DEFAULT_CONTEXT_CHARS
     """The context budget hit@chars was judged at."""
+    planned: int | None = None
+    """How many questions the set had; more than ``len(results)`` when the evaluation was cancelled (the metrics
+    are then over the questions that ran)."""
+
+    @property
+    def cancelled(self) -> bool:
+        return self.planned is not None and len(self.results) < self.planned
 
     @property
     def warnings(self) -> list[str]:
@@ -595,6 +603,8 @@ class Evaluation:
             "k": self.k,
             "metrics": self.metrics.to_dict(),
             "results": [r.to_dict() for r in self.results],
+            "planned": self.planned if self.planned is not None else len(self.results),
+            "cancelled": self.cancelled,
         }
 
 
@@ -617,13 +627,15 @@ def evaluate_answers(
     relevance: Relevance | None = None,
     chars: int | None = None,
     flow_file: Path | None = None,
+    cancel_event: threading.Event | None = None,
 ) -> Evaluation:
     """Run ``flow`` once per question (each in its own session, so chat memory never leaks between
     questions) and judge every answer; ``k`` cuts the retrieval metrics (default: all numbered chunks).
     ``flow_file`` says which flow it is (its own stores and memory, :mod:`flowbuilder.trust.scopes`).
 
     Retrieval is judged in ``relevance`` mode (default: strict when the questions carry facts) and
-    hit@chars at ``chars`` (default: the prompt's context budget, else 2,000 characters)."""
+    hit@chars at ``chars`` (default: the prompt's context budget, else 2,000 characters). ``cancel_event`` stops
+    it (the question running then is dropped): what finished is returned, marked ``cancelled``."""
     executor = executor or Executor()
     roles = find_roles(flow, executor.registry, answer=answer, hits=hits, judge=judge)
     mode = relevance or default_relevance(questions)
@@ -632,15 +644,30 @@ def evaluate_answers(
     results: list[AnswerResult] = []
     runs = _runs_on_cluster(flow, questions, roles, executor, base_dir, on_event, flow_file)
     for index, question in enumerate(questions, start=1):
+        if cancel_event is not None and cancel_event.is_set():
+            break
         given = runs[index - 1] if runs is not None else None
         result = _evaluate_one(
-            flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging, given, flow_file
+            flow,
+            question,
+            roles,
+            executor,
+            base_dir,
+            k,
+            refusal_patterns,
+            on_event,
+            judging,
+            given,
+            cancel_event,
+            flow_file,
         )
+        if result is None:  # cancelled while it ran
+            break
         results.append(result)
         if on_question is not None:
             on_question(index, len(questions), result)
     cut = k or max((len(r.hits) for r in results), default=0) or 1
-    return Evaluation(flow.name, roles, cut, results, summarise(results, cut), mode, budget)
+    return Evaluation(flow.name, roles, cut, results, summarise(results, cut), mode, budget, len(questions))
 
 
 def _evaluate_one(
@@ -654,8 +681,10 @@ def _evaluate_one(
     on_event: Callable[[RunEvent], None] | None,
     judging: tuple[Relevance, int] = ("lenient", DEFAULT_CONTEXT_CHARS),
     given: tuple[RunResult, Any] | None = None,
+    cancel_event: threading.Event | None = None,
     flow_file: Path | None = None,
-) -> AnswerResult:
+) -> AnswerResult | None:
+    """One question's result; None when ``cancel_event`` stopped its run."""
     started = time.perf_counter()
     # Validation and credential errors are raised here, before any node runs: they are the same for
     # every question, so they stop the evaluation instead of turning every question into an "error".
@@ -666,11 +695,14 @@ def _evaluate_one(
             session_id=f"eval-{question.id}",
             base_dir=base_dir,
             on_event=on_event,
+            cancel_event=cancel_event,
             flow_file=flow_file,
         )
         judge_model = _output(run, roles.judge, "model") if roles.judge else None
     else:  # run on a Ray worker (--ray); the judge model (a service) stays on this machine
         run, judge_model = given
+    if run.cancelled:
+        return None
     # The chunks and their retrieval scores are read first: when only the model fails (no server, no
     # key), retrieval is still measured, and the answer side reports the error.
     hits_node = run.results.get(roles.hits) if roles.hits else None

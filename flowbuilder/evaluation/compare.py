@@ -93,7 +93,14 @@ class ComparisonError(FlowbuilderError):
 
 
 class ComparisonCancelled(ComparisonError):
-    """The user cancelled a running comparison."""
+    """The user cancelled a running comparison. ``finished``: the flows evaluated before the cancel (set by
+    :meth:`FlowComparer.compare_many`), so what finished can still be shown."""
+
+    finished: list[FlowEvaluation]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.finished = []
 
 
 @dataclass
@@ -1065,20 +1072,24 @@ class FlowComparer:
             first = sources[0].flow if sources[0].flow is not None else read_flow(sources[0].path)
             chars = context_budget(first) or DEFAULT_CONTEXT_CHARS
         names = list(labels) if labels is not None else flow_labels(len(sources))
-        evaluations = [
-            self.evaluate(
-                source.path,
-                questions,
-                k,
-                label=label,
-                on_progress=on_progress,
-                relevance=relevance,
-                cancel_event=cancel_event,
-                source=source,
-                chars=chars,
-            )
-            for source, label in zip(sources, names, strict=True)
-        ]
+        evaluations: list[FlowEvaluation] = []
+        for source, label in zip(sources, names, strict=True):
+            try:
+                evaluation = self.evaluate(
+                    source.path,
+                    questions,
+                    k,
+                    label=label,
+                    on_progress=on_progress,
+                    relevance=relevance,
+                    cancel_event=cancel_event,
+                    source=source,
+                    chars=chars,
+                )
+            except ComparisonCancelled as cancelled:
+                cancelled.finished = evaluations  # a cancel keeps the flows that finished
+                raise
+            evaluations.append(evaluation)
         return build_comparison(evaluations, k, relevance, sort)
 
     def compare(

@@ -17,6 +17,7 @@ from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedForma
 from flowbuilder.flow import Flow
 from flowbuilder.formats.dify import DifyImporter, graph_of
 from flowbuilder.formats.flowise import FlowiseImporter
+from flowbuilder.formats.flowise_export import export_flowise
 from flowbuilder.formats.langflow import LangflowImporter
 from flowbuilder.formats.langflow_export import export_langflow
 from flowbuilder.formats.limits import check_counts, parse_untrusted_json, strict_dumps
@@ -41,7 +42,7 @@ from flowbuilder.trust.scopes import ID_KEY, imported_flow_id
 from flowbuilder.trust.secrets import secret_reason
 
 IMPORT_FORMATS = ("n8n", "langflow", "flowise", "dify")
-EXPORT_FORMATS = ("n8n", "langflow")
+EXPORT_FORMATS = ("n8n", "langflow", "flowise")
 YAML_SUFFIXES = (".yml", ".yaml")
 Importer = N8nImporter | LangflowImporter | FlowiseImporter | DifyImporter
 IMPORTERS: dict[str, type[Importer]] = {
@@ -195,7 +196,7 @@ def export_flow(flow: Flow, to: str, *, lossy: bool = True) -> tuple[dict[str, A
     The flow is checked first (no duplicate ids, no connection to a missing node, no cycle), so the
     exporters only ever walk a well-formed graph, and secrets are scrubbed from its configs. With
     ``lossy=False`` an export that leaves a node or a connection out is refused, listing them."""
-    exporters = {"n8n": export_n8n, "langflow": export_langflow}
+    exporters = {"n8n": export_n8n, "langflow": export_langflow, "flowise": export_flowise}
     if to not in exporters:
         choices = ", ".join(EXPORT_FORMATS)
         raise UnsupportedFormatError("--to", f"unknown export format {to!r}; choose one of: {choices}")

@@ -112,6 +112,9 @@ class _Mapped:
 
 
 class FlowiseImporter:
+    """One Flowise chatflow read into a Flowbuilder flow: the table walk, Flowise's pull links turned into pushes, and
+    the report."""
+
     def __init__(self, data: dict[str, Any], origin: str, report: ImportReport) -> None:
         self.data = data
         self.origin = origin
@@ -158,6 +161,7 @@ class FlowiseImporter:
             "format": "flowise",
             "name": self.data.get("name"),
             "node_ids": {m.spec.id: i for i, m in self.mapped.items() if m.spec is not None},
+            "node_names": {m.spec.id: m.name for m in self.mapped.values() if m.spec is not None},
         }
         self.report.flow_name = self.flow.name
         return self.flow
@@ -279,7 +283,9 @@ class FlowiseImporter:
         original = scrub(copy.deepcopy(node), self.secrets)
         data = _obj(original.get("data"))
         for key in ("inputParams", "inputAnchors", "outputAnchors"):
-            data.pop(key, None)  # the node's description (Flowise's own), not the user's settings
+            # the node's description is Flowise's own: kept only as far as an export back needs it (names,
+            # types and handle ids), not its prose
+            data[key] = _compact(data.get(key))
         config = placeholder_config("flowise", name, original)
         known = FLOWISE_TABLE.entry(name)
         outcome = self.outcomes[node["id"]]
@@ -393,7 +399,7 @@ class FlowiseImporter:
             )
             return
         in_port = self._in_port(target, link.input)
-        out_port = self._out_port(source, link.output)
+        out_port = self._out_port(source, link.output) if in_port is not None else None
         if source.spec.type == PLACEHOLDER and in_port is not None and target.spec.type != PLACEHOLDER:
             out_port = self._swap_port(source, link.output, _port_type(target.spec.type, in_port, "in"))
         if out_port is None or in_port is None:
@@ -702,6 +708,21 @@ def _node_problem(node: Any) -> str | None:
     if data.get("inputs") is not None and not isinstance(data.get("inputs"), dict):
         return f'{node["id"]!r}: "data.inputs" is not an object'
     return None
+
+
+_DESCRIBED = ("id", "name", "label", "type", "list", "optional", "additionalParams", "default", "options")
+
+
+def _compact(items: Any) -> list[Any]:
+    """Input or output anchors (or fields) without their descriptions: what writing the node back needs."""
+    kept: list[Any] = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict):
+            entry = {k: item[k] for k in _DESCRIBED if k in item and k != "options"}
+            if isinstance(item.get("options"), list):
+                entry["options"] = _compact(item["options"])
+            kept.append(entry)
+    return kept
 
 
 def _position(node: dict[str, Any]) -> Position:

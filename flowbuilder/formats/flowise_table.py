@@ -17,6 +17,7 @@ Adding a mapping = one entry here (its import, ports and ``--local`` swap) + one
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -134,6 +135,17 @@ def loader(name: str, file_input: str, more: tuple[str, ...] = (), **kwargs: Any
         ),
         **kwargs,
     )
+
+
+def fold(note: str) -> Adapter:
+    """Export only: the node has no Flowise node after a loader; its connections are bridged (``note`` says
+    what Flowise does in its place)."""
+    return Adapter(imports=False, extra={"fold": True}, note=note)
+
+
+def separators_text(value: Any) -> str | None:
+    """Our separators as Flowise's text field: a JSON list."""
+    return json.dumps(list(value)) if value else None
 
 
 SILENT = ("cache", "streaming", "inputModeration", "allowImageUploads", "imageResolution", "baseOptions")

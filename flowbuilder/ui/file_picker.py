@@ -13,6 +13,7 @@ from nicegui import events, ui
 
 from flowbuilder.examples import data_dir
 from flowbuilder.ui.files import safe_file_name
+from flowbuilder.ui.widgets import notify
 
 UPLOADS = "uploads"
 
@@ -83,7 +84,7 @@ def pick_file(
             target.write_bytes(await e.file.read())
             dialog.close()
             on_pick(as_config_path(target, base_dir))
-            ui.notify(f"Uploaded {target.name} into {target.parent}", type="positive")
+            notify(f"Uploaded {target.name} into {target.parent}", type="positive")
 
         def choose(path: Path) -> None:
             dialog.close()

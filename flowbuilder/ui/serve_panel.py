@@ -20,7 +20,7 @@ from flowbuilder.trust.netguard import check_bind, is_loopback
 from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.jobs import Job, start_job
 from flowbuilder.ui.session import EditorSession
-from flowbuilder.ui.widgets import message_box
+from flowbuilder.ui.widgets import message_box, notify
 
 DEFAULT_PORT = 8765
 
@@ -205,7 +205,7 @@ class ServePanel:
                 flow_file=self.session.path,
             )
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="warning")
+            notify(redact(str(exc)), type="warning")
 
     # ------------------------------------------------------------------ drawing
     def _show_error(self, text: str) -> None:

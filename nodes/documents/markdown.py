@@ -3,8 +3,8 @@
 Word (.docx, through mammoth), web pages and e-book chapters all become HTML first, then this converter (markdownify
 over BeautifulSoup) writes ATX headings (``## Title``), ``-`` lists with their nesting, and tables as pipe tables
 whose first row is the header (one table row per line, so a person and the markdown-aware splitter read it as
-rows). What never helps retrieval goes: scripts, styles, navigation, images (their alt text stays), link targets
-that lead nowhere (in-page anchors, ``javascript:``, ``data:``).
+rows). What never helps retrieval goes: scripts, styles, navigation, the site's footer, images (their alt text
+stays), link targets that lead nowhere (in-page anchors, ``javascript:``, ``data:``).
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ def html_to_markdown(html: Any) -> str:
         soup = html
     for tag in soup.find_all(_DROPPED):
         tag.decompose()
+    body = soup.find("body")
+    for footer in body.find_all("footer", recursive=False) if body is not None else []:
+        footer.decompose()  # the site's footer (an article's own footer, inside <article> or <main>, stays)
     converter = _Converter(
         heading_style="ATX",
         bullets="-",

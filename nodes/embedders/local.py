@@ -239,8 +239,18 @@ class LocalEmbedderNode(Node[LocalEmbedderConfig, NoInputs, EmbedderOut]):
                 "huggingFaceInferenceEmbeddings",
                 "embedder",
                 ignore=("modelName", "endpoint"),
+                export=False,
                 note="HuggingFace Inference embeddings: computed here by the local MiniLM model (no key, "
                 "offline; vectors differ from the named model's, so re-index)",
+            ),
+            FW.service(
+                "embedder.local",
+                "ollamaEmbedding",
+                "embedder",
+                imports=False,
+                fixed={"modelName": "all-minilm", "baseUrl": "http://localhost:11434"},
+                note="embedder.local has no Flowise node: exported as Ollama embeddings with all-minilm (the same "
+                "MiniLM model, offline; run `ollama pull all-minilm`)",
             ),
         ),
     }

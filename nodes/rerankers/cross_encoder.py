@@ -154,6 +154,7 @@ class CrossEncoderReranker(RerankerNode[CrossEncoderConfig]):
                 inputs={"hits": "baseRetriever", "query": "query"},
                 outputs={"hits": "retriever"},
                 ignore=("model", "topK", "maxChunksPerDoc"),
+                export=False,  # our local cross-encoder is no cloud reranker: Flowise has no node for it
                 note="a cloud reranker: reranked here by the local cross-encoder (no key)",
             ),
         ),

@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from tests import servers
 from tests.cluster.conftest import REPO, Site, collection, rows_csv
 from tests.evaluation.small_flows import write_small_corpus
 from tests.fakes.llm_server import FakeLLMServer
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -96,14 +97,8 @@ def _ingest_pids() -> list[int]:
     return found
 
 
-def _wait_for(condition: object, timeout: float, what: str) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()  # type: ignore[operator]
-        if value:
-            return value
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+def _wait_for(condition: Callable[[], object], timeout: float, what: str) -> object:
+    return wait_until(condition, timeout, what)
 
 
 def test_a_worker_killed_while_it_embeds_still_ends_with_the_same_ids(site: Site) -> None:

@@ -144,3 +144,22 @@ def test_touching_one_file_of_forty_embeds_only_its_chunks(tmp_path: Path) -> No
     store = third.results["store"]
     assert store.details["files"] == {"new": 0, "changed": 1, "removed": 0, "unchanged": 39}
     assert store.summary.startswith("1 file changed, 0 removed, 39 unchanged; +1 added, \u22121 removed")
+
+
+def test_a_streamed_folder_run_mirrors_the_folder_too(tmp_path: Path) -> None:
+    folder = tmp_path / "team"
+    folder.mkdir()
+    for name in ("onboarding.pptx", "test-strategy.docx", "on-call.txt"):
+        shutil.copy(HANDBOOK / name, folder / name)
+    backend = Backend(
+        "vectorstore.chroma",
+        {"collection": "streamed", "persist_directory": str(tmp_path / "chroma")},
+        Executor(data_dir=tmp_path / "data", stream="always"),
+    )
+    first = run(backend, folder_flow(backend, folder))
+    assert "streamed" in first.results["load"].details
+    assert first.results["store"].details["files"] == {"new": 3, "changed": 0, "removed": 0, "unchanged": 0}
+    (folder / "onboarding.pptx").unlink()
+    second = run(backend, folder_flow(backend, folder))
+    assert second.results["store"].details["files"] == {"new": 0, "changed": 0, "removed": 1, "unchanged": 2}
+    assert "onboarding.pptx" not in stored_sources(second)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import random
-import signal
 import time
 import traceback
 import zipfile
@@ -204,23 +203,20 @@ def run_case(name: str, data: bytes, workdir: Path, limit: float = STEP_SECONDS)
 
     path = workdir / name
     path.write_bytes(data)
-    previous = signal.signal(signal.SIGALRM, fuzz_harness._alarm)
     try:
-        signal.setitimer(signal.ITIMER_REAL, limit)
-        for _ in iter_file(path, name, FileLoaderConfig()):
-            pass
+        with fuzz_harness.step_limit(limit):
+            for _ in iter_file(path, name, FileLoaderConfig()):
+                pass
     except NodeError as exc:
         message = str(exc)
         if "\n" in message or not message.startswith(path.name) or len(message) > 600:
             return Outcome("unclear", "read", message[:600])
-    except fuzz_harness._StepTimeout:
+    except fuzz_harness.StepTimeout:
         return Outcome("hang", "read")
     except Exception as exc:  # the whole point: anything else is a bug to report
         detail = f"{type(exc).__name__}: {exc}"[:300] + "\n" + traceback.format_exc(limit=-3)
         return Outcome("traceback", "read", detail)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
         path.unlink(missing_ok=True)
     return Outcome("clean", "read")
 

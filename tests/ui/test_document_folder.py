@@ -5,7 +5,6 @@ with why, and its card says `warning`."""
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,10 +12,11 @@ import pytest
 from nicegui.testing import Screen, User
 
 from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Position
-from flowbuilder.formats.native import save_flow
+from flowbuilder.formats.native import load_flow, save_flow
 from flowbuilder.ui.canvas import FlowCanvas
+from tests.waiting import wait_stable
 
-from .test_browser import css, shot, wait_until
+from .test_browser import css, shot, wait_animations_done, wait_until
 from .test_browser import open_builder as open_browser
 from .test_user_journeys import open_builder, wait_for
 
@@ -83,7 +83,7 @@ def test_loader_output_lists_files_read_and_skipped(
     box = wait_until(lambda: css(screen, ".fb-out-skipped"))[0]  # type: ignore[index]
     assert "1 file(s) skipped" in box.text and "roadmap.docx: not a readable Word document" in box.text
     box.location_once_scrolled_into_view  # noqa: B018  (scrolls the box into view for the screenshot)
-    time.sleep(0.3)
+    wait_stable(lambda: box.rect, what="the scrolled output")
     shot(screen, "loader-folder-output")
 
 
@@ -97,5 +97,27 @@ def test_picker_in_chromium_shows_the_types_and_folders(screen: Screen, builder:
     assert ".docx" in caption.text and ".epub" in caption.text and caption.is_displayed()
     folders = [b.text for b in css(screen, ".fb-folder-choice")]
     assert any("qa-handbook" in text and "10 files" in text for text in folders), folders
-    time.sleep(0.3)
+    wait_animations_done(screen)  # the picker dialog has opened
     shot(screen, "file-picker-types")
+
+
+async def test_chat_reply_says_the_folder_was_read_in_part(
+    user: User, builder: Callable[..., None], tmp_path: Path
+) -> None:
+    path = folder_flow(tmp_path)
+    flow = load_flow(path)
+    flow.nodes += [NodeSpec(id="question", type="chat.input"), NodeSpec(id="embedder", type="embedder.local")]
+    store = flow.node("store")
+    store.config = {"collection": "ui-folder-chat", "k": 2, "persist_directory": str(tmp_path / "chroma")}
+    flow.edges += [
+        Edge(source="splitter", source_port="chunks", target="store", target_port="documents"),
+        Edge(source="embedder", source_port="embedder", target="store", target_port="embedder"),
+        Edge(source="question", source_port="message", target="store", target_port="query"),
+    ]
+    save_flow(flow, path)
+    page = await open_builder(user, builder, flow_path=path)
+    user.find(marker="chat-input").type("who keeps the test accounts?")
+    user.find(marker="chat-send").click()
+    await wait_for(lambda: "store" in page.session.results and not page.runner.running, timeout=120)
+    await user.should_see("“Team folder” read 2 files and skipped 1", retries=40)
+    await user.should_see("Not searched: roadmap.docx")
