@@ -75,9 +75,9 @@ def chroma_server(path: Path, port: int) -> subprocess.Popen[bytes]:
 
 def end_to_end(base_url: str, rows: int, batch: int, tmp: Path) -> None:
     from flowbuilder.cache import ResultCache
-    from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
     from flowbuilder.executor import Executor
     from flowbuilder.flow import Edge, Flow, NodeSpec
+    from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
     source = ROOT / "data" / "vwo_5000_test_cases.csv"
     csv = tmp / "rows.csv"
