@@ -259,7 +259,7 @@ def test_eval_scores_extractive_answers_offline(tmp_path: Path) -> None:
     assert metrics.answer_accuracy is not None and metrics.answer_accuracy >= 0.5
     verdicts = {r.question.id: r.verdict for r in evaluation.results}
     assert verdicts["q1"] == "correct"
-    assert verdicts["q5"] in ("refused", "invented") and metrics.refusal_rate is not None
+    assert verdicts["q5"] == "refused" and metrics.refusal_rate == 1.0  # no question without an answer answered
 
 
 def test_a_flow_saved_with_the_old_defaults_takes_the_recalibrated_ones() -> None:
