@@ -18,7 +18,8 @@ port (what a fresh machine without Ollama or a key does):
 * the PRD: ``flows/pdf_rag.json``.
 
 ``pip_docs_fresh`` and ``prd_fresh`` are a fresh held-out set (report only), written in issue 32's second round
-before any result was looked at.
+before any result was looked at; ``httpx_fresh`` (a second real project's Markdown docs, ``data/httpx_docs``) and
+``prd_fresh2`` were written the same way in its third round, before the answerer was changed or run on them.
 
 Tuning and reporting are kept apart. The answerer's weights and thresholds were chosen on the *tuning* sets only:
 the team's older sets (vwo500_userworded, vwo500_paraphrased, docs.jsonl, prd_questions.jsonl, docs.jsonl asked
@@ -79,6 +80,8 @@ SETS = (
     QuestionSet("prd_asked", "prd_asked.jsonl", PDF),
     QuestionSet("pip_docs_fresh", "pip_docs_fresh.jsonl", PARENT_CHILD, ROOT / "data" / "pip_docs"),
     QuestionSet("prd_fresh", "prd_fresh.jsonl", PDF),
+    QuestionSet("httpx_fresh", "httpx_fresh.jsonl", PARENT_CHILD, ROOT / "data" / "httpx_docs"),
+    QuestionSet("prd_fresh2", "prd_fresh2.jsonl", PDF),
     QuestionSet("vwo500_paraphrased", "vwo500_paraphrased.jsonl", DEMO, tuned=True),
     QuestionSet("vwo500_userworded", "vwo500_userworded.jsonl", DEMO, tuned=True),
     QuestionSet("docs (help centre)", "docs.jsonl", PARENT_CHILD, tuned=True),
