@@ -59,6 +59,7 @@ QUESTIONS = ROOT / "data" / "questions"
 DEMO = ROOT / "flows" / "row_labelled_csv_rag.json"
 PARENT_CHILD = ROOT / "flows" / "chunking" / "parent_child.json"
 PDF = ROOT / "flows" / "pdf_rag.json"
+QA_HANDBOOK = ROOT / "data" / "qa-handbook-md"
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,10 @@ SETS = (
     QuestionSet("vwo500_userworded", "vwo500_userworded.jsonl", DEMO, tuned=True),
     QuestionSet("docs (help centre)", "docs.jsonl", PARENT_CHILD, tuned=True),
     QuestionSet("prd_questions", "prd_questions.jsonl", PDF, tuned=True),
+    QuestionSet("qa_handbook", "qa_handbook.jsonl", PARENT_CHILD, QA_HANDBOOK, tuned=True),
+    QuestionSet("prd_paraphrased_tune", "prd_paraphrased_tune.jsonl", PDF, tuned=True),
+    QuestionSet("pip_paraphrased_tune", "pip_paraphrased_tune.jsonl", PARENT_CHILD, ROOT / "data" / "pip_docs", tuned=True),
+    QuestionSet("qa_handbook_noanswer", "qa_handbook_noanswer.jsonl", PARENT_CHILD, QA_HANDBOOK, tuned=True),
     QuestionSet("docs.jsonl asked of the test cases", "docs.jsonl", DEMO, off_topic=True, tuned=True),
 )
 HEADER = (
