@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.formats.convert import convert_data, export_flow, import_file
 from flowbuilder.formats.native import dump_flow
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS = Path(__file__).parent / "corpus"
