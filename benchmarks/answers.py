@@ -27,8 +27,9 @@ of the test-case store as off-topic) and the ``"half": "tune"`` questions of vwo
 prd_asked. The third round added tuning-only sets (qa_handbook, qa_handbook_noanswer, and prd_paraphrased_tune and
 pip_paraphrased_tune, worded far from the documents); on them the second round's calibrated confidence (0.41) was
 kept over a plain score threshold that refused almost no unanswerable question (README). The ``"half": "report"``
-questions were never used to choose anything; ``--half report`` (the default) prints only them. ``--calibrate`` prints the threshold sweep over the tuning sets, per answer shape
-(labelled records and prose score on different scales, so each has its threshold).
+questions were never used to choose anything; ``--half report`` (the default) prints only them. ``--calibrate``
+prints the threshold sweep over the tuning sets, per answer shape (labelled records and prose score on different
+scales, so each has its threshold).
 """
 
 from __future__ import annotations
