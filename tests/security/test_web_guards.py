@@ -60,3 +60,25 @@ def test_an_unknown_chunk_source_is_one_line_and_no_traceback(tmp_path: Path, ca
     assert message.startswith("error: ")
     assert "no chunks from source 'nope.csv'" in message and "flow://chunks" in message and "\n" not in message
     assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:3000", "http://127.0.0.1:3000", "https://127.0.0.1"])
+def test_serve_compares_origin_on_scheme_host_and_port_and_forbids_framing(tmp_path: Path, origin: str) -> None:
+    """The real ``serve`` app (not only the guard alone): another port or scheme on this machine is another
+    site, refused before the flow runs; every answer forbids framing."""
+    from starlette.testclient import TestClient
+
+    from flowbuilder.serving.http_app import build_http_app
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "rows.csv").write_text("id,text\nr1,hello there\n", encoding="utf-8")
+    path = tmp_path / "rows.json"
+    save_flow(search_flow("rows", "data", "rows", "db", k=2), path)
+    app = build_http_app(FlowService(path, data_dir=tmp_path / "state"), host="127.0.0.1")
+    client = TestClient(app, base_url="http://127.0.0.1:8000")
+    refused = client.post("/ask", json={"question": "hello"}, headers={"origin": origin})
+    assert refused.status_code == 403 and "Origin" in refused.json()["error"], refused.text
+    assert refused.headers["content-security-policy"] == "frame-ancestors 'none'"
+    page = client.get("/search", params={"q": "hello", "k": 1}, headers={"origin": "http://127.0.0.1:8000"})
+    assert page.status_code == 200 and "hello there" in page.text, page.text
+    assert page.headers["content-security-policy"] == "frame-ancestors 'none'"
