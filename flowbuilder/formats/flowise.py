@@ -283,8 +283,8 @@ class FlowiseImporter:
             # the node's description is Flowise's own: kept only as far as an export back needs it (names,
             # types and handle ids), not its prose
             data[key] = _compact(data.get(key))
-        config = placeholder_config("flowise", name, original)
         known = FLOWISE_TABLE.entry(name)
+        config = placeholder_config("flowise", name, original, replace=known.replace if known else "")
         outcome = self.outcomes[node["id"]]
         outcome.note = f"replace with {known.replace}" if known and known.replace else "no Flowise mapping"
         credential = node["data"].get("credential")
@@ -488,6 +488,10 @@ class FlowiseImporter:
         return True
 
     def _edge(self, source: str, source_port: str, target: str, target_port: str) -> None:
+        for end, port, key in ((source, source_port, "output_names"), (target, target_port, "input_names")):
+            spec = self.flow.find_node(end)
+            if spec is not None and spec.type == PLACEHOLDER and port not in spec.config.setdefault(key, []):
+                spec.config[key].append(port)  # a kept model a chain asks: its ports are named as it is wired
         edge = Edge(source=source, source_port=source_port, target=target, target_port=target_port)
         if all(e.key != edge.key for e in self.flow.edges):
             self.flow.edges.append(edge)

@@ -295,6 +295,8 @@ class LangflowImporter:
             )
             mapping.outputs = {name: name for name in mapping.config["output_names"]}
             known = LANGFLOW_TABLE.entry(lf_type)
+            if known and known.replace:
+                mapping.config["replace"] = known.replace
             outcome.note = f"replace with {known.replace}" if known and known.replace else "no equivalent"
             for slot_field, ref in refs.items():
                 self.report.credentials.append(CredentialFound(node["id"], slot_field, ref.provider, ref.name, None))

@@ -429,14 +429,16 @@ class N8nImporter:
 
     def _placeholder(self, node: dict[str, Any], why: str = "") -> NodeSpec:
         original = scrub(copy.deepcopy(node), self.secrets)
+        known = N8N_TABLE.entry(node["type"])
+        replacement = known.replace if known else ""
         config = {"source_format": "n8n", "original_type": node["type"], "original": original}
+        if replacement:
+            config["replace"] = replacement
         for cred_type, ref in (node.get("credentials") or {}).items():
             if isinstance(ref, dict):
                 provider = CREDENTIAL_PROVIDERS.get(cred_type, cred_type)
                 self.report.credentials.append(CredentialFound(node["name"], "", provider, str(ref.get("name") or "")))
         outcome = self.outcomes.get(node["name"])
-        known = N8N_TABLE.entry(node["type"])
-        replacement = known.replace if known else ""
         if outcome is not None and not outcome.note:
             outcome.note = why or (f"replace with {replacement}" if replacement else "no Flowbuilder equivalent")
         return NodeSpec(

@@ -418,3 +418,18 @@ def test_no_secret_and_no_other_formats_node_reaches_a_flowise_export() -> None:
     text = json.dumps(data)
     assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in text
     assert any("kept" in w and "left out" in w for w in warnings)
+
+
+def test_validate_names_what_replaces_a_kept_node() -> None:
+    """A kept node's validate problem names its replacement from the format's entry (no import circle: the
+    importer writes it into the placeholder's config)."""
+    from flowbuilder.credentials import CredentialResolver
+    from flowbuilder.graph import analyze
+
+    flow, _ = import_file(CORPUS / "flowise__marketplace314_context_chat_engine.json")
+    kept = [n for n in flow.nodes if n.config.get("original_type") == "chatOpenAI_LlamaIndex"]
+    assert kept and all(n.config["replace"] == "llm.ollama (--local)" for n in kept)
+    graph = analyze(flow, resolver=CredentialResolver())
+    said = [str(i) for i in [*graph.issues, *graph.warnings] if i.node_id in {n.id for n in kept}]
+    assert said and all("replace it with llm.ollama (--local), or disable it" in i for i in said), said
+    assert not [i for i in graph.issues if i.code == "dangling-edge"]  # a kept model the chain asks is wired
