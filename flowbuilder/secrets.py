@@ -75,11 +75,13 @@ _PATH_OR_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*://|/|~/|\.{1,2}/|[A-Za-
 _PATH_PARTS = re.compile(r"[/\\?&=#@:]+")
 
 
-_WORDY_PIECE = re.compile(r"^(?:[A-Za-z][a-z]*|[A-Z]+|[0-9]+)$")
+_WORDY_PIECE = re.compile(r"^(?:[A-Za-z][a-z]*|[A-Z]+|[0-9]+|[0-9]+x?[0-9]*[A-Za-z]{1,2}|[A-Za-z][0-9]+)$")
+"""A word, an acronym, a number, or a model name's size or version (``70B``, ``8x7B``, ``4o``, ``v3``, ``Q4``)."""
 
 
 def _wordy(value: str) -> bool:
-    """Words and numbers joined by ``-``, ``_`` or ``.`` (``HR-Policies-2024-final.pdf``): a name, not a key."""
+    """Words and numbers joined by ``-``, ``_`` or ``.`` (``HR-Policies-2024-final.pdf``,
+    ``Meta-Llama-3.3-70B-Instruct``): a name, not a key."""
     pieces = [p for p in re.split(r"[-_.]+", value) if p]
     return len(pieces) > 1 and all(_WORDY_PIECE.match(p) for p in pieces)
 

@@ -561,7 +561,8 @@ class FlowiseImporter:
             for port in _query_ports(spec.type):
                 if not any(e.target == spec.id and e.target_port == port for e in self.flow.edges):
                     searched = any(e.source == spec.id and e.source_port == "hits" for e in self.flow.edges)
-                    if searched:
+                    if searched or _required(spec.type, port):
+                        # a retriever whose chain stays in Flowise (kept) still searches the question here
                         self._edge(self._chat(), "message", spec.id, port)
 
     def _hits_of(self, node_id: str, seen: set[str]) -> tuple[str, str] | None:
@@ -684,6 +685,11 @@ def _ports(type_name: str, side: str) -> dict[str, PortType]:
 
 def _port_type(type_name: str, port: str, side: str) -> PortType | None:
     return _ports(type_name, side).get(port)
+
+
+def _required(type_name: str, port: str) -> bool:
+    cls = node_class(type_name)
+    return cls is not None and any(p.name == port and p.required for p in cls.input_ports(None))
 
 
 def _query_ports(type_name: str) -> list[str]:
