@@ -5,7 +5,9 @@ accuracy (correct when a retrieved chunk held the fact), wrong despite retrieval
 unanswerable questions answered, how often the lead sentence itself holds the fact, and seconds per question.
 Every figure is ``flowbuilder eval``'s (the same rules, strict relevance).
 
-    python benchmarks/answers.py [--half report|tune|all] [--calibrate] [--data DIR]
+    python benchmarks/answers.py [--half report|tune|all] [--sets NAME ...] [--verdicts] [--save DIR] [--data DIR]
+    python benchmarks/answers.py --calibrate
+    python benchmarks/answers.py --sets prd --vary NODE.FIELD=V1,V2 ...   # a retrieval sweep on the tuning questions
 
 Each set runs through the flow a user would use for it, as shipped, with its Ollama address pointed at a closed
 port (what a fresh machine without Ollama or a key does):
@@ -14,6 +16,9 @@ port (what a fresh machine without Ollama or a key does):
 * real Markdown docs: ``flows/chunking/parent_child.json`` over pip's topic guides (``data/pip_docs``) and over
   the made-up help centre it ships with (``data/docs``);
 * the PRD: ``flows/pdf_rag.json``.
+
+``pip_docs_fresh`` and ``prd_fresh`` are a fresh held-out set (report only), written in issue 32's second round
+before any result was looked at.
 
 Tuning and reporting are kept apart. The answerer's weights and thresholds were chosen on the *tuning* sets only:
 the team's older sets (vwo500_userworded, vwo500_paraphrased, docs.jsonl, prd_questions.jsonl, docs.jsonl asked
@@ -27,18 +32,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import socket
 import statistics
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from flowbuilder.evaluation.answers import evaluate_answers  # noqa: E402
+from flowbuilder.evaluation.answers import Evaluation, evaluate_answers  # noqa: E402
 from flowbuilder.evaluation.facts import holds_fact  # noqa: E402
 from flowbuilder.evaluation.questions import Question, load_questions  # noqa: E402
 from flowbuilder.executor import Executor  # noqa: E402
@@ -68,6 +77,8 @@ SETS = (
     QuestionSet("vwo500_asked", "vwo500_asked.jsonl", DEMO),
     QuestionSet("pip_docs", "pip_docs.jsonl", PARENT_CHILD, ROOT / "data" / "pip_docs"),
     QuestionSet("prd_asked", "prd_asked.jsonl", PDF),
+    QuestionSet("pip_docs_fresh", "pip_docs_fresh.jsonl", PARENT_CHILD, ROOT / "data" / "pip_docs"),
+    QuestionSet("prd_fresh", "prd_fresh.jsonl", PDF),
     QuestionSet("vwo500_paraphrased", "vwo500_paraphrased.jsonl", DEMO, tuned=True),
     QuestionSet("vwo500_userworded", "vwo500_userworded.jsonl", DEMO, tuned=True),
     QuestionSet("docs (help centre)", "docs.jsonl", PARENT_CHILD, tuned=True),
@@ -107,14 +118,18 @@ def questions_of(spec: QuestionSet, half: str) -> list[Question]:
     return [q for q in questions if q.extra.get("half", "tune") == half]
 
 
-def report(executor: Executor, half: str) -> None:
+def report(
+    executor: Executor, half: str, verdicts: bool = False, save: Path | None = None, only: Sequence[str] = ()
+) -> None:
     print(f"no model reachable (extractive answers); load before: {_load()}")
     print(HEADER)
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for spec in SETS:
-        if half == "report" and spec.tuned:
+        if (half == "report" and spec.tuned) or (only and not any(name in spec.name for name in only)):
             continue
         questions = questions_of(spec, half)
+        if not questions:  # a report-only set has no tuning half
+            continue
         flow = offline(spec.flow, spec.docs)
         evaluate_answers(flow, questions[:1], base_dir=spec.flow.parent, executor=executor)  # warm: ingest, model
         evaluation = evaluate_answers(flow, questions, base_dir=spec.flow.parent, executor=executor)
@@ -127,6 +142,13 @@ def report(executor: Executor, half: str) -> None:
             if r.question.fact and r.retrieved_fact
         ]
         hit = m.retrieval.get("hit@k") if m.retrieval.get("questions") else None
+        if save is not None:
+            save.mkdir(parents=True, exist_ok=True)
+            name = spec.name.split(" ")[0] + ("-off-topic" if spec.off_topic else "")
+            (save / f"{name}-{half}.json").write_text(json.dumps(evaluation.to_dict(), indent=1))
+        if verdicts:
+            for line in verdict_lines(evaluation):
+                print(line, file=sys.stderr)
         which = "tuned on" if spec.tuned else half
         print(
             f"| {spec.name} | {which} | {m.questions} ({m.answerable} / {m.unanswerable}) | {_num(hit)} | "
@@ -137,9 +159,66 @@ def report(executor: Executor, half: str) -> None:
         )
 
 
+def sweep(executor: Executor, varies: list[str], only: Sequence[str]) -> None:
+    """Answer accuracy of every ``--vary`` variant of each chosen set's flow on its *tuning* questions, refusals
+    off (thresholds -1): how often the fact is retrieved and then quoted, so retrieval settings (k, chunking) are
+    chosen on what the answer needs, never on the report halves."""
+    from flowbuilder.evaluation.variants import build_variants
+
+    print(f"tuning questions, refusals off; load before: {_load()}")
+    print("| set | variant | hit@k | accuracy | correct when retrieved | context chars / question |")
+    print("|---|---|---|---|---|---|")
+    for spec in SETS:
+        if (only and not any(name in spec.name for name in only)) or spec.off_topic:
+            continue
+        questions = [q for q in questions_of(spec, "tune") if q.extra.get("answerable") is not False and q.answerable]
+        if not questions:
+            continue
+        flow = offline(spec.flow, spec.docs)
+        llm = flow.node("llm")
+        llm.type, llm.name, llm.config = "answer.extractive", "Extractive answer", {"threshold": -1.0}
+        llm.config["record_threshold"] = -1.0
+        for label, variant in build_variants(flow, varies):
+            evaluation = evaluate_answers(variant, questions, base_dir=spec.flow.parent, executor=executor)
+            m = evaluation.metrics
+            chars = statistics.mean(sum(len(h.document.text) for h in r.hits) for r in evaluation.results)
+            print(
+                f"| {spec.name} | {label} | {_num(m.retrieval.get('hit@k'))} | {_num(m.answer_accuracy)} | "
+                f"{_num(m.correct_when_retrieved)} | {chars:.0f} |"
+            )
+
+
+def verdict_lines(evaluation: Evaluation) -> list[str]:
+    """One line per question: its verdict, where the fact was (rank of the first chunk holding it) and the
+    answer's lead, so a failure can be read one by one."""
+    lines = []
+    for r in evaluation.results:
+        holders = [
+            n for n, h in enumerate(r.hits, start=1) if r.question.fact and holds_fact(h.document.text, r.question.fact)
+        ]
+        where = f"fact in {holders}" if holders else ("fact not retrieved" if r.question.fact else "no fact")
+        lead = " ".join(r.answer.split("\n", 1)[0].split())[:110]
+        lines.append(f"  {r.verdict:>13} {r.question.id}: {r.question.question[:70]!r} ({where}) -> {lead}")
+    return lines
+
+
+@dataclass(frozen=True)
+class Signals:
+    """One tuning question's confidence signals, with thresholds off."""
+
+    set: str
+    shape: str
+    answerable: bool
+    held: bool
+    """A retrieved chunk holds the fact."""
+    sure: float
+    support: float
+
+
 def calibrate(executor: Executor) -> None:
-    """Confidence of the best quote per tuning question (thresholds off), then the sweep per answer shape."""
-    rows: list[tuple[str, str, bool, bool, float]] = []
+    """The signals of the best quote per tuning question (thresholds off), the prose confidence fitted on them,
+    then the sweep per answer shape."""
+    rows: list[Signals] = []
     for spec in SETS:
         questions = questions_of(spec, "tune")
         flow = offline(spec.flow, spec.docs)
@@ -154,24 +233,64 @@ def calibrate(executor: Executor) -> None:
             hits = run.results["prompt"].outputs.get("prompt", "")
             answerable = question.extra.get("answerable") is not False and question.answerable
             held = bool(question.fact) and holds_fact(str(hits), question.fact or "")
+            signals = details.get("signals") or {}
             rows.append(
-                (spec.name, str(details.get("shape")), answerable, held, float(details.get("best_score") or -1))
+                Signals(
+                    spec.name,
+                    str(details.get("shape")),
+                    answerable,
+                    held,
+                    float(signals.get("sure", -1.0)),
+                    float(signals.get("support", 0.0)),
+                )
             )
+    print_calibration(rows)
+
+
+def print_calibration(rows: Sequence[Signals]) -> None:
+    """The fitted prose confidence and, per shape, how many answerable and unanswerable questions each threshold
+    refuses."""
+    prose = [r for r in rows if r.shape == "prose" and (r.held or not r.answerable)]
+    a, b, c = fit_logistic([(r.sure, r.support) for r in prose], [r.answerable for r in prose])
+    print(f"prose confidence = 1 / (1 + exp(-({a:.2f} * sure + {b:.2f} * support + {c:.2f})))")
     for shape in ("records", "prose"):
-        mine = [r for r in rows if r[1] == shape]
+        mine = [r for r in rows if r.shape == shape]
+        pos = [r for r in mine if r.answerable]
+        neg = [r for r in mine if not r.answerable]
         print(
-            f"\n{shape}: {sum(r[2] for r in mine)} answerable ({sum(r[3] for r in mine)} with the fact retrieved), "
-            f"{sum(not r[2] for r in mine)} unanswerable"
+            f"\n{shape}: {len(pos)} answerable ({sum(r.held for r in pos)} with the fact retrieved), "
+            f"{len(neg)} unanswerable"
         )
         print("| threshold | answerable refused | of them fact retrieved | unanswerable refused |")
         print("|---|---|---|---|")
-        for step in range(20, 62, 2):
+        steps = range(20, 62, 2)
+        scores = {id(r): r.sure if shape == "records" else _sigmoid(a * r.sure + b * r.support + c) for r in mine}
+        for step in steps:
             t = step / 100
-            pos = [r for r in mine if r[2]]
-            neg = [r for r in mine if not r[2]]
-            print(f"| {t:.2f} | {sum(r[4] < t for r in pos)}/{len(pos)} | {sum(r[4] < t for r in pos if r[3])}/"
-                  f"{sum(r[3] for r in pos)} | {sum(r[4] < t for r in neg)}/{len(neg)} |")  # fmt: skip
+            print(f"| {t:.2f} | {sum(scores[id(r)] < t for r in pos)}/{len(pos)} | "
+                  f"{sum(scores[id(r)] < t for r in pos if r.held)}/{sum(r.held for r in pos)} | "
+                  f"{sum(scores[id(r)] < t for r in neg)}/{len(neg)} |")  # fmt: skip
     print(json.dumps({"questions": len(rows)}))
+
+
+def _sigmoid(value: float) -> float:
+    return 1 / (1 + math.exp(-value))
+
+
+def fit_logistic(features: Sequence[tuple[float, ...]], labels: Sequence[bool], l2: float = 0.1) -> tuple[float, ...]:
+    """Weights (one per feature, then the intercept, in the features' own units) of a logistic regression with
+    balanced classes and a small L2 penalty, by gradient descent on standardised features."""
+    x = np.asarray(features, dtype=float)
+    y = np.asarray(labels, dtype=float)
+    mean, spread = x.mean(axis=0), x.std(axis=0) + 1e-9
+    z = np.hstack([(x - mean) / spread, np.ones((len(x), 1))])
+    balance = np.where(y == 1, (y == 0).sum() / max(1.0, (y == 1).sum()), 1.0)
+    w = np.zeros(z.shape[1])
+    for _ in range(5000):
+        p = 1 / (1 + np.exp(-z @ w))
+        w -= 0.5 * (z.T @ ((p - y) * balance) / len(y) + l2 * np.r_[w[:-1], 0.0])
+    raw = w[:-1] / spread
+    return (*(float(v) for v in raw), float(w[-1] - (raw * mean).sum()))
 
 
 def _num(value: float | None) -> str:
@@ -188,16 +307,28 @@ def _load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--half", choices=("report", "tune", "all"), default="report", help="which questions")
+    parser.add_argument("--verdicts", action="store_true", help="print every question's verdict (to stderr)")
+    parser.add_argument("--save", default="", help="write each set's `eval --json` output into this folder")
+    parser.add_argument("--sets", nargs="*", default=(), help="only the sets whose name contains one of these")
+    parser.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="NODE.FIELD=V1,V2",
+        help="sweep these settings on the tuning questions, refusals off (as flowbuilder tune's --vary)",
+    )
     parser.add_argument("--calibrate", action="store_true", help="print the threshold sweep over the tuning sets")
     parser.add_argument("--data", default="", help="data folder (store, embedding cache); default: a temp folder")
     args = parser.parse_args()
     data = Path(args.data or os.environ.get("FLOWBUILDER_DATA_DIR") or tempfile.mkdtemp(prefix="fb-answers-"))
     os.environ["FLOWBUILDER_DATA_DIR"] = str(data)
     executor = Executor(data_dir=data)
-    if args.calibrate:
+    if args.vary:
+        sweep(executor, args.vary, args.sets)
+    elif args.calibrate:
         calibrate(executor)
     else:
-        report(executor, args.half)
+        report(executor, args.half, args.verdicts, Path(args.save) if args.save else None, args.sets)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ the moment the canvas is ready (every node measured, the view fitted and the car
 nodes only the nodes in view are rendered, and at chip zoom as lite chips). Also times auto-layout and a full
 re-render on the Python side. Target: 500 nodes in < 2 s.
 
-    python benchmarks/ui_render.py [--sizes 100 500] [--repeat 5] [--busy]
+    python benchmarks/ui_render.py [--sizes 100 500] [--repeat 5] [--busy] [--window 1280,720]
+
+It also prints, per size, how many cards are drawn and in view, and the fitted zoom with the size of a title chip
+on screen (a 500-node flow is packed in rows to the window's shape: at 1280x720 a card is then about 23 px wide).
 
 ``--busy`` keeps one core loaded by another process while measuring (the issue's condition); the table
 prints the machine's load average next to min / median / max.
@@ -31,6 +34,15 @@ from nicegui import ui
 from flowbuilder.ui.app import register_pages
 register_pages(workspace=sys.argv[2], flow_path=sys.argv[3])
 ui.run(port=int(sys.argv[1]), reload=False, show=False, title="Flowbuilder")
+"""
+
+
+VIEW_JS = """
+const wrap = document.querySelector('.fb-wrap'), r = wrap.getBoundingClientRect();
+const cards = [...document.querySelectorAll('.vue-flow__node-fbnode')];
+const inside = (el) => { const b = el.getBoundingClientRect();
+  return b.left >= r.left - 1 && b.right <= r.right + 1 && b.top >= r.top - 1 && b.bottom <= r.bottom + 1; };
+return [cards.length, cards.filter(inside).length, parseFloat(getComputedStyle(wrap).getPropertyValue('--fb-zoom'))];
 """
 
 
@@ -79,6 +91,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--busy", action="store_true", help="load one core with another process while measuring")
+    parser.add_argument("--window", default="1280,720", help="browser window size W,H (default 1280,720)")
     args = parser.parse_args()
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
     try:
@@ -96,7 +109,7 @@ def load_average() -> str:
 def measure(args: argparse.Namespace) -> int:
     from flowbuilder.ui.browser import headless_chrome
 
-    driver = headless_chrome(window_size="1600,1000")
+    driver = headless_chrome(window_size=args.window)
     rows: list[tuple[int, float, float, float, float]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -132,16 +145,17 @@ def measure(args: argparse.Namespace) -> int:
                             ready = driver.execute_script("return !!document.querySelector('[data-flow][data-ready]')")
                             if ready:
                                 elapsed = driver.execute_script("return performance.now()") / 1000.0
-                                rendered = driver.execute_script(
-                                    "return document.querySelectorAll('.vue-flow__node').length"
-                                )
+                                rendered, in_view, zoom = driver.execute_script(VIEW_JS)
                                 break
                             time.sleep(0.01)
                         if elapsed is None:
                             raise SystemExit(f"{size} nodes: the canvas was not ready within 20 s")
                         times.append(elapsed)
                     rows.append((size // 4 * 4, min(times), statistics.median(times), max(times), py_s))
-                    print(f"  {size // 4 * 4} nodes: {rendered} in the DOM (the rest are out of view)")
+                    print(
+                        f"  {size // 4 * 4} nodes: {rendered} drawn, {in_view} wholly in view; fitted zoom {zoom:.3f}: "
+                        f"a card is {230 * zoom:.0f} px wide on screen"
+                    )
                 finally:
                     server.terminate()
                     server.wait(timeout=10)
@@ -149,7 +163,7 @@ def measure(args: argparse.Namespace) -> int:
         driver.quit()
     print()
     busy = "yes" if args.busy else "no"
-    print(f"load average {load_average()} on {os.cpu_count()} cores; one core kept busy: {busy}")
+    print(f"window {args.window}; load average {load_average()} on {os.cpu_count()} cores; one core kept busy: {busy}")
     print(f"{'nodes':>6} | {'min s':>7} | {'median s':>8} | {'max s':>7} | {'python s':>8} | target < {TARGET_S} s")
     print("-" * 66)
     for nodes, best, median, worst, py_s in rows:

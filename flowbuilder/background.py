@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import networkx as nx
@@ -24,6 +25,7 @@ from flowbuilder.executor import Executor, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.graph import FlowGraph, ResolvedNode, analyze
 from flowbuilder.ports import PortType
+from flowbuilder.standin import StandIn, keyword_stand_in
 
 JOB = "background-ingest"
 REMOTE_FIELDS = ("server_host", "url", "base_url")
@@ -97,19 +99,39 @@ class BackgroundIngest:
         self.on_event = on_event
         self.session_id = session_id
         self.cancel_event = threading.Event()
+        self._go = threading.Event()  # cleared while a question is answered: the ingest waits between batches
+        self._go.set()
         self.results: list[RunResult] = []
         self.error: str | None = None
-        self.done = 0
-        self.total = 0
         self.seconds = 0.0
+        self._counts: dict[str, tuple[int, int]] = {}  # store node -> (embedded, of), never going back
         self._thread: threading.Thread | None = None
+        self._graph: FlowGraph | None = None
+        self._stand_in: StandIn | bool | None = False  # False: not worked out yet
         try:
-            graph = analyze(flow, executor.registry, executor.resolver, base_dir=base_dir)
-            self.targets = ingest_targets(flow, graph)
+            self._graph = analyze(flow, executor.registry, executor.resolver, base_dir=base_dir)
+            self.targets = ingest_targets(flow, self._graph)
         except FlowbuilderError:
             self.targets = []
         if self.targets:  # the run works on a copy: the builder goes on editing its flow meanwhile
             self.flow = flow.model_copy(deep=True)
+
+    @property
+    def done(self) -> int:
+        """Texts embedded so far, over every store this ingest fills (it never goes back)."""
+        return sum(done for done, _ in self._counts.values())
+
+    @property
+    def total(self) -> int:
+        return sum(total for _, total in self._counts.values())
+
+    def stand_in(self) -> StandIn | None:
+        """The flow with keyword search in place of the stores' dense search (None when the flow has no such
+        search to stand in for: see :mod:`flowbuilder.standin`)."""
+        if self._stand_in is False:
+            graph = self._graph
+            self._stand_in = keyword_stand_in(self.flow, graph, self.targets) if graph is not None else None
+        return self._stand_in if isinstance(self._stand_in, StandIn) else None
 
     @property
     def running(self) -> bool:
@@ -135,6 +157,18 @@ class BackgroundIngest:
 
     def cancel(self) -> None:
         self.cancel_event.set()
+        self._go.set()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """While inside, the ingest waits after its current batch: a question answered meanwhile (by keyword
+        search) has the CPU to itself instead of sharing it with the embedding. The pause happens in the event
+        callback, which the executor calls from the ingest's own thread between batches, holding no lock."""
+        self._go.clear()
+        try:
+            yield
+        finally:
+            self._go.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the ingest ends (True) or ``timeout`` passes (False)."""
@@ -145,11 +179,16 @@ class BackgroundIngest:
 
     def _event(self, event: RunEvent) -> None:
         event.data["job"] = JOB
-        if event.kind == "progress":
-            self.done = int(event.data.get("done", 0) or 0)
-            self.total = int(event.data.get("total", 0) or 0)
+        if event.kind == "progress" and event.node_id in self.targets and event.data.get("message") == "embedding":
+            # a store's count only: a labeller's "0/500" or a later stage of the store must not turn
+            # "Embedding 500/500" back into "0/500"
+            done, total = int(event.data.get("done", 0) or 0), int(event.data.get("total", 0) or 0)
+            before = self._counts.get(event.node_id, (0, 0))
+            self._counts[event.node_id] = (max(done, before[0]), max(total, before[1]))
         if self.on_event is not None:
             self.on_event(event)
+        if event.kind == "progress":
+            self._go.wait()
 
     def _run(self) -> None:
         started = time.perf_counter()

@@ -52,6 +52,9 @@ class Capability(StrEnum):
     """Offers a connected store to an agent as a search tool: a foreign store's "retrieve as tool" mode."""
     RERANKS = "reranks"
     """Re-orders hits by a score of its own (what n8n wires into a store as ``ai_reranker``)."""
+    KEYWORD_SEARCH = "keyword_search"
+    """Finds chunks by keyword over its ``documents`` input (and a ``query``), giving ``hits``: what stands in for
+    a store's dense search while the builder's background ingest still fills the store (flowbuilder/standin.py)."""
 
 
 SINGULAR = frozenset(
@@ -64,6 +67,7 @@ SINGULAR = frozenset(
         Capability.STRINGIFIES,
         Capability.STORE_RETRIEVER,
         Capability.STORE_TOOL,
+        Capability.KEYWORD_SEARCH,
     }
 )
 """Roles that one registered type fills: the engines add a node of that type."""

@@ -23,7 +23,8 @@ and never a traceback for these.
     │   └── UntrustedPathError         (a path outside the folders a flow may read)
     ├── NodeExecutionError             (a NodeError or any exception, wrapped with the node id)
     ├── RunCancelledError
-    └── ServeError                     (serving a flow: unsafe bind, nothing to serve)
+    ├── ServeError                     (serving a flow: unsafe bind, nothing to serve)
+    └── ClusterError                   (--ray: no cluster, an embedded store, the cluster lost mid-run)
 """
 
 from __future__ import annotations
@@ -162,6 +163,11 @@ class RunCancelledError(FlowbuilderError):
 
 class ServeError(FlowbuilderError):
     """Serving a flow is refused or impossible: a non-loopback bind without a token, nothing to serve."""
+
+
+class ClusterError(FlowbuilderError):
+    """Running on a Ray cluster is refused or failed: no cluster at the address, a store the workers cannot
+    reach (an embedded one), a cluster lost mid-run (a re-run resumes from what was stored)."""
 
 
 class EndpointError(CredentialError):

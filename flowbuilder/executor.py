@@ -71,6 +71,7 @@ class Executor:
         cache: ResultCache | None = None,
         data_dir: Path | None = None,
         stream: str | None = None,
+        cluster: Any = None,
     ) -> None:
         self.registry = registry or default_registry()
         self.resolver = resolver or CredentialResolver()
@@ -78,6 +79,10 @@ class Executor:
         self.data_dir = data_dir
         self.stream = stream_mode(stream)
         """When chains of nodes run batch by batch: ``auto``, ``always`` or ``never`` (:mod:`flowbuilder.streaming`)."""
+        self.cluster = cluster
+        """A Ray cluster (``--ray``: a :class:`flowbuilder.cluster.driver.Cluster`, not imported here since the
+        cluster's workers run executors): every ingest chain streams, its batches run on the cluster's workers;
+        None: everything runs in this process."""
 
     def run(
         self,
@@ -115,13 +120,16 @@ class Executor:
             if node_id in graph.nodes and graph.nodes[node_id].cls.run_input == "file" and value
         }
         if chosen:
-            graph.issues = [i for i in graph.issues if not (i.code == "untrusted-path" and i.node_id in chosen)]
+            replaced = ("untrusted-path", "unsupported-file")
+            graph.issues = [i for i in graph.issues if not (i.code in replaced and i.node_id in chosen)]
         files = self.resolver.file_roots(base_dir, self.data_dir, _chosen_files(chosen.values(), base_dir))
         scope_issues = _issues_in_scope(graph, to)
         if scope_issues:
             raise FlowValidationError(scope_issues)
         cancel = cancel_event or threading.Event()
         order = graph.order({to} if to else None)
+        if self.cluster is not None:
+            self.cluster.refuse_unreachable_stores(flow, self.registry)
 
         def emit(kind: str, node_id: str | None, data: dict[str, Any] | None = None) -> None:
             if on_event is not None:
@@ -138,7 +146,12 @@ class Executor:
         unused = _unused_alternatives(graph, run_inputs)
         given_ok = {n for n, r in (reuse or {}).items() if r.succeeded}
         chains = plan_chains(
-            graph, order, self.stream, base_dir, run_inputs, set(unused) | set(skipped_with_warning) | given_ok
+            graph,
+            order,
+            "always" if self.cluster is not None else self.stream,
+            base_dir,
+            run_inputs,
+            set(unused) | set(skipped_with_warning) | given_ok,
         )
         deferred = {member for chain in chains.values() for member in chain[:-1]}
         for node_id in order:

@@ -403,7 +403,14 @@ def _check_node(
                 f"node '{node_id}', input '{port.name}': {len(edges)} alternatives ({sources}); "
                 "a run takes the first one that delivers a value"
             )
-    issues.extend(path_issues(node_id, node.cls, node.config, roots))
+    found_path_issues = path_issues(node_id, node.cls, node.config, roots)
+    issues.extend(found_path_issues)
+    fed = any(connected.get((node_id, port)) for port in node.inputs)
+    if not found_path_issues and not fed:  # what an input delivers replaces the config's path
+        for port_name, message in node.cls.path_problems(node.config, base_dir):
+            issues.append(ValidationIssue("unsupported-file", message, node_id, port_name))
+        # a note, not a warning: a warning on a node makes runs skip it (an unconnected placeholder)
+        result.notes.extend(f"node '{node_id}': {message}" for message in node.cls.path_warnings(node.config, base_dir))
     command = command_line_of(node, base_dir)
     if command:
         refusal = (resolver or CredentialResolver(store=_NO_FILE)).command_problem(command)

@@ -362,6 +362,18 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
         return []
 
     @classmethod
+    def path_problems(cls, config: ConfigT, base_dir: Path | None) -> list[tuple[str | None, str]]:
+        """What ``validate`` can tell about the files a config names before a run (a type no reader supports, a
+        folder with nothing to read): ``[(port or None, message)]``. Called only for paths the flow may read."""
+        return []
+
+    @classmethod
+    def path_warnings(cls, config: ConfigT, base_dir: Path | None) -> list[str]:
+        """Like :meth:`path_problems`, for what a run survives but the user should know (files it will skip);
+        ``validate`` prints them as notes."""
+        return []
+
+    @classmethod
     def destinations(cls, config: ConfigT) -> list[Destination]:
         """The servers this node sends requests to, as its config names them (checked by
         :mod:`flowbuilder.egress` before anything is sent). By default: the config's endpoint fields

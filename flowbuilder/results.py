@@ -136,9 +136,11 @@ class RunScope:
 
 
 class NodePreparer(Protocol):
-    """What :func:`flowbuilder.streaming.run_chain` needs of an executor: its result cache and the step that
-    readies one node (inputs, cache key, credentials, context) or says why it must not run."""
+    """What :func:`flowbuilder.streaming.run_chain` needs of an executor: its result cache, the step that
+    readies one node (inputs, cache key, credentials, context) or says why it must not run, and the Ray cluster
+    its chains' batches run on (``--ray``; :class:`flowbuilder.cluster.driver.Cluster`, or None)."""
 
     cache: ResultCache
+    cluster: Any
 
     def prepare_node(self, scope: RunScope, node_id: str, use_cache: bool) -> NodeResult | PreparedNode: ...

@@ -69,6 +69,20 @@ class StreamedSample(list[Any]):
         return sample
 
 
+@dataclass
+class RemoteSync:
+    """What a cluster's workers wrote for a stream (see :meth:`Batches.written_elsewhere`): every chunk id the
+    stream produced and their sources (so the store still removes what is stale), and the counts."""
+
+    wanted: set[str]
+    sources: set[str]
+    added: int
+    kept: int
+    duplicates: int
+    folders: set[str] = field(default_factory=set)
+    """The folders the stream's files came from (a file gone from one has its chunks removed)."""
+
+
 class Batches(Sequence[Any]):
     """A one-pass stream of batches (lists) flowing between the nodes of a chain.
 
@@ -100,6 +114,12 @@ class Batches(Sequence[Any]):
 
     def __getitem__(self, index: Any) -> Any:
         return self.sample[index]
+
+    def written_elsewhere(self, store: Any) -> RemoteSync | None:
+        """Embed and write this stream into ``store``'s collection somewhere else and say what was written, or
+        None: here the sink itself embeds and writes each batch. A stream sent to a Ray cluster
+        (:class:`flowbuilder.cluster.driver.ClusterBatches`) runs its batches on the workers."""
+        return None
 
     def fraction(self) -> float | None:
         """How much of the head's input has been read (0..1), when it knows."""
@@ -205,6 +225,12 @@ def run_chain(executor: NodePreparer, scope: RunScope, chain: list[str]) -> dict
     graph, results, emit = scope.graph, scope.results, scope.emit
     members: list[_Member] = []
     upstream: Batches | None = None
+    # on a Ray cluster (--ray) the transforms and the sink's writes run on the workers, batch by batch;
+    # the head still reads on this machine (flowbuilder.cluster)
+    cluster = executor.cluster
+    why_here = cluster.why_not_remote(graph, chain) if cluster is not None else None
+    if why_here is not None:
+        cluster = None
     for node_id in chain:
         prepared = executor.prepare_node(scope, node_id, use_cache=False)
         if isinstance(prepared, NodeResult):
@@ -222,13 +248,20 @@ def run_chain(executor: NodePreparer, scope: RunScope, chain: list[str]) -> dict
         members.append(member)
         if node_id == chain[-1]:
             break
-        upstream = _stage(member, upstream)
-        member.stream = upstream
+        if cluster is not None and upstream is not None:
+            upstream = cluster.stage(member, upstream, chain[0])  # also gives the member its tally as ``stream``
+        else:
+            upstream = _stage(member, upstream)
+            member.stream = upstream
         # a placeholder so the next member's input is gathered (and keyed) as usual
         out = prepared.node.cls.stream_out
         results[node_id] = NodeResult(node_id, prepared.type_name, "ok", {out: upstream}, key=prepared.key)
     sink = members[-1]
     assert upstream is not None
+    if cluster is not None:
+        cluster.attach(executor, scope, sink, upstream, chain[0])
+    elif why_here:
+        sink.prepared.ctx.warn(f"ran on this machine, not on the Ray cluster: {why_here}")
     for member in members:
         emit("node_started", member.prepared.node_id, {"type": member.prepared.type_name, "streaming": True})
     started = time.perf_counter()

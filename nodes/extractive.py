@@ -11,9 +11,13 @@ The answer is written for a person: a lead sentence in the question's terms (``n
 the supporting quotes with their chunk numbers, each with the sentence that gives it context, then a line
 saying it was found by quoting, not written by a model. For a labelled record the lead names the record's
 id and title, then quotes the field that answers (Expected Result, or the steps when the question asks how),
-and lists other records that scored nearly as well. When the best unit scores under the threshold the
-answer says the retrieved context does not hold an answer (``eval`` counts it as a refusal). The same
-answerer stands in for a chat model that cannot be reached (``when_unreachable: extractive``) and for an
+and lists other records that scored nearly as well; a field the question names ("What priority ...") is quoted
+too. It refuses (the answer says the retrieved context does not hold an answer, and ``eval`` counts a refusal)
+when its confidence is under the threshold. For prose the confidence is calibrated (0-1): the best unit's score
+and how far it stands out, with how well the best units *support* every content word of the question (leaving a
+word out of the question must cost them similarity: a near-miss on the same topic matches the rest of the question
+but not "Okta"), combined by a logistic regression fitted on the team's tuning sets. The same answerer stands in
+for a chat model that cannot be reached (``when_unreachable: extractive``) and for an
 agent without one.
 """
 
@@ -23,6 +27,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 import numpy as np
@@ -40,20 +45,30 @@ from flowbuilder.services import Embedder
 
 NOT_FOUND = "Not found in the retrieved context: the retrieved chunks do not contain an answer to this question."
 QUOTED = "Found by quoting the retrieved chunks; no model wrote this answer."
-CALIBRATED_THRESHOLD = 0.46
-"""Least confidence to answer from prose (sentences, list items, rows). Chosen with ``python benchmarks/answers.py
---calibrate`` on the tuning sets (docs.jsonl, prd_questions.jsonl and the tuning halves of pip_docs.jsonl and
-prd_asked.jsonl): it refused 13 of their 16 unanswerable questions and 17 of their 108 answerable ones (13 of the
-101 whose chunks held the fact). Reported on the report halves only."""
+CALIBRATED_THRESHOLD = 0.41
+"""Least confidence (0-1) to answer from prose (sentences, list items, rows): see :data:`PROSE_CONFIDENCE`. Chosen
+with ``python benchmarks/answers.py --calibrate`` on the tuning sets (docs.jsonl, prd_questions.jsonl and the
+tuning halves of pip_docs.jsonl and prd_asked.jsonl) as the highest round threshold that refuses at most 1 in 12
+of their answerable questions: it refused 8 of their 108 answerable questions and 24 of their 32 unanswerable ones
+(0.42 would refuse 10 and 25). Reported on the report halves and a fresh held-out set only."""
+PROSE_CONFIDENCE = (4.35, 9.74, -2.30)
+"""``(a, b, c)`` of the prose confidence ``1 / (1 + exp(-(a * sure + b * support + c)))``: ``sure`` is the best
+unit's score plus how far it stands out (:func:`confidence`), ``support`` how much the best quotes answer every
+content word of the question (:func:`support`). A logistic regression fitted by ``benchmarks/answers.py
+--calibrate`` on the tuning sets: answerable questions whose chunks hold the fact against questions the documents
+do not answer."""
 RECORD_THRESHOLD = 0.30
-"""Least confidence to answer from labelled records, whose short fields score on another scale. Chosen on the
-same script's record sets (vwo500_userworded, vwo500_paraphrased, the tuning half of vwo500_asked, and
+"""Least ``sure`` to answer from labelled records, whose short fields score on another scale (``support`` adds
+nothing there: a record's fields repeat the question's words whether or not it is the one asked about). Chosen on
+the same script's record sets (vwo500_userworded, vwo500_paraphrased, the tuning half of vwo500_asked, and
 docs.jsonl asked of the test-case store as off-topic): it refused 34 of the 57 off-topic questions and 11 of
 the 121 answerable ones; none of the 4 in-domain unanswerable ones (paraphrased test-case questions with no
 test case look as close as answerable ones to this scorer)."""
 PEAK_WEIGHT = 1.0
-"""Confidence = the best unit's score + this x how far its cosine stands above the mean of the top 10: a
+"""``sure`` = the best unit's score + this x how far its cosine stands above the mean of the top 10: a
 unit that answers stands out from its neighbours, a near-miss does not."""
+SUPPORT_UNITS = 8
+"""How many of the best units ``support`` looks at."""
 WEIGHTS = {"unit": 0.4, "overlap": 0.2, "chunk": 0.1, "rank": 0.05}
 """Weight of the unit's cosine, its idf-weighted term overlap, its chunk's cosine and the retriever's rank
 (1/rank); chosen with the threshold on the tuning halves."""
@@ -80,11 +95,12 @@ class ExtractiveConfig(BaseModel):
         ge=-1.0,
         le=1.0,
         description=(
-            "Least score of the best quote (its cosine, term overlap, its chunk's cosine and the retriever's "
-            "rank, weighted); under it the answer is 'not found in the retrieved context'. Calibrated on the "
-            "tuning halves of the team's question sets (answerable and unanswerable questions over test "
-            "cases, Markdown docs and the PRD); reported on the other halves. See README, 'Answers without "
-            "a model'."
+            "Least confidence (0-1) that the best quotes answer, for prose; under it the answer is 'not found in "
+            "the retrieved context'. The confidence combines the best quote's score (its cosine, term overlap, "
+            "its chunk's cosine and the retriever's rank) with how well the quotes support every word of the "
+            "question; weights and threshold were fitted on the tuning halves of the team's question sets "
+            "(answerable and unanswerable questions over Markdown docs and the PRD) and reported on the other "
+            "halves. See README, 'Answers without a model'."
         ),
     )
     record_threshold: float = Field(
@@ -92,8 +108,8 @@ class ExtractiveConfig(BaseModel):
         ge=-1.0,
         le=1.0,
         description=(
-            "The same for an answer from labelled records (a CSV row per chunk), whose short fields score on "
-            "another scale; calibrated on the same sets."
+            "Least score of the best field for an answer from labelled records (a CSV row per chunk), whose short "
+            "fields score on another scale; calibrated on the team's test-case question sets."
         ),
     )
     max_quotes: int = Field(
@@ -174,6 +190,8 @@ class Extraction:
     """Chunk numbers of the other records listed as 'also close'."""
     shape: str = ""
     """"records" or "prose": which threshold judged the confidence."""
+    signals: dict[str, float] = field(default_factory=dict)
+    """What the confidence was made of (``sure``, and ``support`` for prose)."""
 
     def details(self) -> dict[str, Any]:
         return {
@@ -181,6 +199,7 @@ class Extraction:
             "method": "quoting (no model)",
             "shape": self.shape,
             "best_score": None if self.best_score is None else round(self.best_score, 4),
+            "signals": self.signals,
             "lead": self.lead,
             "quotes": [
                 {"chunk": q.chunk, "label": q.label, "score": round(q.score, 4), "text": q.text[:200]}
@@ -196,11 +215,26 @@ def citation_label(document: Document) -> str:
     if meta.get("record_id") is not None:
         return str(meta["record_id"])
     if meta.get("record_ids"):
-        return ", ".join(str(r) for r in meta["record_ids"])
+        return _record_range([str(r) for r in meta["record_ids"]])
     source = str(meta.get("source") or "")
     if meta.get("page") is not None:
         return f"{source} page {meta['page']}".strip()
     return source
+
+
+_PAGE_RECORD = re.compile(r"^(.*)#page(\d+)$")
+
+
+def _record_range(ids: list[str]) -> str:
+    """``a.pdf#page4, a.pdf#page5`` -> ``a.pdf pages 4-5`` (a chunk of a whole PDF spans pages); other ids listed."""
+    pages = [_PAGE_RECORD.match(i) for i in ids]
+    if all(pages) and len({m.group(1) for m in pages if m}) == 1:
+        numbers = sorted(int(m.group(2)) for m in pages if m)
+        source = pages[0].group(1) if pages[0] else ""
+        if len(numbers) == 1:
+            return f"{source} page {numbers[0]}"
+        return f"{source} pages {numbers[0]}-{numbers[-1]}"
+    return ", ".join(ids)
 
 
 def units_of(text: str) -> list[tuple[str, str]]:
@@ -301,18 +335,29 @@ QUESTION_WORDS = frozenset(
 """Words that say how a question is asked, not what it is about (on top of BM25's English stopwords)."""
 
 
+_WORD = re.compile(r"(?u)\b\w+\b")
+
+
 def _terms(text: str) -> set[str]:
-    from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
+    """The content words of ``text``, stemmed (Snowball English: "required" and "requirements" meet at
+    "requir"). Single digits are kept: "Phase 1" and "Phase 3" differ by theirs."""
+    return set(_stems(text.lower()))
 
-    return {_stem(t) for t in tokenize(text, english_stopwords() | QUESTION_WORDS)}
+
+@lru_cache(maxsize=4096)
+def _stems(text: str) -> tuple[str, ...]:
+    from flowbuilder.nodes.hybrid.terms import english_stopwords
+
+    stop = english_stopwords() | QUESTION_WORDS
+    words = [w for w in _WORD.findall(text) if w not in stop and (len(w) > 1 or w.isdigit())]
+    return tuple(_stemmer().stemWords(words))
 
 
-def _stem(word: str) -> str:
-    # A crude English suffix strip: "handled"/"handles"/"handling" meet at "handl"; enough for overlap.
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 def overlap(question_terms: set[str], text: str) -> float:
@@ -394,7 +439,8 @@ def passage_features(
 def score_passages(
     question: str, hits: Sequence[Hit], parsed: Sequence[ParsedChunk], embedder: Embedder, rank_weight: float
 ) -> tuple[list[_Scored], float]:
-    """Every unit of every chunk scored for ``question``, best first, and the confidence that the best answers."""
+    """Every unit of every chunk scored for ``question``, best first, and ``sure``: the best unit's score plus how
+    far it stands out (see :func:`confidence`)."""
     weights = {**WEIGHTS, "rank": rank_weight}
     features = passage_features(question, hits, parsed, embedder)
     scored = [_Scored(n, p, f.score(weights)) for n, p, f in features]
@@ -409,6 +455,42 @@ def confidence(best_score: float, unit_cosines: Sequence[float]) -> float:
     return best_score + PEAK_WEIGHT * (top[0] - sum(top) / len(top)) if top else best_score
 
 
+_CONTENT_WORD = re.compile(r"[\w'’-]+")
+
+
+def content_words(question: str) -> list[re.Match[str]]:
+    """The words of ``question`` that say what it is about (not how it is asked)."""
+    from flowbuilder.nodes.hybrid.terms import english_stopwords
+
+    stop = english_stopwords() | QUESTION_WORDS
+    return [m for m in _CONTENT_WORD.finditer(question) if len(m.group(0)) > 1 and m.group(0).lower() not in stop]
+
+
+def support(question: str, units: Sequence[Passage], embedder: Embedder) -> float:
+    """How well the best ``units`` answer *every* part of the question: for each content word, how much the
+    closest unit's cosine drops when the word is left out of the question; the least of these.
+
+    A unit that answers is similar to the question *because of* its specific words ("Okta", "upload",
+    "how many days"), so leaving one out costs similarity. A near-miss on the same topic matches the rest of
+    the question and not that word: leaving it out costs nothing, or gains. Synonyms count (the unit need not
+    repeat the word), which term overlap cannot see."""
+    words = content_words(question)
+    if not words or not units:
+        return 0.0
+    variants = [" ".join(f"{question[: m.start()]}{question[m.end() :]}".split()) for m in words]
+    vectors = np.asarray(embedder.embed_documents([question, *variants, *(u.embed_text for u in units)]))
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    asked, without, quoted = vectors[0], vectors[1 : 1 + len(words)], vectors[1 + len(words) :]
+    drops = (quoted @ asked)[None, :] - without @ quoted.T  # (words, units)
+    return float(drops.max(axis=1).min())
+
+
+def prose_confidence(sure: float, supported: float) -> float:
+    """The calibrated confidence (0-1) that the best prose quotes answer (see :data:`PROSE_CONFIDENCE`)."""
+    a, b, c = PROSE_CONFIDENCE
+    return 1.0 / (1.0 + math.exp(-(a * sure + b * supported + c)))
+
+
 def extract(
     question: str, hits: Sequence[Hit], embedder: Embedder, config: ExtractiveConfig | None = None
 ) -> Extraction:
@@ -421,13 +503,20 @@ def extract(
     best = scored[0]
     records = parsed[best.chunk - 1].record is not None
     shape = "records" if records else "prose"
-    if sure < (config.record_threshold if records else config.threshold):
-        return Extraction(_refusal(), [], sure, False, shape=shape)
+    signals = {"sure": round(sure, 4)}
+    if records:
+        score, threshold = sure, config.record_threshold
+    else:
+        supported = support(question, [s.passage for s in scored[:SUPPORT_UNITS]], embedder)
+        score, threshold = prose_confidence(sure, supported), config.threshold
+        signals["support"] = round(supported, 4)
+    if score < threshold:
+        return Extraction(_refusal(), [], score, False, shape=shape, signals=signals)
     if records:
         extraction = _record_answer(question, hits, parsed, scored, config)
     else:
         extraction = _prose_answer(question, hits, parsed, scored, config)
-    extraction.best_score, extraction.shape = sure, shape
+    extraction.best_score, extraction.shape, extraction.signals = score, shape, signals
     return extraction
 
 
@@ -457,6 +546,9 @@ def _record_answer(
     wanted_labels = STEP_FIELDS if _ASKS_STEPS.search(question) else tuple(config.always_fields)
     wanted = {label.strip().lower() for label in wanted_labels if label.strip()}
     skip = {record.id_label.lower(), record.title_label.lower()}
+    # A field the question names ("What priority ...", "... preconditions?") is what it asks for.
+    asked = _terms(question)
+    wanted |= {p.label.lower() for p in chunk.passages if p.label.lower() not in skip and _terms(p.label) & asked}
     chosen: list[Quote] = []
     if best.passage.label.lower() not in skip and best.passage.label.lower() not in wanted:
         chosen.append(_quote(best))
@@ -492,23 +584,39 @@ MAX_TABLE_ROWS = 8
 
 def _prose_quote(item: _Scored, passages: Sequence[Passage]) -> Quote:
     """The unit with what gives it context: the sentence before and the one after it in its paragraph (a topic
-    sentence is often followed by the one that answers), or its whole table when the table is small."""
+    sentence is often followed by the one that answers), or its whole table when the table is small; a sentence
+    that ends in a colon brings what it introduces (the command, list or table after it: "Create one with the
+    client:" is answered by the code block that follows)."""
     p = item.passage
     same = [q for q in passages if q.group == p.group]
     parts = {p.index}
-    after = ""
+    after: list[str] = []
+    last = p
     if p.kind == "sentence":
         following = [q for q in same if q.index == p.index + 1]
         if following:
-            after = following[0].text
+            after.append(following[0].text)
             parts.add(p.index + 1)
+            last = following[0]
         if p.context:
             parts.add(p.index - 1)
     elif p.kind == "row" and 1 < len(same) <= MAX_TABLE_ROWS:
-        rows = [q.text for q in same if q.index != p.index]
-        after = " ".join(rows)
+        after.append(" ".join(q.text for q in same if q.index != p.index))
         parts |= {q.index for q in same}
-    return Quote(item.chunk, "", p.text, item.score, frozenset(parts), p.context, p.section, after)
+    if last.kind == "sentence" and last.text.endswith(":"):
+        introduced = _introduced(last, passages)
+        after += [q.text for q in introduced]
+        parts |= {q.index for q in introduced}
+    return Quote(item.chunk, "", p.text, item.score, frozenset(parts), p.context, p.section, " ".join(after))
+
+
+def _introduced(sentence: Passage, passages: Sequence[Passage]) -> list[Passage]:
+    """The code block, list or table right after ``sentence`` (when it is small enough to quote whole)."""
+    following = [q for q in passages if q.index == sentence.index + 1 and q.group != sentence.group]
+    if not following or following[0].kind not in ("code", "item", "row"):
+        return []
+    block = [q for q in passages if q.group == following[0].group]
+    return block if len(block) <= MAX_TABLE_ROWS else block[:1]
 
 
 def _prose_answer(
@@ -539,12 +647,19 @@ def hits_from_prompt(prompt: str) -> list[Hit]:
             body = body[: section.start()] if section else body
         meta: dict[str, Any] = {}
         score = 0.0
-        for part in header.group(2).split(", "):
+        listing = False  # after "records A": the parts that follow, up to the next key, are more records
+        source, *parts = header.group(2).split(", ")  # the header's "source: " is outside the group
+        meta["source"] = source
+        for part in parts:
             key, _, value = part.partition(" ")
-            if part.startswith("source: "):
-                meta["source"] = part[len("source: ") :]
-            elif key == "record":
+            if key == "record":
                 meta["record_id"] = value
+            elif key == "records":
+                meta["record_ids"], listing = [value], True
+                continue
+            elif listing and key not in ("page", "score"):
+                meta["record_ids"].append(part)
+                continue
             elif key == "page":
                 meta["page"] = value
             elif key == "score":
@@ -552,6 +667,7 @@ def hits_from_prompt(prompt: str) -> list[Hit]:
                     score = float(value)
                 except ValueError:
                     score = 0.0
+            listing = False
         hits.append(Hit(document=Document(text=body.strip(), metadata=meta), score=score, rank=int(header.group(1))))
     return hits
 
@@ -583,13 +699,14 @@ def answer_from_prompt(prompt: str, ctx: RunContext, config: ExtractiveConfig | 
     return extract(question, hits, default_embedder(ctx), config)
 
 
-def _drop_old_default(name: str, old: float) -> NodeMigration:
-    """A saved value equal to the default of the answerer before issue 32 is dropped, so the node takes the new
-    default: the scores are on a new scale (rank and idf-weighted overlap added) and were calibrated anew."""
+def _drop_old_default(name: str, *old: float) -> NodeMigration:
+    """A saved value equal to an earlier default of the answerer is dropped, so the node takes the new default:
+    before issue 32 the scores had no rank or idf-weighted overlap; in its first round the prose threshold was on
+    the raw score (0.46), now it is on the calibrated confidence (0-1). Each was calibrated anew."""
 
     def migrate(node: dict[str, Any]) -> dict[str, Any]:
         config = node.get("config")
-        if isinstance(config, dict) and config.get(name) == old:
+        if isinstance(config, dict) and config.get(name) in old:
             node["config"] = {k: v for k, v in config.items() if k != name}
         return node
 
@@ -598,7 +715,7 @@ def _drop_old_default(name: str, old: float) -> NodeMigration:
 
 NODE_MIGRATIONS.setdefault("answer.extractive", {}).update(
     {
-        "config.threshold": _drop_old_default("threshold", 0.30),
+        "config.threshold": _drop_old_default("threshold", 0.30, 0.46),
         "config.margin": _drop_old_default("margin", 0.08),
         "config.max_quotes": _drop_old_default("max_quotes", 2),
     }

@@ -1,18 +1,31 @@
-"""The file loader: CSV, JSON, PDF, TXT and Markdown files into records (or one whole document).
+"""The file loader: one file or a folder of them into records (or one whole document).
 
-A record keeps where it came from (``source``, ``row`` or ``page``, ``record_id``) so that a fact can
-be traced from a retrieved chunk back to its CSV row. CSV headers are de-duplicated with pandas'
-convention (``Expected Result``, ``Expected Result.1``) because LangFlow reads CSVs with pandas and
-the Parser templates imported from it name columns that way.
+Formats: CSV/TSV (one record per row), Excel workbooks (.xlsx/.xlsm/.xls: one record per row of one sheet, exactly
+like CSV), JSON (one record per object of a top-level list), PDF (one per page), text and Markdown (one per file;
+a file over :data:`TEXT_PART_CHARS` in parts cut at paragraphs), and text documents turned into Markdown-like text
+(.docx, .odt, .html/.htm: one per file; .pptx: one per slide; .epub: one per chapter; see
+:mod:`flowbuilder.nodes.documents`).
+
+A record keeps where it came from (``source``, ``row``/``page``/``slide``/``chapter``/``sheet``, ``record_id``) so
+that a fact can be traced from a retrieved chunk back to its row or page. CSV headers are de-duplicated with
+pandas' convention (``Expected Result``, ``Expected Result.1``) because LangFlow reads CSVs with pandas and the
+Parser templates imported from it name columns that way.
+
+A folder loads every supported file the ``include``/``exclude`` globs select (``recursive``: in subfolders too);
+each record's ``source`` is its path inside the folder and ``folder`` the folder, which lets a store remove the
+chunks of files deleted from it. A file that cannot be read is listed as skipped with its reason and the node ends
+``warning``; the rest load.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
@@ -26,15 +39,37 @@ from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.formats.n8n_table import BASE, LC
 from flowbuilder.node import Node, RunContext
+from flowbuilder.nodes.documents import (
+    DOCUMENT_READERS,
+    SHEET_EXTENSIONS,
+    SUPPORTED_EXTENSIONS,
+    TABLE_EXTENSIONS,
+    TEXT_EXTENSIONS,
+    supported_text,
+)
+from flowbuilder.nodes.documents.folder import FolderListing, list_folder
+from flowbuilder.nodes.documents.safety import check_whole_size
+from flowbuilder.nodes.documents.sheets import sheet_rows
 from flowbuilder.nodes.io import RecordsOut
 from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.paths import resolve_path
 from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
 
-SUPPORTED_EXTENSIONS = (".csv", ".tsv", ".json", ".pdf", ".txt", ".md", ".markdown")
+__all__ = ["SUPPORTED_EXTENSIONS", "FileLoader", "FileLoaderConfig", "load_file", "load_folder"]
+
 _TEXT_ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")  # tried in order for encoding="auto"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # Windows' "Unicode" text files
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
+TEXT_PART_CHARS = 262_144
+"""A text or Markdown file longer than this is read in parts of about this many characters, cut at a paragraph
+break: a 1 GB log is never one string, and streamed, memory holds a few parts."""
+BATCH_CHARS = 4_000_000
+"""A streamed batch is handed on once its records hold this much text, however few they are."""
+SHOWN_SKIPS = 3
+"""Skipped files named in the warning line; the details list them all."""
+MAX_LISTED = 1_000
+"""Per-file counts and skipped files kept in the details (a folder of 100,000 files keeps the first ones)."""
 
 
 class FileLoaderConfig(BaseModel):
@@ -44,17 +79,28 @@ class FileLoaderConfig(BaseModel):
 
     path: str = Field(
         "",
-        description="File or folder to load (relative to the flow file's folder; a folder loads "
-        "every supported file directly in it); a run input replaces it.",
+        description="File or folder to load (relative to the flow file's folder); a run input replaces it.",
     )
     mode: Literal["auto", "records", "whole"] = Field(
         "auto",
-        description="auto/records: one record per CSV row, JSON object, PDF page or text file; "
-        "whole: the file's raw text as ONE document (with record spans), like LangFlow's File -> message.",
+        description="auto/records: one record per CSV or sheet row, JSON object, PDF page, slide, chapter or "
+        "document; whole: the file's text as ONE document (with record spans), like LangFlow's File -> message.",
     )
     encoding: str = Field("auto", description="Text encoding; auto tries UTF-8 (BOM stripped), then cp1252.")
     id_column: str = Field("", description="Column whose value becomes record_id (default: the first column).")
     delimiter: str = Field(",", description="CSV field delimiter (.tsv files use a tab unless changed).")
+    sheet: str = Field(
+        "", description="Excel workbooks: the sheet to read (empty = the first); the other sheets are never read."
+    )
+    include: list[str] = Field(
+        default_factory=list,
+        description="Folders: load only files matching one of these globs (*.docx, guides/*); empty = every "
+        "supported file.",
+    )
+    exclude: list[str] = Field(
+        default_factory=list, description="Folders: leave out files matching any of these globs (drafts/*, *.tmp)."
+    )
+    recursive: bool = Field(False, description="Folders: also load the files in subfolders.")
     pdf_text: Literal["layout", "plain"] = Field(
         "layout",
         description="PDF text: layout keeps lines whole, folds ligatures, joins words hyphenated at line ends "
@@ -70,9 +116,59 @@ class PathIn(TypedDict):
     path: NotRequired[Annotated[Text, "A path from a file input; replaces the config."]]
 
 
+@dataclass
+class LoadReport:
+    """What a load read and what it skipped, file by file: the details, the summary and the warning come from it."""
+
+    folder: Path | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def read(self) -> int:
+        return len(self.counts)
+
+    def skip(self, name: str, reason: str) -> None:
+        self.skipped.append((name, reason))
+
+    def warning(self) -> str:
+        if not self.skipped:
+            return ""
+        total = self.read + len(self.skipped)
+        shown = "; ".join(reason.rstrip(".") for _, reason in self.skipped[:SHOWN_SKIPS])
+        more = len(self.skipped) - SHOWN_SKIPS
+        tail = f"; and {more} more (the loader's details list them)" if more > 0 else ""
+        kinds = (
+            ""
+            if not any("unsupported file type" in r for _, r in self.skipped)
+            else f" (supported: {supported_text()})"
+        )
+        return f"{len(self.skipped)} of {total} files skipped: {shown}{tail}{kinds}"
+
+    def record(self, ctx: RunContext, records: int) -> None:
+        """Put the counts in the details and warn about skipped files."""
+        ctx.details["records"] = records
+        if self.folder is None:
+            return
+        ctx.details["folder"] = str(self.folder)
+        ctx.details["files"] = self.read
+        ctx.details["file_records"] = dict(list(self.counts.items())[:MAX_LISTED])
+        ctx.details["skipped"] = [{"file": name, "reason": why} for name, why in self.skipped[:MAX_LISTED]]
+        if self.read > MAX_LISTED or len(self.skipped) > MAX_LISTED:
+            ctx.details["listed"] = f"the first {MAX_LISTED} files of each list are shown"
+        if self.skipped:
+            ctx.warn(self.warning())
+
+    def line(self, records: int) -> str:
+        """``45 records from 9 files, 1 skipped``."""
+        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
+        return f"{records} records from {self.read} file{'' if self.read == 1 else 's'}{skipped}"
+
+
 @register_node
 class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
-    """Load a CSV, JSON, PDF, TXT or Markdown file as records (one per row, object, page or file)."""
+    """Load a file or folder (CSV, Excel, JSON, PDF, text, Markdown, Word, PowerPoint, OpenDocument, HTML, EPUB)
+    as records: one per row, object, page, slide, chapter or document."""
 
     type_name = "loader.file"
     mappings: ClassVar[Mappings] = {
@@ -173,13 +269,17 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
 
     capabilities = frozenset({Capability.LOADS_FILES, Capability.LOCAL_ONLY})
     display_name = "Read File"
-    aliases = ("File", "Default Data Loader", "document loader", "csv", "pdf", "load")
+    aliases = ("File", "Default Data Loader", "document loader", "csv", "pdf", "load", "folder", "docx", "excel")
     category = "Loaders"
     Config = FileLoaderConfig
     run_input = "file"
     stream_out = "records"
+    file_types = SUPPORTED_EXTENSIONS
+    """What the builder's file picker offers for ``path``."""
     fraction: float | None = None
     """While streaming: how much of the input has been read (0..1), for progress downstream."""
+    report: LoadReport | None = None
+    """The last run's files read and skipped (for the summary)."""
 
     @classmethod
     def can_stream(cls, config: BaseModel) -> bool:
@@ -194,79 +294,59 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
             return None
         try:
             path = _resolve(str(chosen), base_dir)
-            files = folder_files(path) if path.is_dir() else [path]
+            files = _listing(path, config).all_paths() if path.is_dir() else [path]
             return sum(file.stat().st_size for file in files)
         except (NodeError, OSError, ValueError):
             return None
 
-    def iter_batches(self, inputs: PathIn, ctx: RunContext) -> Iterator[list[Any]]:
-        """The records in batches, read lazily: a CSV row by row from the file, other files one at a time."""
-        from flowbuilder.streaming import BATCH_SIZE
-
-        chosen = ctx.run_input or inputs.get("path") or self.config.path
-        if not chosen:
-            self.run(inputs, ctx)  # says what is missing
-        path = ctx.resolve_path(str(chosen))
-        files = folder_files(path) if path.is_dir() else [path]
-        if path.is_dir():
-            if not files:
-                raise NodeError(f"{path}: the folder has no supported files ({', '.join(SUPPORTED_EXTENSIONS)}).")
-            for file in files:
-                ctx.check_path(file, what="file")
-            ctx.details["folder"] = str(path)
-            ctx.details["files"] = len(files)
-        else:
-            ctx.details["file"] = str(path)
-        sizes = [file.stat().st_size if file.is_file() else 0 for file in files]
-        total, before = max(sum(sizes), 1), 0
-        batch: list[Document] = []
-        count = 0
-        for file, size in zip(files, sizes, strict=True):
-            read = [0]
-            for record in self._stream_file(file, read):
-                batch.append(record)
-                if len(batch) >= BATCH_SIZE:
-                    count += len(batch)
-                    self.fraction = min(1.0, (before + min(read[0], size)) / total)
-                    ctx.progress(before + min(read[0], size), total, "reading")
-                    yield batch
-                    batch = []
-            before += size
-        count += len(batch)
-        self.fraction = 1.0
-        ctx.details["records"] = count
-        if batch:
-            yield batch
-        ctx.progress(total, total, "reading")
-
-    def _stream_file(self, path: Path, read: list[int]) -> Iterator[Document]:
-        """One file's records; a CSV is read line by line (``read[0]`` counts the characters read)."""
-        suffix = path.suffix.lower()
-        if suffix not in (".csv", ".tsv") or not path.is_file():
-            yield from load_file(path, self.config)
-            return
-        delimiter = "\t" if suffix == ".tsv" and self.config.delimiter == "," else self.config.delimiter
-        encoding = stream_encoding(path, self.config.encoding)
-        with path.open(encoding=encoding, newline="") as handle:
-
-            def lines() -> Iterator[str]:
-                for number, line in enumerate(handle):
-                    read[0] += len(line)
-                    yield line.removeprefix("\ufeff") if number == 0 else line
-
-            try:
-                for record in iter_csv(lines(), path.name, delimiter, self.config.id_column):
-                    record.metadata.pop("start", None)
-                    record.metadata.pop("end", None)
-                    yield record
-            except UnicodeDecodeError:
-                raise NodeError(
-                    f"{path.name}: the file is not valid {encoding} text; set the loader's encoding (or auto)."
-                ) from None
-
     @classmethod
     def config_paths(cls, config: FileLoaderConfig) -> list[tuple[str, str, PathKind]]:
         return [("path", config.path, "file")] if config.path.strip() else []
+
+    @classmethod
+    def path_problems(cls, config: FileLoaderConfig, base_dir: Path | None) -> list[tuple[str | None, str]]:
+        """What ``validate`` can tell before a run: a file type no reader supports, a folder with no supported
+        file (existence is left to the run: a file may be written before it)."""
+        raw = config.path.strip()
+        if not raw or (base_dir is None and not expand_user(raw).is_absolute()):
+            return []  # a relative path means the flow file's folder, which is not known here
+        try:
+            path = _resolve(raw, base_dir)
+            if path.is_dir():
+                listing = _listing(path, config)
+                if not listing.files:
+                    found = ", ".join(name for _, name in listing.unsupported[:5]) or "no files"
+                    return [(None, f"path '{raw}': the folder holds no supported file ({found}); supported: "
+                             f"{supported_text()}")]  # fmt: skip
+                return []
+        except (NodeError, OSError, ValueError):
+            return []
+        suffix = path.suffix.lower()
+        if (suffix or path.is_file()) and suffix not in SUPPORTED_EXTENSIONS:  # no suffix, not there: a folder to be
+            return [
+                (None, f"path '{raw}': unsupported file type '{suffix or '(none)'}'; supported: {supported_text()}")
+            ]
+        return []
+
+    @classmethod
+    def path_warnings(cls, config: FileLoaderConfig, base_dir: Path | None) -> list[str]:
+        """Files of a folder that a run will skip for their type (a warning: the rest still load)."""
+        raw = config.path.strip()
+        if not raw or (base_dir is None and not expand_user(raw).is_absolute()):
+            return []
+        try:
+            path = _resolve(raw, base_dir)
+            listing = _listing(path, config) if path.is_dir() else None
+        except (NodeError, OSError, ValueError):
+            return []
+        if listing is None or not listing.files or not listing.unsupported:
+            return []
+        names = ", ".join(name for _, name in listing.unsupported[:SHOWN_SKIPS])
+        more = len(listing.unsupported) - SHOWN_SKIPS
+        return [
+            f"path '{raw}': {len(listing.unsupported)} file(s) of an unsupported type will be skipped ({names}"
+            f"{f' and {more} more' if more > 0 else ''}); narrow include/exclude to leave them out on purpose"
+        ]
 
     @classmethod
     def fingerprint(
@@ -277,7 +357,7 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
             return None
         try:
             path = _resolve(str(chosen), base_dir)
-            files = folder_files(path) if path.is_dir() else [path]
+            files = _listing(path, config).all_paths() if path.is_dir() else [path]
         except (NodeError, OSError, ValueError):  # the run itself says what is wrong with the path
             return None
         parts = []
@@ -289,33 +369,101 @@ class FileLoader(Node[FileLoaderConfig, PathIn, RecordsOut]):
             parts.append(f"{file.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
         return "\n".join(parts) or f"{path}|empty"
 
-    def run(self, inputs: PathIn, ctx: RunContext) -> RecordsOut:
+    def _chosen(self, inputs: PathIn, ctx: RunContext) -> Path:
         chosen = ctx.run_input or inputs.get("path") or self.config.path
         if not chosen:
             raise NodeError(
                 f"no file to load: set the node's path or run with --input {ctx.node_id}=PATH "
-                f"(supported: {', '.join(SUPPORTED_EXTENSIONS)})"
+                f"(supported: {supported_text()})"
             )
-        path = ctx.resolve_path(str(chosen))
-        if path.is_dir():
-            # a folder under an allowed root can still hold a symlink to a file outside it
-            records = load_folder(path, self.config, allow=lambda file: ctx.check_path(file, what="file"))
-            ctx.details["folder"] = str(path)
-            ctx.details["files"] = len({r.metadata.get("source") for r in records})
-            ctx.details["records"] = len(records)
+        return ctx.resolve_path(str(chosen))
+
+    def _folder(self, folder: Path, ctx: RunContext) -> FolderListing:
+        listing = _listing(folder, self.config)
+        if not listing.files:
+            found = ", ".join(name for _, name in listing.unsupported[:5])
+            raise NodeError(
+                f"{folder}: the folder has no supported files{f' ({found})' if found else ''}; "
+                f"supported: {supported_text()}"
+                + ("" if self.config.recursive else " (subfolders are read when recursive is on)")
+            )
+        for file, _ in listing.files:  # a folder under an allowed root can still hold a symlink to a file outside it
+            ctx.check_path(file, what="file")
+        return listing
+
+    def run(self, inputs: PathIn, ctx: RunContext) -> RecordsOut:
+        path = self._chosen(inputs, ctx)
+        if not path.is_dir():
+            records = load_file(path, self.config)
+            whole = self.config.mode == "whole"
+            ctx.details["file"] = str(path)
+            ctx.details["records"] = len(records) if not whole else len(records[0].metadata.get("record_spans", []))
+            if not any(record.text.strip() for record in records):
+                ctx.warn(f"{path.name} holds no text{_NO_TEXT_HINT}")
             return {"records": records}
-        records = load_file(path, self.config)
-        whole = self.config.mode == "whole"
-        ctx.details["file"] = str(path)
-        ctx.details["records"] = len(records) if not whole else len(records[0].metadata.get("record_spans", []))
+        if self.config.mode == "whole":
+            records, report = _whole_folder(path, self._folder(path, ctx), self.config)
+        else:
+            report = LoadReport(folder=path)
+            records = list(_folder_records(self._folder(path, ctx), self.config, report))
+        _check_some_read(path, report)
+        self.report = report
+        report.record(ctx, len(records))
         return {"records": records}
+
+    def iter_batches(self, inputs: PathIn, ctx: RunContext) -> Iterator[list[Any]]:
+        """The records in batches, read lazily: CSV, text and sheets row by row or part by part from the file,
+        other files one at a time. A batch goes on at :data:`BATCH_SIZE` records or :data:`BATCH_CHARS` of text."""
+        from flowbuilder.streaming import BATCH_SIZE
+
+        path = self._chosen(inputs, ctx)
+        report = LoadReport(folder=path) if path.is_dir() else None
+        if report is not None:
+            listing = self._folder(path, ctx)
+            progress = ReadProgress(sum(file.stat().st_size for file, _ in listing.files))
+            records: Iterator[Document] = _folder_records(listing, self.config, report, progress)
+        else:
+            ctx.details["file"] = str(path)
+            progress = ReadProgress(path.stat().st_size if path.is_file() else 0)
+            records = iter_file(path, path.name, self.config, progress.read)
+        batch: list[Document] = []
+        chars = count = 0
+        for record in records:
+            batch.append(record)
+            chars += len(record.text)
+            if len(batch) >= BATCH_SIZE or chars >= BATCH_CHARS:
+                count += len(batch)
+                self.fraction = progress.done / progress.total
+                ctx.progress(progress.done, progress.total, "reading")
+                yield batch
+                batch, chars = [], 0
+        count += len(batch)
+        self.fraction = 1.0
+        if report is not None:
+            _check_some_read(path, report)
+            self.report = report
+        (report or LoadReport()).record(ctx, count)
+        if batch:
+            yield batch
+        ctx.progress(progress.total, progress.total, "reading")
 
     def summarize(self, outputs: RecordsOut) -> str:
         records = outputs["records"]
-        if self.config.mode == "whole" and len(records) == 1:
+        if self.config.mode == "whole" and len(records) == 1 and self.report is None:
             spans = records[0].metadata.get("record_spans") or []
             return f"1 document ({len(spans)} records)" if spans else f"1 document ({len(records[0].text)} chars)"
+        if self.report is not None:
+            return self.report.line(len(records))
         return f"{len(records)} records"
+
+
+_NO_TEXT_HINT = " (empty, or only images: a scanned document needs OCR first)"
+
+
+def _check_some_read(folder: Path, report: LoadReport) -> None:
+    if report.read == 0:
+        reasons = "; ".join(reason for _, reason in report.skipped[:SHOWN_SKIPS])
+        raise NodeError(f"{folder}: none of the {len(report.skipped)} files could be read: {reasons}")
 
 
 def _resolve(path: str, base_dir: Path | None) -> Path:
@@ -326,64 +474,325 @@ def _resolve(path: str, base_dir: Path | None) -> Path:
     return Path.cwd() / candidate
 
 
-def folder_files(folder: Path) -> list[Path]:
-    """The supported files directly inside ``folder``, by name (subfolders are not read, so file names,
-    which become record ids, stay unique)."""
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS)
+def _listing(folder: Path, config: FileLoaderConfig) -> FolderListing:
+    return list_folder(folder, config.include, config.exclude, config.recursive)
 
 
-def load_folder(
-    folder: Path, config: FileLoaderConfig, allow: Callable[[Path], object] | None = None
-) -> list[Document]:
-    """The records of every supported file in ``folder``, file by file in name order; ``allow`` raises for a
-    file that may not be read (checked for all before any is read)."""
-    files = folder_files(folder)
-    if not files:
-        raise NodeError(f"{folder}: the folder has no supported files ({', '.join(SUPPORTED_EXTENSIONS)}).")
-    if allow is not None:
-        for file in files:
-            allow(file)
-    return [record for file in files for record in load_file(file, config)]
+def folder_files(folder: Path, config: FileLoaderConfig | None = None) -> list[Path]:
+    """The supported files of ``folder`` the config selects (default: directly inside it), in path order."""
+    return [path for path, _ in _listing(folder, config or FileLoaderConfig()).files]
 
 
-def load_file(path: Path, config: FileLoaderConfig) -> list[Document]:
-    """Records (or the one whole document) of ``path``; a :class:`NodeError` names the file on failure."""
+def _folder_records(
+    listing: FolderListing, config: FileLoaderConfig, report: LoadReport, progress: ReadProgress | None = None
+) -> Iterator[Document]:
+    """Every record of the folder's files, file by file; a file that cannot be read is skipped into ``report``
+    (one that fails part way keeps the records read before, and says so)."""
+    for path, name in listing.unsupported:
+        report.skip(name, f"{name}: unsupported file type '{path.suffix.lower() or '(none)'}'")
+    folder = listing.folder.resolve().as_posix()
+    for path, name in listing.files:
+        count = texts = 0
+        try:
+            for record in iter_file(path, name, config, progress.read if progress is not None else None):
+                record.metadata["folder"] = folder
+                count += 1
+                texts += bool(record.text.strip())
+                yield record
+        except NodeError as exc:
+            reason = _named(str(exc), path.name, name)
+            if count:
+                reason = f"{name}: read only in part ({count} records), then: {reason.removeprefix(name + ': ')}"
+            report.skip(name, reason)
+            if count:
+                report.counts[name] = count
+            continue
+        finally:
+            if progress is not None:
+                progress.file_done(path.stat().st_size if path.is_file() else 0)
+        if texts == 0:
+            report.skip(name, f"{name}: no text found{_NO_TEXT_HINT}")
+        else:
+            report.counts[name] = count
+
+
+def _named(message: str, file_name: str, name: str) -> str:
+    """A reader's message with the file named by its path inside the folder."""
+    return name + message[len(file_name) :] if message.startswith(f"{file_name}:") else f"{name}: {message}"
+
+
+def _whole_folder(folder: Path, listing: FolderListing, config: FileLoaderConfig) -> tuple[list[Document], LoadReport]:
+    report = LoadReport(folder=folder)
+    for path, name in listing.unsupported:
+        report.skip(name, f"{name}: unsupported file type '{path.suffix.lower() or '(none)'}'")
+    records: list[Document] = []
+    for path, name in listing.files:
+        try:
+            documents = load_file(path, config, name)
+        except NodeError as exc:
+            report.skip(name, _named(str(exc), path.name, name))
+            continue
+        for document in documents:
+            document.metadata["folder"] = folder.resolve().as_posix()
+        records.extend(documents)
+        report.counts[name] = len(documents)
+    return records, report
+
+
+def load_folder(folder: Path, config: FileLoaderConfig) -> list[Document]:
+    """The records of every file ``config`` selects in ``folder`` (skipped files are left out)."""
+    report = LoadReport(folder=folder)
+    records = list(_folder_records(_listing(folder, config), config, report))
+    _check_some_read(folder, report)
+    return records
+
+
+class ReadProgress:
+    """How much of a load's files has been read, in bytes (characters of a CSV or text file count as bytes)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = max(total, 1)
+        self.before = 0
+        self.within = 0
+
+    def read(self, characters: int) -> None:
+        self.within += characters
+
+    def file_done(self, size: int) -> None:
+        self.before += size
+        self.within = 0
+
+    @property
+    def done(self) -> int:
+        return min(self.before + self.within, self.total)
+
+
+def iter_file(
+    path: Path, source: str, config: FileLoaderConfig, read: Callable[[int], None] | None = None
+) -> Iterator[Document]:
+    """The records of one file (records mode), read lazily where the format allows; a :class:`NodeError`
+    names the file on failure. ``read(n)``: told as characters of a CSV or text file are read."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_EXTENSIONS:
+        raise NodeError(f"{path.name}: unsupported file type '{suffix or '(none)'}'; supported: {supported_text()}")
+    if not path.is_file():
         raise NodeError(
-            f"{path.name}: unsupported file type '{suffix or '(none)'}'; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+            f"{path}: no such file; check the path (relative paths resolve against the flow's folder). "
+            f"Supported: {supported_text()}"
         )
+    if suffix in TABLE_EXTENSIONS:
+        yield from _iter_csv_file(path, source, config, read)
+    elif suffix in TEXT_EXTENSIONS:
+        yield from iter_text_parts(path, source, config.encoding, read)
+    elif suffix in SHEET_EXTENSIONS:
+        sheet, rows = sheet_rows(path, config.sheet)
+        yield from table_records(rows, source, config.id_column, {"sheet": sheet})
+    else:
+        yield from load_file(path, config, source)
+
+
+def _iter_csv_file(
+    path: Path, source: str, config: FileLoaderConfig, read: Callable[[int], None] | None
+) -> Iterator[Document]:
+    """A CSV or TSV read line by line (never all in memory)."""
+    delimiter = "\t" if path.suffix.lower() == ".tsv" and config.delimiter == "," else config.delimiter
+    encoding = stream_encoding(path, config.encoding)
+    with path.open(encoding=encoding, newline="") as handle:
+
+        def lines() -> Iterator[str]:
+            for number, line in enumerate(handle):
+                if read is not None:
+                    read(len(line))
+                yield line.removeprefix("\ufeff") if number == 0 else line
+
+        try:
+            for record in iter_csv(lines(), source, delimiter, config.id_column):
+                record.metadata.pop("start", None)
+                record.metadata.pop("end", None)
+                yield record
+        except UnicodeDecodeError:
+            raise NodeError(
+                f"{path.name}: the file is not valid {encoding} text; set the loader's encoding (or auto)."
+            ) from None
+
+
+def load_file(path: Path, config: FileLoaderConfig, source: str | None = None) -> list[Document]:
+    """Records (or the one whole document) of ``path``; a :class:`NodeError` names the file on failure.
+    ``source``: the name records carry (default the file name; in a folder, the path inside it)."""
+    suffix = path.suffix.lower()
+    source = source or path.name
+    if suffix not in SUPPORTED_EXTENSIONS:
+        raise NodeError(f"{path.name}: unsupported file type '{suffix or '(none)'}'; supported: {supported_text()}")
     if not path.is_file():
         raise NodeError(
             f"{path}: no such file; check the path (relative paths resolve against the flow's folder, "
-            f"then the working directory). Supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+            f"then the working directory). Supported: {supported_text()}"
         )
+    whole = config.mode == "whole"
     if suffix == ".pdf":
         pages = _pdf_pages(path, config.pdf_text)
-        if config.mode == "whole":
-            return [_whole(path.name, [(f"{path.name}#page{i}", text) for i, text in enumerate(pages, 1)], "\n\n")]
+        if whole:
+            return [_whole(source, [(f"{source}#page{i}", text) for i, text in enumerate(pages, 1)], "\n\n")]
         return [
-            Document(text=text, metadata={"source": path.name, "page": i, "record_id": f"{path.name}#page{i}"})
+            Document(text=text, metadata={"source": source, "page": i, "record_id": f"{source}#page{i}"})
             for i, text in enumerate(pages, 1)
         ]
+    if suffix in DOCUMENT_READERS:
+        sections = DOCUMENT_READERS[suffix](path)
+        records = [_section_record(source, section.text, section.metadata) for section in sections]
+        if whole:
+            if len(records) == 1:
+                return [Document(text=records[0].text, metadata={"source": source})]
+            return [_whole(source, [(r.metadata["record_id"], r.text) for r in records], "\n\n")]
+        return records
+    if suffix in SHEET_EXTENSIONS:
+        sheet, rows = sheet_rows(path, config.sheet)
+        records = list(table_records(rows, source, config.id_column, {"sheet": sheet}))
+        return [_whole_table(source, records, {"sheet": sheet})] if whole else records
+    if suffix in TEXT_EXTENSIONS and not whole:
+        return list(iter_text_parts(path, source, config.encoding))
+    if suffix == ".json":
+        check_whole_size(path, "JSON")
     text = read_text(path, config.encoding)
-    records: list[Document] | None = None
-    if suffix in (".csv", ".tsv"):
+    parsed: list[Document] | None = None
+    if suffix in TABLE_EXTENSIONS:
         delimiter = "\t" if suffix == ".tsv" and config.delimiter == "," else config.delimiter
-        records = parse_csv(text, path.name, delimiter, config.id_column)
+        parsed = parse_csv(text, source, delimiter, config.id_column)
     elif suffix == ".json":
-        records = parse_json(text, path.name, config.id_column)
-    if records is None:
-        return [Document(text=text, metadata={"source": path.name, "record_id": path.name})]
-    if config.mode == "whole":
-        metadata: dict[str, Any] = {"source": path.name}
-        metadata["record_spans"] = [[r.metadata["record_id"], r.metadata["start"], r.metadata["end"]] for r in records]
+        parsed = parse_json(text, source, config.id_column)
+    if parsed is None:
+        return [Document(text=text, metadata={"source": source, "record_id": source})]
+    if whole:
+        metadata: dict[str, Any] = {"source": source}
+        metadata["record_spans"] = [[r.metadata["record_id"], r.metadata["start"], r.metadata["end"]] for r in parsed]
         return [Document(text=text, metadata=metadata)]
-    for record in records:
+    for record in parsed:
         # offsets into the file were only needed to build the whole document's spans
         record.metadata.pop("start", None)
         record.metadata.pop("end", None)
-    return records
+    return parsed
+
+
+def _section_record(source: str, text: str, extra: dict[str, Any]) -> Document:
+    """One record of a text document: the whole file, or one slide or chapter (``name#slide3``)."""
+    metadata: dict[str, Any] = {"source": source}
+    record_id = source
+    for key in ("slide", "chapter"):
+        if key in extra:
+            metadata[key] = extra[key]
+            record_id = f"{source}#{key}{extra[key]}"
+    if extra.get("heading"):
+        metadata["heading"] = extra["heading"]
+    metadata["record_id"] = record_id
+    return Document(text=text, metadata=metadata)
+
+
+def iter_text_parts(
+    path: Path, source: str, encoding: str = "auto", read: Callable[[int], None] | None = None
+) -> Iterator[Document]:
+    """A text or Markdown file as one record, or, over :data:`TEXT_PART_CHARS`, as parts (``name#part2``) cut
+    at a blank line (else a line end) near that size, read piece by piece so the file is never all in memory."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise NodeError(f"{path}: cannot read the file ({exc.strerror or exc}).") from exc
+    if size <= TEXT_PART_CHARS:
+        text = read_text(path, encoding)
+        if read is not None:
+            read(size)
+        yield Document(text=text, metadata={"source": source, "record_id": source})
+        return
+    chosen = stream_encoding(path, encoding)
+    number = 0
+
+    def part(text: str) -> Document:
+        return Document(text=text, metadata={"source": source, "part": number, "record_id": f"{source}#part{number}"})
+
+    try:
+        with path.open(encoding=chosen, newline="") as handle:
+            buffer = handle.read(TEXT_PART_CHARS).removeprefix("\ufeff")
+            piece = buffer
+            while piece:
+                if read is not None:
+                    read(len(piece))
+                while len(buffer) > TEXT_PART_CHARS:
+                    cut = _cut(buffer, TEXT_PART_CHARS)
+                    if buffer[:cut].strip():
+                        number += 1
+                        yield part(buffer[:cut])
+                    buffer = buffer[cut:]
+                piece = handle.read(TEXT_PART_CHARS)
+                buffer += piece
+            if buffer.strip():
+                number += 1
+                yield part(buffer)
+    except UnicodeDecodeError:
+        raise NodeError(f"{path.name}: the file is not valid {chosen} text; set the loader's encoding.") from None
+
+
+def _cut(text: str, limit: int) -> int:
+    """Where to end a part of at most ``limit`` characters: after the last blank line in its second half, else
+    after the last line end there, else at ``limit``."""
+    for mark in ("\n\n", "\n"):
+        at = text.rfind(mark, limit // 2, limit)
+        if at >= 0:
+            return at + len(mark)
+    return limit
+
+
+def table_records(rows: Iterable[list[str]], source: str, id_column: str, extra: dict[str, Any]) -> Iterator[Document]:
+    """Records from a table's rows of cells (a worksheet), exactly as :func:`iter_csv` makes them from a CSV:
+    the first non-empty row is the header (names de-duplicated like pandas), empty rows are skipped, ``text`` is
+    the row as a CSV line. A cell right of the header's last column gets pandas' name (``Unnamed: 7``) rather than
+    failing the sheet."""
+    iterator = iter(rows)
+    header: list[str] | None = None
+    for cells in iterator:
+        if any(cell.strip() for cell in cells):
+            header = cells
+            break
+    if header is None:
+        raise NodeError(f"{source}: the sheet is empty; it needs a header row and data rows.")
+    while header and not header[-1].strip():
+        header = header[:-1]
+    columns, id_name = table_columns(header, source, id_column)
+    seen_ids: set[str] = set()
+    number = 0
+    for cells in iterator:
+        if not any(cell.strip() for cell in cells):
+            continue
+        number += 1
+        values = dict.fromkeys(columns, "")
+        for index, cell in enumerate(cells):
+            if index < len(columns):
+                values[columns[index]] = cell
+            elif cell.strip():
+                name = f"Unnamed: {index}"
+                values[name if name not in values else f"{name}.1"] = cell
+        record_id = unique_id(values[id_name], source, number, seen_ids)
+        text = _csv_line(list(values.values()))
+        metadata = {"source": source, "row": number, "record_id": record_id, "columns": values, **extra}
+        yield Document(text=text, metadata=metadata)
+
+
+def _csv_line(cells: list[str]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow(cells)
+    return buffer.getvalue()
+
+
+def _whole_table(source: str, records: list[Document], extra: dict[str, Any]) -> Document:
+    """A sheet as ONE document: its CSV text (header first) with each row's span."""
+    if not records:
+        return Document(text="", metadata={"source": source, **extra, "record_spans": []})
+    header = _csv_line(list(records[0].metadata["columns"]))
+    spans: list[list[Any]] = []
+    position = len(header) + 1
+    for record in records:
+        spans.append([record.metadata["record_id"], position, position + len(record.text)])
+        position += len(record.text) + 1
+    text = "\n".join([header, *(record.text for record in records)])
+    return Document(text=text, metadata={"source": source, **extra, "record_spans": spans})
 
 
 def _whole(source: str, parts: list[tuple[str, str]], separator: str) -> Document:
@@ -403,6 +812,8 @@ def read_text(path: Path, encoding: str = "auto") -> str:
     except OSError as exc:
         raise NodeError(f"{path}: cannot read the file ({exc.strerror or exc}).") from exc
     encodings = _TEXT_ENCODINGS if encoding == "auto" else (encoding,)
+    if encoding == "auto" and raw[:2] in _UTF16_BOMS:
+        encodings = ("utf-16",)
     for name in encodings:
         try:
             text = raw.decode(name)
@@ -425,6 +836,12 @@ def stream_encoding(path: Path, encoding: str = "auto") -> str:
         except LookupError:
             raise NodeError(f"{path.name}: unknown encoding '{encoding}'; use e.g. utf-8, cp1252 or auto.") from None
         return encoding
+    try:
+        with path.open("rb") as handle:
+            if handle.read(2) in _UTF16_BOMS:
+                return "utf-16"
+    except OSError as exc:
+        raise NodeError(f"{path}: cannot read the file ({exc.strerror or exc}).") from exc
     for name in _TEXT_ENCODINGS:
         decoder = codecs.getincrementaldecoder(name)()
         try:
@@ -477,6 +894,25 @@ def dedupe_headers(names: list[str]) -> list[str]:
     return result
 
 
+def table_columns(header: list[str], source: str, id_column: str) -> tuple[list[str], str]:
+    """A table's column names (pandas' de-duplication) and the column that gives record ids."""
+    columns = dedupe_headers(header)
+    id_name = id_column or columns[0]
+    if id_name not in columns:
+        raise NodeError(f"{source}: id_column '{id_name}' is not a column; columns: {', '.join(columns)}")
+    return columns, id_name
+
+
+def unique_id(value: str, source: str, number: int, seen: set[str]) -> str:
+    """Row ``number``'s record id: its id value, else ``source#rowN``; a repeat gets ``#rowN`` too, since
+    identities must stay unique for tracing chunks to rows."""
+    record_id = value.strip() or f"{source}#row{number}"
+    if record_id in seen:
+        record_id = f"{record_id}#row{number}"
+    seen.add(record_id)
+    return record_id
+
+
 def _lines(text: str) -> Iterator[tuple[int, int, str]]:
     for match in _LINE.finditer(text):
         yield match.start(), match.end(), match.group()
@@ -519,10 +955,7 @@ def iter_csv(lines: Iterable[str], source: str, delimiter: str = ",", id_column:
         if header is None:
             raise NodeError(f"{source}: the CSV file is empty; it needs a header row and data rows.")
         take()
-        columns = dedupe_headers(header)
-        id_name = id_column or columns[0]
-        if id_name not in columns:
-            raise NodeError(f"{source}: id_column '{id_name}' is not a column; columns: {', '.join(columns)}")
+        columns, id_name = table_columns(header, source, id_column)
         seen_ids: set[str] = set()
         number = 0
         for fields in reader:
@@ -536,10 +969,7 @@ def iter_csv(lines: Iterable[str], source: str, delimiter: str = ",", id_column:
                     f"has {len(columns)}; fix the row or the delimiter (now {delimiter!r})."
                 )
             values = dict(zip(columns, [*fields, *[""] * (len(columns) - len(fields))], strict=True))
-            record_id = values[id_name].strip() or f"{source}#row{number}"
-            if record_id in seen_ids:  # identities must stay unique for tracing chunks to rows
-                record_id = f"{record_id}#row{number}"
-            seen_ids.add(record_id)
+            record_id = unique_id(values[id_name], source, number, seen_ids)
             start = row_lines[0][0]
             end = row_lines[-1][0] + len(row_lines[-1][1].rstrip("\r\n"))
             text = "".join(line for _, line in row_lines)[: end - start]
@@ -568,10 +998,7 @@ def parse_json(text: str, source: str, id_column: str = "") -> list[Document] | 
     for number, (item, (start, end)) in enumerate(zip(data, spans, strict=True), 1):
         columns = {str(k): v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k, v in item.items()}
         value = item.get(id_name)
-        record_id = (str(value).strip() if value is not None else "") or f"{source}#row{number}"
-        if record_id in seen_ids:
-            record_id = f"{record_id}#row{number}"
-        seen_ids.add(record_id)
+        record_id = unique_id("" if value is None else str(value), source, number, seen_ids)
         metadata = {"source": source, "row": number, "record_id": record_id, "columns": columns}
         records.append(Document(text=text[start:end], metadata={**metadata, "start": start, "end": end}))
     return records

@@ -238,8 +238,9 @@ def _prose(text: str) -> list[Passage]:
             while i < len(lines) and lines[i].strip() and not _ITEM.match(lines[i]) and not _FENCE.match(lines[i]):
                 if lines[i].strip().startswith("|") or _ATX.match(lines[i]):
                     break
-                if len(lines[i]) - len(lines[i].lstrip()) < indent and _is_heading_line(lines, i):
-                    break
+                outdented = len(lines[i]) - len(lines[i].lstrip()) < indent
+                if outdented and (_is_heading_line(lines, i) or indent > 0):
+                    break  # an indented bullet (PDF text) ends where a line starts left of its marker
                 body.append(lines[i])
                 i += 1
             add("item", " ".join(body), lead_in)

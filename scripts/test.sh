@@ -26,7 +26,8 @@ fi
 .venv/bin/python -m pip install -q -e ".[test]"
 # The local-model extra builds llama.cpp from source once (about 20 min on 2 busy cores; pip caches the wheel),
 # lean and portable: the same CMake options as the builder's "Install local model runtime" button.
-CMAKE_ARGS="${CMAKE_ARGS:-$(.venv/bin/python -c 'from flowbuilder.nodes.llms.local_runtime import BUILD_CMAKE_ARGS as a; print(a)')}" \
+CMAKE_ARGS="${CMAKE_ARGS:-$(.venv/bin/python -c 'from flowbuilder.nodes.llms.local_runtime import build_cmake_args as a; print(a())')}" \
   .venv/bin/python -m pip install -q -e ".[test,local]"
 
-exec .venv/bin/python -m pytest -q "$@"
+# One worker per core, each test file on one worker (tests/README.md: what makes the workers independent).
+exec .venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-auto}" --dist loadfile "$@"

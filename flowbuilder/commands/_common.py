@@ -1,14 +1,18 @@
-"""Helpers shared by subcommands: loading a flow, parsing --input and --cred."""
+"""Helpers shared by subcommands: parsing --input, --cred and approvals, and long work in a thread Ctrl-C cancels."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from flowbuilder.credentials import CredentialResolver, parse_cred_option
 from flowbuilder.errors import CredentialError
 from flowbuilder.executor import GENERIC_INPUT
 from flowbuilder.flow import Flow
+
+T = TypeVar("T")
 
 CRED_HELP = (
     "bind a credential: SLOT=VALUE or SLOT=env:VAR; SLOT is node.slot, a slot name, a provider "
@@ -84,3 +88,32 @@ def parse_inputs(flow: Flow, options: Sequence[str]) -> dict[str, str]:
         else:
             inputs[GENERIC_INPUT] = option
     return inputs
+
+
+def in_worker(name: str, work: Callable[[threading.Event], T], cancel: threading.Event) -> T:
+    """``work(cancel)`` in a thread; Ctrl-C sets ``cancel`` (the cluster's tasks are cancelled too) and waits
+    for the work to stop; its error is raised here, where the CLI reports it."""
+    outcome: dict[str, Any] = {}
+    ended = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = work(cancel)
+        except BaseException as exc:
+            outcome["error"] = exc
+        finally:
+            ended.set()
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    try:
+        while not ended.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        cancel.set()
+        sys.stderr.write("\ncancelling…\n")
+        while not ended.wait(0.2):
+            pass
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value

@@ -9,23 +9,18 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.commands._common import add_allow_path_option
-from flowbuilder.context import DEFAULT_CONTEXT_CHARS
+from flowbuilder.commands._common import in_worker
+from flowbuilder.commands._sweep import add_sweep_options, relevance_line, sweep_setup
 from flowbuilder.evaluation.compare import (
     DEEP_K,
     SORT_METRICS,
     Comparison,
-    FlowComparer,
     FlowEvaluation,
     FlowSource,
 )
-from flowbuilder.evaluation.metrics import RELEVANCE_HELP, RELEVANCE_MODES, Relevance, default_relevance
 from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS
-from flowbuilder.evaluation.questions import load_questions
-from flowbuilder.executor import RunEvent
 from flowbuilder.ports import PortType
 from flowbuilder.registry import default_registry
-from flowbuilder.terminal import write_control
 
 SORT_NAMES = {"mrr": "MRR", "hit@k": "hit@k", "hit@chars": "hit@chars"}
 
@@ -76,9 +71,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("flows", metavar="FLOW", nargs="+", help="flow files (.json); the first is the baseline")
     parser.add_argument("--questions", required=True, metavar="Q.jsonl", help="question set (JSONL)")
-    parser.add_argument("--k", type=int, default=5, help="number of chunks retrieved per question (default 5)")
-    add_relevance_option(parser)
-    add_chars_option(parser)
+    add_sweep_options(parser)
     parser.add_argument(
         "--sort",
         choices=SORT_METRICS,
@@ -100,8 +93,6 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="exit 1 unless every candidate is significantly better than the baseline (MRR interval above 0)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    add_allow_path_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -109,44 +100,6 @@ def _is_store(type_name: str) -> bool:
     """A vector store's progress is its embedding."""
     registry = default_registry()
     return type_name in registry and any(p.type is PortType.VECTOR_STORE for p in registry.get(type_name).outputs)
-
-
-class _Progress:
-    """One updating stderr line per node while the flows ingest, embed and search."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._open = False
-        self._types: dict[str, str] = {}
-
-    def __call__(self, label: str, event: RunEvent) -> None:
-        if not self.enabled:
-            return
-        if event.kind == "progress":
-            done, total = event.data.get("done", 0), event.data.get("total", 0)
-            stores = _is_store(self._types.get(event.node_id or "", ""))
-            what = event.data.get("message") or ("embedding" if stores else "working")
-            write_control(sys.stderr, "\r")
-            sys.stderr.write(f"  [{label}] {event.node_id}: {what} {done}/{total}   ")
-            self._open = True
-        elif event.kind in ("node_started", "node_cached", "node_failed"):
-            self._close()
-            if event.kind == "node_started" and event.node_id:
-                self._types[event.node_id] = str(event.data.get("type", ""))
-            verb = {"node_started": "running", "node_cached": "cached", "node_failed": "FAILED"}[event.kind]
-            sys.stderr.write(f"[{label}] {verb} {event.node_id}\n")
-        elif event.kind in ("skipped", "node_skipped"):
-            self._close()
-            what = f" ({event.data['type']})" if event.data.get("type") else ""
-            sys.stderr.write(f"[{label}] skipped {event.node_id}{what}: {event.data.get('reason', '')}\n")
-        elif event.kind == "run_finished":
-            self._close()
-        sys.stderr.flush()
-
-    def _close(self) -> None:
-        if self._open:
-            sys.stderr.write("\n")
-            self._open = False
 
 
 def flow_sources(args: argparse.Namespace) -> list[FlowSource]:
@@ -179,43 +132,28 @@ def flow_sources(args: argparse.Namespace) -> list[FlowSource]:
 def handle(args: argparse.Namespace) -> int:
     from flowbuilder.cli import UsageError
 
-    if args.k < 1:
-        raise UsageError(f"--k must be at least 1, got {args.k}.")
     for name in ("min_hit_at_k", "min_mrr"):
         value = getattr(args, name)
         if value is not None and not 0 <= value <= 1:
             raise UsageError(f"--{name.replace('_', '-')} must be between 0 and 1, got {value}.")
-    check_chars(args.chars)
+    from flowbuilder.evaluation.compare import read_flow
+
     sources = flow_sources(args)
-    questions = load_questions(args.questions)
-    relevance = args.relevance or default_relevance(questions)
-    progress = _Progress(enabled=not args.quiet)
-    outcome: dict[str, Any] = {}
-    comparer = FlowComparer()
-    for folder in args.allow_path:
-        comparer.executor.resolver.approve_path(folder)
+    sweep = sweep_setup(args, [source.flow or read_flow(source.path) for source in sources])
 
-    def work() -> None:
-        try:
-            outcome["comparison"] = comparer.compare_many(
-                sources,
-                questions,
-                args.k,
-                on_progress=progress,
-                relevance=relevance,
-                chars=args.chars,
-                sort=args.sort,
-            )
-        except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
-            outcome["error"] = exc
+    def work(cancel: threading.Event) -> Comparison:
+        return sweep.comparer.compare_many(
+            sources,
+            sweep.questions,
+            args.k,
+            on_progress=sweep.progress,
+            relevance=sweep.relevance,
+            chars=args.chars,
+            sort=args.sort,
+            cancel_event=cancel,
+        )
 
-    worker = threading.Thread(target=work, name="flowbuilder-compare", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.2)
-    if "error" in outcome:
-        raise outcome["error"]
-    comparison: Comparison = outcome["comparison"]
+    comparison = in_worker("flowbuilder-compare", work, sweep.cancel)
     for ev in comparison.flows:  # on stderr whatever the output format: a fallback must never pass unseen
         for line in ev.degraded:
             print(f"DEGRADED ({ev.label}): {line}", file=sys.stderr)
@@ -227,41 +165,6 @@ def handle(args: argparse.Namespace) -> int:
     for failure in failures:
         print(f"THRESHOLD FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0
-
-
-def add_relevance_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--relevance",
-        choices=RELEVANCE_MODES,
-        default=None,
-        help="how a retrieved chunk is judged relevant (default: strict when the questions carry facts, else "
-        "lenient); " + "; ".join(f"{mode}: {text}" for mode, text in RELEVANCE_HELP.items()),
-    )
-
-
-def add_chars_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--chars",
-        type=int,
-        metavar="N",
-        help="context budget of hit@chars: the evidence must lie in the first N characters of the context the "
-        f"prompt gets (default: the prompt's context_chars, else {DEFAULT_CONTEXT_CHARS})",
-    )
-
-
-def check_chars(chars: int | None) -> None:
-    from flowbuilder.cli import UsageError
-
-    if chars is not None and chars < 1:
-        raise UsageError(f"--chars must be at least 1, got {chars}.")
-
-
-def relevance_line(relevance: Relevance) -> str:
-    """Which relevance a report used, what it means and how to change it."""
-    return (
-        f"relevance: {relevance} ({RELEVANCE_HELP[relevance]}; the default is strict when the questions carry "
-        "facts, lenient otherwise; see --relevance)"
-    )
 
 
 def _listing(folder: Path, pattern: str) -> str:
@@ -299,7 +202,9 @@ def _num(value: int | None) -> str:
 def stat_rows(ev: FlowEvaluation) -> list[tuple[str, str]]:
     s, m = ev.stats, ev.metrics
     limit = f" (> {s.token_limit} tokens)" if s.token_limit else ""
+    files = "n/a" if ev.files is None else f"{ev.files[0]} / {ev.files[1]}"
     return [
+        ("files read / skipped", files),
         ("chunks", str(s.chunks)),
         ("chunk length min/mean/max", f"{s.length_min} / {s.length_mean:.0f} / {s.length_max}"),
         ("records cut", f"{s.records_cut} of {s.records} ({100 * s.records_cut_share:.0f}%)"),

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flowbuilder.cluster import add_ray_option, cluster_from_args
 from flowbuilder.commands._common import add_cred_option, resolver_for
-from flowbuilder.commands.compare import add_chars_option, add_relevance_option, check_chars, relevance_line
+from flowbuilder.commands._sweep import add_chars_option, add_relevance_option, check_chars, relevance_line
 from flowbuilder.errors import FlowFileError
 from flowbuilder.evaluation.answers import (
     AnswerResult,
@@ -101,6 +102,7 @@ def register(subparsers: Any) -> None:
         flag = "--" + threshold.option.replace("_", "-")
         parser.add_argument(flag, type=float, metavar="X", help=f"exit 1 if {threshold.label} is below X (0-1)")
     add_cred_option(parser)
+    add_ray_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -118,7 +120,7 @@ def handle(args: argparse.Namespace) -> int:
     flow_path = Path(args.flow)
     flow = load_flow(flow_path)
     questions = load_questions(args.questions)
-    executor = Executor(resolver=resolver_for(args))
+    executor = Executor(resolver=resolver_for(args), cluster=cluster_from_args(args, flow))
 
     def progress(done: int, total: int, result: AnswerResult) -> None:
         if not args.quiet:

@@ -9,7 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.commands._common import add_cred_option, parse_inputs, resolver_for
+from flowbuilder.cluster import add_ray_option, cluster_from_args
+from flowbuilder.commands._common import add_cred_option, in_worker, parse_inputs, resolver_for
 from flowbuilder.executor import Executor, NodeResult, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
@@ -44,6 +45,7 @@ def register(subparsers: Any) -> None:
         "always or never (env FLOWBUILDER_STREAM)",
     )
     add_cred_option(parser)
+    add_ray_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -83,37 +85,22 @@ def handle(args: argparse.Namespace) -> int:
     flow = load_flow(args.flow)
     resolver = resolver_for(args)
     inputs = parse_inputs(flow, args.input)
-    executor = Executor(resolver=resolver, stream=args.stream)
+    cluster = cluster_from_args(args, flow)
+    executor = Executor(resolver=resolver, stream=args.stream, cluster=cluster)
     progress = _Progress(enabled=not args.json)
-    cancel = threading.Event()
-    outcome: dict[str, Any] = {}
 
-    def work() -> None:
-        try:
-            outcome["run"] = executor.run(
-                flow,
-                inputs=inputs,
-                to=args.to,
-                on_event=progress,
-                cancel_event=cancel,
-                session_id=args.session,
-                base_dir=Path(args.flow).resolve().parent,
-            )
-        except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
-            outcome["error"] = exc
+    def work(cancel: threading.Event) -> RunResult:
+        return executor.run(
+            flow,
+            inputs=inputs,
+            to=args.to,
+            on_event=progress,
+            cancel_event=cancel,
+            session_id=args.session,
+            base_dir=Path(args.flow).resolve().parent,
+        )
 
-    worker = threading.Thread(target=work, name="flowbuilder-run", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.2)
-    except KeyboardInterrupt:
-        cancel.set()
-        sys.stderr.write("\ncancelling…\n")
-        worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    run: RunResult = outcome["run"]
+    run = in_worker("flowbuilder-run", work, threading.Event())
     if args.json:
         print(json.dumps(run_to_json(flow, run), indent=2, ensure_ascii=False))
         for warned in run.warnings():  # progress (which says it otherwise) is off with --json
@@ -162,7 +149,7 @@ def print_report(flow: Flow, run: RunResult) -> None:
     ]
     headers = ("node", "type", "status", "seconds", "summary")
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    widths[-1] = min(widths[-1], 60)
+    widths[-1] = min(widths[-1], 110)  # room for a folder's sync line ("3 files changed, 1 removed, ...")
     print(f"Flow: {flow.name}")
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     for row in rows:

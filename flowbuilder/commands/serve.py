@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flowbuilder.commands._common import add_cred_option, resolver_for
+from flowbuilder.errors import FlowbuilderError
+
+if TYPE_CHECKING:
+    from flowbuilder.flow import Flow
 
 
 def register(subparsers: Any) -> None:
@@ -28,6 +33,13 @@ def register(subparsers: Any) -> None:
         "--token", default=None, help="require 'Authorization: Bearer TOKEN' (needed for a non-loopback --host)"
     )
     parser.add_argument("--no-warm-up", action="store_true", help="ingest on the first call instead of at start")
+    parser.add_argument(
+        "--replica",
+        action="store_true",
+        help="one of several replicas behind an HTTP load balancer: serve only the search and answer part over the "
+        "flow's server store (filled once by `flowbuilder run FLOW --to STORE`, with --ray if you like); MCP is "
+        "stateless, so any replica answers any request",
+    )
     add_cred_option(parser)
     parser.set_defaults(handler=handle)
 
@@ -42,8 +54,14 @@ def handle(args: argparse.Namespace) -> int:
     from flowbuilder.serving.service import FlowService
 
     check_bind(args.host, args.token)
-    service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
-    app = build_http_app(service, host=args.host, token=args.token)
+    if args.replica:
+        service = FlowService(
+            _replica_flow(Path(args.flow)), base_dir=Path(args.flow).resolve().parent, resolver=resolver_for(args),
+            log=sys.stderr,
+        )  # fmt: skip
+    else:
+        service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
+    app = build_http_app(service, host=args.host, token=args.token, stateless=args.replica)
     if not args.no_warm_up:
         service.start_warm_up()
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"))
@@ -60,6 +78,27 @@ def handle(args: argparse.Namespace) -> int:
     server.startup = startup  # type: ignore[method-assign]
     server.run()
     return 0
+
+
+def _replica_flow(path: Path) -> Flow:
+    """The flow a replica serves: its ingest cut (another process fills the store), refused with one line when a
+    store it writes is a folder on this machine (other replicas could not see it)."""
+    from flowbuilder.cluster.stores import cut_ingest, refuse_unreachable_stores
+    from flowbuilder.errors import ServeError
+    from flowbuilder.formats.native import load_flow
+    from flowbuilder.registry import default_registry
+
+    flow = load_flow(path)
+    registry = default_registry()
+    try:
+        refuse_unreachable_stores(flow, registry)
+    except FlowbuilderError as exc:
+        raise ServeError(f"--replica: {str(exc).replace('with --ray', 'for replicas')}") from None
+    cut = cut_ingest(flow, registry, None)
+    if cut is None:
+        raise ServeError(f"--replica: {path}'s search reads files itself (a keyword retriever fed chunks), so every "
+                         "replica would ingest; serve it without --replica")  # fmt: skip
+    return cut
 
 
 def _url_host(host: str) -> str:

@@ -9,17 +9,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.commands._common import add_allow_path_option
-from flowbuilder.commands.compare import (
-    _Progress,
-    add_chars_option,
-    add_relevance_option,
-    check_chars,
-    relevance_line,
-)
-from flowbuilder.evaluation.compare import FlowComparer
-from flowbuilder.evaluation.metrics import Metrics, default_relevance
-from flowbuilder.evaluation.questions import load_questions
+from flowbuilder.commands._common import in_worker
+from flowbuilder.commands._sweep import add_sweep_options, relevance_line, sweep_setup
+from flowbuilder.evaluation.metrics import Metrics
 from flowbuilder.evaluation.tune import TUNE_METRICS, TuneResult, save_winner, tune
 
 EPILOG = """\
@@ -57,13 +49,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--split", type=float, default=0.5, help="share of the questions to tune on (default 0.5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffle before the split (default 0)")
     parser.add_argument("--metric", choices=TUNE_METRICS, default="mrr", help="what picks the winner (default mrr)")
-    parser.add_argument("--k", type=int, default=5, help="number of chunks judged per question (default 5)")
-    add_relevance_option(parser)
-    add_chars_option(parser)
+    add_sweep_options(parser)
     parser.add_argument("-o", "--output", metavar="WINNER.json", help="write the winner as a new flow file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    add_allow_path_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -72,51 +60,35 @@ def handle(args: argparse.Namespace) -> int:
     from flowbuilder.evaluation.compare import read_flow
     from flowbuilder.evaluation.variants import VariantError
 
-    if args.k < 1:
-        raise UsageError(f"--k must be at least 1, got {args.k}.")
     if not 0 < args.split < 1:
         raise UsageError(f"--split must be between 0 and 1 (the share of questions to tune on), got {args.split}.")
-    check_chars(args.chars)
     path = Path(args.flow)
     if not path.is_file():
         raise UsageError(f"{path}: no such flow file")
     if args.output and Path(args.output).resolve() == path.resolve():
         raise UsageError("-o must name a new file, not the flow being tuned.")
-    questions = load_questions(args.questions)
-    relevance = args.relevance or default_relevance(questions)
-    progress = _Progress(enabled=not args.quiet)
-    outcome: dict[str, Any] = {}
-    comparer = FlowComparer()
-    for folder in args.allow_path:
-        comparer.executor.resolver.approve_path(folder)
+    sweep = sweep_setup(args, [read_flow(path)])
 
-    def work() -> None:
+    def work(cancel: threading.Event) -> TuneResult:
         try:
-            outcome["result"] = tune(
+            return tune(
                 path,
-                questions,
+                sweep.questions,
                 list(args.vary),
                 k=args.k,
                 metric=args.metric,
                 share=args.split,
                 seed=args.seed,
-                relevance=relevance,
+                relevance=sweep.relevance,
                 chars=args.chars,
-                comparer=comparer,
-                on_progress=progress,
+                comparer=sweep.comparer,
+                on_progress=sweep.progress,
+                cancel_event=cancel,
             )
         except VariantError as exc:
-            outcome["error"] = UsageError(str(exc))
-        except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
-            outcome["error"] = exc
+            raise UsageError(str(exc)) from None
 
-    worker = threading.Thread(target=work, name="flowbuilder-tune", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.2)
-    if "error" in outcome:
-        raise outcome["error"]
-    result: TuneResult = outcome["result"]
+    result = in_worker("flowbuilder-tune", work, sweep.cancel)
     written = None
     if args.output:
         written = Path(args.output)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.bodylimit import BodyLimit
+from flowbuilder.cluster import add_ray_option, cluster_from_args
 from flowbuilder.commands._common import add_allow_path_option
 from flowbuilder.netguard import NetGuard, check_bind
 
@@ -38,6 +39,7 @@ def register(subparsers: Any) -> None:
         "--workspace", default="flowbuilder-workspace", help="folder for saved flows (default ./flowbuilder-workspace)"
     )
     add_allow_path_option(parser)
+    add_ray_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -74,7 +76,8 @@ def handle(args: argparse.Namespace) -> int:
 
     workspace = Path(args.workspace)
     workspace.mkdir(parents=True, exist_ok=True)
-    register_pages(workspace=workspace, flow_path=flow_path, allowed_paths=args.allow_path)
+    cluster = cluster_from_args(args)  # a flow writing an embedded store is refused when it runs, in one line
+    register_pages(workspace=workspace, flow_path=flow_path, allowed_paths=args.allow_path, cluster=cluster)
     # Outermost first: Host/Origin (DNS rebinding) and the token, then the body limit (uploads included).
     app.add_middleware(BodyLimit, max_bytes=UPLOAD_LIMIT_BYTES)
     app.add_middleware(NetGuard, host=args.host, token=args.token, cookie_name=TOKEN_COOKIE)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -561,6 +562,13 @@ class Evaluation:
     """How the retrieved chunks were judged relevant."""
     chars: int = DEFAULT_CONTEXT_CHARS
     """The context budget hit@chars was judged at."""
+    planned: int | None = None
+    """How many questions the set had; more than ``len(results)`` when the evaluation was cancelled (the metrics
+    are then over the questions that ran)."""
+
+    @property
+    def cancelled(self) -> bool:
+        return self.planned is not None and len(self.results) < self.planned
 
     @property
     def warnings(self) -> list[str]:
@@ -595,6 +603,8 @@ class Evaluation:
             "k": self.k,
             "metrics": self.metrics.to_dict(),
             "results": [r.to_dict() for r in self.results],
+            "planned": self.planned if self.planned is not None else len(self.results),
+            "cancelled": self.cancelled,
         }
 
 
@@ -616,25 +626,35 @@ def evaluate_answers(
     on_event: Callable[[RunEvent], None] | None = None,
     relevance: Relevance | None = None,
     chars: int | None = None,
+    cancel_event: threading.Event | None = None,
 ) -> Evaluation:
     """Run ``flow`` once per question (each in its own session, so chat memory never leaks between
     questions) and judge every answer; ``k`` cuts the retrieval metrics (default: all numbered chunks).
 
     Retrieval is judged in ``relevance`` mode (default: strict when the questions carry facts) and
-    hit@chars at ``chars`` (default: the prompt's context budget, else 2,000 characters)."""
+    hit@chars at ``chars`` (default: the prompt's context budget, else 2,000 characters). ``cancel_event`` stops
+    it (the question running then is dropped): what finished is returned, marked ``cancelled``."""
     executor = executor or Executor()
     roles = find_roles(flow, executor.registry, answer=answer, hits=hits, judge=judge)
     mode = relevance or default_relevance(questions)
     budget = chars or context_budget(flow) or DEFAULT_CONTEXT_CHARS
     judging = (mode, budget)
     results: list[AnswerResult] = []
+    runs = _runs_on_cluster(flow, questions, roles, executor, base_dir, on_event)
     for index, question in enumerate(questions, start=1):
-        result = _evaluate_one(flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging)
+        if cancel_event is not None and cancel_event.is_set():
+            break
+        given = runs[index - 1] if runs is not None else None
+        result = _evaluate_one(
+            flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging, given, cancel_event
+        )
+        if result is None:  # cancelled while it ran
+            break
         results.append(result)
         if on_question is not None:
             on_question(index, len(questions), result)
     cut = k or max((len(r.hits) for r in results), default=0) or 1
-    return Evaluation(flow.name, roles, cut, results, summarise(results, cut), mode, budget)
+    return Evaluation(flow.name, roles, cut, results, summarise(results, cut), mode, budget, len(questions))
 
 
 def _evaluate_one(
@@ -647,13 +667,27 @@ def _evaluate_one(
     patterns: Sequence[str],
     on_event: Callable[[RunEvent], None] | None,
     judging: tuple[Relevance, int] = ("lenient", DEFAULT_CONTEXT_CHARS),
-) -> AnswerResult:
+    given: tuple[RunResult, Any] | None = None,
+    cancel_event: threading.Event | None = None,
+) -> AnswerResult | None:
+    """One question's result; None when ``cancel_event`` stopped its run."""
     started = time.perf_counter()
     # Validation and credential errors are raised here, before any node runs: they are the same for
     # every question, so they stop the evaluation instead of turning every question into an "error".
-    run = executor.run(
-        flow, inputs=question.question, session_id=f"eval-{question.id}", base_dir=base_dir, on_event=on_event
-    )
+    if given is None:
+        run = executor.run(
+            flow,
+            inputs=question.question,
+            session_id=f"eval-{question.id}",
+            base_dir=base_dir,
+            on_event=on_event,
+            cancel_event=cancel_event,
+        )
+        judge_model = _output(run, roles.judge, "model") if roles.judge else None
+    else:  # run on a Ray worker (--ray); the judge model (a service) stays on this machine
+        run, judge_model = given
+    if run.cancelled:
+        return None
     # The chunks and their retrieval scores are read first: when only the model fails (no server, no
     # key), retrieval is still measured, and the answer side reports the error.
     hits_node = run.results.get(roles.hits) if roles.hits else None
@@ -696,13 +730,47 @@ def _evaluate_one(
         degraded=degraded,
     )
     if roles.judge:
-        model = _output(run, roles.judge, "model")
+        model = judge_model
         if isinstance(model, ChatModel):
             result.judge = ask_judge(model, question, answer_value, chunks)
         else:
             result.judge = JudgeVerdict(None, None, "", f"node '{roles.judge}' gave no chat model")
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _runs_on_cluster(
+    flow: Flow,
+    questions: Sequence[Question],
+    roles: FlowRoles,
+    executor: Executor,
+    base_dir: Path | None,
+    on_event: Callable[[RunEvent], None] | None,
+) -> list[tuple[RunResult, Any]] | None:
+    """With a Ray cluster (``--ray``): ingest here (its batches on the cluster), then every question's run on the
+    workers in batches, each in its own session; None without a cluster, when the ingest did not go through (the
+    questions then run here and each says what failed) or when the question's path reads a file."""
+    cluster = executor.cluster
+    if cluster is None or not questions:
+        return None
+    from flowbuilder.cluster.stores import cut_ingest
+    from flowbuilder.evaluation.namespace import is_store, is_writer
+
+    writers = [s.id for s in flow.nodes if not s.disabled and is_store(s, executor.registry) and is_writer(flow, s.id)]
+    for writer in writers:
+        if not executor.run(flow, to=writer, base_dir=base_dir, on_event=on_event).ok:
+            return None
+    cut = cut_ingest(flow, executor.registry, roles.answer)
+    if cut is None:
+        return None
+    judge_model = None
+    if roles.judge:
+        judged = executor.run(flow, to=roles.judge, base_dir=base_dir)
+        judge_model = _output(judged, roles.judge, "model")
+    runs = cluster.run_many(
+        executor, cut, roles.answer, [(q.question, f"eval-{q.id}") for q in questions], base_dir=base_dir
+    )
+    return [(run, judge_model) for run in runs]
 
 
 def _output(run: RunResult, node_id: str | None, port: str | None) -> Any:

@@ -93,7 +93,14 @@ class ComparisonError(FlowbuilderError):
 
 
 class ComparisonCancelled(ComparisonError):
-    """The user cancelled a running comparison."""
+    """The user cancelled a running comparison. ``finished``: the flows evaluated before the cancel (set by
+    :meth:`FlowComparer.compare_many`), so what finished can still be shown."""
+
+    finished: list[FlowEvaluation]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.finished = []
 
 
 @dataclass
@@ -188,6 +195,8 @@ class FlowEvaluation:
     """The context budget hit@chars is judged at."""
     sends: int | None = None
     """How many hits the flow's final retrieval node returns as saved (what its prompt gets); None: unknown."""
+    files: tuple[int, int] | None = None
+    """``(read, skipped)`` files of the flow's folder loaders; None when no loader read a folder."""
 
     @property
     def prompt_chars(self) -> float:
@@ -233,10 +242,29 @@ class FlowEvaluation:
             "facts_split": self.facts_split,
             "misses": self.miss_counts(),
             "warnings": self.warnings,
+            "files": None if self.files is None else {"read": self.files[0], "skipped": self.files[1]},
             "degraded": self.degraded,
             "adjusted": self.adjusted,
             "questions": questions,
         }
+
+
+def loaded_files(run: RunResult | None) -> tuple[tuple[int, int] | None, list[str]]:
+    """``((read, skipped), warnings)`` of the folder loaders in an ingest run: a leaderboard row over a folder
+    that lost files measures less than the folder."""
+    if run is None:
+        return None, []
+    read = skipped = 0
+    found = False
+    warnings = []
+    for result in run.results.values():  # a folder load's details: files read, and the skipped ones
+        if isinstance(result.details.get("skipped"), list) and isinstance(result.details.get("files"), int):
+            found = True
+            read += result.details["files"]
+            skipped += len(result.details["skipped"])
+            if result.warning:
+                warnings.append(f"loader '{result.node_id}': {result.warning}")
+    return ((read, skipped) if found else None), warnings
 
 
 def degraded_summary(degraded: dict[str, list[str]], questions: int) -> list[str]:
@@ -423,6 +451,32 @@ class Comparison:
             ties=self.ties,
         )
         return data
+
+
+def _checked(run: RunResult, to: str, where: str, doing: str) -> RunResult:
+    """``run`` when it went through; a cancel or a failed node raises, naming the flow and the node."""
+    if run.cancelled:
+        raise ComparisonCancelled(f"{where}: cancelled while {doing}.")
+    failed = run.failed()
+    if failed:
+        first = failed[0]
+        raise ComparisonError(
+            f"{where}: node '{first.node_id}' ({first.type_name}) failed, so '{to}' cannot be compared: {first.error}"
+        )
+    return run
+
+
+def _hits_of(run: RunResult, target: str, port: str, where: str, degraded: dict[str, list[str]] | None) -> list[Hit]:
+    """The hits ``target`` returned in ``run``; the run's warnings go to ``degraded`` (a stage that fell back)."""
+    if degraded is not None:
+        for warned in run.warnings():
+            degraded.setdefault(f"{warned.node_id} ({warned.type_name})", []).append(warned.warning)
+    result = run.results.get(target)
+    hits = result.outputs.get(port) if result is not None and result.succeeded else None
+    if not isinstance(hits, list):
+        why = result.summary if result is not None else "it did not run"
+        raise ComparisonError(f"{where}: retrieval node '{target}' produced no hits: {why}")
+    return [h for h in hits if isinstance(h, Hit)]
 
 
 def flow_labels(count: int) -> list[str]:
@@ -658,16 +712,48 @@ class FlowComparer:
             )
         except RunCancelledError:
             raise ComparisonCancelled(f"{where}: cancelled.") from None
-        if run.cancelled:
-            raise ComparisonCancelled(f"{where}: cancelled while {doing}.")
-        failed = run.failed()
-        if failed:
-            first = failed[0]
-            raise ComparisonError(
-                f"{where}: node '{first.node_id}' ({first.type_name}) failed, so '{to}' cannot be compared: "
-                f"{first.error}"
+        return _checked(run, to, where, doing)
+
+    def _searched_on_cluster(
+        self,
+        flow: Flow,
+        target: str | None,
+        questions: Sequence[Question],
+        base_dir: Path,
+        cancel_event: threading.Event | None,
+        where: str,
+        relay: Callable[[RunEvent], None],
+        degraded: dict[str, list[str]],
+    ) -> list[list[Hit]] | None:
+        """Every question's hits from runs on the Ray cluster's workers (``--ray``), in batches; None when there is
+        no cluster or the question's path cannot run there (it reads a file, or it is a store's own search)."""
+        cluster = self.executor.cluster
+        if cluster is None or target is None or target in store_node_ids(flow, self.registry):
+            return None
+        from flowbuilder.cluster.stores import cut_ingest
+
+        cut = cut_ingest(flow, self.registry, target)
+        if cut is None:
+            return None
+        port = next(
+            n for n, kind in _output_types(flow.node(target).type, self.registry).items() if kind is PortType.HITS
+        )
+
+        def done(number: int, total: int) -> None:
+            relay(
+                RunEvent(
+                    "progress", target, {"done": number, "total": total, "message": "searching on the Ray cluster"}
+                )
             )
-        return run
+
+        try:
+            runs = cluster.run_many(
+                self.executor, cut, target, [(q.question, "default") for q in questions], base_dir=base_dir,
+                cancel_event=cancel_event, on_done=done,
+            )  # fmt: skip
+        except RunCancelledError:
+            raise ComparisonCancelled(f"{where}: cancelled while searching.") from None
+        return [_hits_of(_checked(run, target, where, "searching"), target, port, where, degraded) for run in runs]
 
     def ingest(
         self,
@@ -741,6 +827,9 @@ class FlowComparer:
                     if isinstance(candidate, Embedder):
                         embedder = candidate
                         embedded = (embedded or 0) + (self._model_texts_delta(candidate) or 0)
+            cluster = result.details.get("cluster")  # --ray: the workers embedded, not this process
+            if isinstance(cluster, dict) and isinstance(cluster.get("embedded"), int):
+                embedded = (embedded or 0) + cluster["embedded"]
         assert run is not None
         return Ingestion(
             stores,
@@ -811,7 +900,7 @@ class FlowComparer:
             namespaces=namespaces,
             question=questions[0].question if questions else "",
         )
-        warnings: list[str] = []
+        files, warnings = loaded_files(ingestion.run)
         store_count = sum(store.count() for store in ingestion.stores)
         distinct = len({(c.source, c.text) for c in ingestion.chunks if c.text.strip()})
         if ingestion.chunks and store_count > distinct:
@@ -832,10 +921,12 @@ class FlowComparer:
         searcher = self._searcher(
             deep_flow, target, ingestion, base_dir, deep, cancel_event, flow_path, probe, degraded
         )
-        deep_hits: list[list[Hit]] = []
-        for number, question in enumerate(questions, start=1):
+        where = self._where(flow, flow_path)
+        remote = self._searched_on_cluster(deep_flow, target, questions, base_dir, cancel_event, where, relay, degraded)
+        deep_hits: list[list[Hit]] = remote if remote is not None else []
+        for number, question in enumerate(questions if remote is None else (), start=1):
             if cancel_event is not None and cancel_event.is_set():
-                raise ComparisonCancelled(f"{self._where(flow, flow_path)}: cancelled while searching.")
+                raise ComparisonCancelled(f"{where}: cancelled while searching.")
             deep_hits.append(searcher(question.question))
             progress = {"done": number, "total": len(questions), "message": "searching"}
             relay(RunEvent("progress", target or ingestion.store_ids[0], progress))
@@ -872,6 +963,7 @@ class FlowComparer:
             adjusted=adjusted,
             chars=budget,
             sends=returned_hits(flow, target, self.registry),
+            files=files,
         )
         return judge_evaluation(evaluation, questions, k, relevance)
 
@@ -920,15 +1012,7 @@ class FlowComparer:
 
         def search(question: str) -> list[Hit]:
             run = self._run(flow, target, where, "searching", question, base_dir, None, cancel_event)
-            if degraded is not None:
-                for warned in run.warnings():
-                    degraded.setdefault(f"{warned.node_id} ({warned.type_name})", []).append(warned.warning)
-            result = run.results.get(target)
-            hits = result.outputs.get(port) if result is not None and result.succeeded else None
-            if not isinstance(hits, list):
-                why = result.summary if result is not None else "it did not run"
-                raise ComparisonError(f"{where}: retrieval node '{target}' produced no hits: {why}")
-            return [h for h in hits if isinstance(h, Hit)]
+            return _hits_of(run, target, port, where, degraded)
 
         return search
 
@@ -978,20 +1062,24 @@ class FlowComparer:
             first = sources[0].flow if sources[0].flow is not None else read_flow(sources[0].path)
             chars = context_budget(first) or DEFAULT_CONTEXT_CHARS
         names = list(labels) if labels is not None else flow_labels(len(sources))
-        evaluations = [
-            self.evaluate(
-                source.path,
-                questions,
-                k,
-                label=label,
-                on_progress=on_progress,
-                relevance=relevance,
-                cancel_event=cancel_event,
-                source=source,
-                chars=chars,
-            )
-            for source, label in zip(sources, names, strict=True)
-        ]
+        evaluations: list[FlowEvaluation] = []
+        for source, label in zip(sources, names, strict=True):
+            try:
+                evaluation = self.evaluate(
+                    source.path,
+                    questions,
+                    k,
+                    label=label,
+                    on_progress=on_progress,
+                    relevance=relevance,
+                    cancel_event=cancel_event,
+                    source=source,
+                    chars=chars,
+                )
+            except ComparisonCancelled as cancelled:
+                cancelled.finished = evaluations  # a cancel keeps the flows that finished
+                raise
+            evaluations.append(evaluation)
         return build_comparison(evaluations, k, relevance, sort)
 
     def compare(

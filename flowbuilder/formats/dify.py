@@ -99,6 +99,9 @@ class _Exported:
 
 
 class DifyImporter:
+    """One Dify DSL (workflow, chatflow, chat app or Knowledge Pipeline) read into a Flowbuilder flow, with its
+    report."""
+
     def __init__(self, data: dict[str, Any], origin: str, report: ImportReport) -> None:
         self.data = data
         self.origin = origin

@@ -112,6 +112,9 @@ class _Mapped:
 
 
 class FlowiseImporter:
+    """One Flowise chatflow read into a Flowbuilder flow: the table walk, Flowise's pull links turned into pushes, and
+    the report."""
+
     def __init__(self, data: dict[str, Any], origin: str, report: ImportReport) -> None:
         self.data = data
         self.origin = origin

@@ -63,6 +63,9 @@ def plain_text(value: Any) -> str:
 
 
 class AgentflowImporter:
+    """One Flowise Agentflow v2 read into a Flowbuilder flow where it maps (start, LLM, retriever, agent, direct
+    reply)."""
+
     def __init__(self, data: dict[str, Any], origin: str, report: ImportReport) -> None:
         self.data = data
         self.origin = origin

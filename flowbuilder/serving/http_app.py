@@ -33,8 +33,11 @@ def _error(status: int, exc: Exception | str) -> JSONResponse:
     return JSONResponse({"error": mask_secrets(str(exc))}, status_code=status)
 
 
-def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
-    """The ASGI app (guarded) for ``service``; refuses a non-loopback host without a token."""
+def build_http_app(
+    service: FlowService, *, host: str = "127.0.0.1", token: str | None = None, stateless: bool = False
+) -> Any:
+    """The ASGI app (guarded) for ``service``; refuses a non-loopback host without a token. ``stateless``: MCP keeps
+    no session between requests (``serve --replica``: any replica behind a load balancer answers any request)."""
     check_bind(host, token)
     server = build_mcp_server(service)
 
@@ -78,7 +81,8 @@ def build_http_app(service: FlowService, *, host: str = "127.0.0.1", token: str 
             return _error(400, exc)
         return JSONResponse(mask_secrets_obj(result.to_json()), status_code=200 if result.ok else 502)
 
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    # stateless: a replica behind a load balancer answers any MCP request (no session lives in one process)
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host, stateless_http=stateless)
     return NetGuard(BodyLimit(app, max_bytes=MAX_REQUEST_BYTES), host=host, token=token)
 
 

@@ -13,6 +13,7 @@ from nicegui import ui
 from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ValidationIssue
 from flowbuilder.ui.session import EditorSession, binding_source
+from flowbuilder.ui.widgets import notify
 
 PROVIDER_NAMES = {
     "openai": "OpenAI",
@@ -195,7 +196,7 @@ def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: 
             elif folder is not None:
                 session.resolver.approve_path(folder)
             dialog.close()
-            ui.notify("Approved for this session.", type="positive")
+            notify("Approved for this session.", type="positive")
             on_approved()
 
         with ui.row():
@@ -254,11 +255,11 @@ def bind_dialog(session: EditorSession, provider: str, name: str, on_bound: Call
             value = str(secret.value or "")
             secret.value = ""  # cleared first: the key never goes back to the page
             if not value:
-                ui.notify("Paste the key first.", type="warning")
+                notify("Paste the key first.", type="warning")
                 return
             count = bind_account(session, provider, name, value)
             dialog.close()
-            ui.notify(f"{account.title} bound for {count} node setting(s).", type="positive")
+            notify(f"{account.title} bound for {count} node setting(s).", type="positive")
             on_bound()
 
         secret.on("keydown.enter", bind)

@@ -32,7 +32,7 @@ from flowbuilder.ui.accounts import (
     issue_text,
 )
 from flowbuilder.ui.canvas import FlowCanvas
-from flowbuilder.ui.chat_panel import ChatPanel
+from flowbuilder.ui.chat_panel import CHAT_CSS, CHAT_FOLLOW_JS, ChatPanel
 from flowbuilder.ui.files import FileActions, restore_autosave
 from flowbuilder.ui.fix_button import fix_button
 from flowbuilder.ui.gallery import GALLERY_CSS
@@ -44,12 +44,16 @@ from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.serve_panel import ServePanel
 from flowbuilder.ui.session import PAGES, AppConfig, EditorSession
 from flowbuilder.ui.state import by_node
-from flowbuilder.ui.widgets import WIDGET_CSS
+from flowbuilder.ui.widgets import WIDGET_CSS, notify
 
 log = logging.getLogger(__name__)
 
 _config = AppConfig()
 HEADER_PX = 52
+ZOOM_HINT = (
+    "Zoom in to see ports: that drag moved the card. Scroll up over the canvas (or press +), then drag from a "
+    "port's dot to connect."
+)
 
 _PAGE_CSS = """
 .fb-palette-item { border: 1px solid #e2e8f0; background: #fff; line-height: 1.25; overflow: hidden; min-width: 0; }
@@ -66,8 +70,6 @@ _PAGE_CSS = """
   min-width: 0; flex: 1 1 0; font-size: 10px; }
 .fb-palette-tip { max-width: 280px; font-size: 12px; line-height: 1.35; }
 .fb-side .q-tab-panel { padding: 8px; }
-.fb-chat-compose { position: sticky; bottom: 0; background: #fff; padding: 6px 0 8px; z-index: 1;
-  border-top: 1px solid #e2e8f0; box-shadow: 0 8px 0 #fff; }
 .fb-chat-reply .q-message-text { min-width: 0; }
 .fb-chat-hits { border: 1px solid #e2e8f0; border-radius: 6px; background: #fff; margin-top: 6px; }
 .fb-chat-hits .q-expansion-item__content { padding: 4px; }
@@ -80,7 +82,6 @@ _PAGE_CSS = """
 .body--dark .fb-palette-item, .body--dark .fb-overview-issue { background: #1e293b; border-color: #334155; }
 .body--dark .fb-palette-item:hover { background: #1e3a8a; border-color: #60a5fa; }
 .body--dark .fb-side { border-left-color: #334155 !important; }
-.body--dark .fb-chat-compose { background: #121212; box-shadow: 0 8px 0 #121212; border-top-color: #334155; }
 .body--dark .fb-chat-hits, .body--dark .fb-hit, .body--dark .fb-msg { background: #1e293b; border-color: #334155; }
 .body--dark .fb-overview-issue-text { color: #cbd5e1; } .body--dark .fb-overview-issue-where { color: #fca5a5; }
 .fb-palette-col { background: #f8fafc; }
@@ -100,6 +101,12 @@ _SIDE_TABS = (
 # The palette and the side panel collapse to rails; the choice is kept per browser (localStorage), read in
 # <head> so the page is drawn the right way at once. Unset, the side panel starts closed on narrow windows.
 _PANEL_CSS = """
+:root { --fb-side-w: clamp(340px, 30vw, 420px); }
+.fb-side { width: var(--fb-side-w); min-width: var(--fb-side-w); }
+.fb-side .q-tabs { min-width: 0; } .fb-side .q-tab { padding: 0 8px; min-width: 0; }
+/* a narrow window keeps the header's links in view: "Run to selected" shows its icon (and its tooltip) only */
+@media (max-width: 1400px) { .fb-run-to .q-btn__content > span { font-size: 0; }
+  .fb-run-to .q-icon.on-left { margin-right: 0; } }
 .fb-rail { display: none; width: 40px; min-width: 40px; background: #f8fafc; }
 .fb-side-rail { border-left: 1px solid #e2e8f0; }
 .fb-palette-rail { border-right: 1px solid #e2e8f0; }
@@ -159,14 +166,17 @@ def register_pages(
     flow_path: Path | str | None = None,
     registry: NodeRegistry | None = None,
     allowed_paths: Sequence[str] = (),
+    cluster: Any = None,
 ) -> None:
-    """Define ``/`` (the builder), ``/compare`` and ``/eval``; ``allowed_paths``: ``--allow-path`` folders."""
+    """Define ``/`` (the builder), ``/compare`` and ``/eval``; ``allowed_paths``: ``--allow-path`` folders;
+    ``cluster``: the Ray cluster of ``--ray`` (the builder's runs ingest on it)."""
     global _config
     _config = AppConfig(
         workspace=Path(workspace) if workspace else Path("flowbuilder-workspace"),
         initial_flow=Path(flow_path) if flow_path else None,
         registry=registry,
         allowed_paths=tuple(allowed_paths),
+        cluster=cluster,
     )
     ui.page("/", title="Flowbuilder")(builder_page)
     compare_page.register(_config)
@@ -185,25 +195,14 @@ class BuilderPage:
         self.background_job: Job | None = None  # the background ingest's line in the activity bar
         self.laying_out = False
         self.layouts = 0  # layouts applied on this page (the canvas says which: data-layout="elk-2")
-        ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS)
-        ui.add_head_html(PANELS_SCRIPT + NOTE_CSP)
+        ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS + CHAT_CSS)
+        ui.add_head_html(PANELS_SCRIPT + NOTE_CSP + CHAT_FOLLOW_JS)
         ui.dark_mode(None)  # None = follow the system setting (Quasar's "auto")
         ui.query(".nicegui-content").classes("p-0 gap-0")
         self._header()
         self.activity = ActivityBar(page="builder")  # every job of this builder (run, ingest, compare, eval, serve)
         with ui.row().classes("w-full no-wrap gap-0").style(f"height: calc(100vh - {HEADER_PX}px)"):
-            with ui.column().classes("h-full q-pa-xs gap-1 items-center fb-palette-rail fb-rail"):
-                ui.button(icon="add_box", on_click=lambda: self.toggle_panel("palette")).props(
-                    "flat dense round"
-                ).classes("fb-palette-open").tooltip("Show the nodes")
-            with ui.column().classes("h-full q-pa-sm gap-1 fb-palette-col").style("width: 250px; min-width: 250px"):
-                with ui.row().classes("w-full items-center no-wrap"):
-                    ui.label("Nodes").classes("text-subtitle2")
-                    ui.space()
-                    ui.button(icon="chevron_left", on_click=lambda: self.toggle_panel("palette")).props(
-                        "flat dense round size=sm"
-                    ).classes("fb-palette-close").tooltip("Hide the nodes (more room for the canvas)")
-                self.palette = Palette(self.state.registry, self.add_at_center)
+            self._palette_column()
             with ui.element("div").classes("h-full grow relative").style("min-width: 0"):
                 self.canvas = FlowCanvas(self.state).classes("w-full h-full")
                 self.canvas.describe = lambda issue: issue_text(self.session, issue)
@@ -215,44 +214,8 @@ class BuilderPage:
                     ui.button(icon=icon, on_click=lambda _, t=tab_name: self.open_side(t)).props(
                         "flat dense round"
                     ).classes(f"fb-side-open-{tab_name.split()[0].lower()}").tooltip(tip)
-            with (
-                ui.column()
-                .classes("h-full gap-0 fb-side")
-                .style("width: 420px; min-width: 420px; border-left: 1px solid #e2e8f0")
-            ):
-                with ui.row().classes("w-full items-center no-wrap gap-0"):
-                    with ui.tabs().classes("grow").props("dense") as tabs:
-                        self.tab_node = ui.tab("Node")
-                        self.tab_output = ui.tab("Output")
-                        self.tab_run = ui.tab("Run log")
-                        self.tab_chat = ui.tab("Chat")
-                        self.tab_serve = ui.tab("Serve")
-                    ui.button(icon="chevron_right", on_click=lambda: self.toggle_panel("side")).props(
-                        "flat dense round size=sm"
-                    ).classes("fb-side-close").tooltip("Hide this panel (the canvas takes the window)")
-                with (
-                    # No slide animation: during it both panels are laid out side by side and the old one
-                    # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
-                    # detached from the document while hidden, so a tooltip added to it then (the inspector
-                    # is redrawn on a click that also switches tabs) cannot find its target.
-                    ui.tab_panels(tabs, value=self.tab_node, animated=False, keep_alive=False)
-                    .classes("w-full grow")
-                    .style("overflow-y: auto") as panels
-                ):
-                    self.panels = panels
-                    with ui.tab_panel(self.tab_node):
-                        self.inspector = Inspector(
-                            session, self.after_inspector_edit, on_select=lambda n: self.select(n, "fbnode")
-                        )
-                    with ui.tab_panel(self.tab_output):
-                        self.output_box = ui.column().classes("w-full gap-2 fb-output")
-                    with ui.tab_panel(self.tab_run):
-                        self.issue_box = ui.column().classes("w-full gap-1 fb-issue-list")
-                        self.runner = RunController(session, self.canvas, self.show_issues)
-                    with ui.tab_panel(self.tab_chat):
-                        self.chat = ChatPanel(session, self.runner)
-                    with ui.tab_panel(self.tab_serve):
-                        self.serve = ServePanel(session, is_shown=lambda: shown_tab(panels) == "Serve")
+            with ui.column().classes("h-full gap-0 fb-side").style("border-left: 1px solid #e2e8f0"):
+                panels = self._side_panel()
         self.tabs_by_name = {
             "Node": self.tab_node,
             "Output": self.tab_output,
@@ -275,6 +238,57 @@ class BuilderPage:
         self.start_background()
 
     # ---------------------------------------------------------------- layout
+    def _palette_column(self) -> None:
+        with ui.column().classes("h-full q-pa-xs gap-1 items-center fb-palette-rail fb-rail"):
+            ui.button(icon="add_box", on_click=lambda: self.toggle_panel("palette")).props("flat dense round").classes(
+                "fb-palette-open"
+            ).tooltip("Show the nodes")
+        with ui.column().classes("h-full q-pa-sm gap-1 fb-palette-col").style("width: 250px; min-width: 250px"):
+            with ui.row().classes("w-full items-center no-wrap"):
+                ui.label("Nodes").classes("text-subtitle2")
+                ui.space()
+                ui.button(icon="chevron_left", on_click=lambda: self.toggle_panel("palette")).props(
+                    "flat dense round size=sm"
+                ).classes("fb-palette-close").tooltip("Hide the nodes (more room for the canvas)")
+            self.palette = Palette(self.state.registry, self.add_at_center)
+
+    def _side_panel(self) -> ui.tab_panels:
+        """Node, Output, Run log, Chat and Serve tabs: what the selected card is and did, and the flow's run."""
+        with ui.row().classes("w-full items-center no-wrap gap-0"):
+            with ui.tabs().classes("grow").props("dense") as tabs:
+                self.tab_node = ui.tab("Node")
+                self.tab_output = ui.tab("Output")
+                self.tab_run = ui.tab("Run log")
+                self.tab_chat = ui.tab("Chat")
+                self.tab_serve = ui.tab("Serve")
+            ui.button(icon="chevron_right", on_click=lambda: self.toggle_panel("side")).props(
+                "flat dense round size=sm"
+            ).classes("fb-side-close").tooltip("Hide this panel (the canvas takes the window)")
+        with (
+            # No slide animation: during it both panels are laid out side by side and the old one
+            # shows at the left edge of this narrow column. No keep-alive either: a kept panel is
+            # detached from the document while hidden, so a tooltip added to it then (the inspector
+            # is redrawn on a click that also switches tabs) cannot find its target.
+            ui.tab_panels(tabs, value=self.tab_node, animated=False, keep_alive=False)
+            .classes("w-full grow")
+            .style("overflow-y: auto") as panels
+        ):
+            self.panels = panels
+            with ui.tab_panel(self.tab_node):
+                self.inspector = Inspector(
+                    self.session, self.after_inspector_edit, on_select=lambda n: self.select(n, "fbnode")
+                )
+            with ui.tab_panel(self.tab_output):
+                self.output_box = ui.column().classes("w-full gap-2 fb-output")
+            with ui.tab_panel(self.tab_run):
+                self.issue_box = ui.column().classes("w-full gap-1 fb-issue-list")
+                self.runner = RunController(self.session, self.canvas, self.show_issues)
+            with ui.tab_panel(self.tab_chat).classes("fb-chat-tab"):
+                self.chat = ChatPanel(self.session, self.runner)
+            with ui.tab_panel(self.tab_serve):
+                self.serve = ServePanel(self.session, is_shown=lambda: shown_tab(panels) == "Serve")
+        return panels
+
     def _header(self) -> None:
         with (
             ui.header()
@@ -290,76 +304,85 @@ class BuilderPage:
             )
             self.name_input.on("blur", lambda: self.rename_flow(str(self.name_input.value or "")))
             self.dirty_mark = ui.label("").classes("text-amber-4")
-            with ui.button_group().props("flat"):
-                ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip(
-                    "New flow (blank or from a template)"
-                ).mark("new")
-                ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props(
-                    "flat dense color=white"
-                ).tooltip("Open")
-                ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip(
-                    "Save (Ctrl+S)"
-                )
-                ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
-                    "flat dense no-caps no-wrap color=white"
-                ).mark("import")
-                ui.button("Export", icon="download", on_click=lambda: self.files.export_dialog()).props(
-                    "flat dense no-caps no-wrap color=white"
-                ).mark("export")
-            ui.separator().props("vertical dark")
-            ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip(
-                "Undo (Ctrl+Z)"
-            )
-            ui.button(icon="redo", on_click=lambda: self.shortcut("redo")).props("flat dense color=white").tooltip(
-                "Redo (Ctrl+Shift+Z)"
-            )
-            ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").mark(
-                "layout"
-            ).tooltip("Auto-layout")
-            ui.button(icon="fit_screen", on_click=lambda: self.canvas.fit_view()).props(
-                "flat dense color=white"
-            ).tooltip("Fit view")
-            ui.button(icon="sticky_note_2", on_click=self.add_note).props("flat dense color=white").tooltip(
-                "Add a note"
-            )
-            ui.space()
-            self.run_input = (
-                ui.input(placeholder="Run input (question or file path)")
-                .props("dense dark outlined clearable")
-                .classes("fb-run-input")
-                .style("flex: 0 1 16rem; min-width: 9rem")
-            )
-            ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props(
-                "unelevated dense no-caps no-wrap color=positive"
-            ).classes("fb-run").mark("run")
-            self.run_to_button = (
-                ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected)
-                .props("unelevated dense no-caps no-wrap color=primary")
-                .mark("run-to")
-                .tooltip("Run the flow up to the selected node")
-            )
-            self.run_to_button.set_visibility(False)
-            ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props(
-                "unelevated dense color=negative"
-            ).tooltip("Cancel the run").classes("fb-cancel")
-            with ui.row().classes("items-center no-wrap gap-0 fb-background") as self.background_box:
-                self.background_label = (
-                    ui.label("")
-                    .classes("text-caption text-white q-ml-sm ellipsis")
-                    .style("max-width: 9rem")
-                    .mark("background-status")
-                    .tooltip("Embedding the flow's documents in the background, so the first question need not wait")
-                )
-                ui.button(icon="close", on_click=self.cancel_background).props(
-                    "flat dense round size=sm color=white"
-                ).tooltip("Stop embedding in the background (what is done stays in the embedding cache)").mark(
-                    "background-cancel"
-                )
-            self.background_box.set_visibility(False)
+            self._file_buttons()
+            self._edit_buttons()
+            self._run_controls()
             ui.link("Compare chunking", "/compare").classes("text-white q-ml-sm whitespace-nowrap")
             ui.link("Evaluate", "/eval").classes("text-white q-ml-sm whitespace-nowrap").tooltip(
                 "Evaluate a flow's answers on a question set"
             )
+
+    def _file_buttons(self) -> None:
+        with ui.button_group().props("flat"):
+            ui.button(icon="note_add", on_click=lambda: self.files.new()).props("flat dense color=white").tooltip(
+                "New flow (blank or from a template)"
+            ).mark("new")
+            ui.button(icon="folder_open", on_click=lambda: self.files.open_dialog()).props(
+                "flat dense color=white"
+            ).tooltip("Open")
+            ui.button(icon="save", on_click=lambda: self.files.save()).props("flat dense color=white").tooltip(
+                "Save (Ctrl+S)"
+            )
+            ui.button("Import", icon="upload_file", on_click=lambda: self.files.import_dialog()).props(
+                "flat dense no-caps no-wrap color=white"
+            ).mark("import")
+            ui.button("Export", icon="download", on_click=lambda: self.files.export_dialog()).props(
+                "flat dense no-caps no-wrap color=white"
+            ).mark("export")
+
+    def _edit_buttons(self) -> None:
+        ui.separator().props("vertical dark")
+        ui.button(icon="undo", on_click=lambda: self.shortcut("undo")).props("flat dense color=white").tooltip(
+            "Undo (Ctrl+Z)"
+        )
+        ui.button(icon="redo", on_click=lambda: self.shortcut("redo")).props("flat dense color=white").tooltip(
+            "Redo (Ctrl+Shift+Z)"
+        )
+        ui.button(icon="account_tree", on_click=self.auto_layout).props("flat dense color=white").mark(
+            "layout"
+        ).tooltip("Auto-layout")
+        ui.button(icon="fit_screen", on_click=lambda: self.canvas.fit_view()).props("flat dense color=white").tooltip(
+            "Fit view"
+        )
+        ui.button(icon="sticky_note_2", on_click=self.add_note).props("flat dense color=white").tooltip("Add a note")
+
+    def _run_controls(self) -> None:
+        """The run input, Run / Run to selected / Cancel, and the background ingest's count."""
+        ui.space()
+        self.run_input = (
+            ui.input(placeholder="Run input (question or file path)")
+            .props("dense dark outlined clearable")
+            .classes("fb-run-input")
+            .style("flex: 0 1 16rem; min-width: 9rem")
+        )
+        ui.button("Run", icon="play_arrow", on_click=lambda: self.run(None)).props(
+            "unelevated dense no-caps no-wrap color=positive"
+        ).classes("fb-run").mark("run")
+        self.run_to_button = (
+            ui.button("Run to selected", icon="skip_next", on_click=self.run_to_selected)
+            .props("unelevated dense no-caps no-wrap color=primary")
+            .classes("fb-run-to")
+            .mark("run-to")
+            .tooltip("Run the flow up to the selected node")
+        )
+        self.run_to_button.set_visibility(False)
+        ui.button(icon="stop", on_click=lambda: self.runner.cancel()).props("unelevated dense color=negative").tooltip(
+            "Cancel the run"
+        ).classes("fb-cancel")
+        with ui.row().classes("items-center no-wrap gap-0 fb-background") as self.background_box:
+            self.background_label = (
+                ui.label("")
+                .classes("text-caption text-white q-ml-sm ellipsis")
+                .style("max-width: 9rem")
+                .mark("background-status")
+                .tooltip("Embedding the flow's documents in the background, so the first question need not wait")
+            )
+            ui.button(icon="close", on_click=self.cancel_background).props(
+                "flat dense round size=sm color=white"
+            ).tooltip("Stop embedding in the background (what is done stays in the embedding cache)").mark(
+                "background-cancel"
+            )
+        self.background_box.set_visibility(False)
 
     def toggle_panel(self, name: str) -> None:
         """Show or hide the palette or the side panel; the browser remembers the choice."""
@@ -383,6 +406,7 @@ class BuilderPage:
         c.on("note_changed", lambda e: self.note_changed(e.args))
         c.on("note_resized", lambda e: self.note_resized(e.args))
         c.on("ready", self.refine_layout)  # a flow laid out before the page was there (first paint)
+        c.on("hint", lambda e: self.hint(str(e.args.get("kind", ""))))
 
     # ---------------------------------------------------------------- drawing
     def issues(self) -> list[ValidationIssue]:
@@ -462,7 +486,7 @@ class BuilderPage:
         try:
             node_id = self.state.add_node(type_name, x, y)
         except FlowbuilderError as exc:
-            ui.notify(str(exc), type="negative")
+            notify(str(exc), type="negative")
             return None
         self.refresh()
         self.select(node_id, "fbnode")
@@ -488,13 +512,20 @@ class BuilderPage:
             return
         self.refresh()
 
-    def canvas_says(self, text: str, seconds: float = 6.0) -> None:
-        """One message line over the canvas; the next one replaces it (no toasts piling up)."""
+    def canvas_says(self, text: str, seconds: float = 6.0, kind: str = "refusal") -> None:
+        """One message line over the canvas; the next one replaces it (no toasts piling up). ``kind``: a
+        ``refusal`` (red) or a ``hint`` (blue)."""
+        self.canvas_message.classes(replace=f"fb-canvas-message fb-canvas-{kind}")
         self.canvas_message.set_text(text)
         self.canvas_message.set_visibility(True)
         if self._message_timer is not None:
             self._message_timer.cancel()
         self._message_timer = ui.timer(seconds, lambda: self.canvas_message.set_visibility(False), once=True)
+
+    def hint(self, kind: str) -> None:
+        """A tip for what the user just tried (the canvas says when): a card dragged from its edge at chip zoom."""
+        if kind == "ports":
+            self.canvas_says(ZOOM_HINT, kind="hint")
 
     def moved(self, items: list[dict[str, Any]]) -> None:
         self.state.move({i["id"]: (float(i["x"]), float(i["y"])) for i in items})
@@ -529,14 +560,15 @@ class BuilderPage:
         self.state.add_note("", *self.state.free_spot(x, y, 220, 120))
         self.refresh()
 
-    async def auto_layout(self) -> None:
-        """Lay the flow out with ELK in the browser (cards measured there); the Python layout without one."""
+    async def auto_layout(self) -> bool:
+        """Lay the flow out with ELK in the browser (cards measured there); the Python layout without one.
+        False when nothing was laid out (the tab closed, or the user edited meanwhile)."""
         before = self.state.flow.model_dump_json()
         result = await self.canvas.layered_layout(self.state.layout_request())
         if self.client.is_deleted:
-            return  # the tab was closed meanwhile: nothing to draw, and its autosave must not overwrite a newer tab's
+            return False  # the tab was closed meanwhile: nothing to draw; its autosave must not overwrite a newer tab's
         if self.state.flow.model_dump_json() != before:
-            return  # the user edited meanwhile: their edit wins
+            return False  # the user edited meanwhile: their edit wins
         how = "elk" if result is not None and self.state.apply_layout(result) else "python"
         if how == "python":
             self.state.auto_layout()
@@ -544,15 +576,19 @@ class BuilderPage:
         self.layouts += 1
         self.canvas.props["data-layout"] = f"{how}-{self.layouts}"  # on the canvas element: tests wait for it
         self.refresh(fit=True)
+        return True
 
     async def refine_layout(self) -> None:
         """After the Python layout of an import or an opened flow, the browser's layered layout."""
         if not self.state.refine_layout or self.laying_out:
             return
         self.laying_out = True  # (the flag stays up until a layout is applied: the request reads it)
+        dirty = self.state.dirty  # the layout of an opened flow is no edit of the user's: nothing to ask about
         try:
             with self.client:
-                await self.auto_layout()
+                if await self.auto_layout():
+                    self.state.dirty = dirty
+                    self.update_title()
         finally:
             self.laying_out = False
             self.state.refine_layout = False
@@ -578,7 +614,7 @@ class BuilderPage:
         elif name == "copy":
             count = self.state.copy(args.get("nodes", []))
             if count:
-                ui.notify(f"Copied {count} item(s)")
+                notify(f"Copied {count} item(s)")
         elif name == "paste":
             new_ids = self.state.paste()
             if new_ids:
@@ -608,6 +644,7 @@ class BuilderPage:
     def pane_clicked(self) -> None:
         self.select(None, None)
         self.client.run_javascript("fbPanel('side', 'auto-close')")  # a drawer opened by a selection closes again
+        self.canvas.restore_view()  # and the canvas goes back to where it was before the drawer moved it
 
     def select(self, node_id: str | None, kind: str | None) -> None:
         if kind == "fbnote":
@@ -623,6 +660,7 @@ class BuilderPage:
             self.panels.set_value(self.tab_node)
         if self.selected:
             self.open_side(None, remember=False)
+            self.canvas.keep_in_view(self.selected)  # the drawer covers no part of the card it is about
 
     def show_output(self, node_id: str | None) -> None:
         self.output_box.clear()
@@ -640,12 +678,12 @@ class BuilderPage:
 
     async def run_to_selected(self) -> None:
         if not self.selected:
-            ui.notify("Select a node first (click it).", type="warning")
+            notify("Select a node first (click it).", type="warning")
             return
         await self.run(self.selected)
 
     def after_run(self, result: Any) -> None:
-        if result is not None:
+        if result is not None and not self.runner.stood_in:  # a keyword stand-in's keys are not the flow's own
             self.ran.update(result.config_keys)
         if self.selected:
             self.show_output(self.selected)
@@ -687,7 +725,7 @@ class BuilderPage:
     def cancel_background(self) -> None:
         if self.session.background is not None:
             self.session.background.cancel()
-            ui.notify("Background embedding stopped; a run continues from the embedding cache.")
+            notify("Background embedding stopped; a run continues from the embedding cache.")
 
     def _background_status(self) -> None:
         job = self.session.background
@@ -777,6 +815,8 @@ def builder_page() -> None:
 
     def closed() -> None:
         page.runner.cancel()  # a closed tab stops its run instead of burning CPU
+        if page.session.background is not None:  # and its background ingest, which holds the store for others
+            page.session.background.cancel()  # (what it embedded stays in the cache: the next open resumes)
         PAGES.pop(client.id, None)
 
     client.on_delete(closed)

@@ -4,7 +4,7 @@
 // from the EditorState after every structural edit) and reports what the user did as events;
 // it never adds an edge or deletes a node by itself. Fast-changing run status goes through
 // `patchNodes` (a batched updateNodeData) so a running flow never re-renders the whole graph.
-import { inject, markRaw, nextTick, provide, ref, toRaw, watch } from "vue";
+import { inject, markRaw, nextTick, onUnmounted, provide, ref, toRaw, watch } from "vue";
 import { VueFlow, Handle, Position, useVueFlow, Background, Controls, MiniMap } from "flowbuilder-vueflow";
 
 const cssPromises = {};
@@ -22,21 +22,33 @@ function loadCss(url) {
 // The executor's error starts with "Node 'id' (type) failed: ", which the red card already says;
 // the badge shows the cause (the full text stays in its tooltip).
 const badgeError = (e) => (e || "failed").replace(/^Node '[^']*' \([^)]*\) failed:\s*/, "");
-// Fit with little padding, and as far out as it takes: fit always shows every node (cards turn into title
-// chips when their text would be too small to read).
-const FIT = { padding: 0.05, maxZoom: 1.2, minZoom: 0.02 };
+// Fit shows every node, as far out as it takes (cards turn into title chips when their text would be too small
+// to read), with PAD px round the flow and room at the bottom for the activity bar (jobs.py), so a run's line
+// never lies over a card the fit placed. (Small flows stay above chip zoom by their layout: ELK wraps a long
+// chain to the canvas's shape, layout.mjs.)
+const FIT = { maxZoom: 1.2, minZoom: 0.02 };
+const PAD = 24;
+const BAR_ROOM = 58; // one activity-bar row (about 36 px) 10 px above the bottom, and a gap
 // Zoom levels of detail (every canvas text stays >= 11 px on screen):
 // - "full" from FULL_ZOOM: the smallest card text (type ids, port types) is 11 px;
 // - "medium" from MEDIUM_ZOOM: that small print is hidden, the rest of the card is 13 px and up;
-// - below, "chip": each card shows only its title, sized to 12 px on screen (as n8n and ComfyUI do).
+// - "compact" from COMPACT_ZOOM: the medium card with its title, port names and status scaled up to stay 11-12 px
+//   (the card keeps its size: rows are 18 px, which holds an 11 px name down to this zoom), so ports stay
+//   named and connectable;
+// - below, "chip": each card shows only its title, sized to 12 px on screen (as n8n and ComfyUI do), with its
+//   port handles on the chip's edges, above it.
 const SMALL_PX = 11;
 const MAIN_PX = 13;
 const FULL_ZOOM = 11 / SMALL_PX;
 const MEDIUM_ZOOM = 11 / MAIN_PX;
-const detailLevel = (zoom) => (zoom >= FULL_ZOOM - 1e-6 ? "full" : zoom >= MEDIUM_ZOOM - 1e-6 ? "medium" : "chip");
+const COMPACT_ZOOM = 0.6;
+const detailLevel = (zoom) =>
+  zoom >= FULL_ZOOM - 1e-6 ? "full" : zoom >= MEDIUM_ZOOM - 1e-6 ? "medium" : zoom >= COMPACT_ZOOM - 1e-6 ? "compact" : "chip";
 // Above this many nodes only those in view are in the DOM (a 500-node flow stays fluid), and at chip zoom
 // each card is drawn "lite": its title chip and bare handle anchors, without the card's rows or Vue Flow's
-// Handle components (a fitted 500-node flow would otherwise build ~2000 of them before the first paint).
+// Handle components (a fitted 500-node flow would otherwise build ~2000 of them before the first paint); lite
+// cards are not dragged or focused and links have no click area (no per-card drag behaviour or key handlers to
+// set up: the first paint of a packed 500-node flow draws every card).
 const VIRTUAL_FROM = 150;
 // A lite card keeps the full card's footprint (fit, layout and links look the same): sizes measured from
 // canvas.css (head and type line 45 px; body padding 10, rows 18 + 4 apart, at least 12; the service-in strip).
@@ -61,19 +73,17 @@ const estimatedRect = (node) => {
   return { x: node.position.x, y: node.position.y, w: CARD_WIDTH, h: cardHeightOf(node.data || {}) };
 };
 
-// The fitted view of a big flow from its positions and estimated card sizes (Vue Flow's own fit, with a little more
-// padding): starting there, the cards Vue Flow renders to measure them are the cards in view and stay, instead of
-// being measured at zoom 1, dropped as out of view and built again for the fit (half of a 500-node flow's first draw).
-const estimatedViewport = (nodes, width, height) => {
-  if (!nodes.length || !width || !height) return undefined;
+// The viewport that fits boxes {x, y, w, h} into a canvas of width x height with PAD round them and ``room`` px
+// kept free at the bottom.
+const fitViewport = (rects, width, height, room = BAR_ROOM) => {
+  if (!rects.length || !width || !height) return undefined;
   let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-  for (const node of nodes) {
-    const r = estimatedRect(node);
+  for (const r of rects) {
     x0 = Math.min(x0, r.x); y0 = Math.min(y0, r.y); x1 = Math.max(x1, r.x + r.w); y1 = Math.max(y1, r.y + r.h);
   }
-  const pad = 1 + 2 * FIT.padding;
-  const zoom = Math.min(FIT.maxZoom, Math.max(FIT.minZoom, Math.min(width / ((x1 - x0) * pad), height / ((y1 - y0) * pad))));
-  return { zoom, x: width / 2 - ((x0 + x1) / 2) * zoom, y: height / 2 - ((y0 + y1) / 2) * zoom };
+  const w = Math.max(1, width - 2 * PAD), h = Math.max(1, height - 2 * PAD - room);
+  const zoom = Math.max(FIT.minZoom, Math.min(FIT.maxZoom, w / Math.max(1, x1 - x0), h / Math.max(1, y1 - y0)));
+  return { zoom, x: PAD + (w - (x1 - x0) * zoom) / 2 - x0 * zoom, y: PAD + (h - (y1 - y0) * zoom) / 2 - y0 * zoom };
 };
 
 const STATUS_ICON = {
@@ -310,15 +320,15 @@ const cardBoxes = (nodes, source, target) => {
 };
 
 // A service link (a model, embedder, memory or tool wired into the node that uses it): straight from the
-// provider's top to the consumer's bottom, unless that line would pass under another card; then an
-// orthogonal route round the cards.
+// provider's top to the consumer's bottom, unless that line would pass under a card (another one, or its own
+// two when the consumer sits below the provider); then an orthogonal route round the cards.
 const ServiceEdge = {
   name: "FbServiceEdge",
   inheritAttrs: false,
   props: ["id", "source", "target", "sourceX", "sourceY", "targetX", "targetY", "sourcePosition", "targetPosition",
     "style", "interactionWidth"],
   setup() {
-    return { flow: useVueFlow() };
+    return { flow: useVueFlow(), lite: inject("fbLite", ref(false)) };
   },
   computed: {
     path() {
@@ -331,7 +341,9 @@ const ServiceEdge = {
       if (!boxes || !Number.isFinite(sx + sy + tx + ty)) return straight;
       return cachedRoute(this.id, `${sx},${sy},${tx},${ty}|${boxes.key}`, () => {
         const { others, ends } = boxes;
-        if (!others.some((c) => lineHitsBox(sx, sy, tx, ty, c))) return straight;
+        // straight when it goes up from the provider's top into the consumer's bottom past no other card; a
+        // consumer below its provider (a retriever under its store) would have the line cross both cards
+        if (ty <= sy && !others.some((c) => lineHitsBox(sx, sy, tx, ty, c))) return straight;
         const pts = orthoRoute([sx, sy], this.sourcePosition || "top", [tx, ty], this.targetPosition || "bottom", others, ends);
         return pts ? roundedPath(pts) : straight;
       });
@@ -339,7 +351,7 @@ const ServiceEdge = {
   },
   template: `
     <path :id="id" class="vue-flow__edge-path" :d="path" :style="style" fill="none" />
-    <path class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />`,
+    <path v-if="!lite" class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />`,
 };
 
 const RoutedEdge = {
@@ -348,7 +360,7 @@ const RoutedEdge = {
   props: ["id", "source", "target", "sourceX", "sourceY", "targetX", "targetY", "style", "interactionWidth", "label",
     "labelStyle", "labelBgStyle"],
   setup() {
-    return { flow: useVueFlow() };
+    return { flow: useVueFlow(), lite: inject("fbLite", ref(false)) };
   },
   computed: {
     path() { return this.route.d; },
@@ -410,7 +422,7 @@ const RoutedEdge = {
   },
   template: `
     <path :id="id" class="vue-flow__edge-path" :d="path" :style="style" fill="none" />
-    <path class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />
+    <path v-if="!lite" class="vue-flow__edge-interaction" :d="path" fill="none" stroke-opacity="0" :stroke-width="interactionWidth || 20" />
     <g v-if="label" class="vue-flow__edge-textwrapper" :transform="'translate(' + route.lx + ' ' + route.ly + ')'">
       <rect class="vue-flow__edge-textbg" :x="-labelWidth / 2" y="-10" :width="labelWidth" height="20" rx="3" :style="labelBgStyle" />
       <text class="vue-flow__edge-text" text-anchor="middle" dominant-baseline="central" :style="labelStyle">{{ label }}</text>
@@ -430,7 +442,8 @@ export default {
     resourcePath: String,
     compat: Object,
   },
-  emits: ["connect", "nodes_moved", "node_click", "pane_click", "delete", "shortcut", "drop_node", "note_changed", "note_resized", "ready"],
+  emits: ["connect", "nodes_moved", "node_click", "pane_click", "delete", "shortcut", "drop_node", "note_changed", "note_resized", "ready",
+    "hint"],
   setup(props, { emit }) {
     const flowId = "fb-" + Math.random().toString(36).slice(2);
     const flow = useVueFlow(flowId);
@@ -494,14 +507,46 @@ export default {
     flow.onNodeClick(({ node }) => emit("node_click", { id: node.id, kind: node.type }));
     flow.onPaneClick(() => emit("pane_click", {}));
     const frames = (n) => new Promise((r) => { const step = (k) => (k ? requestAnimationFrame(() => step(k - 1)) : r()); step(n); });
-    // The first fit, once the nodes are measured (fit-view-on-init would use Vue Flow's wider default padding).
+    // The room the activity bar takes at the bottom of the canvas: at least one row's, so the line of a job that
+    // starts later (a run) lies over no card the fit placed.
+    const barRoom = () => {
+      const bar = document.querySelector(".fb-activity-builder");
+      const box = wrapEl()?.getBoundingClientRect();
+      if (!bar || !box || bar.classList.contains("hidden") || !bar.offsetHeight) return BAR_ROOM;
+      return Math.max(BAR_ROOM, box.bottom - bar.getBoundingClientRect().top + 8);
+    };
+    const boxOf = (n) => (n.dimensions?.width
+      ? { x: n.computedPosition.x, y: n.computedPosition.y, w: n.dimensions.width, h: n.dimensions.height }
+      : estimatedRect(n));
+    let lastFit = null; // the view the last fit set, and the bar's room it kept
     // Fit shows every node; the zoom picks the level of detail (canvas.css: fb-detail-*).
     const readableFit = async () => {
-      if (!flow.getNodes.value.length) return;
-      await flow.fitView(FIT);
+      const box = wrapEl()?.getBoundingClientRect();
+      if (!box?.width) return;
+      const nodes = flow.nodes.value;
+      const room = barRoom();
+      // a blank flow: its first cards come at full size
+      const view = nodes.length ? fitViewport(nodes.map(boxOf), box.width, box.height, room)
+        : { x: 2 * PAD, y: 2 * PAD, zoom: 1 };
+      await flow.setViewport(view);
+      lastFit = { ...view, room };
     };
+    const atFit = () => {
+      const v = flow.getViewport();
+      return lastFit && Math.abs(v.zoom - lastFit.zoom) < 1e-4 && Math.abs(v.x - lastFit.x) < 1 && Math.abs(v.y - lastFit.y) < 1;
+    };
+    // The bar grew past the room the fit kept (several jobs at once): fit again, unless the user moved the view.
+    let barObserver = null;
+    const watchBar = () => {
+      const bar = document.querySelector(".fb-activity-builder");
+      if (!bar || barObserver) return;
+      barObserver = new ResizeObserver(() => { if (atFit() && barRoom() > lastFit.room + 1) readableFit(); });
+      barObserver.observe(bar);
+    };
+    onUnmounted(() => barObserver?.disconnect());
     let level = null;
     let fitted = false;
+    let hinted = false;
     const setLite = (value) => {
       if (value === lite.value) return;
       lite.value = value;
@@ -518,25 +563,45 @@ export default {
       el.classList.remove("fb-detail-" + level);
       el.classList.add("fb-detail-" + next);
       level = next;
+      if (level !== "chip") hinted = false;
     };
     watch(() => flow.viewport.value.zoom, applyZoom);
     watch(() => (props.nodes || []).length, () => applyZoom(flow.getViewport().zoom));
-    const firstFit = async () => {
-      if (fitted) return;
-      fitted = true;
-      await readableFit();
+    const ready = async () => {
       applyZoom(flow.getViewport().zoom);
       await nextTick();
       await frames(1);
       // every node measured, the view fitted and the cards it shows drawn (benchmarks/ui_render.py waits for it)
       wrapEl()?.setAttribute("data-ready", "1");
     };
+    const firstFit = async () => {
+      if (fitted) return;
+      fitted = true;
+      await readableFit();
+      await ready();
+    };
     flow.onNodesInitialized(firstFit);
     // A big flow is fitted from positions as soon as the pane is there (the zoom picks lite chips), and again
-    // once its nodes are measured.
+    // once its nodes are measured. A blank flow has nothing to measure: it is ready at once.
     flow.onPaneReady(() => {
       applyZoom(flow.getViewport().zoom);
+      watchBar();
       if (big()) readableFit();
+      if (!flow.nodes.value.length) readableFit().then(ready);
+    });
+    // A drag that moved a card at chip zoom from near its edge was probably meant to start a link from a port:
+    // the page says how (once, until the user zooms in).
+    flow.onNodeDragStart(({ event, node }) => {
+      if (level !== "chip" || hinted || node?.type !== "fbnode") return;
+      const el = wrapEl()?.querySelector('.vue-flow__node[data-id="' + CSS.escape(node.id) + '"]');
+      const p = event?.touches?.[0] || event;
+      if (!el || p?.clientX === undefined) return;
+      const r = el.getBoundingClientRect();
+      const nearX = Math.min(p.clientX - r.left, r.right - p.clientX) < Math.max(12, r.width * 0.2);
+      const nearY = Math.min(p.clientY - r.top, r.bottom - p.clientY) < Math.max(8, r.height * 0.2);
+      if (!nearX && !nearY) return;
+      hinted = true;
+      emit("hint", { kind: "ports", node: node.id });
     });
 
     const onKeyDown = (e) => {
@@ -602,6 +667,32 @@ export default {
       await frames(2); // let new nodes be measured first
       await readableFit();
     };
+    // After the drawer opened for a selected card (the canvas narrowed), pan just enough to show that card.
+    const keepInView = async (id) => {
+      await frames(2);
+      const node = flow.findNode(id);
+      const box = wrapEl()?.getBoundingClientRect();
+      if (!node || !box?.width) return;
+      const v = flow.getViewport();
+      const r = boxOf(node);
+      const shift = (lo, hi, size, end) => (hi > size - end ? size - end - hi : 0) || (lo < PAD ? PAD - lo : 0);
+      const dx = shift(r.x * v.zoom + v.x, (r.x + r.w) * v.zoom + v.x, box.width, PAD);
+      const dy = shift(r.y * v.zoom + v.y, (r.y + r.h) * v.zoom + v.y, box.height, barRoom());
+      if (!dx && !dy) return;
+      const after = { x: v.x + dx, y: v.y + dy, zoom: v.zoom };
+      await flow.setViewport(after, { duration: 200 });
+      drawerPan = { before: drawerPan?.before ?? v, after };
+    };
+    // The drawer closed again: back to the view the user had, unless they moved it since.
+    let drawerPan = null;
+    const restoreView = async () => {
+      const pan = drawerPan;
+      drawerPan = null;
+      const v = flow.getViewport();
+      if (!pan || Math.abs(v.x - pan.after.x) > 1 || Math.abs(v.y - pan.after.y) > 1 || v.zoom !== pan.after.zoom) return;
+      await frames(2); // the canvas is wide again
+      await flow.setViewport(pan.before, { duration: 200 });
+    };
     const centerPosition = () => {
       const el = wrapEl();
       const r = el ? el.getBoundingClientRect() : { left: 0, top: 0, width: 800, height: 600 };
@@ -625,7 +716,8 @@ export default {
         const until = performance.now() + 5000;
         while (request.nodes.length <= VIRTUAL_FROM && !request.nodes.every(measured) && performance.now() < until) await frames(1);
         const box = wrapEl()?.getBoundingClientRect();
-        if (box?.width && box?.height) request.aspect = box.width / box.height;
+        const room = [box?.width - 2 * PAD, box?.height - 2 * PAD - barRoom()];
+        if (room[0] > 0 && room[1] > 0) request.aspect = room[0] / room[1]; // the shape a fit fills
         const sizes = {};
         for (const n of request.nodes) {
           const node = flow.findNode(n.id);
@@ -647,8 +739,8 @@ export default {
     };
 
     return {
-      flowId, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
-      patchNodes, fitView, centerPosition, selectNodes, renderedCount, layeredLayout,
+      flowId, lite, nodeTypes, edgeTypes, onDragOver, onDrop, onKeyDown, onNoteChanged, onNoteResized, viewport,
+      patchNodes, fitView, keepInView, restoreView, centerPosition, selectNodes, renderedCount, layeredLayout,
       VIRTUAL_FROM,
       minimapColor: (n) => (n.type === "fbnote" ? "#fde68a" : n.data?.status === "failed" ? "#dc2626" : "#94a3b8"),
     };
@@ -668,7 +760,7 @@ export default {
     // Vue Flow measures on init, so it renders only once its CSS is in.
     await Promise.all([loadCss(base + "/vueflow.css"), loadCss(base + "/canvas.css")]);
     if ((this.nodes || []).length > VIRTUAL_FROM) {
-      this.startView = estimatedViewport(this.nodes, this.$el.clientWidth, this.$el.clientHeight);
+      this.startView = fitViewport(this.nodes.map(estimatedRect), this.$el.clientWidth, this.$el.clientHeight);
     }
     this.cssReady = true;
     this.$emit("ready", {});
@@ -689,6 +781,7 @@ export default {
       <VueFlow v-if="cssReady" :id="flowId" :node-types="nodeTypes" :edge-types="edgeTypes" connection-mode="strict"
                :delete-key-code="null" :multi-selection-key-code="'Shift'" :selection-key-code="'Shift'"
                :default-edge-options="{ type: 'fbrouted' }" :elevate-nodes-on-select="false" :only-render-visible-elements="(nodes || []).length > VIRTUAL_FROM"
+               :nodes-draggable="!lite" :nodes-focusable="!lite" :edges-focusable="!lite"
                :default-viewport="startView"
                :min-zoom="0.02" :max-zoom="2.5">
         <Background :gap="18" />

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -244,11 +244,13 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
         if self.client.has_socket_connection:
             self.run_method("patchNodes", patches)
 
-    def clear_status(self) -> None:
-        self.status = {}
+    def clear_status(self, keep: Iterable[str] = ()) -> None:
+        """Every card back to idle, except ``keep`` (cards another job is drawing: the background ingest's)."""
+        kept = {node_id: self.status[node_id] for node_id in keep if node_id in self.status}
         reset = {"status": "idle", "summary": "", "error": None, "duration": None, "progress": None}
-        self.patch({spec.id: dict(reset) for spec in self.state.flow.nodes})
         self.status = {}
+        self.patch({spec.id: dict(reset) for spec in self.state.flow.nodes if spec.id not in kept})
+        self.status = kept
 
     def patch_note(self, note_id: str, text: str) -> None:
         """A note's new text and its rendered HTML, without re-rendering the graph."""
@@ -277,3 +279,13 @@ class FlowCanvas(ui.element, component="canvas.js", esm={"flowbuilder-vueflow": 
     def fit_view(self) -> None:
         if self.client.has_socket_connection:
             self.run_method("fitView")
+
+    def keep_in_view(self, node_id: str) -> None:
+        """Pan (after the drawer opened) just enough that ``node_id``'s card is on screen."""
+        if self.client.has_socket_connection:
+            self.run_method("keepInView", node_id)
+
+    def restore_view(self) -> None:
+        """Undo :meth:`keep_in_view`'s pan (the drawer closed), unless the user moved the view since."""
+        if self.client.has_socket_connection:
+            self.run_method("restoreView")

@@ -17,7 +17,7 @@ from flowbuilder.ui.accounts import Account, accounts, bind_button, issue_text
 from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.run_panel import RunController
 from flowbuilder.ui.session import EditorSession
-from flowbuilder.ui.widgets import failure_text, message_box
+from flowbuilder.ui.widgets import failure_text, message_box, notify, ui_words
 
 NO_MODEL = "No model is connected; here is what the flow retrieved"
 OLLAMA_STEPS = (
@@ -126,6 +126,50 @@ def fallbacks(result: RunResult) -> list[NodeResult]:
     ]
 
 
+def skipped_files(result: RunResult) -> list[NodeResult]:
+    """Loaders of this run that skipped files: a reply from such a flow answers from part of the folder."""
+    return [r for r in result.results.values() if r.details.get("skipped") and isinstance(r.details.get("files"), int)]
+
+
+CHAT_CSS = """
+.fb-chat-tab { height: 100%; flex-wrap: nowrap; }
+.fb-chat-told { line-height: 1.3; } .fb-chat-told-warning { color: #92400e; } .fb-chat-told-info { color: #1e3a8a; }
+.fb-chat-messages { flex: 1 1 0; min-height: 0; overflow-y: auto; overflow-x: hidden; padding: 0 4px 8px 0; }
+.fb-chat-compose { flex: none; background: #fff; padding: 6px 0 0; border-top: 1px solid #e2e8f0; }
+.body--dark .fb-chat-compose { background: #121212; border-top-color: #334155; }
+"""
+CHAT_FOLLOW_JS = """<script>
+(function () {
+  // The chat's messages follow the newest one unless the user scrolled up to read (then they stay put until the
+  // user sends a message or scrolls back down). The box is drawn anew whenever the Chat tab is shown.
+  let pinned = true, box = null;
+  const atEnd = (b) => b.scrollHeight - b.scrollTop - b.clientHeight < 40;
+  const follow = () => {
+    if (!box || !pinned) return;
+    // to the end, but never past the newest question: a reply taller than the box is read from its start
+    const sent = [...box.querySelectorAll('.q-message-sent')].pop();
+    const top = box.getBoundingClientRect().top;
+    const question = sent ? sent.getBoundingClientRect().top - top + box.scrollTop - 8 : Infinity;
+    box.scrollTop = Math.min(box.scrollHeight - box.clientHeight, question);
+  };
+  const later = () => requestAnimationFrame(follow);
+  const grows = new MutationObserver(later), resized = new ResizeObserver(later);
+  setInterval(() => {
+    const now = document.querySelector('.fb-chat-messages');
+    if (now === box) return;
+    grows.disconnect(); resized.disconnect();
+    box = now;
+    if (!box) return;
+    box.addEventListener('scroll', () => { pinned = atEnd(box); });
+    grows.observe(box, { childList: true, subtree: true, characterData: true, attributes: true });
+    resized.observe(box);
+    later();
+  }, 250);
+  window.fbChatFollow = () => { pinned = true; later(); };
+})();
+</script>"""
+
+
 class ChatPanel:
     """The chat tab: each message runs the flow with it as the chat input."""
 
@@ -135,10 +179,12 @@ class ChatPanel:
         self._live: Any = None
         self._streamed = ""
         self._told_no_model = False
+        self._told: set[str] = set()  # notices given in full once (a fallback path, keyword search standing in)
         self.bound_listeners: list[Any] = []
         self.hint = ui.label("").classes("text-xs text-grey-7")
-        self.messages = ui.column().classes("w-full gap-2 fb-chat-messages").style("min-height: 200px")
-        # Sticky at the bottom of the scrolling side panel: the box stays in reach however long the chat gets.
+        # The messages scroll on their own, above the compose box (which so never lies over a message), and
+        # follow the newest unless the user scrolled up to read (CHAT_FOLLOW_JS).
+        self.messages = ui.column().classes("w-full gap-2 fb-chat-messages")
         with ui.row().classes("w-full no-wrap items-center fb-chat-compose"):
             self.input = (
                 ui.input(placeholder="Ask the flow…").props("dense outlined").classes("grow").mark("chat-input")
@@ -168,16 +214,15 @@ class ChatPanel:
             self._live.set_text(self._streamed)
 
     def _scroll_to_end(self) -> None:
-        ui.run_javascript(
-            "const p = document.querySelector('.fb-side .q-tab-panels'); if (p) p.scrollTop = p.scrollHeight;"
-        )
+        """Follow the conversation again (the user just sent a message): the newest message comes into view."""
+        ui.run_javascript("window.fbChatFollow && window.fbChatFollow()")
 
     async def send(self) -> None:
         text = str(self.input.value or "").strip()
         if not text:
             return
         if not any(_takes_message(self.session, n.id) for n in self.session.state.flow.nodes):
-            ui.notify("This flow has no chat.input node.", type="warning")
+            notify("This flow has no chat.input node.", type="warning")
             return
         self.input.value = ""
         with self.messages:
@@ -188,9 +233,8 @@ class ChatPanel:
         self._streamed = ""
         # A model that cannot be bound (no key) blocks the whole run: run what retrieves instead.
         issues = self.session.state.issues(self.session.resolver, self.session.base_dir)
-        models = set(model_nodes(self.session))
         to: str | None = None
-        if issues and {i.node_id for i in issues} <= models:
+        if issues and {i.node_id for i in issues} <= set(model_nodes(self.session)):
             to = retrieval_target(self.session, {i.node_id for i in issues if i.node_id})
         if issues and to is None:
             self._live.delete()
@@ -203,43 +247,85 @@ class ChatPanel:
         if result is None:
             live.set_text("(not run; see the notification)")
             return
+        with reply:
+            self._reply(result, live, to)
+        self._scroll_to_end()
+
+    def _reply(self, result: RunResult, live: ui.label, to: str | None) -> None:
+        """The flow's reply: its answer (or what it retrieved, or why there is none), how it was found, and the
+        chunks behind it."""
+        if self.controller.stood_in:  # with the answer: it did not come from the flow's own search
+            self._tell(
+                "stand-in",
+                "info",
+                f"Answered by {self.controller.stood_in}",
+                "The store is still being filled in the background, so the chunks were found by keyword search "
+                "(BM25) over the same rows; once every row is embedded, the flow's own search answers.",
+                "fb-chat-stand-in",
+            )
         answer = chat_output_of(self.session, result)
         failed = result.failed()
-        model_failed = bool(failed) and all(f.node_id in models for f in failed)
-        if to is not None or (not answer and model_failed and hits_of(result)):
+        models = set(model_nodes(self.session))
+        retrieved_only = to is not None or (
+            not answer and bool(failed) and all(f.node_id in models for f in failed) and bool(hits_of(result))
+        )
+        if retrieved_only:
             live.delete()
-            with reply:
-                self._no_model(result, failure_text(failed[-1].node_id, failed[-1].error or "") if failed else None, to)
-        elif answer:
+            self._no_model(result, failure_text(failed[-1].node_id, failed[-1].error or "") if failed else None, to)
+            return
+        if answer:
             live.set_text(answer)
-            with reply:
-                for warned in fallbacks(result):  # which path answered, when it was not the model
-                    message_box("warning", f"'{warned.node_id}' answered by a fallback path", warned.warning,
-                                "fb-chat-fallback")  # fmt: skip
+            for warned in fallbacks(result):  # which path answered, when it was not the model
+                self._fallback_box(warned)
         elif failed:
-            # No final answer: say which node failed rather than showing an intermediate text (the prompt).
+            # No final answer: say which card failed rather than showing an intermediate text (the prompt).
             live.delete()  # the warning replaces the (empty) answer line
-            with reply:
-                message_box(
-                    "warning",
-                    f"No answer: “{self.controller.name(failed[-1].node_id)}” failed",
-                    failure_text(failed[-1].node_id, failed[-1].error or ""),
-                    "fb-chat-warning",
-                )
+            message_box(
+                "warning",
+                f"No answer: “{self.controller.name(failed[-1].node_id)}” failed",
+                failure_text(failed[-1].node_id, failed[-1].error or ""),
+                "fb-chat-warning",
+            )
+            if failed[-1].node_id in models:
+                self._help_buttons()
         else:
             live.set_text(answer_of(self.session, result) or self._streamed or "(no answer)")
-        if to is None and not (not answer and model_failed and hits_of(result)):
-            with reply:
-                for node_id, hits in hits_of(result):
-                    with (
-                        ui.expansion(
-                            f"{len(hits)} retrieved chunks ({self.controller.name(node_id)})", icon="manage_search"
-                        )
-                        .classes("w-full fb-chat-hits")
-                        .props("dense header-class=text-caption")
-                    ):
-                        hits_view(hits)  # each stage's rank after fusion or a reranker
-        self._scroll_to_end()
+        for loader in skipped_files(result):  # said on every reply: the answer comes from part of the folder
+            read, skipped = loader.details.get("files", 0), loader.details["skipped"]
+            names = ", ".join(item["file"] for item in skipped[:3]) + (", …" if len(skipped) > 3 else "")
+            title = f"“{self.controller.name(loader.node_id)}” read {read} files and skipped {len(skipped)}"
+            message_box("warning", title, f"Not searched: {names}", "fb-chat-skipped")
+        for node_id, hits in hits_of(result):
+            title = f"{len(hits)} retrieved chunks ({self.controller.name(node_id)})"
+            with (
+                ui.expansion(title, icon="manage_search")
+                .classes("w-full fb-chat-hits")
+                .props("dense header-class=text-caption")
+            ):
+                hits_view(hits)  # each stage's rank after fusion or a reranker
+
+    def _fallback_box(self, warned: NodeResult) -> None:
+        """Which card answered by a fallback path, why, and the way to the real path (a button, not a command)."""
+        title = self.controller.name(warned.node_id)
+        told = f"fallback:{warned.node_id}" in self._told
+        self._tell(
+            f"fallback:{warned.node_id}",
+            "warning",
+            f"“{title}” answered by a fallback path",
+            ui_words(warned.warning),
+            "fb-chat-fallback",
+        )
+        if not told:
+            self._help_buttons()
+
+    def _tell(self, key: str, kind: str, title: str, text: str, classes: str) -> None:
+        """A notice in full the first time, then its title alone (each reply still says it, the chat stays short)."""
+        if key in self._told:
+            icon = "⚠" if kind == "warning" else "ⓘ"
+            ui.label(f"{icon} {title}").classes(f"text-caption fb-chat-told fb-chat-told-{kind} {classes}")
+            return
+        self._told.add(key)
+        message_box(kind, title, text, classes)
 
     def _model_accounts(self) -> list[Account]:
         models = set(model_nodes(self.session))

@@ -3,12 +3,12 @@
 Pick flows (the first is the baseline; by default the LangFlow course's naive, improved-as-exported and
 row-labelled flows, each with one line saying what it does) and a question set; the comparison runs in
 a background thread while a progress bar with an estimate of the time left follows the executor's
-events, and Cancel stops it. Results: a leaderboard by MRR, bar charts of the metrics next to the 95%
-intervals of each flow's difference from the baseline with a verdict per pair, the chunk statistics,
-chunk boundaries drawn over the first source rows of every flow (a colour per chunk, a red marker where
-a boundary falls inside a record, greyed text past the embedder's token limit that is never embedded),
-and a per-question grid whose misses say why; clicking a question shows every flow's top-k chunks with
-scores, per-leg ranks and where the gold record landed.
+events, and Cancel stops it (two or more flows that finished are still compared; one is summed up). Results:
+a leaderboard by MRR, bar charts of the metrics next to the 95% intervals of each flow's difference from the
+baseline with a verdict per pair, the chunk statistics, chunk boundaries drawn over the first source rows of
+every flow (a colour per chunk, a red marker where a boundary falls inside a record, greyed text past the
+embedder's token limit that is never embedded), and a per-question grid whose misses say why; clicking a
+question shows every flow's top-k chunks with scores, per-leg ranks and where the gold record landed.
 
 The relevance mode (lenient or strict, next to k) decides which chunks count as relevant; switching it
 after a comparison re-judges the same hits at once (nothing is searched or embedded again).
@@ -24,13 +24,12 @@ import html
 import itertools
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nicegui import run, ui
+from nicegui import ui
 
 from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document
@@ -44,6 +43,7 @@ from flowbuilder.evaluation.compare import (
     FlowEvaluation,
     FlowSource,
     PairComparison,
+    build_comparison,
     describe_flow,
     flow_labels,
     read_flow,
@@ -64,9 +64,10 @@ from flowbuilder.examples import IMPROVED_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, d
 from flowbuilder.executor import RunEvent
 from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
-from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, JobView, start_job
+from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, PageJob
 from flowbuilder.ui.session import AppConfig
 from flowbuilder.ui.tune_panel import TunePanel
+from flowbuilder.ui.widgets import WIDGET_CSS, notify
 
 DEFAULT_ROWS = 30
 DEFAULT_K = 5
@@ -541,22 +542,65 @@ class Eta:
 # -- the page ------------------------------------------------------------------------------------
 
 
+INTRO = (
+    "Compares how two or more flows chunk and retrieve, on one question set: pick the flows (the first is the "
+    "baseline) and a question set (a .jsonl file, one question a line with the record ids that hold its answer), "
+    "then Compare."
+)
+LEADERBOARD_COLUMNS = (
+    ("place", "#"), ("flow", "flow"), ("hit1", "hit@1"), ("hitk", "hit@{k}"), ("hitc", "hit@{chars}ch"), ("mrr", "MRR"),
+    ("recall", "recall@{k}"), ("chars", "top-3 chars"), ("chunks", "chunks"), ("split", "split facts"),
+    ("ingest", "ingest s"), ("misses", "why missed"), ("versus", "vs baseline"),
+)  # fmt: skip
+BETTER_BADGE = """<q-td :props="props"><q-badge :color="props.value == 'A' || props.value == '=' ||
+    props.value == 'n/a' ? (props.value == 'A' ? 'negative' : 'grey') : 'positive'" :label="props.value" /></q-td>"""
+
+
+def compare_outcome(result: tuple[Comparison, list[str]]) -> str:
+    """The job's last line: done, or which flows a cancelled comparison still shows."""
+    comparison, missing = result
+    if not missing:
+        return "Done."
+    shown = ", ".join(ev.label for ev in comparison.flows)
+    return f"Cancelled. Flows {shown} finished and are compared below; {', '.join(missing)} did not finish."
+
+
+def cancelled_early(cancelled: ComparisonCancelled) -> ComparisonCancelled:
+    """A cancel before two flows finished, saying what the one that did measured."""
+    if not cancelled.finished:
+        return cancelled
+    ev = cancelled.finished[0]
+    m = ev.metrics
+    return ComparisonCancelled(
+        f"Only flow {ev.label} ({ev.name}) finished: MRR {m.mrr:.3f}, hit@1 {m.hit_at_1:.3f} over {m.questions} "
+        "questions; nothing to compare it with."
+    )
+
+
 class ComparePage:
     def __init__(self, query: dict[str, str], workspace: Path) -> None:
-        self.events: deque[tuple[str, RunEvent]] = deque()
         self.comparison: Comparison | None = None
-        self.running = False
-        self.cancel = threading.Event()
         self.eta: Eta | None = None
         self.detail: Any = None
-        flows = flow_options(workspace)
-        questions = question_options(workspace)
+        flows, questions = flow_options(workspace), question_options(workspace)
         with ui.header().classes("items-center bg-slate-800 q-py-xs"):
             ui.label("Flowbuilder · Compare chunking").classes("text-lg text-white")
             ui.space()
             ui.link("Back to the builder", "/").classes("text-white")
         ui.add_css(ACTIVITY_CSS)
         ActivityBar(skip="compare")  # jobs started elsewhere (a builder run, an eval) show here too
+        ui.label(INTRO).classes("text-body2 text-grey-9").props("data-testid=compare-intro")
+        self._inputs(flows, questions, query)
+        self.lines = ui.column().classes("w-full gap-0").props("data-testid=flow-lines")
+        self.describe()
+        self.work: PageJob[tuple[str, RunEvent]] = PageJob("compare", "compare", self._follow)
+        self.work.button = self.button
+        self.results = ui.column().classes("w-full")
+        TunePanel(flows, questions, _COMPARER, _COMPARER_LOCK, query)
+        if query.get("run") and not query.get("tune"):  # with tune=FLOW, run=1 starts the Tune panel instead
+            ui.timer(0.2, self.start, once=True)
+
+    def _inputs(self, flows: dict[str, str], questions: dict[str, str], query: dict[str, str]) -> None:
         with ui.row().classes("w-full items-end gap-3"):
             self.flows = (
                 ui.select(
@@ -570,7 +614,7 @@ class ComparePage:
                 .classes("min-w-[520px]")
             )
             self.questions = ui.select(
-                questions, value=pick(questions, query.get("q"), DEFAULT_QUESTIONS), label="Question set"
+                questions, value=pick(questions, query.get("q"), DEFAULT_QUESTIONS), label="Question set (.jsonl)"
             ).classes("min-w-[260px]")
             self.k = ui.number("k", value=int(query.get("k") or DEFAULT_K), min=1, max=50, step=1).classes("w-20")
             self.relevance = (
@@ -594,15 +638,6 @@ class ComparePage:
             )
             self.limit = ui.number("rows shown", value=DEFAULT_ROWS, min=1, max=500, step=1).classes("w-28")
             self.button = ui.button("Compare", icon="compare_arrows", on_click=self.start).props("data-testid=compare")
-        self.lines = ui.column().classes("w-full gap-0").props("data-testid=flow-lines")
-        self.describe()
-        self.job: Job | None = None
-        self.job_view = JobView("compare")  # the same widget as the activity bar's (jobs.py)
-        self.results = ui.column().classes("w-full")
-        TunePanel(flows, questions, _COMPARER, _COMPARER_LOCK, query)
-        ui.timer(0.1, self.drain)
-        if query.get("run") and not query.get("tune"):  # with tune=FLOW, run=1 starts the Tune panel instead
-            ui.timer(0.2, self.start, once=True)
 
     def selected(self) -> list[str]:
         value = self.flows.value
@@ -618,50 +653,32 @@ class ComparePage:
                     f"data-testid=flow-line-{label.lower()}"
                 )
 
-    def drain(self) -> None:
-        while self.events:
-            label, event = self.events.popleft()
-            if self.eta is not None:
-                self.eta.update(label, event)
-            if self.running and self.job is not None:
-                self.job.event(event, prefix=f"flow {label} · ")
-        self.job_view.show(self.job)
+    def _follow(self, job: Job, item: tuple[str, RunEvent]) -> None:
+        label, event = item
+        if self.eta is not None:
+            self.eta.update(label, event)
+        job.event(event, prefix=f"flow {label} · ")
 
     async def start(self) -> None:
-        if self.running:
-            return
         paths = self.selected()
         if len(paths) < 2 or not self.questions.value:
-            ui.notify("Pick two or more flows and a question set.", type="warning")
+            notify("Pick two or more flows and a question set.", type="warning")
             return
-        self.running = True
-        self.cancel = threading.Event()
-        self.eta = Eta(flow_labels(len(paths)))
-        self.button.disable()
-        job = self.job = start_job("compare", f"Compare {len(paths)} flows", cancel=self.cancel.set)
-        job.progress("starting… (cancel stops after the current step or embedding batch)")
-        self.job_view.show(job)
         k = max(1, int(self.k.value or DEFAULT_K))
         relevance = relevance_mode(self.relevance.value)
-        outcome = "Done."
-        try:
-            questions = load_questions(str(self.questions.value))
-            screening = self.embedder.value == "screening"
-            self.comparison = await run.io_bound(self._compare, paths, questions, k, relevance, self.cancel, screening)
-        except ComparisonCancelled:
-            outcome = "Cancelled."
-            return
-        except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
-            outcome = f"Failed: {redact(str(exc))}"
-            return
-        finally:
-            self.running = False
-            self.button.enable()
-            self.events.clear()  # stale progress must not overwrite the outcome on the next drain
-            job.finish(outcome)
-            self.job_view.show(job)
-        self.show()
+        screening = self.embedder.value == "screening"
+        questions_path = str(self.questions.value)
+        self.eta = Eta(flow_labels(len(paths)))
+
+        def work(cancel: threading.Event) -> tuple[Comparison, list[str]]:
+            return self._compare(paths, load_questions(questions_path), k, relevance, cancel, screening)
+
+        title = f"Compare {len(paths)} flows"
+        starting = "starting… (Cancel stops at the next step and keeps the flows that finished)"
+        result = await self.work.run(title, work, compare_outcome, starting)
+        if result is not None:
+            self.comparison = result[0]
+            self.show()
 
     def _compare(
         self,
@@ -671,21 +688,26 @@ class ComparePage:
         relevance: Relevance,
         cancel: threading.Event,
         screening: bool = False,
-    ) -> Comparison:
+    ) -> tuple[Comparison, list[str]]:
+        """The comparison and the labels of the flows it leaves out (a cancel keeps two or more that finished)."""
         sources = [screening_source(Path(p)) if screening else FlowSource(Path(p)) for p in paths]
+        labels = flow_labels(len(paths))
         with _COMPARER_LOCK:
-            return _COMPARER.compare_many(
-                sources,
-                questions,
-                k,
-                on_progress=lambda label, event: self.events.append((label, event)),
-                relevance=relevance,
-                cancel_event=cancel,
-            )
+            try:
+                on_progress = lambda label, event: self.work.events.append((label, event))  # noqa: E731
+                comparison = _COMPARER.compare_many(
+                    sources, questions, k, on_progress=on_progress, relevance=relevance, cancel_event=cancel
+                )
+            except ComparisonCancelled as cancelled:
+                if len(cancelled.finished) < 2:
+                    raise cancelled_early(cancelled) from None
+                missing = labels[len(cancelled.finished) :]
+                return build_comparison(cancelled.finished, k, relevance), missing
+        return comparison, []
 
     def rejudge(self) -> None:
         """The shown comparison's hits judged in the newly picked mode (the next Compare uses it too)."""
-        if self.comparison is None or self.running:
+        if self.comparison is None or self.work.running:
             return
         self.comparison = rejudge(self.comparison, relevance_mode(self.relevance.value))
         self.show()
@@ -694,131 +716,113 @@ class ComparePage:
         comparison = self.comparison
         if comparison is None:
             return
-        limit = max(1, int(self.limit.value or DEFAULT_ROWS))
-        k = comparison.k
         self.results.clear()
         with self.results:
-            m = comparison.a.metrics
-            if comparison.a.name.endswith("[screening: wordllama]"):
-                ui.label(SCREENING_COST.format(cost=SCREENING_MEASURED)).classes(
-                    "text-body2 q-pa-sm bg-amber-1 rounded-borders w-full"
-                ).props("data-testid=screening-cost")
-            ui.label(
-                f"Leaderboard by MRR (k = {k}, {comparison.relevance} relevance, hit@chars at {comparison.chars} "
-                f"characters of the prompt's context; {m.questions} questions with an answer, {m.unanswerable} "
-                "without; click a column to sort)"
-            ).classes("text-subtitle1")
-            columns = [
-                ("place", "#"), ("flow", "flow"), ("hit1", "hit@1"), ("hitk", f"hit@{k}"),
-                ("hitc", f"hit@{comparison.chars}ch"), ("mrr", "MRR"),
-                ("recall", f"recall@{k}"), ("chars", "top-3 chars"), ("chunks", "chunks"),
-                ("split", "split facts"), ("ingest", "ingest s"), ("misses", "why missed"),
-                ("versus", "vs baseline"),
-            ]  # fmt: skip
-            ui.table(
-                columns=[
-                    {
-                        "name": n,
-                        "label": lab,
-                        "field": n,
-                        "align": "left" if n in ("flow", "misses", "versus") else "right",
-                        "sortable": n in SORTABLE,
-                    }
-                    for n, lab in columns
-                ],
-                rows=leaderboard_table_rows(comparison),
-                row_key="flow",
-            ).props("dense flat wrap-cells data-testid=leaderboard").classes("w-full")
-            with ui.row().classes("w-full no-wrap gap-4 items-start"):
-                with ui.card().classes("w-1/2"):
-                    ui.label("Retrieval metrics").classes("text-subtitle1")
-                    ui.echart(metrics_chart(comparison)).classes("w-full h-64").props("data-testid=metrics")
-                with ui.card().classes("w-1/2"):
-                    ui.label("Difference from the baseline, 95% interval (paired bootstrap, 10,000 resamples)").classes(
-                        "text-subtitle1"
-                    )
-                    ui.html(interval_html(comparison), sanitize=False).props("data-testid=intervals")
-                    if len(comparison.flows) == 2:
-                        ui.label(
-                            f"B vs A per question: {comparison.wins_b} wins, {comparison.wins_a} losses, "
-                            f"{comparison.ties} ties"
-                        ).classes("text-sm")
-            with ui.card().classes("w-full"):
-                ui.label("Chunk statistics").classes("text-subtitle1")
-                ui.table(
-                    columns=[
-                        {"name": "stat", "label": "", "field": "stat", "align": "left"},
-                        *(
-                            {"name": ev.label.lower(), "label": ev.label, "field": ev.label.lower()}
-                            for ev in comparison.flows
-                        ),
-                    ],
-                    rows=stats_rows(comparison),
-                    row_key="stat",
-                ).props("dense flat wrap-cells data-testid=stats").classes("w-full")
-                for ev in comparison.flows:
-                    ui.label(f"{ev.label}: {ev.name} ({ev.path.name}) — {ev.description}").classes(
-                        "text-xs text-grey-8"
-                    )
-                    for warning in ev.warnings:
-                        ui.label(f"{ev.label}: {warning}").classes("text-xs text-orange-9")
-            ui.label(f"Chunk boundaries over the first {limit} source rows").classes("text-subtitle1 q-mt-md")
-            ui.label(
-                "Each colour is one chunk (purple: text in two overlapping chunks); a red bar marks a chunk "
-                "boundary inside a record, ✂ a record no single chunk holds whole, and ◌ a record with text the "
-                "embedder never reads."
-            ).classes("text-xs text-grey-8")
-            width = "w-1/2" if len(comparison.flows) == 2 else "min-w-[420px] flex-1"
-            with ui.row().classes("w-full gap-4 items-start" + (" no-wrap" if len(comparison.flows) == 2 else "")):
-                for ev in comparison.flows:
-                    self._boundaries(ev, limit, width)
-            ui.label("Per question (click a row to see every flow's top chunks)").classes("text-subtitle1 q-mt-md")
-            with ui.row().classes("w-full no-wrap gap-4 items-start"):
-                rank_columns = [
-                    {"name": f"rank_{label}", "label": f"rank {ev.label}", "field": f"rank_{label}", "sortable": True}
-                    for ev in comparison.flows
-                    if (label := ev.label.lower())
-                ]
-                table = (
-                    ui.table(
-                        columns=[
-                            {"name": "id", "label": "id", "field": "id", "align": "left", "sortable": True},
-                            {
-                                "name": "question",
-                                "label": "question",
-                                "field": "question",
-                                "align": "left",
-                                "style": "white-space: normal; min-width: 220px",
-                            },
-                            {
-                                "name": "gold",
-                                "label": "gold",
-                                "field": "gold",
-                                "align": "left",
-                                "style": "white-space: normal; max-width: 160px",
-                            },
-                            *rank_columns,
-                            {"name": "better", "label": "better", "field": "better", "sortable": True},
-                        ],
-                        rows=question_rows(comparison),
-                        row_key="id",
-                        selection="single",
-                        pagination=15,
-                        on_select=lambda e: self.show_question(e.selection[0]["id"] if e.selection else None),
-                    )
-                    .props("dense data-testid=questions")
-                    .classes("w-1/2")
+            self._leaderboard(comparison)
+            self._charts(comparison)
+            self._chunk_stats(comparison)
+            self._boundary_section(comparison, max(1, int(self.limit.value or DEFAULT_ROWS)))
+            self._question_section(comparison)
+
+    def _leaderboard(self, comparison: Comparison) -> None:
+        m, k = comparison.a.metrics, comparison.k
+        if comparison.a.name.endswith("[screening: wordllama]"):
+            ui.label(SCREENING_COST.format(cost=SCREENING_MEASURED)).classes(
+                "text-body2 q-pa-sm bg-amber-1 rounded-borders w-full"
+            ).props("data-testid=screening-cost")
+        ui.label(
+            f"Leaderboard by MRR (k = {k}, {comparison.relevance} relevance, hit@chars at {comparison.chars} "
+            f"characters of the prompt's context; {m.questions} questions with an answer, {m.unanswerable} "
+            "without; click a column to sort)"
+        ).classes("text-subtitle1")
+        columns = [
+            {
+                "name": name,
+                "label": label.format(k=k, chars=comparison.chars),
+                "field": name,
+                "align": "left" if name in ("flow", "misses", "versus") else "right",
+                "sortable": name in SORTABLE,
+            }
+            for name, label in LEADERBOARD_COLUMNS
+        ]
+        ui.table(columns=columns, rows=leaderboard_table_rows(comparison), row_key="flow").props(
+            "dense flat wrap-cells data-testid=leaderboard"
+        ).classes("w-full")
+
+    def _charts(self, comparison: Comparison) -> None:
+        with ui.row().classes("w-full no-wrap gap-4 items-start"):
+            with ui.card().classes("w-1/2"):
+                ui.label("Retrieval metrics").classes("text-subtitle1")
+                ui.echart(metrics_chart(comparison)).classes("w-full h-64").props("data-testid=metrics")
+            with ui.card().classes("w-1/2"):
+                ui.label("Difference from the baseline, 95% interval (paired bootstrap, 10,000 resamples)").classes(
+                    "text-subtitle1"
                 )
-                table.on("rowClick", lambda e: self.show_question(_row_id(e.args)))
-                table.add_slot(
-                    "body-cell-better",
-                    """<q-td :props="props"><q-badge :color="props.value == 'A' || props.value == '=' ||
-                    props.value == 'n/a' ? (props.value == 'A' ? 'negative' : 'grey') : 'positive'"
-                    :label="props.value" /></q-td>""",
-                )
-                self.detail = ui.column().classes("w-1/2")
-                with self.detail:
-                    ui.label("Click a question in the table.").classes("text-grey-7")
+                ui.html(interval_html(comparison), sanitize=False).props("data-testid=intervals")
+                if len(comparison.flows) == 2:
+                    ui.label(
+                        f"B vs A per question: {comparison.wins_b} wins, {comparison.wins_a} losses, "
+                        f"{comparison.ties} ties"
+                    ).classes("text-sm")
+
+    def _chunk_stats(self, comparison: Comparison) -> None:
+        with ui.card().classes("w-full"):
+            ui.label("Chunk statistics").classes("text-subtitle1")
+            columns = [{"name": "stat", "label": "", "field": "stat", "align": "left"}] + [
+                {"name": ev.label.lower(), "label": ev.label, "field": ev.label.lower()} for ev in comparison.flows
+            ]
+            ui.table(columns=columns, rows=stats_rows(comparison), row_key="stat").props(
+                "dense flat wrap-cells data-testid=stats"
+            ).classes("w-full")
+            for ev in comparison.flows:
+                ui.label(f"{ev.label}: {ev.name} ({ev.path.name}) — {ev.description}").classes("text-xs text-grey-8")
+                for warning in ev.warnings:
+                    ui.label(f"{ev.label}: {warning}").classes("text-xs text-orange-9")
+
+    def _boundary_section(self, comparison: Comparison, limit: int) -> None:
+        ui.label(f"Chunk boundaries over the first {limit} source rows").classes("text-subtitle1 q-mt-md")
+        ui.label(
+            "Each colour is one chunk (purple: text in two overlapping chunks); a red bar marks a chunk "
+            "boundary inside a record, ✂ a record no single chunk holds whole, and ◌ a record with text the "
+            "embedder never reads."
+        ).classes("text-xs text-grey-8")
+        two = len(comparison.flows) == 2
+        width = "w-1/2" if two else "min-w-[420px] flex-1"
+        with ui.row().classes("w-full gap-4 items-start" + (" no-wrap" if two else "")):
+            for ev in comparison.flows:
+                self._boundaries(ev, limit, width)
+
+    def _question_section(self, comparison: Comparison) -> None:
+        ui.label("Per question (click a row to see every flow's top chunks)").classes("text-subtitle1 q-mt-md")
+        rank_columns: list[dict[str, Any]] = [
+            {"name": f"rank_{label}", "label": f"rank {ev.label}", "field": f"rank_{label}", "sortable": True}
+            for ev in comparison.flows
+            if (label := ev.label.lower())
+        ]
+        columns: list[dict[str, Any]] = [
+            {"name": "id", "label": "id", "field": "id", "align": "left", "sortable": True},
+            {"name": "question", "label": "question", "field": "question", "align": "left",
+             "style": "white-space: normal; min-width: 220px"},
+            {"name": "gold", "label": "gold", "field": "gold", "align": "left",
+             "style": "white-space: normal; max-width: 160px"},
+            *rank_columns,
+            {"name": "better", "label": "better", "field": "better", "sortable": True},
+        ]  # fmt: skip
+        with ui.row().classes("w-full no-wrap gap-4 items-start"):
+            table = ui.table(
+                columns=columns,
+                rows=question_rows(comparison),
+                row_key="id",
+                selection="single",
+                pagination=15,
+                on_select=lambda e: self.show_question(e.selection[0]["id"] if e.selection else None),
+            )
+            table.props("dense data-testid=questions").classes("w-1/2")
+            table.on("rowClick", lambda e: self.show_question(_row_id(e.args)))
+            table.add_slot("body-cell-better", BETTER_BADGE)
+            self.detail = ui.column().classes("w-1/2")
+            with self.detail:
+                ui.label("Click a question in the table.").classes("text-grey-7")
 
     def _boundaries(self, ev: FlowEvaluation, limit: int, width: str) -> None:
         truncation = truncation_of(ev.embedder)
@@ -914,7 +918,7 @@ def register(config: AppConfig) -> None:
     def compare_page(a: str | None = None, b: str | None = None, q: str | None = None, k: str | None = None,
                      rel: str | None = None, run: str | None = None, flows: str | None = None,
                      emb: str | None = None, tune: str | None = None, vary: str | None = None) -> None:  # fmt: skip
-        ui.add_css(_CSS)
+        ui.add_css(WIDGET_CSS + _CSS)
         given = {"a": a, "b": b, "q": q, "k": k, "rel": rel, "run": run, "flows": flows, "emb": emb, "tune": tune,
                  "vary": vary}  # fmt: skip
         ComparePage({key: value for key, value in given.items() if value}, config.workspace)

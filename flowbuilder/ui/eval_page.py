@@ -1,7 +1,7 @@
 """The ``/eval`` page: a flow's answers scored question by question.
 
 Pick a flow and a question set and Run: ``flowbuilder eval``'s logic (:func:`evaluate_answers`) runs in a
-background thread with a progress bar and Cancel (it stops between questions). Or load a saved
+background thread with a progress bar and Cancel (which keeps and shows the questions that finished). Or load a saved
 ``flowbuilder eval --json`` output (the offline path for flows whose model is not reachable here). Both
 are shown from the same JSON: retrieval and answer metrics (``n/a`` when no question is behind a
 metric), then one row per question (verdict, rank of the first relevant chunk); clicking a row shows
@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import deque
 from pathlib import Path
 from typing import Any
 
-from nicegui import events, run, ui
+from nicegui import events, ui
 
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import FlowbuilderError, FlowFileError
@@ -35,20 +34,16 @@ from flowbuilder.ui.compare_page import (
     pick,
     question_options,
 )
-from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, JobView, start_job
+from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, PageJob
 from flowbuilder.ui.outputs import hits_view
 from flowbuilder.ui.session import AppConfig
-from flowbuilder.ui.widgets import WIDGET_CSS, message_box
+from flowbuilder.ui.widgets import WIDGET_CSS, message_box, notify, upload_button
 
 PASSING = {"correct", "refused"}
 VERDICT_COLOURS = {"correct": "positive", "refused": "positive", "unchecked": "grey", "error": "negative"}
 """Badge colours; every other verdict (wrong, uncited, invented...) is a failure shown in orange."""
 _RUN_LOCK = threading.Lock()
 """One evaluation at a time: two tabs ingesting into the same on-disk collection at once would race."""
-
-
-class EvalCancelled(FlowbuilderError):
-    """Raised from the per-question callback when Cancel was pressed: evaluation stops between questions."""
 
 
 # -- pure helpers over the ``eval --json`` data -----------------------------------------------------
@@ -170,23 +165,54 @@ def chunk_marks(result: dict[str, Any]) -> str:
 # -- the page ------------------------------------------------------------------------------------
 
 
+INTRO = (
+    "Scores a flow's answers question by question: pick a flow and a question set (a .jsonl file, one question a "
+    "line with the record ids and the fact its answer must hold; data/questions has some), then Run."
+)
+QUESTION_COLUMNS: list[dict[str, Any]] = [
+    {"name": "id", "label": "id", "field": "id", "align": "left", "sortable": True},
+    {"name": "question", "label": "question", "field": "question", "align": "left",
+     "style": "white-space: normal; min-width: 180px"},
+    {"name": "verdict", "label": "verdict", "field": "verdict", "sortable": True},
+    {"name": "rank", "label": "hit rank", "field": "rank", "sortable": True},
+]  # fmt: skip
+VERDICT_BADGE = """<q-td :props="props"><q-badge :color="props.row.passed ? 'positive' :
+    (props.value == 'unchecked' ? 'grey' : (props.value == 'error' ? 'negative' : 'orange-8'))"
+    :label="props.value" /></q-td>"""
+
+
+def eval_outcome(data: dict[str, Any]) -> str:
+    """The job's last line: done, or how much of a cancelled evaluation finished."""
+    if not data.get("cancelled"):
+        return "Done."
+    ran, planned = len(data["results"]), data.get("planned", len(data["results"]))
+    if not ran:
+        return "Cancelled. No question finished."
+    return f"Cancelled. {ran} of {planned} questions finished: their answers are shown."
+
+
 class EvalPage:
     def __init__(self, query: dict[str, str], config: AppConfig) -> None:
         self.config = config
-        self.events: deque[tuple[int, int, str]] = deque()
         self.data: dict[str, Any] | None = None
-        self.running = False
-        self.cancel = threading.Event()
         self.detail: Any = None
         self.table: ui.table | None = None
-        flows = flow_options(config.workspace)
-        questions = question_options(config.workspace)
         with ui.header().classes("items-center bg-slate-800 q-py-xs"):
             ui.label("Flowbuilder · Evaluate answers").classes("text-lg text-white")
             ui.space()
             ui.link("Back to the builder", "/").classes("text-white")
         ui.add_css(ACTIVITY_CSS)
         ActivityBar(skip="eval")  # jobs started elsewhere (a builder run, a compare) show here too
+        ui.label(INTRO).classes("text-body2 text-grey-9").props("data-testid=eval-intro")
+        self._inputs(query)
+        self.work: PageJob[tuple[int, int, str]] = PageJob("eval", "eval", _follow_question)
+        self.work.button = self.button
+        self.results = ui.column().classes("w-full")
+        if query.get("run"):
+            ui.timer(0.2, self.start, once=True)
+
+    def _inputs(self, query: dict[str, str]) -> None:
+        flows, questions = flow_options(self.config.workspace), question_options(self.config.workspace)
         with ui.row().classes("w-full items-end gap-3"):
             # The page opens on the demo flow and the question set written for it.
             self.flow = (
@@ -195,87 +221,52 @@ class EvalPage:
                 .classes("min-w-[360px]")
             )
             self.questions = ui.select(
-                questions, value=pick(questions, query.get("q"), DEFAULT_QUESTIONS), label="Question set"
-            )
-            self.questions.classes("min-w-[260px]")
-            self.k = ui.number("k (empty: all chunks)", value=_int(query.get("k")), min=1)
-            self.k.classes("w-40")
+                questions, value=pick(questions, query.get("q"), DEFAULT_QUESTIONS), label="Question set (.jsonl)"
+            ).classes("min-w-[260px]")
+            self.k = ui.number("k (empty: all chunks)", value=_int(query.get("k")), min=1).classes("w-40")
             self.button = ui.button("Run", icon="play_arrow", on_click=self.start).props("data-testid=eval-run")
-            ui.upload(
-                label="…or load a saved `eval --json` output",
-                on_upload=self.on_upload,
-                auto_upload=True,
-                max_file_size=50_000_000,
-            ).props('accept=".json,application/json" data-testid=eval-upload').classes("fb-eval-upload w-72")
-        self.job: Job | None = None
-        self.job_view = JobView("eval")  # the same widget as the activity bar's (jobs.py)
-        self.results = ui.column().classes("w-full")
-        ui.timer(0.1, self.drain)
-        if query.get("run"):
-            ui.timer(0.2, self.start, once=True)
+            ui.label("or").classes("text-grey-7 q-pb-sm")
+            upload_button(
+                "Open a saved result (eval --json)",
+                self.on_upload,
+                ".json,application/json",
+                "fb-eval-upload",
+                50_000_000,
+            ).props("data-testid=eval-upload").tooltip("The JSON that `flowbuilder eval ... --json` printed")
 
     # -- running ---------------------------------------------------------------------------------
 
-    def drain(self) -> None:
-        latest = None
-        while self.events:
-            latest = self.events.popleft()
-        if latest is not None and self.running and self.job is not None:
-            done, total, what = latest
-            self.job.progress(f"question {min(done + 1, total)}/{total} · {what}", done, total, key="questions")
-        self.job_view.show(self.job)
-
     async def start(self) -> None:
-        if self.running:
-            return
         if not self.flow.value or not self.questions.value:
-            ui.notify("Pick a flow and a question set.", type="warning")
+            notify("Pick a flow and a question set.", type="warning")
             return
-        self.running = True
-        self.cancel = threading.Event()
-        self.button.disable()
-        job = self.job = start_job("eval", f"Evaluate {Path(str(self.flow.value)).name}", cancel=self.cancel.set)
-        job.progress("starting… (cancel stops after the current question)")
-        self.job_view.show(job)
+        flow, questions = str(self.flow.value), str(self.questions.value)
         k = int(self.k.value) if self.k.value else None
-        outcome = "Done."
-        try:
-            data = await run.io_bound(self._evaluate, str(self.flow.value), str(self.questions.value), k, self.cancel)
-        except EvalCancelled:
-            outcome = "Cancelled."
-            return
-        except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
-            outcome = f"Failed: {redact(str(exc))}"
-            return
-        finally:
-            self.running = False
-            self.button.enable()
-            self.events.clear()
-            job.finish(outcome)
-            self.job_view.show(job)
-        self.data = data
-        self.show(Path(str(self.flow.value)).name)
+        title = f"Evaluate {Path(flow).name}"
+        starting = "starting… (Cancel keeps the questions that finished)"
+        data = await self.work.run(
+            title, lambda cancel: self._evaluate(flow, questions, k, cancel), eval_outcome, starting
+        )
+        if data is not None and data["results"]:  # a cancelled run shows the questions that finished
+            self.data = data
+            self.show(Path(flow).name)
 
     def _evaluate(self, flow_path: str, questions_path: str, k: int | None, cancel: threading.Event) -> dict[str, Any]:
         flow = load_flow(flow_path)
         questions = load_questions(questions_path)
         total = len(questions)
         done = [0]
+        events = self.work.events
 
         def on_question(index: int, count: int, result: AnswerResult) -> None:
             done[0] = index
-            self.events.append((index, count, f"{result.question.id}: {result.verdict}"))
-            if cancel.is_set() and index < count:
-                raise EvalCancelled("evaluation cancelled")
+            events.append((index, count, f"{result.question.id}: {result.verdict}"))
 
         def on_event(event: RunEvent) -> None:
             if event.kind == "node_started":
-                self.events.append((done[0], total, f"running {event.node_id}"))
+                events.append((done[0], total, f"running {event.node_id}"))
 
         with _RUN_LOCK:
-            if cancel.is_set():
-                raise EvalCancelled("evaluation cancelled")
             evaluation = evaluate_answers(
                 flow,
                 questions,
@@ -284,6 +275,7 @@ class EvalPage:
                 k=k,
                 on_question=on_question,
                 on_event=on_event,
+                cancel_event=cancel,
             )
         # Through JSON, so a run and a loaded file are shown by exactly the same code.
         data: dict[str, Any] = json.loads(json.dumps(evaluation.to_dict(), default=str))
@@ -294,7 +286,7 @@ class EvalPage:
         try:
             data = read_eval_json(content, e.file.name)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             return
         self.data = data
         self.show(e.file.name)
@@ -305,85 +297,81 @@ class EvalPage:
         data = self.data
         if data is None:
             return
-        m = data["metrics"]
-        roles = data.get("roles") or {}
         self.results.clear()
         with self.results:
-            ui.label(
-                f"{data.get('flow', '?')} ({origin}): {m.get('questions', 0)} questions, {m.get('answerable', 0)} "
-                f"answerable, {m.get('unanswerable', 0)} without an answer"
-            ).classes("text-subtitle1").props("data-testid=eval-title")
-            ui.label(
-                f"answer from '{roles.get('answer')}', prompt '{roles.get('prompt') or '-'}', chunks from "
-                f"'{roles.get('hits') or '-'}'" + (f", judge '{roles['judge']}'" if roles.get("judge") else "")
-            ).classes("text-xs text-grey-8")
-            if m.get("errors"):
-                message_box(
-                    "error",
-                    f"{m['errors']} question(s) did not run to an answer",
-                    "Answer metrics leave them out; their rows say why.",
-                )
-            degraded = [str(w) for w in data.get("warnings") or []]
-            if degraded:  # a score measured through a fallback must say so where the score is read
-                with ui.element("div").props("data-testid=eval-degraded").classes("w-full"):
-                    message_box(
-                        "warning",
-                        f"{len(degraded)} stage(s) ran degraded: the scores measure the fallback",
-                        "\n".join(degraded),
-                    )
+            self._summary(data, origin)
             with ui.row().classes("w-full no-wrap gap-4 items-start"):
                 with ui.column().classes("w-1/3 gap-1"):
-                    ui.label("Metrics").classes("text-subtitle2")
-                    ui.table(
-                        columns=[
-                            {"name": "metric", "label": "metric", "field": "metric", "align": "left"},
-                            {"name": "value", "label": "value", "field": "value", "align": "right"},
-                            {"name": "over", "label": "over", "field": "over", "align": "left"},
-                        ],
-                        rows=metric_rows(data),
-                        row_key="metric",
-                    ).props("dense flat wrap-cells data-testid=eval-metrics").classes("w-full")
-                    verdicts = m.get("verdicts") or {}
-                    ui.label("Verdicts: " + (", ".join(f"{v} {n}" for v, n in verdicts.items()) or "none")).classes(
-                        "text-xs"
-                    )
-                    ui.label("Per question (click a row for its chunks, prompt and answer)").classes(
-                        "text-subtitle2 q-mt-sm"
-                    )
-                    table = (
-                        ui.table(
-                            columns=[
-                                {"name": "id", "label": "id", "field": "id", "align": "left", "sortable": True},
-                                {
-                                    "name": "question",
-                                    "label": "question",
-                                    "field": "question",
-                                    "align": "left",
-                                    "style": "white-space: normal; min-width: 180px",
-                                },
-                                {"name": "verdict", "label": "verdict", "field": "verdict", "sortable": True},
-                                {"name": "rank", "label": "hit rank", "field": "rank", "sortable": True},
-                            ],
-                            rows=question_rows(data),
-                            row_key="id",
-                            pagination=25,
-                            selection="single",
-                            on_select=lambda e: self.show_question(e.selection[0]["id"] if e.selection else None),
-                        )
-                        .props("dense data-testid=eval-questions")
-                        .classes("w-full cursor-pointer")
-                    )
-                    self.table = table
-                    table.add_slot(
-                        "body-cell-verdict",
-                        """<q-td :props="props"><q-badge :color="props.row.passed ? 'positive' :
-                        (props.value == 'unchecked' ? 'grey' : (props.value == 'error' ? 'negative' : 'orange-8'))"
-                        :label="props.value" /></q-td>""",
-                    )
-                    table.on("rowClick", lambda e: self.show_question(_row_id(e.args)))
+                    self._metrics(data)
+                    self._questions(data)
                 self.detail = ui.column().classes("w-2/3 gap-1").props("data-testid=eval-detail")
                 with self.detail:
                     ui.label("Click a question in the table.").classes("text-grey-7")
+
+    def _summary(self, data: dict[str, Any], origin: str) -> None:
+        """What was evaluated, how, and what to keep in mind reading the scores."""
+        m, roles = data["metrics"], data.get("roles") or {}
+        ui.label(
+            f"{data.get('flow', '?')} ({origin}): {m.get('questions', 0)} questions, {m.get('answerable', 0)} "
+            f"answerable, {m.get('unanswerable', 0)} without an answer"
+        ).classes("text-subtitle1").props("data-testid=eval-title")
+        ui.label(
+            f"answer from '{roles.get('answer')}', prompt '{roles.get('prompt') or '-'}', chunks from "
+            f"'{roles.get('hits') or '-'}'" + (f", judge '{roles['judge']}'" if roles.get("judge") else "")
+        ).classes("text-xs text-grey-8")
+        if data.get("cancelled"):
+            planned = data.get("planned", len(data["results"]))
+            with ui.element("div").props("data-testid=eval-cancelled").classes("w-full"):
+                message_box(
+                    "info",
+                    f"Cancelled after {len(data['results'])} of {planned} questions",
+                    "The metrics and the rows below are over the questions that finished.",
+                )
+        if m.get("errors"):
+            message_box(
+                "error",
+                f"{m['errors']} question(s) did not run to an answer",
+                "Answer metrics leave them out; their rows say why.",
+            )
+        degraded = [str(w) for w in data.get("warnings") or []]
+        if degraded:  # a score measured through a fallback must say so where the score is read
+            with ui.element("div").props("data-testid=eval-degraded").classes("w-full"):
+                message_box(
+                    "warning",
+                    f"{len(degraded)} stage(s) ran degraded: the scores measure the fallback",
+                    "\n".join(degraded),
+                )
+
+    def _metrics(self, data: dict[str, Any]) -> None:
+        ui.label("Metrics").classes("text-subtitle2")
+        ui.table(
+            columns=[
+                {"name": "metric", "label": "metric", "field": "metric", "align": "left"},
+                {"name": "value", "label": "value", "field": "value", "align": "right"},
+                {"name": "over", "label": "over", "field": "over", "align": "left"},
+            ],
+            rows=metric_rows(data),
+            row_key="metric",
+        ).props("dense flat wrap-cells data-testid=eval-metrics").classes("w-full")
+        verdicts = data["metrics"].get("verdicts") or {}
+        ui.label("Verdicts: " + (", ".join(f"{v} {n}" for v, n in verdicts.items()) or "none")).classes("text-xs")
+
+    def _questions(self, data: dict[str, Any]) -> None:
+        ui.label("Per question (click a row for its chunks, prompt and answer)").classes("text-subtitle2 q-mt-sm")
+        self.table = (
+            ui.table(
+                columns=QUESTION_COLUMNS,
+                rows=question_rows(data),
+                row_key="id",
+                pagination=25,
+                selection="single",
+                on_select=lambda e: self.show_question(e.selection[0]["id"] if e.selection else None),
+            )
+            .props("dense data-testid=eval-questions")
+            .classes("w-full cursor-pointer")
+        )
+        self.table.add_slot("body-cell-verdict", VERDICT_BADGE)
+        self.table.on("rowClick", lambda e: self.show_question(_row_id(e.args)))
 
     def show_question(self, question_id: str | None) -> None:
         if self.data is None or question_id is None or self.detail is None:
@@ -396,38 +384,8 @@ class EvalPage:
             self.table.update()
         self.detail.clear()
         with self.detail:
-            ui.label(f"{result['id']}: {result.get('question', '')}").classes("text-bold").props(
-                "data-testid=eval-detail-title"
-            )
-            expected = result.get("fact") or ("(a refusal)" if not result.get("answerable") else "(no fact given)")
-            gold = ", ".join(result.get("gold") or []) or "-"
-            ui.label(
-                f"expected: {expected} · gold records: {gold} · first relevant chunk: {rank_text(result)}"
-            ).classes("text-xs text-grey-8")
-            with ui.row().classes("items-center gap-2"):
-                ui.label("verdict").classes("text-xs")
-                colour = VERDICT_COLOURS.get(result["verdict"], "orange-8")
-                ui.badge(result["verdict"], color=colour).props("data-testid=eval-verdict")
-            if result.get("error"):
-                message_box("error", "The run failed", redact(str(result["error"])))
-            ui.label("Answer").classes("fb-out-heading")
-            ui.label(result.get("answer") or "(no answer)").classes("fb-prose w-full").props("data-testid=eval-answer")
-            checks = result.get("checks") or []
-            if checks:
-                ui.label("Checks").classes("fb-out-heading")
-                with ui.column().classes("gap-0").props("data-testid=eval-checks"):
-                    for check in checks:
-                        mark = "✓" if check.get("passed") else "✗"
-                        colour = "text-green-8" if check.get("passed") else "text-red-8"
-                        ui.label(f"{mark} {check.get('name')}: {check.get('detail')}").classes(f"text-sm {colour}")
-            judge = result.get("judge")
-            if judge:
-                ui.label("Judge").classes("fb-out-heading")
-                text = judge.get("error") or (
-                    f"faithfulness {_num(judge.get('faithfulness'), 2)} · correctness "
-                    f"{_num(judge.get('correctness'), 2)}: {judge.get('reason', '')}"
-                )
-                ui.label(text).classes("text-sm").props("data-testid=eval-judge")
+            self._question_head(result)
+            self._question_answer(result)
             hits = result_hits(result)
             ui.label(f"Retrieved chunks ({len(hits)}) · {chunk_marks(result)}").classes("fb-out-heading")
             with ui.column().classes("w-full gap-1").props("data-testid=eval-chunks"):
@@ -440,6 +398,48 @@ class EvalPage:
                 "data-testid=eval-prompt"
             )
 
+    def _question_head(self, result: dict[str, Any]) -> None:
+        ui.label(f"{result['id']}: {result.get('question', '')}").classes("text-bold").props(
+            "data-testid=eval-detail-title"
+        )
+        expected = result.get("fact") or ("(a refusal)" if not result.get("answerable") else "(no fact given)")
+        gold = ", ".join(result.get("gold") or []) or "-"
+        ui.label(f"expected: {expected} · gold records: {gold} · first relevant chunk: {rank_text(result)}").classes(
+            "text-xs text-grey-8"
+        )
+        with ui.row().classes("items-center gap-2"):
+            ui.label("verdict").classes("text-xs")
+            colour = VERDICT_COLOURS.get(result["verdict"], "orange-8")
+            ui.badge(result["verdict"], color=colour).props("data-testid=eval-verdict")
+        if result.get("error"):
+            message_box("error", "The run failed", redact(str(result["error"])))
+
+    def _question_answer(self, result: dict[str, Any]) -> None:
+        ui.label("Answer").classes("fb-out-heading")
+        ui.label(result.get("answer") or "(no answer)").classes("fb-prose w-full").props("data-testid=eval-answer")
+        checks = result.get("checks") or []
+        if checks:
+            ui.label("Checks").classes("fb-out-heading")
+            with ui.column().classes("gap-0").props("data-testid=eval-checks"):
+                for check in checks:
+                    mark = "✓" if check.get("passed") else "✗"
+                    colour = "text-green-8" if check.get("passed") else "text-red-8"
+                    ui.label(f"{mark} {check.get('name')}: {check.get('detail')}").classes(f"text-sm {colour}")
+        judge = result.get("judge")
+        if judge:
+            ui.label("Judge").classes("fb-out-heading")
+            text = judge.get("error") or (
+                f"faithfulness {_num(judge.get('faithfulness'), 2)} · correctness "
+                f"{_num(judge.get('correctness'), 2)}: {judge.get('reason', '')}"
+            )
+            ui.label(text).classes("text-sm").props("data-testid=eval-judge")
+
+
+def _follow_question(job: Job, item: tuple[int, int, str]) -> None:
+    """The job's stage from the worker's (done, total, what) items."""
+    done, total, what = item
+    job.progress(f"question {min(done + 1, total)}/{total} · {what}", done, total, key="questions")
+
 
 def _row_id(args: Any) -> str | None:
     """The question id of a Quasar ``rowClick`` event (``[event, row, index]``)."""
@@ -450,17 +450,11 @@ def _row_id(args: Any) -> str | None:
     return None
 
 
-_CSS = """
-.fb-eval-upload .q-uploader__list { min-height: 0; padding: 2px 8px; }
-.fb-eval-upload .q-uploader__header-content { padding: 2px 8px; }
-"""
-
-
 def register(config: AppConfig) -> None:
     """Define the ``/eval`` page (called by the builder's ``register_pages()`` with its settings)."""
 
     def eval_page(flow: str | None = None, q: str | None = None, k: str | None = None, run: str | None = None) -> None:
-        ui.add_css(WIDGET_CSS + _CSS)
+        ui.add_css(WIDGET_CSS)
         given = {"flow": flow, "q": q, "k": k, "run": run}
         EvalPage({key: value for key, value in given.items() if value}, config)
 

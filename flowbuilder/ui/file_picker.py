@@ -1,6 +1,7 @@
 """A picker for file fields (a loader's ``path``): upload a file into the workspace, or choose one of the
-sample files in ``data/`` or earlier uploads. The chosen path is written relative to the flow's folder
-when it lies under it (so a saved flow keeps working when the folder moves), else absolute."""
+sample files or folders in ``data/`` or earlier uploads. It lists the types the file loader reads. The chosen
+path is written relative to the flow's folder when it lies under it (so a saved flow keeps working when the
+folder moves), else absolute."""
 
 from __future__ import annotations
 
@@ -12,9 +13,20 @@ from nicegui import events, ui
 
 from flowbuilder.examples import data_dir
 from flowbuilder.ui.files import safe_file_name
+from flowbuilder.ui.widgets import notify
 
 UPLOADS = "uploads"
-PICKABLE = {".csv", ".json", ".jsonl", ".pdf", ".txt", ".md", ".markdown"}
+
+
+def loader_types() -> tuple[str, ...]:
+    """The extensions the file loader reads (asked of the registered node, so a new reader shows up here)."""
+    from flowbuilder.capabilities import Capability
+    from flowbuilder.registry import default_registry
+
+    return tuple(getattr(default_registry().the(Capability.LOADS_FILES), "file_types", ()))
+
+
+PICKABLE = {*loader_types(), ".jsonl"}
 
 
 def is_file_field(name: str) -> bool:
@@ -27,6 +39,16 @@ MODEL_FIELDS = {"model_file"}
 
 def suffixes_for(name: str) -> set[str]:
     return {".gguf"} if name in MODEL_FIELDS else PICKABLE
+
+
+def folders(workspace: Path, suffixes: set[str]) -> list[Path]:
+    """Folders of sample data (and the uploads folder) holding files of these types: a loader reads a folder whole."""
+    if ".gguf" in suffixes:
+        return []
+    suffixes = set(loader_types())  # what a folder load reads (question files are .jsonl, say: not documents)
+    candidates = sorted(p for p in data_dir().iterdir() if p.is_dir()) if data_dir().is_dir() else []
+    candidates += [workspace / UPLOADS] if (workspace / UPLOADS).is_dir() else []
+    return [f for f in candidates if any(p.suffix.lower() in suffixes for p in f.iterdir() if p.is_file())]
 
 
 def choices(workspace: Path, suffixes: set[str] = PICKABLE, bundled: Sequence[Path] = ()) -> list[Path]:
@@ -62,7 +84,7 @@ def pick_file(
             target.write_bytes(await e.file.read())
             dialog.close()
             on_pick(as_config_path(target, base_dir))
-            ui.notify(f"Uploaded {target.name} into {target.parent}", type="positive")
+            notify(f"Uploaded {target.name} into {target.parent}", type="positive")
 
         def choose(path: Path) -> None:
             dialog.close()
@@ -72,6 +94,19 @@ def pick_file(
         ui.upload(
             label="Drop a file here, or click +", on_upload=uploaded, auto_upload=True, max_file_size=200_000_000
         ).props(f'accept="{",".join(sorted(suffixes))}"').classes("w-full fb-file-upload")
+        if suffixes == PICKABLE:
+            ui.label("Reads " + ", ".join(loader_types()) + "; or a folder of them.").classes(
+                "text-caption text-grey-8 fb-file-types"
+            )
+        tree = folders(workspace, suffixes)
+        if tree:
+            ui.label("Or a folder (every file in it)").classes("text-subtitle2")
+            with ui.row().classes("w-full gap-1"):
+                for folder in tree:
+                    count = sum(1 for p in folder.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
+                    ui.button(f"{folder.name}{os.sep}  ·  {count} files", on_click=lambda p=folder: choose(p)).props(
+                        "flat dense no-caps icon=folder"
+                    ).classes("fb-folder-choice").mark(f"pick-folder-{folder.name}")
         files = choices(workspace, suffixes, bundled)
         if files:
             ui.label("Or choose one").classes("text-subtitle2")

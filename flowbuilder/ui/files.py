@@ -30,6 +30,7 @@ from flowbuilder.ui.formats_bridge import (
 )
 from flowbuilder.ui.gallery import template_gallery
 from flowbuilder.ui.session import EditorSession
+from flowbuilder.ui.widgets import notify
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 AUTOSAVE_NAME = ".autosave.flow.json"
@@ -83,10 +84,21 @@ class FileActions:
         if not self.session.state.dirty:
             action()
             return
-        with ui.dialog() as dialog, ui.card().classes("w-96 fb-confirm-discard"):
+        with ui.dialog() as dialog, ui.card().classes("w-[26rem] fb-confirm-discard"):
             ui.label("Discard unsaved changes?").classes("text-h6")
-            ui.label(f"“{self.session.state.flow.name}” has edits that are not saved.").classes("text-sm")
+            ui.label(
+                f"“{self.session.state.flow.name}” has edits that are not saved; what comes next replaces it."
+            ).classes("text-sm")
             with ui.row():
+                if self._workspace_target() is not None:  # saved in place: one click keeps the edits
+
+                    def save_then() -> None:
+                        dialog.close()
+                        self.save()
+                        if not self.session.state.dirty:
+                            action()
+
+                    ui.button("Save, then go on", on_click=save_then).props("unelevated no-caps").mark("save-first")
                 ui.button("Discard changes", on_click=lambda: (dialog.close(), action())).props(
                     "unelevated color=negative no-caps"
                 ).mark("discard")
@@ -117,15 +129,16 @@ class FileActions:
         try:
             flow = load_flow(path)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             return False
         self.session.state.load(flow)
         self.session.path = path
         self.session.results = {}
         if self.session.state.needs_layout():
             self.session.state.auto_layout()
+            self.session.state.dirty = False  # our layout, not the user's edit (undo keeps the file's)
         self.on_loaded()
-        ui.notify(f"Opened {path.name}")
+        notify(f"Opened {path.name}")
         return True
 
     def open_dialog(self) -> None:
@@ -172,12 +185,12 @@ class FileActions:
             path.parent.mkdir(parents=True, exist_ok=True)
             save_flow(self.session.state.flow, path)
         except (OSError, FlowbuilderError) as exc:
-            ui.notify(f"Could not save {path}: {redact(str(exc))}", type="negative")
+            notify(f"Could not save {path}: {redact(str(exc))}", type="negative")
             return
         self.session.path = path
         self.session.state.dirty = False
         self.on_saved()
-        ui.notify(f"Saved {path.name} in {path.parent}", type="positive")
+        notify(f"Saved {path.name} in {path.parent}", type="positive")
 
     def save_as_dialog(self) -> None:
         with ui.dialog() as dialog, ui.card().classes("w-96"):
@@ -197,6 +210,10 @@ class FileActions:
 
     # ---------------------------------------------------------------- import / export
     def import_dialog(self) -> None:
+        """The upload dialog, after the user agreed to lose unsaved edits (an import replaces the flow)."""
+        self.confirm_discard(self._import_dialog)
+
+    def _import_dialog(self) -> None:
         with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-import-dialog"):
             ui.label("Import a flow").classes("text-h6")
             ui.label(
@@ -229,7 +246,7 @@ class FileActions:
         try:
             flow, report = self._convert(content, filename, local)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             return False
         return self._loaded(flow, report, content, filename, local)
 
@@ -240,10 +257,10 @@ class FileActions:
                 run.io_bound(self._convert, content, filename, local), timeout=WORK_TIMEOUT_S
             )
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative", multi_line=True)
+            notify(redact(str(exc)), type="negative", multi_line=True)
             return False
         except TimeoutError:
-            ui.notify(f"{filename}: import took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
+            notify(f"{filename}: import took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
             return False
         if converted is None:  # the server is shutting down
             return False
@@ -259,8 +276,9 @@ class FileActions:
         self.session.results = {}
         if self.session.state.needs_layout():
             self.session.state.auto_layout()  # an undo step: the user can get the source layout back
+            self.session.state.dirty = False  # but no edit of the user's: the next import or open need not ask
         self.on_loaded()
-        ui.notify(f"Imported {filename}: {len(flow.nodes)} nodes", type="positive")
+        notify(f"Imported {filename}: {len(flow.nodes)} nodes", type="positive")
         offline_again = None if local else (lambda: self.import_bytes_async(content, filename, local=True))
         self.show_report(filename, report, offline_again)
         return True
@@ -363,7 +381,7 @@ class FileActions:
         try:
             text, warnings = export_text(self.session.state.flow, fmt)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative")
+            notify(redact(str(exc)), type="negative")
             return None
         return self._download(text, warnings, fmt)
 
@@ -375,10 +393,10 @@ class FileActions:
         try:
             result = await asyncio.wait_for(run.io_bound(export_text, flow, fmt), timeout=WORK_TIMEOUT_S)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="negative")
+            notify(redact(str(exc)), type="negative")
             return None
         except TimeoutError:
-            ui.notify(f"Export took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
+            notify(f"Export took longer than {WORK_TIMEOUT_S:g} s and was abandoned.", type="negative")
             return None
         if result is None:  # the server is shutting down
             return None
@@ -391,7 +409,7 @@ class FileActions:
         filename = f"{stem}{suffix}"
         ui.download.content(text.encode("utf-8"), filename, "application/json")
         if warnings:
-            ui.notify(
+            notify(
                 f"Exported {filename}; {len(warnings)} note(s): " + "; ".join(warnings[:5]),
                 type="warning",
                 multi_line=True,

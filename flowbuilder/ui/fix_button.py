@@ -10,6 +10,7 @@ from nicegui import ui
 from flowbuilder.errors import FlowbuilderError, ValidationIssue
 from flowbuilder.fixes import Fix, suggest_fix
 from flowbuilder.ui.session import EditorSession
+from flowbuilder.ui.widgets import notify
 
 
 def fix_for(session: EditorSession, issue: ValidationIssue) -> Fix | None:
@@ -41,9 +42,9 @@ def fix_button(
         try:
             apply_fix(session, fix)
         except FlowbuilderError as exc:
-            ui.notify(str(exc), type="negative")
+            notify(str(exc), type="negative")
             return
-        ui.notify(f"Fixed: {fix.label}.", type="positive")
+        notify(f"Fixed: {fix.label}.", type="positive")
         on_fixed()
 
     button = (

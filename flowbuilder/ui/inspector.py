@@ -31,7 +31,7 @@ from flowbuilder.ui.fix_button import fix_button
 from flowbuilder.ui.forms import FormField, form_fields, parse_json_field
 from flowbuilder.ui.runtime_install import runtime_panel
 from flowbuilder.ui.session import EditorSession, binding_source
-from flowbuilder.ui.widgets import ui_words
+from flowbuilder.ui.widgets import notify, ui_words
 
 SOURCE_LABELS = {
     "session": "bound for this session",
@@ -302,11 +302,11 @@ class Inspector:
         value = str(secret.value or "")
         secret.value = ""  # clear first: the secret must never travel back to the page
         if not value or self.node_id is None:
-            ui.notify("Type the secret first.", type="warning")
+            notify("Type the secret first.", type="warning")
             return
         provider, name = account_key(self.session, self.node_id, slot)
         count = bind_account(self.session, provider, name, value)
-        ui.notify(
+        notify(
             f"{provider_name(provider)} account “{name}” bound for this session ({count} node setting(s)).",
             type="positive",
         )

@@ -291,6 +291,10 @@ def render_details(details: dict[str, Any], outputs: dict[str, Any] | None = Non
                     _inline(f"{leg} hits", "none")
         elif _is_stage_rows(value):
             stage_view(f"{key} ({len(value)})", value)
+        elif key == "file_records" and isinstance(value, dict):
+            files_view(value)
+        elif key == "skipped" and isinstance(value, list):
+            skipped_view(value)
         elif key == "tool_calls" and isinstance(value, list):
             _heading(f"tool calls ({len(value)})")
             _pre(json.dumps(value, indent=2, ensure_ascii=False, default=str))
@@ -302,6 +306,26 @@ def render_details(details: dict[str, Any], outputs: dict[str, Any] | None = Non
                 _pre(value)
             else:
                 _pre(json.dumps(value, indent=2, ensure_ascii=False, default=_jsonable)[:20000])
+
+
+def files_view(counts: dict[str, Any]) -> None:
+    """A folder load's files, each with how many records it gave."""
+    _heading(f"files read ({len(counts)})")
+    rows = [{"i": i, "file": name, "records": count} for i, (name, count) in enumerate(counts.items())]
+    columns = [
+        {"name": "file", "label": "file", "field": "file", "align": "left"},
+        {"name": "records", "label": "records", "field": "records", "align": "right"},
+    ]
+    ui.table(columns=columns, rows=rows, row_key="i").props("dense flat bordered").classes("w-full fb-out-files")
+
+
+def skipped_view(skipped: list[Any]) -> None:
+    """The files a folder load could not read, each with why (nothing, when every file was read)."""
+    if not skipped:
+        _inline("skipped", "none: every file was read")
+        return
+    reasons = "\n".join(str(item.get("reason", item)) if isinstance(item, dict) else str(item) for item in skipped)
+    message_box("warning", f"{len(skipped)} file(s) skipped", reasons, "fb-out-skipped")
 
 
 def _jsonable(value: Any) -> Any:

@@ -7,6 +7,7 @@ throttled to 10 progress events/s per node in core) costs the page at most ten s
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
@@ -22,11 +23,12 @@ from flowbuilder.executor import GENERIC_INPUT, RunEvent, RunResult
 from flowbuilder.flow import Flow
 from flowbuilder.pathguard import expand_user
 from flowbuilder.secrets import redact
+from flowbuilder.standin import StandIn
 from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.jobs import Job, start_job
 from flowbuilder.ui.session import EditorSession
-from flowbuilder.ui.widgets import ui_words
+from flowbuilder.ui.widgets import notify, ui_words
 
 DRAIN_INTERVAL_S = 0.1
 UPSTREAM_LEAD = re.compile(r"^upstream node (?=')")
@@ -119,6 +121,8 @@ class RunController:
         self.token_listeners: list[Callable[[str], None]] = []
         self.stage_listeners: list[Callable[[str], None]] = []  # the job's stage while it runs (the chat)
         self.job: Job | None = None
+        self.stood_in: str | None = None
+        """Set by a run that searched by keyword while the background ingest fills the store: what to tell."""
         self.finished_listeners: list[Callable[[RunResult | None], None]] = []
         # Tall enough to read a whole run; lines wrap so a long question or error is not cut at the panel edge.
         self.log = (
@@ -153,80 +157,141 @@ class RunController:
 
     async def start(self, to: str | None = None, text: str | None = None, file_input: bool = False) -> RunResult | None:
         if self.running:
-            ui.notify("A run is already going; cancel it first.", type="warning")
+            notify("A run is already going; cancel it first.", type="warning")
             return None
         apply_account_keys(self.session)
         flow = self.session.state.flow.model_copy(deep=True)
         if not flow.nodes:
-            ui.notify("The flow is empty: add nodes from the palette first.", type="warning")
+            notify("The flow is empty: add nodes from the palette first.", type="warning")
             return None
-        inputs: dict[str, str] = {}
-        if text:
-            inputs[GENERIC_INPUT] = text
-            if file_input:
-                # A file path also feeds the file inputs (n8n's form upload), but only a path that exists:
-                # a question typed into the same box must not become a file name.
-                try:
-                    candidate = expand_user(text)
-                except NodeError:  # "~word ..." typed as a question names no file
-                    candidate = Path(text)
-                if not candidate.is_absolute():
-                    candidate = self.session.base_dir / candidate
-                if _is_file(candidate):
-                    for spec in flow.nodes:
-                        cls = self.session.state.node_class(spec.id)
-                        if cls is not None and cls.run_input == "file":
-                            inputs[spec.id] = str(candidate)
-        self.canvas.clear_status()
+        inputs = self._inputs(flow, text, file_input)
+        stand_in = self._stand_in(flow, text, to)
+        self.stood_in = None
+        self.canvas.clear_status(keep=stand_in.quiet if stand_in else ())
         self.cancel_event = threading.Event()
         self.running = True
         started = time.perf_counter()
-        result: RunResult | None = None
         target = f" to {self.name(to)}" if to else ""
         job = self.job = start_job("run", f"Run {flow.name or 'flow'}{target}", cancel=self.cancel)
-        outcome = "Not run."
+        result: RunResult | None = None
         try:
-            await self._after_background(flow)
-            result = await run.io_bound(
-                self.session.executor.run,
-                flow,
-                inputs=inputs,
-                to=to,
-                on_event=self._events.append,
-                cancel_event=self.cancel_event,
-                session_id=self.session.session_id,
-                base_dir=self.session.base_dir,
-            )
+            result = await self._execute(flow, inputs, to, stand_in)
         except FlowValidationError as exc:
             self.show_issues(exc.issues)
             self.log.push(redact(str(exc)))
-            ui.notify(f"Not run: the flow has {len(exc.issues)} problem(s); see the marked nodes.", type="negative")
+            notify(f"Not run: the flow has {len(exc.issues)} problem(s); see the marked nodes.", type="negative")
         except FlowbuilderError as exc:
-            ui.notify(ui_words(redact(str(exc))), type="negative", multi_line=True)
+            notify(ui_words(redact(str(exc))), type="negative", multi_line=True)
         finally:
             self.running = False
             self.drain()
             self.cancel_event = None
-            if result is None:
-                job.finish(outcome)
-        if result is not None:
-            self.last = result
-            self.session.results = dict(result.results)
-            elapsed = time.perf_counter() - started
-            failed = [self.name(r.node_id) for r in result.failed()]
-            if result.cancelled:
-                outcome = "Cancelled."
-                ui.notify("Run cancelled.", type="warning")
-            elif failed:
-                outcome = f"Failed: {', '.join(failed)}"
-                ui.notify(f"Run finished in {elapsed:.1f} s; failed: {', '.join(failed)}", type="warning")
-            else:
-                outcome = f"Done in {elapsed:.1f} s."
-                ui.notify(f"Run finished in {elapsed:.1f} s.", type="positive")
-            job.finish(outcome)
+        if result is not None and stand_in is not None:
+            self._mark_stand_in(result, stand_in)
+        job.finish(self._outcome(result, time.perf_counter() - started))
         for listener in self.finished_listeners:
             listener(result)
         return result
+
+    def _inputs(self, flow: Flow, text: str | None, file_input: bool) -> dict[str, str]:
+        """The run's inputs: the text for chat inputs and, when it names a file that exists, for file inputs."""
+        inputs: dict[str, str] = {}
+        if not text:
+            return inputs
+        inputs[GENERIC_INPUT] = text
+        if file_input:
+            # A file path also feeds the file inputs (n8n's form upload), but only a path that exists:
+            # a question typed into the same box must not become a file name.
+            try:
+                candidate = expand_user(text)
+            except NodeError:  # "~word ..." typed as a question names no file
+                candidate = Path(text)
+            if not candidate.is_absolute():
+                candidate = self.session.base_dir / candidate
+            if _is_file(candidate):
+                for spec in flow.nodes:
+                    cls = self.session.state.node_class(spec.id)
+                    if cls is not None and cls.run_input == "file":
+                        inputs[spec.id] = str(candidate)
+        return inputs
+
+    async def _execute(
+        self, flow: Flow, inputs: dict[str, str], to: str | None, stand_in: StandIn | None
+    ) -> RunResult | None:
+        """The executor's run in a worker thread: of the flow (after the background ingest of it), or of the
+        keyword stand-in while that ingest runs (paused meanwhile, so the answer has the CPU); None when the server
+        shuts down."""
+        if stand_in is None:
+            await self._after_background(flow)
+        else:
+            self.stood_in = self._stand_in_line()
+            for tell in self.stage_listeners:
+                tell(self.stood_in)
+        background = self.session.background if stand_in is not None else None
+        with background.paused() if background is not None else contextlib.nullcontext():
+            result: RunResult | None = await run.io_bound(
+                self.session.executor.run,
+                flow if stand_in is None else stand_in.flow,
+                inputs=inputs,
+                to=to,
+                on_event=self._events.append if stand_in is None else self._quiet(stand_in.quiet),
+                cancel_event=self.cancel_event,
+                session_id=self.session.session_id,
+                base_dir=self.session.base_dir,
+            )
+        return result
+
+    def _outcome(self, result: RunResult | None, elapsed: float) -> str:
+        """The run's last line in the activity bar (a toast when it went wrong); the results kept for the page."""
+        if result is None:
+            return "Not run."
+        self.last = result
+        self.session.results = dict(result.results)
+        failed = [self.name(r.node_id) for r in result.failed()]
+        if result.cancelled:
+            notify("Run cancelled.", type="warning")
+            return "Cancelled."
+        if failed:
+            notify(f"Run finished in {elapsed:.1f} s; failed: {', '.join(failed)}", type="warning")
+            return f"Failed: {', '.join(failed)}"
+        return f"Done in {elapsed:.1f} s."  # said by the activity bar: no toast over the header
+
+    def _stand_in(self, flow: Flow, text: str | None, to: str | None) -> StandIn | None:
+        """Keyword search in place of the dense search, when a question comes while the background ingest of this
+        very flow still fills its store (flowbuilder/standin.py): the answer need not wait for the embeddings."""
+        job = self.session.background
+        if not text or job is None or not job.running or not job.covers(flow):
+            return None
+        stand_in = job.stand_in()
+        if stand_in is None or (to is not None and stand_in.flow.find_node(to) is None):
+            return None
+        return stand_in
+
+    def _stand_in_line(self) -> str:
+        job = self.session.background
+        if job is None or not job.total:
+            return "keyword search while embeddings start"
+        return f"keyword search while embeddings finish: {job.done}/{job.total}"
+
+    def _quiet(self, quiet: frozenset[str]) -> Callable[[RunEvent], None]:
+        """The run's events, less those of the ingest's nodes (their cards show the background ingest)."""
+
+        def forward(event: RunEvent) -> None:
+            if event.node_id not in quiet:
+                self._events.append(event)
+
+        return forward
+
+    def _mark_stand_in(self, result: RunResult, stand_in: StandIn) -> None:
+        """The cards that searched by keyword say so (an amber badge: not the search the flow asks for)."""
+        line = f"{self.stood_in} (dense search once the store is full)"
+        patches = {
+            node_id: {"status": "warning", "summary": line, "warning": line}
+            for node_id in stand_in.replaced
+            if (node := result.results.get(node_id)) is not None and node.succeeded
+        }
+        self.canvas.patch(patches)
+        self.log.push(f"⚠ answered by {line}")
 
     async def _after_background(self, flow: Flow) -> None:
         """One ingest at a time: the run waits for the background ingest of the same flow (then finds the
@@ -250,7 +315,7 @@ class RunController:
             self.session.background.cancel()
         if self.cancel_event is not None:
             self.cancel_event.set()
-            ui.notify("Cancelling…")
+            notify("Cancelling…")
 
 
 def _is_file(path: Path) -> bool:

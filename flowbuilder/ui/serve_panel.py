@@ -20,7 +20,7 @@ from flowbuilder.secrets import redact
 from flowbuilder.serving.client_config import curl_example, http_config, pretty, stdio_config
 from flowbuilder.ui.jobs import Job, start_job
 from flowbuilder.ui.session import EditorSession
-from flowbuilder.ui.widgets import message_box
+from flowbuilder.ui.widgets import message_box, notify
 
 DEFAULT_PORT = 8765
 
@@ -196,7 +196,7 @@ class ServePanel:
 
             FlowService(state.flow, base_dir=self.session.base_dir, resolver=self.session.resolver, inspect_only=True)
         except FlowbuilderError as exc:
-            ui.notify(redact(str(exc)), type="warning")
+            notify(redact(str(exc)), type="warning")
 
     # ------------------------------------------------------------------ drawing
     def _show_error(self, text: str) -> None:

@@ -29,6 +29,8 @@ class AppConfig:
     registry: NodeRegistry | None = None
     allowed_paths: tuple[str, ...] = ()
     """``--allow-path`` folders: every tab's flows may read them."""
+    cluster: Any = None
+    """``--ray``: the Ray cluster every tab's runs send their ingest batches to (a Cancel cancels them there too)."""
 
 
 @dataclass
@@ -55,7 +57,7 @@ class EditorSession:
     def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
         state = EditorState(flow, config.registry)
         resolver = CredentialResolver(paths=config.allowed_paths, workspace=config.workspace)
-        executor = Executor(state.registry, resolver)
+        executor = Executor(state.registry, resolver, cluster=config.cluster)
         return cls(state=state, resolver=resolver, executor=executor, workspace=config.workspace, path=path)
 
     @property

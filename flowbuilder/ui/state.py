@@ -36,6 +36,9 @@ ROW_GAP = 40.0
 SUB_GAP = 70.0
 FRAME_PAD = 24.0
 PART_GAP = 60.0
+CANVAS_ASPECT = 2.1
+"""Width / height of the room a fit fills on the canvas at 1280x720 and 1920x1080 (less its padding and the activity
+bar's room); the browser's ELK layout measures the real one."""
 # Undo key of a layout: the fallback layout of an import and the browser's layout that refines it are one step
 LAYOUT_STEP = ("layout",)
 # needs_layout(): overlap share of a card, and card area / bounding box area, that call for a layout
@@ -368,9 +371,10 @@ class EditorState:
         return by_node(self.issues(resolver, base_dir))
 
     # ------------------------------------------------------------------ layout
-    def auto_layout(self) -> None:
+    def auto_layout(self, aspect: float = CANVAS_ASPECT) -> None:
         """Layered left-to-right layout by topological generation; service sub-nodes go UNDER the node
         that uses them (n8n's "tidy up"): an embedder sits below its vector store, a model below its agent.
+        Unconnected parts are packed in rows to ``aspect`` (the canvas's width / height).
 
         This is the layout without a browser (CLI, tests, the first paint of an import). With a canvas on
         screen the page then asks ELK for the real one (:meth:`layout_request`, :meth:`apply_layout`) and
@@ -444,7 +448,7 @@ class EditorState:
             (sorted(part) for part in nx.weakly_connected_components(graph)),
             key=lambda part: min(old[n] for n in part),
         )
-        top = 0.0
+        boxes: list[tuple[list[str], float, float]] = []  # each part laid out alone: its nodes, width, height
         for part in parts:
             sub = graph.subgraph(part)
             generations = (
@@ -454,7 +458,7 @@ class EditorState:
             )
             everything = [n for n in ids if root_of(n) in set(part)]
             frames = {framed_by[n] for n in everything if n in framed_by}
-            top += max((headers[f] for f in frames), default=0.0)
+            top = max((headers[f] for f in frames), default=0.0)
             x = 0.0
             bottom = top
             for generation in generations:
@@ -467,7 +471,12 @@ class EditorState:
                     y += subtree_height(node_id) + ROW_GAP
                 bottom = max(bottom, y - ROW_GAP)
                 x += column_width + COLUMN_GAP
-            top = bottom + FRAME_PAD + PART_GAP
+            boxes.append((everything, x - COLUMN_GAP, bottom + (FRAME_PAD if frames else 0.0)))
+        # Parts side by side in rows about as wide as the window's shape asks (one column of 125 chains would be
+        # fitted at a zoom where a card is a hairline), in their old top-to-bottom order.
+        for (everything, _, _), (left, top) in zip(boxes, shelf_pack([b[1:] for b in boxes], aspect), strict=True):
+            for node_id in everything:
+                positions[node_id] = Position(x=positions[node_id].x + left, y=positions[node_id].y + top)
         self._place_notes(members, headers, {n: (NODE_WIDTH, height(n)) for n in ids})
 
     def layout_request(self) -> dict[str, Any]:
@@ -642,6 +651,35 @@ class EditorState:
             if note.id == note_id and (note.width, note.height) != (width, height):
                 self._snapshot(("note-size", note_id))
                 note.width, note.height = max(120.0, width), max(60.0, height)
+
+
+def shelf_pack(sizes: list[tuple[float, float]], aspect: float = CANVAS_ASPECT) -> list[tuple[float, float]]:
+    """Top-left corners for boxes (width, height) placed in order in rows, :data:`PART_GAP` apart, the row width
+    chosen so that the whole is fitted at the largest zoom into an area of shape ``aspect`` (width / height)
+    (frontend/src/layout.mjs packs ELK's parts the same way)."""
+    if not sizes:
+        return []
+    aspect = min(4.0, max(0.5, aspect))
+    widest, total = max(w for w, _ in sizes), sum(w + PART_GAP for w, _ in sizes)
+    # a few dozen row widths from one box a row to all in one: the one whose packing needs the least zoom-out
+    steps = 48
+    candidates = [widest + (total - widest) * (i / steps) ** 2 for i in range(steps + 1)]
+    packings = [_shelves(sizes, width) for width in candidates]
+    return min(packings, key=lambda packed: max(packed[1] / aspect, packed[2]))[0]
+
+
+def _shelves(sizes: list[tuple[float, float]], row_width: float) -> tuple[list[tuple[float, float]], float, float]:
+    """Corners of ``sizes`` in rows at most ``row_width`` wide (a wider box alone), and the width and height used."""
+    corners = []
+    x = y = row_height = used = 0.0
+    for w, h in sizes:
+        if x > 0 and x + w > row_width:
+            x, y, row_height = 0.0, y + row_height + PART_GAP, 0.0
+        corners.append((x, y))
+        used = max(used, x + w)
+        x += w + PART_GAP
+        row_height = max(row_height, h)
+    return corners, used, y + row_height
 
 
 def _point(value: Any) -> tuple[float, float] | None:

@@ -19,6 +19,7 @@ from flowbuilder.evaluation.metrics import Metrics, default_relevance
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.evaluation.tune import TUNE_METRICS, TuneResult, save_winner, tune
 from flowbuilder.secrets import redact
+from flowbuilder.ui.widgets import notify
 
 COLUMNS = ("variant", "hit@1", "hit@k", "hit@chars", "MRR")
 
@@ -105,7 +106,7 @@ class TunePanel:
     async def start(self) -> None:
         varies = [line.strip() for line in str(self.vary.value or "").splitlines() if line.strip()]
         if not self.flow.value or not self.questions.value or not varies:
-            ui.notify("Pick a flow, a question set and at least one NODE.FIELD=V1,V2 line.", type="warning")
+            notify("Pick a flow, a question set and at least one NODE.FIELD=V1,V2 line.", type="warning")
             return
         self.button.disable()
         self.status.set_text("Tuning… (every variant is scored on the tuning split, then the winner on held-out)")
@@ -175,11 +176,11 @@ class TunePanel:
             return
         target = Path(str(self.target.value or "").strip())
         if not target.name.endswith(".json") or target.resolve() == self.flow_path.resolve():
-            ui.notify("Give a new .json file name (not the flow being tuned).", type="warning")
+            notify("Give a new .json file name (not the flow being tuned).", type="warning")
             return
         try:
             save_winner(self.result, read_flow(self.flow_path), self.flow_path, target, self.questions_name)
         except (FlowbuilderError, OSError) as exc:
-            ui.notify(f"Cannot save: {redact(str(exc))}", type="negative")
+            notify(f"Cannot save: {redact(str(exc))}", type="negative")
             return
-        ui.notify(f"Saved the winner to {target}", type="positive")
+        notify(f"Saved the winner to {target}", type="positive")

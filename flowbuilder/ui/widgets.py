@@ -5,8 +5,10 @@ click, one card per retrieved hit, and readable warning/error boxes. Their CSS i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
-from nicegui import ui
+from nicegui import events, ui
 
 from flowbuilder.data import Hit
 
@@ -17,6 +19,9 @@ FULL_TEXT_CHARS = 4000
 TOGGLE_JS = "(e) => e.currentTarget.classList.toggle('fb-open')"
 
 WIDGET_CSS = """
+.q-notifications__list--top { top: 48px; }
+.fb-upload-hidden { position: absolute !important; width: 1px; height: 1px; overflow: hidden; opacity: 0;
+  pointer-events: none; }
 .fb-clamp { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: var(--fb-lines, 3);
   overflow: hidden; white-space: pre-wrap; overflow-wrap: anywhere; cursor: pointer; }
 .fb-clamp.fb-open { display: block; -webkit-line-clamp: unset; }
@@ -59,6 +64,29 @@ WIDGET_CSS = """
 .fb-role-assistant { color: #15803d; } .fb-role-tool { color: #b45309; } .fb-role-system { color: #7c3aed; }
 .fb-msg-text { font-size: 12.5px; line-height: 1.4; }
 """
+
+
+NOTIFY_POSITION = "top-right"
+"""Where toasts go: under the header at the right, never over a dialog's buttons (dialogs are centred with their
+buttons at the bottom) nor over the activity bar (bottom centre)."""
+
+
+def notify(message: object, **options: object) -> None:
+    """``ui.notify`` at :data:`NOTIFY_POSITION` unless told otherwise."""
+    options.setdefault("position", NOTIFY_POSITION)
+    ui.notify(message, **options)  # type: ignore[arg-type]
+
+
+def upload_button(
+    label: str, on_upload: Callable[[events.UploadEventArguments], Any], accept: str, classes: str, max_bytes: int
+) -> ui.button:
+    """A button that opens the file dialog (Quasar's upload box, with its "0.0B / 0.00%" header, stays out of
+    sight; it takes the file and calls ``on_upload``). ``classes`` go on the box (tests find its file input)."""
+    box = ui.upload(on_upload=on_upload, auto_upload=True, max_file_size=max_bytes).props(f'accept="{accept}"')
+    box.classes(f"fb-upload-hidden {classes}")
+    button = ui.button(label, icon="upload_file").props("outline no-caps")
+    button.on("click", js_handler=f"() => getElement({box.id}).$refs.qRef.pickFiles()")  # in the click: no blocker
+    return button
 
 
 def clamped_text(text: str, lines: int = 3, classes: str = "") -> ui.label:

@@ -7,7 +7,7 @@
 //   nodes:  [{id, width, height, inputs: [{name, y}], outputs: [{name, y}]}]  data ports, y from the card top
 //   owner:  {subNodeId: consumerId}   service sub-nodes (embedder, model, memory...) drawn UNDER their consumer
 //   edges:  [{source, sourceHandle, target, targetHandle}]
-//   aspect: width / height of the canvas (unconnected parts are packed in rows to that shape)
+//   aspect: width / height of the room a fit fills on the canvas (unconnected parts are packed in rows to it)
 //   notes:  [{id, members: [nodeId], header, width, height}]  sticky notes and the nodes they frame (header:
 //           room for the text); a note that frames nothing keeps its size and is placed beside the flow
 // Output: {positions: {id: {x, y}}, notes: {id: {x, y, width, height}}}
@@ -198,6 +198,10 @@ export async function layered(request, options = {}) {
           "elk.padding": "[top=0,left=0,bottom=0,right=0]",
           "elk.layered.nodePlacement.strategy": "NETWORK_SIMPLEX",
           "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+          // a flow of one part wraps its long chain into rows to the canvas's shape (in one row, a 9-card chain
+          // at 1280 px would be fitted as chips); parts of a bigger flow are packed in rows instead (below)
+          "elk.layered.wrapping.strategy": parts.size === 1 ? "SINGLE_EDGE" : "OFF",
+          "elk.aspectRatio": String(Math.min(4, Math.max(0.5, request.aspect || 2.1))),
           ...SPACING,
         },
         children: part.children,
@@ -209,22 +213,33 @@ export async function layered(request, options = {}) {
     clearTimeout(timer);
     if (!options.elk) elk.terminateWorker();
   }
-  // shelf packing, in the flow's order, rows about as wide as the canvas's shape asks
-  const aspect = Math.min(4, Math.max(0.5, request.aspect || 16 / 9));
-  const area = sum(laidParts.map((g) => (g.width + PART_GAP) * (g.height + PART_GAP)));
-  const rowWidth = Math.max(...laidParts.map((g) => g.width), Math.sqrt(area * aspect));
-  const origin = new Map();
-  let x = 0, y = 0, rowHeight = 0;
-  for (const g of laidParts) {
-    if (x > 0 && x + g.width > rowWidth) {
-      x = 0;
-      y += rowHeight + PART_GAP;
-      rowHeight = 0;
+  // shelf packing, in the flow's order: of a few dozen row widths (one part a row ... all in one row), the one
+  // whose packing is fitted into the canvas's shape at the largest zoom (flowbuilder/ui/state.py shelf_pack)
+  const aspect = Math.min(4, Math.max(0.5, request.aspect || 2.1));
+  const widest = Math.max(...laidParts.map((g) => g.width));
+  const total = sum(laidParts.map((g) => g.width + PART_GAP));
+  const shelves = (rowWidth) => {
+    const corners = [];
+    let x = 0, y = 0, rowHeight = 0, used = 0;
+    for (const g of laidParts) {
+      if (x > 0 && x + g.width > rowWidth) {
+        x = 0;
+        y += rowHeight + PART_GAP;
+        rowHeight = 0;
+      }
+      corners.push([x, y]);
+      used = Math.max(used, x + g.width);
+      x += g.width + PART_GAP;
+      rowHeight = Math.max(rowHeight, g.height);
     }
-    origin.set(g, [x, y]);
-    x += g.width + PART_GAP;
-    rowHeight = Math.max(rowHeight, g.height);
+    return { corners, cost: Math.max(used / aspect, y + rowHeight) };
+  };
+  let best = null;
+  for (let i = 0; i <= 48; i++) {
+    const packed = shelves(widest + (total - widest) * (i / 48) ** 2);
+    if (!best || packed.cost < best.cost) best = packed;
   }
+  const origin = new Map(laidParts.map((g, i) => [g, best.corners[i]]));
 
   const positions = {};
   const notes = {};

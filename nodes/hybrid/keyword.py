@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import Node, RunContext
@@ -275,6 +276,7 @@ class KeywordRetrieverNode(Node[KeywordConfig, KeywordIn, KeywordOut]):
     display_name = "Keyword Retriever (BM25)"
     aliases = ("BM25", "keyword search", "full-text", "retriever")
     category = "Retrieval"
+    capabilities = frozenset({Capability.KEYWORD_SEARCH})  # stands in for dense search while a store fills
     Config = KeywordConfig
 
     @classmethod

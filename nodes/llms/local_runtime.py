@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -71,10 +73,23 @@ def install_command() -> list[str]:
     return [sys.executable, "-m", "pip", "install", "--progress-bar", "off", *target]
 
 
+LEAN_CMAKE = Path(__file__).with_name("llama_lean.cmake")
+"""Keeps llama.cpp's unused "common" library out of the build (why: in the file)."""
+
+
+def build_cmake_args() -> str:
+    """``BUILD_CMAKE_ARGS`` and the include that skips what the Python package never loads."""
+    include = LEAN_CMAKE
+    if any(c.isspace() for c in str(include)):  # scikit-build-core splits CMAKE_ARGS at spaces, unquoted
+        include = Path(tempfile.mkdtemp(prefix="flowbuilder-llama-")) / LEAN_CMAKE.name
+        shutil.copyfile(LEAN_CMAKE, include)
+    return f"{BUILD_CMAKE_ARGS} -DCMAKE_PROJECT_INCLUDE={include}"
+
+
 def install_env() -> dict[str, str]:
     """The environment for the install: a lean CPU-only build unless the user set CMAKE_ARGS."""
     env = dict(os.environ)
-    env.setdefault("CMAKE_ARGS", BUILD_CMAKE_ARGS)
+    env.setdefault("CMAKE_ARGS", build_cmake_args())
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
     return env
 

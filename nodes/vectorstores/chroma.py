@@ -26,6 +26,7 @@ from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str,
 from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
+    FOLDER_FIELD,
     SOURCE_FIELD,
     SYNC_DESCRIPTION,
     EmbeddingStore,
@@ -95,6 +96,9 @@ class ChromaStore(EmbeddingStore):
         where = {"$or": [{SOURCE_FIELD: {"$in": list(sources)}}, {"source": {"$in": list(sources)}}]}
         return set(self.collection.get(where=where, include=[])["ids"])
 
+    def ids_in_folders(self, folders: Sequence[str], known_sources: Sequence[str] = ()) -> set[str]:
+        return set(self.collection.get(where={FOLDER_FIELD: {"$in": list(folders)}}, include=[])["ids"])
+
     def delete_ids(self, ids: Sequence[str]) -> None:
         size = _max_batch(self.collection)
         for start in range(0, len(ids), size):
@@ -104,7 +108,9 @@ class ChromaStore(EmbeddingStore):
         return max(1, min(requested, _max_batch(self.collection)))
 
     def _write(self, part: list[tuple[str, Document]], vectors: np.ndarray) -> None:
-        self.collection.add(
+        # upsert, not add: a batch written twice (a cluster retrying a batch whose worker died after
+        # writing part of it, two workers with the same chunk) leaves each id once, as it was
+        self.collection.upsert(
             ids=[doc_id for doc_id, _ in part],
             embeddings=vectors,
             documents=[doc.text for _, doc in part],
@@ -389,6 +395,10 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
                 f"'server_host' takes a host name such as 127.0.0.1 (the port is 'server_port'), not {host[:80]!r}"
             )
         return [Destination("server_host", f"http://{host}:{config.server_port}", "chroma", local=True)]
+
+    @classmethod
+    def reachable_by_workers(cls, config: ChromaConfig) -> bool:
+        return bool(config.server_host.strip())
 
     @classmethod
     def collection_address(cls, config: ChromaConfig, base_dir: Path | None) -> str | None:

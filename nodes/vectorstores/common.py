@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -14,6 +13,9 @@ from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict, ca
 
 import numpy as np
 
+from flowbuilder.chunk_ids import FOLDER_FIELD as FOLDER_FIELD  # re-exported for the stores
+from flowbuilder.chunk_ids import document_id as document_id  # re-exported: nodes import it from here
+from flowbuilder.chunk_ids import folders_of, source_key, unique_documents
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.node import RunContext, summarize_outputs
@@ -30,6 +32,9 @@ TEXT_FIELD = "text"
 SOURCE_FIELD = "fb_source"
 """Metadata field naming the chunk's source ("" when it has none): what incremental sync groups by."""
 
+"""Record metadata naming the folder a loader read the record's file from (``loader.file`` on a folder): the run
+covers every file of that folder, so incremental sync also removes the chunks of files no longer in it."""
+
 SyncMode = Literal["incremental", "full", "append"]
 SYNC_DESCRIPTION = (
     "How the collection follows this node's input: incremental = for each source ingested now, remove its "
@@ -38,42 +43,6 @@ SYNC_DESCRIPTION = (
 )
 
 Progress = Callable[[int, int], None]
-
-
-def source_key(source: str) -> str:
-    """The id prefix shared by every chunk of one source (``<key>#``), so a store can list them by prefix."""
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
-
-
-def document_id(doc: Document) -> str:
-    """``<source key>#<hash of source, text and metadata>``: the same chunk always gets the same id, so it is
-    stored once; an edited chunk gets a new id and the sync removes the old one. Metadata is hashed too, so
-    a chunk whose text is unchanged but whose row number or offsets moved (a row above it was removed) is
-    written again with its new metadata instead of citing a stale row; its vector comes from the embedding
-    cache, so the model does not run again."""
-    metadata = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False, default=str)
-    digest = hashlib.sha256(f"{doc.source}\n{doc.text}\n{metadata}".encode()).hexdigest()
-    return f"{source_key(doc.source)}#{digest[:32]}"
-
-
-def unique_documents(docs: Iterable[Document], seen: set[str] | None = None) -> tuple[list[str], list[Document], int]:
-    """``(ids, docs, duplicates)``: the first document of each id, in order, and how many repeats were dropped.
-    ``seen``: ids already taken (earlier batches of a stream); the new ids are added to it."""
-    ids: list[str] = []
-    kept: list[Document] = []
-    seen = set() if seen is None else seen
-    duplicates = 0
-    for doc in docs:
-        if not doc.text.strip():
-            continue
-        doc_id = document_id(doc)
-        if doc_id in seen:
-            duplicates += 1
-            continue
-        seen.add(doc_id)
-        ids.append(doc_id)
-        kept.append(doc)
-    return ids, kept, duplicates
 
 
 def encode_metadata(metadata: dict[str, Any], *, allow_string_lists: bool = False) -> dict[str, Any]:
@@ -188,6 +157,22 @@ def _sliced(batch: list[StorePair], size: int) -> list[list[StorePair]]:
     return [batch[start : start + size] for start in range(0, len(batch), size)] or [batch]
 
 
+def _file_changes(sources: set[str], added: dict[str, int], kept: dict[str, int], stale: set[str]) -> dict[str, int]:
+    """Per source (a file): ``new`` (nothing of it was stored before), ``changed`` (chunks added or removed),
+    ``unchanged``; ``removed``: sources whose chunks were all removed because this run no longer has them."""
+    prefixes = {f"{source_key(source)}#": source for source in sources}
+    removed_from = {doc_id[:17] for doc_id in stale}
+    counts = {"new": 0, "changed": 0, "removed": len(removed_from - set(prefixes)), "unchanged": 0}
+    for prefix, source in prefixes.items():
+        if not added.get(source) and prefix not in removed_from:
+            counts["unchanged"] += 1
+        elif not kept.get(source) and prefix not in removed_from:
+            counts["new"] += 1
+        else:
+            counts["changed"] += 1
+    return counts
+
+
 StoredMatch = tuple[str, float, str, dict[str, Any]]
 """``(id, score, text, metadata)`` of one search result, as a store reads it back (best first)."""
 
@@ -202,13 +187,27 @@ class SyncReport:
     kept: int = 0
     duplicates_dropped: int = 0
     sample: list[float] | None = None
+    files: dict[str, int] | None = None
+    """For chunks read from a folder: how many files (sources) are ``new``, ``changed``, ``removed``,
+    ``unchanged`` since the collection was last synced."""
 
     def line(self, count: int) -> str:
-        """``+241 added, −120 removed, 0 kept; 361 in collection``."""
-        return f"+{self.added} added, \u2212{self.removed} removed, {self.kept} kept; {count} in collection"
+        """``+241 added, −120 removed, 0 kept; 361 in collection``; from a folder, first ``3 files changed
+        (1 new), 1 removed, 41 unchanged; ``."""
+        line = f"+{self.added} added, \u2212{self.removed} removed, {self.kept} kept; {count} in collection"
+        return f"{self.files_line()}; {line}" if self.files is not None else line
+
+    def files_line(self) -> str:
+        files = self.files or {}
+        changed = files.get("new", 0) + files.get("changed", 0)
+        new = f" ({files['new']} new)" if files.get("new") else ""
+        noun = "file" if changed == 1 else "files"
+        return (
+            f"{changed} {noun} changed{new}, {files.get('removed', 0)} removed, {files.get('unchanged', 0)} unchanged"
+        )
 
     def details(self) -> dict[str, Any]:
-        return {
+        details = {
             "sync": self.mode,
             "added": self.added,
             "removed": self.removed,
@@ -216,6 +215,9 @@ class SyncReport:
             "already_present": self.kept,
             "duplicates_dropped": self.duplicates_dropped,
         }
+        if self.files is not None:
+            details["files"] = dict(self.files)
+        return details
 
 
 class EmbeddingStore:
@@ -247,6 +249,11 @@ class EmbeddingStore:
     def ids_of_sources(self, sources: Sequence[str]) -> set[str]:
         prefixes = {f"{source_key(source)}#" for source in sources}
         return {doc_id for doc_id in self.all_ids() if doc_id[:17] in prefixes}
+
+    def ids_in_folders(self, folders: Sequence[str], known_sources: Sequence[str] = ()) -> set[str]:
+        """Ids of the stored chunks whose ``folder`` metadata is one of ``folders`` (files a loader read from
+        them). The chunks of ``known_sources`` may be left out: the caller has them from ``ids_of_sources``."""
+        raise NotImplementedError
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         raise NotImplementedError
@@ -287,6 +294,9 @@ class EmbeddingStore:
             raise NodeError(f"sync must be incremental, full or append, got '{mode}'.")
         wanted: set[str] = set()
         sources: set[str] = set()
+        folders: set[str] = set()
+        added_by_source: dict[str, int] = {}
+        kept_by_source: dict[str, int] = {}
         report = SyncReport(mode=mode)
         streamed = isinstance(documents, Batches)
         seen = [0]
@@ -298,8 +308,14 @@ class EmbeddingStore:
                 report.kept += len(present)
                 report.duplicates_dropped += duplicates
                 sources.update(doc.source for doc in docs)
+                folders.update(folders_of(docs))
                 seen[0] += len(batch)
-                new = [(doc_id, doc) for doc_id, doc in zip(ids, docs, strict=True) if doc_id not in present]
+                new = []
+                for doc_id, doc in zip(ids, docs, strict=True):
+                    counter = kept_by_source if doc_id in present else added_by_source
+                    counter[doc.source] = counter.get(doc.source, 0) + 1
+                    if doc_id not in present:
+                        new.append((doc_id, doc))
                 report.added += len(new)
                 yield new
 
@@ -309,16 +325,25 @@ class EmbeddingStore:
             return max(report.added, round(report.added * documents.estimate(seen[0]) / max(seen[0], 1)), done)
 
         step = None if progress is None else (lambda done, _total: progress(done, estimate(done)))
-        report.sample = self._embed_and_write(new_parts(), batch_size, step, whole=not streamed)
-        if mode == "append":
-            return report
+        elsewhere = documents.written_elsewhere(self) if isinstance(documents, Batches) else None
+        if elsewhere is None:
+            report.sample = self._embed_and_write(new_parts(), batch_size, step, whole=not streamed)
+        else:  # a cluster's workers embedded and wrote the batches (flowbuilder.cluster): what they did
+            wanted, sources, folders = elsewhere.wanted, elsewhere.sources, elsewhere.folders
+            report.added, report.kept = elsewhere.added, elsewhere.kept
+            report.duplicates_dropped = elsewhere.duplicates
+        stale: set[str] = set()
         if mode == "full":
             stale = self.all_ids() - wanted
-        else:
+        elif mode == "incremental":
             stale = self.ids_of_sources(sorted(sources)) - wanted if sources else set()
+            if folders:  # the run read these folders whole: a file no longer in them is gone
+                stale |= self.ids_in_folders(sorted(folders), sorted(sources)) - wanted
         if stale:
             self.delete_ids(sorted(stale))
         report.removed = len(stale)
+        if folders:
+            report.files = _file_changes(sources, added_by_source, kept_by_source, stale)
         return report
 
     def _embed_and_write(
@@ -520,6 +545,12 @@ class StoreNodeMixin:
 
     cacheable = False
     stream_in: ClassVar[str | None] = "documents"
+
+    @classmethod
+    def reachable_by_workers(cls, config: Any) -> bool:
+        """Whether every machine of a cluster can write this node's collection: a server (Chroma's
+        ``chroma run``, a Qdrant server, Pinecone), not a folder on this machine (``--ray`` needs one)."""
+        return False
 
     def summarize(self, outputs: Mapping[str, Any]) -> str:
         ports = cast(Any, self).output_ports(cast(Any, self).config)

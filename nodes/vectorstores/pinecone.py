@@ -24,6 +24,7 @@ from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str,
 from flowbuilder.formats.n8n_table import LC, STORE_IN, STORE_OUT, index_locator
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.vectorstores.common import (
+    FOLDER_FIELD,
     MODEL_FIELD,
     SOURCE_FIELD,
     SYNC_DESCRIPTION,
@@ -135,6 +136,25 @@ class PineconeStore(EmbeddingStore):
         found: set[str] = set()
         for source in sources:
             found |= self._list_ids(f"{source_key(source)}#")
+        return found
+
+    def ids_in_folders(self, folders: Sequence[str], known_sources: Sequence[str] = ()) -> set[str]:
+        # Pinecone lists ids, not metadata: every chunk of a source shares its id prefix and its folder, so one
+        # fetched chunk per source not already known says whether the whole source came from these folders
+        known = {f"{source_key(source)}#" for source in known_sources}
+        by_prefix: dict[str, list[str]] = {}
+        for doc_id in self.all_ids():
+            if doc_id[:17] not in known:
+                by_prefix.setdefault(doc_id[:17], []).append(doc_id)
+        wanted = set(folders)
+        found: set[str] = set()
+        firsts = [ids[0] for ids in by_prefix.values()]
+        for start in range(0, len(firsts), _FETCH_BATCH):
+            part = firsts[start : start + _FETCH_BATCH]
+            result = self._call("fetch", self.index.fetch, ids=part, namespace=self.namespace)
+            for doc_id, vector in (result.vectors or {}).items():
+                if (getattr(vector, "metadata", None) or {}).get(FOLDER_FIELD) in wanted:
+                    found.update(by_prefix[doc_id[:17]])
         return found
 
     def delete_ids(self, ids: Sequence[str]) -> None:
@@ -330,6 +350,10 @@ class PineconeNode(StoreNodeMixin, Node[PineconeConfig, StoreIn, StoreOut]):
     def collection_address(cls, config: PineconeConfig, base_dir: Path | None) -> str | None:
         """``pinecone:<index or host>:<namespace>``: two nodes with the same address share the vectors."""
         return f"pinecone:{config.host or config.index}:{config.namespace}"
+
+    @classmethod
+    def reachable_by_workers(cls, config: PineconeConfig) -> bool:
+        return True  # a service every machine reaches
 
     def run(self, inputs: StoreIn, ctx: RunContext) -> StoreOut:
         c = self.config

@@ -35,6 +35,7 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.hybrid.fusion import fuse, stage_rows
 from flowbuilder.nodes.hybrid.terms import english_stopwords, tokenize
 from flowbuilder.nodes.vectorstores.common import (
+    FOLDER_FIELD,
     SOURCE_FIELD,
     SYNC_DESCRIPTION,
     EmbeddingStore,
@@ -333,6 +334,12 @@ class QdrantStore(EmbeddingStore):
         condition = models.FieldCondition(key=SOURCE_FIELD, match=models.MatchAny(any=list(sources)))
         return {doc_id for doc_id, _ in self._scroll([ID_FIELD], models.Filter(must=[condition]))}
 
+    def ids_in_folders(self, folders: Sequence[str], known_sources: Sequence[str] = ()) -> set[str]:
+        from qdrant_client import models
+
+        condition = models.FieldCondition(key=f"metadata.{FOLDER_FIELD}", match=models.MatchAny(any=list(folders)))
+        return {doc_id for doc_id, _ in self._scroll([ID_FIELD], models.Filter(must=[condition]))}
+
     def all_documents(self) -> list[tuple[str, Document]]:
         """Every stored chunk (keyword indexes mirror the store through this)."""
         return [(doc_id, _document(payload)) for doc_id, payload in self._scroll(True)]
@@ -572,6 +579,10 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
         if config.url:
             return f"qdrant:{config.url.rstrip('/')}:{config.collection}"
         return folder_address("qdrant", config.path, base_dir, config.collection)
+
+    @classmethod
+    def reachable_by_workers(cls, config: QdrantConfig) -> bool:
+        return bool(config.url.strip())
 
     def run(self, inputs: StoreIn, ctx: RunContext) -> StoreOut:
         c = self.config

@@ -113,7 +113,7 @@ class Slow(Node[SlowConfig]):
         for i in range(self.config.steps):
             Slow.started.set()
             ctx.progress(i + 1, self.config.steps, "step")
-            time.sleep(0.005)
+            time.sleep(0.005)  # the work itself, not a wait: each step lasts a moment, so a cancel lands mid-run
         return {"text": "done"}
 
 

@@ -14,6 +14,8 @@ from flowbuilder.cli import main
 from flowbuilder.examples import flows_dir
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
+from tests.ports import reserve_port
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -120,13 +122,10 @@ def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
     """`flowbuilder ui` starts, binds 127.0.0.1 only and serves the demo flow's page."""
     import http.client
     import socket
-    import time
     import urllib.error
     import urllib.request
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = reserve_port()
     # NiceGUI changes behaviour under pytest (PYTEST_CURRENT_TEST); the server must run as users run it.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env["FLOWBUILDER_DATA_DIR"] = str(tmp_path / "data")
@@ -137,14 +136,13 @@ def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.time() + 60
-        page = ""
-        while time.time() < deadline and not page:
-            try:
-                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).read().decode()
-            except OSError:
-                time.sleep(0.3)
-        assert "Flowbuilder" in page
+
+        def page() -> str:
+            assert server.poll() is None, f"flowbuilder ui exited with {server.poll()}"
+            # a first page can take seconds on a loaded machine: a short timeout only makes it start over
+            return str(urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30).read().decode())
+
+        assert "Flowbuilder" in wait_until(page, 180, "the builder's page")
         # DNS rebinding: a page on another name that resolves here is refused.
         rebind = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Host": "evil.example"})
         with pytest.raises(urllib.error.HTTPError) as refused:
@@ -164,7 +162,11 @@ def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
                 assert other.connect_ex((host_ip, port)) != 0
     finally:
         server.terminate()
-        server.wait(15)
+        try:
+            server.wait(60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 def test_ui_on_another_host_needs_a_token(tmp_path: Path, capsys) -> None:

@@ -57,6 +57,22 @@ PROMPT = (
 )
 
 
+RAG_EDGES = [
+    ("loader", "records", "labeller", "records"),
+    ("labeller", "records", "splitter", "documents"),
+    ("splitter", "chunks", "store", "documents"),
+    ("embedder", "embedder", "store", "embedder"),
+    ("store", "store", "retriever", "store"),
+    ("question", "message", "retriever", "query"),
+    ("retriever", "hits", "prompt", "context"),
+    ("question", "message", "prompt", "question"),
+    ("prompt", "prompt", "llm", "prompt"),
+    ("llm", "answer", "answer", "message"),
+]
+"""The whole RAG path: rows labelled, one chunk each, embedded and stored; the question retrieves, the prompt
+numbers the chunks, ``llm`` (a chat model, or anything with a ``prompt`` input and an ``answer``) answers."""
+
+
 def write_corpus(folder: Path, base_url: str, collection: str, k: int = 3) -> tuple[Path, Path]:
     """help.csv, questions.jsonl and flow.json in ``folder``; returns (flow, questions)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -85,24 +101,12 @@ def write_corpus(folder: Path, base_url: str, collection: str, k: int = 3) -> tu
         {"id": "llm", "type": "llm.openai", "config": {"base_url": base_url, "max_retries": 0}},
         {"id": "answer", "type": "chat.output", "config": {}},
     ]
-    edges = [
-        ("loader", "records", "labeller", "records"),
-        ("labeller", "records", "splitter", "documents"),
-        ("splitter", "chunks", "store", "documents"),
-        ("embedder", "embedder", "store", "embedder"),
-        ("store", "store", "retriever", "store"),
-        ("question", "message", "retriever", "query"),
-        ("retriever", "hits", "prompt", "context"),
-        ("question", "message", "prompt", "question"),
-        ("prompt", "prompt", "llm", "prompt"),
-        ("llm", "answer", "answer", "message"),
-    ]
     flow = {
         "format": "flowbuilder",
         "version": 1,
         "name": "Help centre RAG",
         "nodes": nodes,
-        "edges": edge_dicts(edges),
+        "edges": edge_dicts(RAG_EDGES),
     }
     (folder / "flow.json").write_text(json.dumps(flow, indent=1), encoding="utf-8")
     return folder / "flow.json", folder / "questions.jsonl"

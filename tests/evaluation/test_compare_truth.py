@@ -211,6 +211,27 @@ def test_cancelling_stops_a_comparison(small_corpus: Path) -> None:
         )
 
 
+def test_a_cancelled_comparison_keeps_the_flows_that_finished(small_corpus: Path) -> None:
+    import threading
+
+    from flowbuilder.evaluation.compare import ComparisonCancelled, FlowSource
+    from flowbuilder.executor import RunEvent
+
+    cancel = threading.Event()
+
+    def cancel_in_b(label: str, event: RunEvent) -> None:
+        if label == "B":
+            cancel.set()  # the page's Cancel, pressed while the second flow ingests
+
+    sources = [FlowSource(small_corpus / name) for name in ("naive.json", "labelled.json", "improved.json")]
+    with pytest.raises(ComparisonCancelled) as stopped:
+        FlowComparer().compare_many(
+            sources, load_questions(small_corpus / "questions.jsonl"), 3, on_progress=cancel_in_b, cancel_event=cancel
+        )
+    finished = stopped.value.finished
+    assert [ev.label for ev in finished] == ["A"] and finished[0].metrics.questions > 0
+
+
 def test_vary_compares_variants_of_one_flow(small_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = compare(small_corpus, "improved.json", extra=("--quiet", "--k", "3", "--json"))
     assert main([*argv, "--vary", "splitter.chunk_size=500,1000"]) == 0

@@ -41,6 +41,11 @@ QUESTIONS = {
         {"id": "s2", "question": "What if my machine has no web browser to log in?", "gold": ["getting-started.md"],
          "fact": "pass `--device`"},
     ],
+    "qa-handbook": [
+        {"id": "s1", "question": "When do we stop merging before a release?", "gold": [],
+         "fact": "14:00 on the Tuesday"},
+        {"id": "s2", "question": "Which card number fails every payment?", "gold": [], "fact": "ending in 0002"},
+    ],
     "VWO_Login_Dashboard_PRD.pdf": [
         {"id": "s1", "question": "How many brands use VWO?", "gold": ["VWO_Login_Dashboard_PRD.pdf#page1"],
          "fact": "4,000 brands"},

@@ -27,7 +27,6 @@ import base64
 import hashlib
 import json
 import random
-import socket
 import struct
 import threading
 import time
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes.http import JSONHandler, LoopbackServer
+from tests.ports import reserve_port
 
 DEFAULT_MODELS = (
     "gpt-4o-mini",
@@ -119,10 +119,9 @@ def fake_embedding(text: str, dimension: int) -> list[float]:
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (for connection-refused tests)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A TCP port on 127.0.0.1 that nothing listens on and no other test process takes (connection-refused tests,
+    servers a test starts on a port it names): :func:`tests.ports.reserve_port`."""
+    return reserve_port()
 
 
 def _split_tokens(text: str) -> list[str]:

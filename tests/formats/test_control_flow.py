@@ -174,7 +174,8 @@ def test_hits_and_records_into_text_ports_get_the_parser_the_source_tool_implied
 def test_langflow_knowledge_run_offline_retrieves_what_the_flow_ingested(tmp_path: Path) -> None:
     resolver = no_credentials(tmp_path)
     flow, _ = import_file(AGENTS, local=True, resolver=resolver)
-    flow.node("File-f1").config["path"] = str(small_csv(tmp_path))
+    cases = small_csv(tmp_path)
+    flow.node("File-f1").config["path"] = str(cases)
     # its query comes from an LLM's keywords (no model offline): ask with the chat input instead
     flow.edges = [e for e in flow.edges if e.target != "AstraDB-a1" or e.target_port != "query"]
     flow.edges.append(Edge(source="ChatInput-q1", source_port="message", target="AstraDB-a1", target_port="query"))
@@ -182,7 +183,12 @@ def test_langflow_knowledge_run_offline_retrieves_what_the_flow_ingested(tmp_pat
     run = executor.run(flow, inputs="locked account", to="AstraDB-a1", use_cache=False, base_dir=tmp_path)
     hits = run.results["AstraDB-a1"].outputs.get("hits")
     assert is_hits(hits), run.results["AstraDB-a1"].error
-    assert all("Scenario TID" in h.document.text or h.document.text for h in hits)
+    with cases.open(encoding="utf-8", newline="") as handle:
+        ingested = {row["Scenario TID"] for row in csv.DictReader(handle)}
+    found = [h.document.metadata["record_id"] for h in hits]
+    # the store's k (4) distinct rows of the file the flow loaded, each hit the text of its own row
+    assert len(found) == 4 and len(set(found)) == 4 and set(found) <= ingested, (found, ingested)
+    assert all(h.document.text.startswith(h.document.metadata["record_id"] + ",") for h in hits)
 
 
 def test_pre10_vector_store_agent_maps_the_store_info_to_a_search_tool(tmp_path: Path) -> None:

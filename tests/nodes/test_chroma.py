@@ -3,13 +3,6 @@
 from __future__ import annotations
 
 import csv
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +16,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.embedders.local import LocalEmbedder
 from flowbuilder.nodes.vectorstores.chroma import ChromaConfig, ChromaNode, ChromaStore
+from tests import servers
 
 CSV_PATH = Path(__file__).resolve().parents[2] / "data" / "VWO_500_Test_Cases.csv"
 LABELLED_COLUMNS = ("Scenario TID", "TestCase Description", "PreCondition", "TestSteps", "Expected Result", "Priority")
@@ -225,43 +219,10 @@ def test_flow_through_the_executor(ingested: dict[str, Any]) -> None:
 # -- a real Chroma server -------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    chroma = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    port = _free_port()
-    path = tmp_path_factory.mktemp("chroma-server")
-    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
-    proc = subprocess.Popen(
-        [chroma, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"chroma run did not start (exit code {proc.poll()})")
-            time.sleep(0.2)
+    with servers.chroma_server(tmp_path_factory.mktemp("chroma-server")) as port:
         yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.mark.slow
@@ -284,7 +245,7 @@ def test_server_mode_against_real_chroma(
 
 
 def test_server_mode_unreachable(tmp_path: Path) -> None:
-    port = _free_port()
+    port = servers.free_port()
     with pytest.raises(ProviderError, match=f"no Chroma server is reachable at http://127.0.0.1:{port}"):
         run_chroma({"server_host": "127.0.0.1", "server_port": port}, LocalEmbedder(), tmp_path, query="x")
 

@@ -20,6 +20,7 @@ from flowbuilder.nodes.embedders.ollama import OllamaEmbedder
 from flowbuilder.nodes.embedders.openai import OpenAIEmbedder
 from flowbuilder.nodes.embedders.remote import retry_after_seconds
 from tests.fakes.llm_server import FakeLLMServer, fake_embedding
+from tests.waiting import wait_until
 
 KEY = "sk-test-in-flight-123"
 TEXTS = [f"test case {i}: the login form rejects an email with two dots" for i in range(48)]
@@ -121,11 +122,11 @@ def test_query_batcher_embeds_questions_that_arrive_together_in_one_call() -> No
 
     first = threading.Thread(target=ask, args=("a",))
     first.start()
-    time.sleep(0.1)
+    wait_until(lambda: len(seen) == 1, 5, "the first question's model call")
     others = [threading.Thread(target=ask, args=("q" * n,)) for n in range(2, 12)]
     for thread in others:
         thread.start()
-    time.sleep(0.2)
+    wait_until(lambda: len(batcher._queue) == 10, 5, "the ten others to queue behind it")
     gate.set()
     for thread in [first, *others]:
         thread.join(5)

@@ -22,11 +22,14 @@ from flowbuilder.nodes.extractive import (
     QUOTED,
     ExtractiveAnswer,
     ExtractiveConfig,
+    citation_label,
     extract,
     hits_from_prompt,
     question_from_prompt,
+    support,
     units_of,
 )
+from flowbuilder.nodes.passages import Passage
 from flowbuilder.nodes.prompts import DEFAULT_TEMPLATE, render_template
 from tests.evaluation.answer_flow import write_corpus
 from tests.fakes.llm_server import free_port
@@ -163,6 +166,37 @@ def test_hits_and_question_are_read_back_from_a_rendered_prompt() -> None:
     assert [h.document.metadata["record_id"] for h in parsed] == ["LOGIN-004", "INVALID-011", "ADMIN-015"]
     assert question_from_prompt(prompt) == "Which test enables 2FA?"
     assert hits_from_prompt("Answer this: what is 2+2?") == []
+    assert {h.document.metadata["source"] for h in parsed} == {"cases.csv"}
+
+
+def test_a_chunk_of_a_whole_pdf_is_cited_by_the_pages_it_spans() -> None:
+    # loader.file mode "whole" over a PDF: a chunk across a page break names both pages
+    meta = {"source": "prd.pdf", "record_ids": ["prd.pdf#page4", "prd.pdf#page5"]}
+    hits = [Hit(document=Document(text="Scalability: 99.9% uptime.", metadata=meta), score=0.6, rank=1)]
+    prompt = render_template(DEFAULT_TEMPLATE, {"context": hits, "question": "What uptime is required?"})
+
+    [parsed] = hits_from_prompt(prompt)
+
+    assert parsed.document.metadata == meta
+    assert citation_label(parsed.document) == "prd.pdf pages 4-5"
+    assert citation_label(Document(text="", metadata={"record_ids": ["prd.pdf#page2"]})) == "prd.pdf page 2"
+
+
+def test_a_record_field_the_question_names_is_quoted(embedder: LocalEmbedder) -> None:
+    result = extract("What priority does the two-dots email test have?", record_hits(), embedder)
+
+    assert result.answer.startswith("The closest test case is INVALID-011")
+    assert "> [2] INVALID-011, Priority: High" in result.answer
+
+
+def test_support_is_higher_for_a_passage_that_answers_every_part_of_the_question(embedder: LocalEmbedder) -> None:
+    # Both sentences are about signing in; only one says anything about Okta.
+    answers = Passage(0, "sentence", "Single sign-on works through Okta, Azure AD and Google Workspace.")
+    near_miss = Passage(0, "sentence", "Single sign-on is available on the Enterprise plan for every workspace.")
+    question = "Does single sign-on work through Okta?"
+
+    assert support(question, [answers], embedder) > support(question, [near_miss], embedder)
+    assert support("?", [answers], embedder) == 0.0  # nothing asked: no support either way
 
 
 def test_node_takes_question_and_hits_or_a_prompt(tmp_path: Path) -> None:
@@ -233,8 +267,9 @@ def test_a_flow_saved_with_the_old_defaults_takes_the_recalibrated_ones() -> Non
 
     old = {"type": "answer.extractive", "config": {"threshold": 0.30, "margin": 0.08, "max_quotes": 2}}
     chosen = {"type": "answer.extractive", "config": {"threshold": 0.55, "max_quotes": 4}}
-    data = migrate_nodes({"nodes": [old, chosen]})
-    assert data["nodes"][0]["config"] == {}  # old defaults: the new calibrated ones apply
+    round_one = {"type": "answer.extractive", "config": {"threshold": 0.46}}  # the raw-score default of round one
+    data = migrate_nodes({"nodes": [old, chosen, round_one]})
+    assert data["nodes"][0]["config"] == {} == data["nodes"][2]["config"]  # old defaults: the new calibrated ones
     assert data["nodes"][1]["config"] == {"threshold": 0.55, "max_quotes": 4}  # a user's own choice stays
     assert migrate_nodes(data) == data
 
@@ -245,3 +280,26 @@ def test_a_chunk_with_a_huge_token_is_cut_in_linear_time() -> None:
 
     text = "Run it. " + "a" * 200_000 + " and then ~/.cache/pip/x. Done. See `a.b/c` now."
     assert [p.text[-12:] for p in parse_chunk(text).passages] == ["Run it.", "cache/pip/x.", "Done.", "`a.b/c` now."]
+
+
+def test_a_sentence_ending_in_a_colon_is_quoted_with_the_command_it_introduces(embedder: LocalEmbedder) -> None:
+    text = (
+        "## Guest links\n\nGuest links let people outside the workspace read one note. Create one with the client:\n\n"
+        "```\nqs share --guest --expires 7d\n```\n\nGuest links are off on the Free plan."
+    )
+    hit = Hit(document=Document(text=text, metadata={"source": "sharing.md"}), score=0.6, rank=1)
+    result = extract("How do I share a note with someone outside the workspace?", [hit], embedder,
+                     ExtractiveConfig(threshold=0.0))  # fmt: skip
+    first = next(line for line in result.answer.split("\n") if line.startswith("> [1]"))
+    assert "Create one with the client: qs share --guest --expires 7d" in first
+
+
+def test_an_indented_pdf_bullet_ends_where_a_line_starts_left_of_its_marker() -> None:
+    text = (
+        "Analytics\n\n    ● Personalization: Customized login experience based on user history and\n"
+        "    preferences\nThis PRD serves as the foundation for the login dashboard."
+    )
+    assert [t for _, t in units_of(text)] == [
+        "Personalization: Customized login experience based on user history and preferences",
+        "This PRD serves as the foundation for the login dashboard.",
+    ]

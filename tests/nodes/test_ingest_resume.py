@@ -14,13 +14,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import chromadb
 
 from tests.fakes.llm_server import FakeLLMServer
 from tests.serve.conftest import ROOT, subprocess_env
+from tests.waiting import wait_until
 
 ROWS = 40
 
@@ -88,10 +88,12 @@ def test_kill_9_mid_ingest_resumes_from_the_cache_without_duplicates(tmp_path: P
         errors = tmp_path / "first-run.err"
         with errors.open("w") as stderr:
             process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-            deadline = time.monotonic() + 120
-            while cached(data_dir) < 16 and time.monotonic() < deadline and process.poll() is None:
-                time.sleep(0.05)
-            assert process.poll() is None, f"the first run ended before the kill: {errors.read_text()[-2000:]}"
+
+            def two_batches_cached() -> bool:
+                assert process.poll() is None, f"the first run ended before the kill: {errors.read_text()[-2000:]}"
+                return cached(data_dir) >= 16
+
+            wait_until(two_batches_cached, 120, "16 embeddings in the cache")
             os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         before = cached(data_dir)

@@ -175,9 +175,9 @@ def test_missing_file_names_it_and_lists_supported_types(tmp_path: Path) -> None
 
 
 def test_unsupported_extension(tmp_path: Path) -> None:
-    path = tmp_path / "sheet.xlsx"
+    path = tmp_path / "drawing.vsdx"
     path.write_bytes(b"PK")
-    with pytest.raises(NodeError, match=r"sheet\.xlsx: unsupported file type '\.xlsx'; supported: \.csv"):
+    with pytest.raises(NodeError, match=r"drawing\.vsdx: unsupported file type '\.vsdx'; supported: \.csv.*\.docx"):
         load(path)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from flowbuilder.nodes.vectorstores.common import MODEL_FIELD, TEXT_FIELD
 from flowbuilder.nodes.vectorstores.pinecone import PineconeConfig, PineconeNode, PineconeStore
 from tests.fakes.pinecone_server import FakePinecone, matches_filter
 from tests.nodes.test_chroma import vwo_records
+from tests.ports import reserve_port
 
 KEY = "pk-test-secret-123"
 
@@ -173,9 +173,13 @@ def test_429_once_recovers_and_persistent_429_is_clear(
     server: FakePinecone, embedder: LocalEmbedder, records: list[Document], tmp_path: Path
 ) -> None:
     run_node({"host": server.url}, embedder, tmp_path, records[:5])
+    asked = len(server.requests_to("/query"))
+    expected, _ = run_node({"host": server.url}, embedder, tmp_path, query="login page")
+    plain = len(server.requests_to("/query")) - asked  # the queries one search sends
     server.fail("/query", 429, times=1)
     outputs, _ = run_node({"host": server.url}, embedder, tmp_path, query="login page")
-    assert outputs["hits"]
+    assert len(server.requests_to("/query")) - asked == 2 * plain + 1  # the refused one was asked again
+    assert outputs["hits"] == expected["hits"] and len(expected["hits"]) == 4  # the default k, of the 5 stored
     server.fail("/query", 429)
     with pytest.raises(ProviderError, match=r"rate limiting \(429"):
         run_node({"host": server.url}, embedder, tmp_path, query="login page")
@@ -183,9 +187,7 @@ def test_429_once_recovers_and_persistent_429_is_clear(
 
 @pytest.mark.slow
 def test_connection_refused(embedder: LocalEmbedder, tmp_path: Path) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = reserve_port()  # nothing listens there, and no other test process takes it
     with pytest.raises(ProviderError, match=f"not reachable at http://127.0.0.1:{port}"):
         run_node({"host": f"http://127.0.0.1:{port}"}, embedder, tmp_path, query="x")
 

@@ -140,7 +140,7 @@ def test_cancel_mid_stream_keeps_completed_results(tmp_path: Path, small_batches
     assert {run.results[n].status for n in (*CHAIN, "store")} == {"cancelled"}
     assert 0 < run.results["load"].details["streamed"]["items"] < ROWS
     partial = stored(tmp_path / "db")
-    assert len(partial) > 0
+    assert 0 < len(partial) < ROWS  # what the batches before the cancel wrote, and no more
     # the re-run completes, and what was written before the cancel is kept, not written again
     again = Executor(stream="always").run(flow(rows, tmp_path / "db"))
     assert again.ok

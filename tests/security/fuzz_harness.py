@@ -24,6 +24,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -237,12 +238,42 @@ def cases(count: int, seed: int = 0) -> Iterator[tuple[str, str]]:
 # --- running -------------------------------------------------------------------------------------
 
 
-class _StepTimeout(BaseException):
-    pass
+class StepTimeout(BaseException):
+    """A step ran past its limit: a hang."""
 
 
-def _alarm(signum: int, frame: Any) -> None:
-    raise _StepTimeout()
+WALL_SECONDS = 300.0
+"""Backstop for a step that waits without computing; the CPU budget is what tells a hang from a busy machine."""
+
+_TIMERS = {signal.SIGPROF: signal.ITIMER_PROF, signal.SIGALRM: signal.ITIMER_REAL}
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            # never inside an import: a package whose import is cut short keeps the submodules it had loaded
+            # in sys.modules but not as attributes, and the rest of the process then fails with "module
+            # 'chromadb' has no attribute 'errors'". Try again once the import is done.
+            signal.setitimer(_TIMERS[signum], 0.05)
+            return
+        frame = frame.f_back
+    raise StepTimeout()
+
+
+@contextmanager
+def step_limit(cpu_seconds: float, wall_seconds: float = WALL_SECONDS) -> Iterator[None]:
+    """Raise :class:`StepTimeout` in the block once this process has spent ``cpu_seconds`` of CPU in it (a loop
+    that never ends burns CPU whatever the machine's load; a slow, shared machine only stretches the wall
+    clock) or ``wall_seconds`` have passed (a wait that never ends). Main thread only (signals)."""
+    previous = {sig: signal.signal(sig, _interrupt) for sig in _TIMERS}
+    signal.setitimer(signal.ITIMER_PROF, cpu_seconds)
+    signal.setitimer(signal.ITIMER_REAL, wall_seconds)
+    try:
+        yield
+    finally:
+        for sig, timer in _TIMERS.items():
+            signal.setitimer(timer, 0)
+            signal.signal(sig, previous[sig])
 
 
 def run_case(text: str, workdir: Path, limit: float = STEP_SECONDS) -> Outcome:
@@ -255,35 +286,31 @@ def run_case(text: str, workdir: Path, limit: float = STEP_SECONDS) -> Outcome:
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     outputs: list[str] = []
     step = "read"
-    previous = signal.signal(signal.SIGALRM, _alarm)
     try:
-        signal.setitimer(signal.ITIMER_REAL, limit)
-        try:
-            data = parse_flow_text(text, path)  # JSON, or YAML (a Dify DSL): the importer's own reading
-        except FlowbuilderError:
-            data = None  # the reader under test must say why, clearly
-        if detect_format(data) in IMPORT_FORMATS:
-            step = "import"
-            flow, report = import_file(path, local=True)
-            outputs += [dump_flow(flow), json.dumps(report.to_dict()), report.to_text()]
-        else:
-            step = "load"
-            flow = load_flow(path)
-        step = "validate"
-        analyze(flow)
-        for fmt in ("n8n", "langflow"):
-            step = f"export {fmt}"
-            exported, warnings = export_flow(flow, fmt)
-            outputs += [json.dumps(exported, allow_nan=False), "\n".join(warnings)]
+        with step_limit(limit):
+            try:
+                data = parse_flow_text(text, path)  # JSON, or YAML (a Dify DSL): the importer's own reading
+            except FlowbuilderError:
+                data = None  # the reader under test must say why, clearly
+            if detect_format(data) in IMPORT_FORMATS:
+                step = "import"
+                flow, report = import_file(path, local=True)
+                outputs += [dump_flow(flow), json.dumps(report.to_dict()), report.to_text()]
+            else:
+                step = "load"
+                flow = load_flow(path)
+            step = "validate"
+            analyze(flow)
+            for fmt in ("n8n", "langflow"):
+                step = f"export {fmt}"
+                exported, warnings = export_flow(flow, fmt)
+                outputs += [json.dumps(exported, allow_nan=False), "\n".join(warnings)]
     except FlowbuilderError:
         pass
-    except _StepTimeout:
+    except StepTimeout:
         return Outcome("hang", step)
     except Exception as exc:  # the whole point: anything else is a bug to report
         return Outcome("traceback", step, f"{type(exc).__name__}: {exc}"[:300] + "\n" + traceback.format_exc(limit=-3))
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
     if any(CANARY in out for out in outputs):
         return Outcome("leak", step)
     return Outcome("clean", step)

@@ -25,7 +25,6 @@ import json
 import logging
 import math
 import random
-import signal
 import sys
 import time
 import traceback
@@ -318,14 +317,6 @@ def _fits(out_type: str, in_type: str) -> bool:
 # --- running -------------------------------------------------------------------------------------
 
 
-class _StepTimeout(BaseException):
-    pass
-
-
-def _alarm(signum: int, frame: Any) -> None:
-    raise _StepTimeout()
-
-
 class _Egress:
     """An audit hook: while armed, a connection beyond this machine is refused and noted. (Name lookups
     pass: the egress check itself resolves ``*.localhost`` names; offline, others fail at once.)"""
@@ -445,7 +436,6 @@ def run_case(type_name: str, config: dict[str, Any], workdir: Path, data_dir: Pa
     _Egress.seen = []
     step = "build"
     reached = ""
-    previous = signal.signal(signal.SIGALRM, _alarm)
     try:
         step = "load"
         try:
@@ -454,38 +444,35 @@ def run_case(type_name: str, config: dict[str, Any], workdir: Path, data_dir: Pa
             return Outcome("clean", "load")
         _Egress.armed = True
         for step in ("validate", "run", "export n8n", "export langflow", "builder"):
-            signal.setitimer(signal.ITIMER_REAL, STEP_SECONDS)
-            try:
-                if step == "validate":
-                    graph = analyze(flow, registry, resolver, base_dir=workdir)
-                    "\n".join(str(issue) for issue in graph.issues + graph.warnings)
-                elif step == "run":
-                    try:
-                        result = Executor(registry, resolver, data_dir=data_dir).run(
-                            flow, inputs="How do I reset my password?", to=TARGET, base_dir=workdir, use_cache=False
-                        )
-                        target = result.results.get(TARGET)
-                        reached = target.status if target is not None else "not run"
-                    except FlowValidationError as exc:
-                        reached = "refused:" + ",".join(sorted({i.code for i in exc.issues}))
-                elif step.startswith("export"):
-                    fmt = step.split()[1]
-                    data, _ = export_flow(flow, fmt)
-                    text = strict_dumps(data)
-                    convert_data(json.loads(text), fmt, f"export.{fmt}.json")
-                else:
-                    builder_load(flow, workdir)
-            except FlowbuilderError:
-                pass
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-    except _StepTimeout:
+            with fuzz_harness.step_limit(STEP_SECONDS):
+                try:
+                    if step == "validate":
+                        graph = analyze(flow, registry, resolver, base_dir=workdir)
+                        "\n".join(str(issue) for issue in graph.issues + graph.warnings)
+                    elif step == "run":
+                        try:
+                            result = Executor(registry, resolver, data_dir=data_dir).run(
+                                flow, inputs="How do I reset my password?", to=TARGET, base_dir=workdir, use_cache=False
+                            )
+                            target = result.results.get(TARGET)
+                            reached = target.status if target is not None else "not run"
+                        except FlowValidationError as exc:
+                            reached = "refused:" + ",".join(sorted({i.code for i in exc.issues}))
+                    elif step.startswith("export"):
+                        fmt = step.split()[1]
+                        data, _ = export_flow(flow, fmt)
+                        text = strict_dumps(data)
+                        convert_data(json.loads(text), fmt, f"export.{fmt}.json")
+                    else:
+                        builder_load(flow, workdir)
+                except FlowbuilderError:
+                    pass
+    except fuzz_harness.StepTimeout:
         return Outcome("hang", step)
     except Exception as exc:
         return Outcome("traceback", step, f"{type(exc).__name__}: {exc}"[:300] + "\n" + traceback.format_exc(limit=-4))
     finally:
         _Egress.armed = False
-        signal.signal(signal.SIGALRM, previous)
         executor_log.removeHandler(crashes)
         executor_log.setLevel(level)
         executor_log.propagate = propagate

@@ -4,6 +4,7 @@ regression test per crash class found so far (issue 19, Crashes). ``scripts/fuzz
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -74,7 +75,12 @@ def test_huge_and_infinite_numbers_export(fmt: str) -> None:
     ]
     data, _ = export_flow(Flow(name="edges", nodes=nodes), fmt)
     text = strict_dumps(data)  # no NaN or Infinity in what we write
-    convert_data(json.loads(text), fmt, f"back.{fmt}.json")
+    back, _ = convert_data(json.loads(text), fmt, f"back.{fmt}.json")
+    assert sorted(n.type for n in back.nodes) == sorted(n.type for n in nodes)
+    split = next(n for n in back.nodes if n.type == "splitter.recursive")
+    assert split.config["chunk_size"] == 2**63  # a big integer is a JSON number: kept exactly
+    floats = [v for n in back.nodes for v in n.config.values() if isinstance(v, float)]
+    assert all(math.isfinite(v) for v in floats), floats
 
 
 def test_adapters_read_non_finite_numbers_as_missing() -> None:

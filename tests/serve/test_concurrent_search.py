@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.serving.rwlock import ReadWriteLock
 from flowbuilder.serving.service import FlowService
 from tests.serve.conftest import ROOT
+from tests.waiting import wait_until
 
 SOURCE = ROOT / "data" / "VWO_500_Test_Cases.csv"
 
@@ -93,8 +93,7 @@ def test_a_changed_source_is_ingested_again_before_the_next_search(tmp_path: Pat
     service.search("login", 1)
     service.search("login page", 1)
     assert recorder.started.count("store") == 1
-    time.sleep(0.01)
-    small_csv(path, 8)  # the file grows: the store must mirror it
+    small_csv(path, 8)  # the file grows (its size changes, whatever the clock): the store must mirror it
     result = service.search("email field", 1)
     assert recorder.started.count("store") == 2 and result.hits
     assert service._snapshot["store"].outputs["store"].count() == 8
@@ -123,10 +122,11 @@ def test_a_writer_waits_for_readers_and_blocks_new_ones() -> None:
     reading.wait(5)
     w = threading.Thread(target=writer)
     w.start()
-    time.sleep(0.1)
+    wait_until(lambda: lock._writers_waiting == 1, 5, "the writer to queue")
     late = threading.Thread(target=reader, args=("r2", None))
     late.start()
-    time.sleep(0.1)
+    # both the writer and r2 are parked on the lock's condition (CPython's Condition keeps its waiters there)
+    wait_until(lambda: len(lock._cond._waiters) == 2, 5, "r2 to queue behind the writer")  # type: ignore[attr-defined]
     assert log == ["r1 in"]  # the writer waits for r1; r2 waits behind the writer
     release.set()
     for thread in (first, w, late):

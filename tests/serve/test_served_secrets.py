@@ -77,7 +77,7 @@ def _served_texts(flow: Path) -> list[str]:
     with serving(flow, log) as (url, process):
         wait_healthy(process, url, {}, log)
         for query in QUERIES:
-            response = httpx.get(url + "/search", params={"q": query, "k": 20}, timeout=300)
+            response = httpx.get(url + "/search", params={"q": query, "k": 20}, timeout=900)
             assert response.status_code == 200, response.text
             texts.append(response.text)
     return texts

@@ -96,6 +96,9 @@ def builder(tmp_path: Path, small_flow_path: Path) -> Callable[..., None]:
     from flowbuilder.ui.app import register_pages
     from flowbuilder.ui.session import PAGES
 
+    for page in PAGES.values():  # an earlier test's background ingest would hold the store this test ingests into
+        if page.session.background is not None:
+            page.session.background.cancel()
     PAGES.clear()  # pages of earlier tests' clients (the test reset drops clients without deleting them)
 
     def register(flow_path: Path | None = small_flow_path) -> None:

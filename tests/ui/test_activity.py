@@ -3,7 +3,6 @@ until it ends; seen from the builder and from /compare and /eval. The chat says 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,9 +12,10 @@ from nicegui.testing import Screen, User
 from flowbuilder.executor import RunEvent
 from flowbuilder.flow import NodeSpec
 from flowbuilder.ui.jobs import JOBS, Job, current_jobs, start_job
+from tests.ports import reserve_port
 
-from .test_browser import css, shot, wait_until
-from .test_chat_no_model import closed_port, rag_flow
+from .test_browser import css, shot, wait_stable, wait_until
+from .test_chat_no_model import rag_flow
 
 # the chat run's own line (the newest, with its own Cancel): the bar is shared with jobs of earlier pages
 BAR_JS = """
@@ -69,7 +69,7 @@ def test_chat_run_shows_in_the_activity_bar_on_every_page(
     screen: Screen, builder: Callable[..., None], tmp_path: Path, size: tuple[int, int]
 ) -> None:
     llm = NodeSpec(
-        id="llm", type="llm.ollama", name="Local model", config={"base_url": f"http://127.0.0.1:{closed_port()}"}
+        id="llm", type="llm.ollama", name="Local model", config={"base_url": f"http://127.0.0.1:{reserve_port()}"}
     )
     builder(flow_path=rag_flow(tmp_path, llm))
     screen.selenium.set_window_size(*size)
@@ -141,7 +141,6 @@ def test_a_job_started_in_the_builder_is_seen_from_compare_and_eval(
         job.finish("Cancelled.")
         wait_until(lambda: not [b for b in css(screen, "[data-testid=activity-cancel]") if b.is_displayed()])
         wait_until(lambda: any("Cancelled." in e.text for e in css(screen, "[data-testid=activity-status]")))
-        time.sleep(0.1)
     finally:
         job.finish(job.outcome or "Done.")
 
@@ -179,8 +178,10 @@ def test_the_bar_covers_nothing_at_the_end_of_a_scrolled_page(
                 document.querySelector('.nicegui-content').append(room, end); return end;"""
             )
             screen.selenium.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
-            time.sleep(0.2)
-            bottom = screen.selenium.execute_script("return arguments[0].getBoundingClientRect().bottom", probe)
+            bottom = wait_stable(  # scrolled to the end and drawn there
+                lambda p=probe: screen.selenium.execute_script("return arguments[0].getBoundingClientRect().bottom", p),
+                what="the scrolled page",
+            )
             shot(screen, f"activity-page-end-{path.strip('/')}-{rows}")
             assert bottom <= screen.selenium.execute_script(bar_top), (path, rows, "the page's end is under the bar")
             screen.selenium.execute_script(

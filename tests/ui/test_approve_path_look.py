@@ -11,7 +11,7 @@ from nicegui.testing import Screen
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
 
-from .test_browser import css, open_builder, shot
+from .test_browser import click, open_builder, shot
 
 pytestmark = pytest.mark.browser
 
@@ -37,6 +37,6 @@ def test_an_untrusted_path_shows_its_approve_button(
     open_builder(screen, builder, flow_path=folder / "shared.json")
     screen.should_contain(f"Would read {outside}")
     shot(screen, "approve-path")
-    css(screen, ".fb-approve")[0].click()
+    click(screen, ".fb-approve")  # the issue list is drawn again when the layout lands: never a stale button
     screen.should_contain(f"Let this flow read the files in {outside.parent}?")
     shot(screen, "approve-path-dialog")

@@ -4,7 +4,6 @@ view back into full cards with real, connectable handles."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from nicegui.testing import Screen
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import save_flow
 from flowbuilder.ui.state import EditorState
+from tests.waiting import wait_stable
 
 from .test_browser import shot, wait_until
 
@@ -113,18 +113,21 @@ pane.dispatchEvent(new WheelEvent('wheel', { deltaY: -400, clientX: r.left + r.w
 """
 
 
+ZOOM_JS = "return new DOMMatrix(getComputedStyle(document.querySelector('.vue-flow__transformationpane')).transform).a"
+
+
 def open_and_zoom_in(screen: Screen) -> tuple[dict, dict]:
     """The canvas as opened (fitted) and after zooming in (mouse wheel) to full cards."""
     screen.open("/")
     wait_until(lambda: canvas_state(screen)["ready"], timeout=120)
-    time.sleep(1)
-    opened = canvas_state(screen)
+    opened = wait_stable(lambda: canvas_state(screen), timeout=60, what="the fitted canvas")
     shot(screen, "big-flow-fitted")
     for _ in range(20):
         if canvas_state(screen)["level"] == "fb-detail-full":
             break
+        before = screen.selenium.execute_script(ZOOM_JS)
         screen.selenium.execute_script(WHEEL_JS)
-        time.sleep(0.5)
+        wait_until(lambda z=before: screen.selenium.execute_script(ZOOM_JS) != z, what="a zoom step")
     zoomed = wait_until(lambda: (s := canvas_state(screen))["titles"] and not s["lite"] and s, timeout=60)
     shot(screen, "big-flow-zoomed")
     assert isinstance(zoomed, dict)

@@ -5,7 +5,6 @@ Screenshots of each journey's end state go to /tmp/shots/ for a human look.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,23 +15,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from flowbuilder.ui.session import PAGES
+from tests.waiting import wait_stable, wait_until
 
 from .conftest import N8N_COURSE_FILE, SHOTS
 
 pytestmark = pytest.mark.browser
-
-
-def wait_until(condition: Callable[[], object], timeout: float = 15.0) -> object:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            value = condition()
-        except Exception:
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 def css(screen: Screen, selector: str) -> list:  # type: ignore[type-arg]
@@ -48,7 +35,61 @@ def open_builder(screen: Screen, builder: Callable[..., None], **kwargs: object)
     screen.selenium.set_window_size(1600, 1000)
     screen.open("/")
     wait_until(lambda: len(css(screen, ".vue-flow__node")) >= 3)
-    time.sleep(0.5)
+    wait_settled(screen)
+
+
+VIEW_JS = """
+const view = document.querySelector('.vue-flow__viewport');
+const cards = [...document.querySelectorAll('.vue-flow__node')].map((n) => {
+  const r = n.getBoundingClientRect();
+  return [n.dataset.id, Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)];
+});
+return [view ? view.style.transform : null, cards];
+"""
+
+
+def wait_settled(screen: Screen, timeout: float = 90.0) -> None:
+    """Until the builder page is done arranging itself: its browser layout (ELK, when the flow needs one) applied
+    and the view no longer moving (fit, measured cards). Elements found before that may be drawn again (stale)."""
+    page = list(PAGES.values())[-1]  # the page this test opened (the builder fixture clears PAGES)
+    wait_until(lambda: css(screen, ".fb-wrap[data-ready]"), timeout, "the canvas's first fit")
+    wait_until(lambda: not page.laying_out and not page.state.refine_layout, timeout, "the page's layout")
+    wait_stable(lambda: screen.selenium.execute_script(VIEW_JS), timeout, what="the canvas view")
+
+
+FINITE_ANIMATIONS_JS = """return document.getAnimations().filter((a) => a.playState === 'running'
+  && a.effect && a.effect.getComputedTiming().endTime !== Infinity).length"""
+
+
+def wait_animations_done(screen: Screen, timeout: float = 15.0) -> None:
+    """Until no CSS transition or finite animation runs on the page (a highlight fading in, a dialog opening):
+    what a screenshot should show. Endless ones (spinners) do not count."""
+    wait_until(lambda: screen.selenium.execute_script(FINITE_ANIMATIONS_JS) == 0, timeout, "the page's animations")
+
+
+def click(screen: Screen, selector: str, timeout: float = 30.0, text: str = "") -> None:
+    """Click the first shown element matching ``selector`` (and holding ``text``, if given), found again whenever
+    the page drew it anew between finding and clicking (a stale reference) or something still covered it."""
+
+    def attempt() -> bool:
+        shown = [e for e in css(screen, selector) if e.is_displayed() and text in e.text]
+        if shown:
+            shown[0].click()  # raises when stale or covered: wait_until tries again with a fresh look
+        return bool(shown)
+
+    wait_until(attempt, timeout, f"a click on {selector} {text!r}")
+
+
+def send_file(screen: Screen, selector: str, path: Path, timeout: float = 60.0) -> None:
+    """Give ``path`` to the file input matching ``selector``, found again if the page drew it anew meanwhile."""
+
+    def attempt() -> bool:
+        inputs = css(screen, selector)
+        if inputs:
+            inputs[0].send_keys(str(path))
+        return bool(inputs)
+
+    wait_until(attempt, timeout, f"the file input {selector}")
 
 
 def shot(screen: Screen, name: str) -> None:
@@ -192,8 +233,7 @@ def test_import_n8n_course_file(screen: Screen, builder: Callable[..., None], tm
         pytest.skip("course file not present")
     open_builder(screen, builder)
     screen.click("Import")
-    upload = wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'))[0]  # type: ignore[index]
-    upload.send_keys(str(N8N_COURSE_FILE))
+    send_file(screen, '.fb-import-upload input[type="file"]', N8N_COURSE_FILE)
     screen.should_contain("Import report")
     wait_until(lambda: len(css(screen, ".vue-flow__node")) >= 4)
     shot(screen, "browser-import-n8n")

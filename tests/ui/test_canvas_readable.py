@@ -3,7 +3,6 @@ markdown rendered, no card hides another, node titles are at least 11 px on scre
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from selenium.webdriver import ActionChains
 from flowbuilder.ui.session import PAGES
 
 from .conftest import LANGFLOW_COURSE_FILE, N8N_COURSE_FILE
-from .test_browser import css, open_builder, shot, wait_until
+from .test_browser import css, open_builder, send_file, shot, wait_settled, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -42,11 +41,10 @@ def covered(a: list[float], b: list[float]) -> float:
 
 def import_file(screen: Screen, path: Path) -> None:
     screen.click("Import")
-    upload = wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'))[0]  # type: ignore[index]
-    upload.send_keys(str(path))
+    send_file(screen, '.fb-import-upload input[type="file"]', path)
     screen.should_contain("Import report")
     wait_until(lambda: not css(screen, '.vue-flow__node[data-id="splitter"]'))
-    time.sleep(1.0)  # fit + measure
+    wait_settled(screen)  # laid out, fitted, measured
 
 
 def geometry(screen: Screen) -> dict:  # type: ignore[type-arg]
@@ -130,8 +128,7 @@ def test_import_dialog_runs_offline_and_speaks_ui(screen: Screen, builder: Calla
     screen.should_contain("Run offline (swap cloud providers for local ones)")
     shot(screen, "import-dialog")
     screen.click("Run offline (swap cloud providers for local ones)")
-    upload = wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'))[0]  # type: ignore[index]
-    upload.send_keys(str(N8N_COURSE_FILE))
+    send_file(screen, '.fb-import-upload input[type="file"]', N8N_COURSE_FILE)
     screen.should_contain("Running offline: 5 cloud component(s) swapped for local ones")
     shot(screen, "import-offline-report")
     page = next(iter(PAGES.values()))

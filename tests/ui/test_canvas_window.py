@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.server
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from flowbuilder.flow import Flow, Layout, NodeSpec, Note, Position
 from flowbuilder.formats.native import save_flow
 
 from .conftest import LANGFLOW_COURSE_FILE, N8N_COURSE_FILE
-from .test_browser import css, shot, wait_until
+from .test_browser import css, shot, wait_settled, wait_until
 from .test_canvas_readable import covered, import_file
 
 pytestmark = pytest.mark.browser
@@ -93,8 +92,7 @@ def test_demo_and_imported_flows_fit_readable(screen: Screen, builder: Callable[
     screen.selenium.set_window_size(*size)
     screen.selenium.set_page_load_timeout(60)  # a loaded 2-core machine
     screen.open("/", timeout=60)
-    wait_until(lambda: css(screen, ".fb-wrap[data-ready]"), timeout=30)
-    time.sleep(0.5)
+    wait_settled(screen)
     tag = f"{size[0]}x{size[1]}"
     demo = check_view(screen, 10, f"window-demo-{tag}")
     # far out the cards are title chips, 12 px on screen
@@ -109,7 +107,7 @@ def test_demo_and_imported_flows_fit_readable(screen: Screen, builder: Callable[
         screen.click("Close")
         # each of them overlaps where its file puts it: the browser's ELK layout replaces the first one
         wait_until(lambda n=count: css(screen, f'.fb-wrap[data-layout$="-{n}"]'), timeout=90)  # type: ignore[misc]
-        time.sleep(1.0)
+        wait_settled(screen)
         check_view(screen, cards, f"window-{name}-{tag}")
 
 
@@ -187,13 +185,19 @@ def test_notes_never_load_remote_resources(screen: Screen, builder: Callable[...
         assert link.get_attribute("href") == f"{url}/thumb.png" and "the video" in link.text
         assert not css(screen, ".fb-note-md img")
         # and should an image slip into the page anyway, the page's CSP keeps the browser from fetching it
-        screen.selenium.execute_script(
-            "const i = document.createElement('img'); i.src = arguments[0]; document.body.appendChild(i);",
+        image = screen.selenium.execute_script(
+            "const i = document.createElement('img'); i.src = arguments[0]; document.body.appendChild(i); return i;",
             f"{url}/slipped.png",
         )
-        time.sleep(1.5)
+        # done trying: blocked (an error), or fetched from the recorder if the policy let it through
+        wait_until(lambda: screen.selenium.execute_script("return arguments[0].complete", image), what="the image")
         assert hits == [], hits
-        blocked = [e["message"] for e in screen.selenium.get_log("browser")]  # read here: the fixture fails on it
-        assert any("slipped.png" in m and "Content Security Policy" in m for m in blocked), blocked
+        blocked: list[str] = []  # read here, all of it: the fixture fails on a browser error left in the log
+
+        def csp_refusal_logged() -> bool:
+            blocked.extend(e["message"] for e in screen.selenium.get_log("browser"))
+            return any("slipped.png" in m and "Content Security Policy" in m for m in blocked)
+
+        wait_until(csp_refusal_logged, what="the browser's Content Security Policy refusal in its log")
     finally:
         server.shutdown()

@@ -4,8 +4,6 @@ model points at a closed loopback port, the OpenAI one has no key."""
 
 from __future__ import annotations
 
-import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,17 +15,12 @@ from flowbuilder.evaluation.answers import citations
 from flowbuilder.flow import NodeSpec
 from flowbuilder.nodes.extractive import QUOTED
 from flowbuilder.ui.chat_panel import NO_MODEL
+from tests.ports import reserve_port
 
 from .conftest import chat_flow
 from .test_browser import css, shot, wait_until
 from .test_browser import open_builder as open_browser
 from .test_user_journeys import open_builder, wait_for
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])  # closed again when the socket goes
 
 
 def rag_flow(tmp_path: Path, model: NodeSpec) -> Path:
@@ -52,7 +45,7 @@ def with_class(user: User, cls: str) -> list[ui.element]:
 async def test_chat_without_ollama_replies_with_the_retrieved_chunks_and_says_so_once(
     user: User, builder: Callable[..., None], tmp_path: Path
 ) -> None:
-    llm = NodeSpec(id="llm", type="llm.ollama", config={"base_url": f"http://127.0.0.1:{closed_port()}"})
+    llm = NodeSpec(id="llm", type="llm.ollama", config={"base_url": f"http://127.0.0.1:{reserve_port()}"})
     page = await open_builder(user, builder, flow_path=rag_flow(tmp_path, llm))
     for turn, question in enumerate(("two dots in the email", "empty password"), start=1):
         user.find(marker="chat-input").type(question)
@@ -81,7 +74,7 @@ async def test_chat_without_ollama_answers_extractively_when_the_llm_allows_it(
     llm = NodeSpec(
         id="llm",
         type="llm.ollama",
-        config={"base_url": f"http://127.0.0.1:{closed_port()}", "when_unreachable": "extractive"},
+        config={"base_url": f"http://127.0.0.1:{reserve_port()}", "when_unreachable": "extractive"},
     )
     tail = [NodeSpec(id="prompt", type="prompt.template"), llm, NodeSpec(id="answer", type="chat.output")]
     edges = [
@@ -128,19 +121,24 @@ async def test_chat_with_an_unbound_model_key_runs_the_retrieval_and_offers_to_b
     assert "sk-test-chat" not in page.state.flow.model_dump_json()
 
 
+def chat_shows(screen: Screen, *texts: str) -> str:
+    """The chat's text once it shows every one of ``texts`` (else ""): the reply is drawn in parts."""
+    text = str(screen.selenium.execute_script("return document.querySelector('.fb-chat-messages').innerText"))
+    return text if all(t in text for t in texts) else ""
+
+
 @pytest.mark.browser
 def test_chat_panel_without_a_model_in_chromium(screen: Screen, builder: Callable[..., None], tmp_path: Path) -> None:
     """Look at it: the chat tab after a message to a flow whose Ollama is not running."""
-    llm = NodeSpec(id="llm", type="llm.ollama", config={"base_url": f"http://127.0.0.1:{closed_port()}"})
+    llm = NodeSpec(id="llm", type="llm.ollama", config={"base_url": f"http://127.0.0.1:{reserve_port()}"})
     open_browser(screen, builder, flow_path=rag_flow(tmp_path, llm))
     next(t for t in css(screen, ".fb-side .q-tab") if t.text.strip().lower() == "chat").click()
     box = wait_until(lambda: css(screen, ".fb-chat-compose input"))[0]  # type: ignore[index]
     box.send_keys("two dots in the email\n")
     wait_until(lambda: css(screen, ".fb-chat-no-model"), timeout=120)
-    time.sleep(0.5)
+    text = wait_until(lambda: chat_shows(screen, NO_MODEL, "LOGIN_002"), what="the no-model reply with its chunks")
     shot(screen, "chat-no-model")
-    text = screen.selenium.execute_script("return document.querySelector('.fb-chat-messages').innerText")
-    assert NO_MODEL in text and "LOGIN_002" in text and "--cred" not in text
+    assert "--cred" not in text
     assert css(screen, ".fb-ollama-help")
 
 
@@ -150,7 +148,7 @@ def test_chat_extractive_fallback_in_chromium(screen: Screen, builder: Callable[
     llm = NodeSpec(
         id="llm",
         type="llm.ollama",
-        config={"base_url": f"http://127.0.0.1:{closed_port()}", "when_unreachable": "extractive"},
+        config={"base_url": f"http://127.0.0.1:{reserve_port()}", "when_unreachable": "extractive"},
     )
     tail = [NodeSpec(id="prompt", type="prompt.template"), llm, NodeSpec(id="answer", type="chat.output")]
     edges = [
@@ -164,10 +162,9 @@ def test_chat_extractive_fallback_in_chromium(screen: Screen, builder: Callable[
     box = wait_until(lambda: css(screen, ".fb-chat-compose input"))[0]  # type: ignore[index]
     box.send_keys("What happens with two dots in the email?\n")
     wait_until(lambda: css(screen, ".fb-chat-fallback"), timeout=120)
-    time.sleep(0.5)
+    wanted = ("LOGIN_002", "answered by a fallback path", "answered extractively")
+    wait_until(lambda: chat_shows(screen, *wanted), what="the extractive reply and its notice")
     shot(screen, "chat-extractive-fallback")
-    text = screen.selenium.execute_script("return document.querySelector('.fb-chat-messages').innerText")
-    assert "LOGIN_002" in text and "answered by a fallback path" in text and "answered extractively" in text
     # it reads as an answer followed by quotes: a lead sentence, the quoted record, then how it was found
     answer = css(screen, ".fb-chat-answer")[0].text
     lead, *_ = answer.split("\n")

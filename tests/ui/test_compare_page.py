@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import importlib.util
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from selenium.webdriver.common.by import By
 from flowbuilder.evaluation.compare import FlowComparer
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.ui.compare_page import RowView, boundary_rows, truncation_legend, truncation_of
+from tests.waiting import wait_until
 
 from .conftest import SHOTS
 
@@ -80,12 +80,7 @@ def open_compare(
 
 
 def wait_css(screen: Screen, selector: str, timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if screen.selenium.find_elements(By.CSS_SELECTOR, selector):
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"{selector} did not appear within {timeout} s")
+    wait_until(lambda: screen.selenium.find_elements(By.CSS_SELECTOR, selector), timeout, f"{selector} to appear")
 
 
 @pytest.mark.browser
@@ -206,16 +201,12 @@ def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
         line = screen.find_by_css(f"[data-testid=flow-line-{label}]").text
         assert line.startswith(f"{label.upper()}") and name in line and "→" in line  # what the flow does
     wait_css(screen, "[data-testid=compare-progress]")
-    deadline = time.monotonic() + 60
-    while "left" not in screen.find_by_css("[data-testid=compare-eta]").text and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: "left" in screen.find_by_css("[data-testid=compare-eta]").text, 60, "a time-left estimate")
     assert re.search(r"(about \d+(\.\d)? (s|min) left|estimating time left)", screen.find_by_css(
         "[data-testid=compare-eta]").text)  # fmt: skip
     screen.find_by_css("[data-testid=compare-cancel]").click()
     # The run stops at its next cancellation point (between nodes, embedding batches or questions).
-    deadline = time.monotonic() + 120
-    while "Cancelled." not in screen.selenium.page_source and time.monotonic() < deadline:
-        time.sleep(0.5)
+    wait_until(lambda: "Cancelled." in screen.selenium.page_source, 120, "the run to stop")
     screen.should_contain("Cancelled.")
     assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=leaderboard]")
 

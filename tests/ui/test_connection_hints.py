@@ -3,14 +3,13 @@ in one line over the canvas (replaced, never stacked over the minimap)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import pytest
 from nicegui.testing import Screen
 from selenium.webdriver import ActionChains
 
-from .test_browser import css, drag, handle, open_builder, shot, wait_until
+from .test_browser import css, drag, handle, open_builder, shot, wait_animations_done, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +25,7 @@ def test_dragging_a_connection_highlights_compatible_handles(screen: Screen, bui
     chain = ActionChains(screen.selenium).move_to_element(start).click_and_hold().move_by_offset(40, 30)
     chain.move_by_offset(60, 40).perform()
     wait_until(lambda: "fb-fit" in classes(screen, handle("store", "documents", "target")))
-    time.sleep(0.2)
+    wait_animations_done(screen)  # the highlight has faded in: the screenshot shows it
     shot(screen, "connection-drag")
     # records fit the store's documents (chunks) and the splitter's documents; not text, not services
     assert "fb-fit" in classes(screen, handle("splitter", "documents", "target"))

@@ -3,7 +3,6 @@ New and Open ask before discarding edits, the open flow survives a reload, the t
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,8 +16,9 @@ from flowbuilder.ui.files import AUTOSAVE_NAME
 from flowbuilder.ui.gallery import templates, thumbnail_svg
 from flowbuilder.ui.run_panel import fold_events
 from flowbuilder.ui.session import PAGES
+from tests.waiting import wait_stable
 
-from .test_browser import css, shot, wait_until
+from .test_browser import click, css, send_file, shot, wait_until
 from .test_browser import open_builder as open_browser
 from .test_user_journeys import canvas_of, open_builder, wait_for
 
@@ -33,6 +33,9 @@ async def test_an_edit_marks_the_node_and_its_dependants_changed_since_last_run(
     page.refresh()
     user.find(marker="run").click()
     await wait_for(lambda: (canvas_of(user).node_data("util-passthrough") or {}).get("status") == "ok")
+    # the run is over once its results are the session's (what "changed since last run" compares against): the
+    # cards turn "ok" from the run's events a moment before that, and an edit in between has nothing to differ from
+    await wait_for(lambda: not page.runner.running and "util-passthrough" in page.session.results)
     assert (canvas_of(user).node_data("splitter") or {})["summary"].endswith("chunks")
     # the splitter's chunk size changes: its "N chunks" and its dependant's badge are now stale
     assert page.state.set_config_value("splitter", "chunk_size", 25) == {}
@@ -119,6 +122,10 @@ async def test_shortcuts_save_and_list(user: User, builder: Callable[..., None])
     await user.should_see("Save flow as")  # the small flow is not in the workspace yet
 
 
+GALLERY_BOX_JS = """const r = document.querySelector('.fb-template').closest('.q-card').getBoundingClientRect();
+return [r.x, r.y, r.width, r.height, getComputedStyle(document.querySelector('.q-dialog__inner')).opacity];"""
+
+
 @pytest.mark.browser
 def test_keyboard_shortcuts_and_gallery_in_chromium(screen: Screen, builder: Callable[..., None]) -> None:
     open_browser(screen, builder)
@@ -135,7 +142,7 @@ def test_keyboard_shortcuts_and_gallery_in_chromium(screen: Screen, builder: Cal
     screen.click("note_add")
     screen.should_contain("Blank flow")
     wait_until(lambda: len(css(screen, ".fb-template svg")) >= 6)
-    time.sleep(0.3)
+    wait_stable(lambda: screen.selenium.execute_script(GALLERY_BOX_JS), what="the gallery's opening animation")
     shot(screen, "template-gallery")
 
 
@@ -160,11 +167,10 @@ def test_file_field_picker_uploads_into_the_workspace(
     page = next(iter(PAGES.values()))
     css(screen, '.vue-flow__node[data-id="loader"] .fb-title')[0].click()
     wait_until(lambda: css(screen, ".fb-side [data-field=path]"))
-    next(b for b in css(screen, ".fb-side button") if "folder_open" in b.text).click()
-    upload = wait_until(lambda: css(screen, '.fb-file-upload input[type="file"]'))[0]  # type: ignore[index]
+    click(screen, ".fb-side button", text="folder_open")
     source = tmp_path / "my notes.txt"
     source.write_text("hello", encoding="utf-8")
-    upload.send_keys(str(source))
+    send_file(screen, '.fb-file-upload input[type="file"]', source)
     wait_until(lambda: page.state.flow.node("loader").config.get("path", "").endswith("my_notes.txt"))
     stored = tmp_path / "workspace" / "uploads" / "my_notes.txt"
     assert stored.read_text(encoding="utf-8") == "hello"

@@ -5,14 +5,12 @@ wrongly cited, invented and refusing answers) loaded in headless Chromium, and t
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from nicegui.testing import Screen
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 
@@ -22,8 +20,10 @@ from flowbuilder.errors import FlowFileError
 from flowbuilder.ui.eval_page import chunk_marks, metric_rows, question_rows, rank_text, read_eval_json, result_hits
 from tests.evaluation.answer_flow import EXPECTED, script, write_corpus
 from tests.fakes.llm_server import FakeLLMServer, running_server
+from tests.waiting import wait_until
 
 from .conftest import SHOTS
+from .test_browser import send_file
 
 KEY = "sk-evalpage-SECRET-987654"
 
@@ -103,13 +103,7 @@ def test_helpers_show_n_a_for_metrics_over_nothing_and_reject_other_json() -> No
 
 
 def wait_css(screen: Screen, selector: str, timeout: float = 120.0) -> list[WebElement]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = screen.selenium.find_elements(By.CSS_SELECTOR, selector)
-        if found:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f"{selector} did not appear within {timeout} s")
+    return wait_until(lambda: screen.selenium.find_elements(By.CSS_SELECTOR, selector), timeout, f"{selector}")
 
 
 def open_question(screen: Screen, question_id: str) -> WebElement:
@@ -119,16 +113,13 @@ def open_question(screen: Screen, question_id: str) -> WebElement:
         if r.text.split()[0] == question_id
     )
     row.click()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            titles = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-detail-title]")
-            if titles and titles[0].text.startswith(f"{question_id}:"):
-                return screen.find_by_css("[data-testid=eval-detail]")
-        except StaleElementReferenceException:  # the old detail was being replaced
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"the detail of {question_id} did not open")
+
+    def detail_open() -> bool:  # the old detail may be replaced while it is read: a stale look is "not yet"
+        titles = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-detail-title]")
+        return bool(titles) and titles[0].text.startswith(f"{question_id}:")
+
+    wait_until(detail_open, 10, f"the detail of {question_id}")
+    return screen.find_by_css("[data-testid=eval-detail]")
 
 
 @pytest.mark.browser
@@ -157,9 +148,8 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     screen.open("/")
     assert screen.find_by_css('a[href="/eval"]').text == "Evaluate"  # the builder's header links the page
     screen.open("/eval")
-    screen.should_contain("load a saved")
-    upload = wait_css(screen, '.fb-eval-upload input[type="file"]')[0]
-    upload.send_keys(str(saved))
+    screen.should_contain("Open a saved result")
+    send_file(screen, '.fb-eval-upload input[type="file"]', saved, timeout=120)
     table = wait_css(screen, "[data-testid=eval-questions]")[0]
     assert screen.find_by_css("[data-testid=eval-title]").text.startswith("Help centre RAG (eval.json): 8 questions")
 
@@ -203,6 +193,16 @@ def test_eval_page_loads_a_saved_eval_json_and_opens_a_question(
     screen.selenium.save_screenshot(str(SHOTS / "eval_page.png"))
 
 
+def workspace_corpus(server: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collection: str) -> None:
+    """The help-centre flow and questions in the page's workspace, its model the fake server, its key known."""
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the page's runs use the standard credential lookup
+    # and the credentials file's approvals: a cloud key goes to the fake on this machine once approved
+    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "credentials.json"))
+    CredentialStore().approve_endpoint("openai", "default", server.url)
+    write_corpus(tmp_path / "workspace", server.openai_base_url, collection)  # the page lists the workspace
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_eval_page_runs_a_flow_with_progress_and_cancel(
@@ -212,22 +212,14 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the page's runs use the standard credential lookup
-    # and the credentials file's approvals: a cloud key goes to the fake on this machine once approved
-    monkeypatch.setenv("FLOWBUILDER_CREDENTIALS", str(tmp_path / "credentials.json"))
-    CredentialStore().approve_endpoint("openai", "default", server.url)
-    write_corpus(tmp_path / "workspace", server.openai_base_url, "evalpage-run")  # the page lists the workspace
+    workspace_corpus(server, tmp_path, monkeypatch, "evalpage-run")
     script(server)
     builder()
     # Cancel while the first question (ingest + model load) runs: it stops between questions.
     screen.open("/eval?flow=flow.json&q=questions.jsonl&k=3&run=1")
     wait_css(screen, "[data-testid=eval-progress]")
     screen.find_by_css("[data-testid=eval-cancel]").click()
-    deadline = time.monotonic() + 120
-    while "Cancelled." not in screen.find_by_css("[data-testid=eval-status]").text:
-        assert time.monotonic() < deadline, screen.find_by_css("[data-testid=eval-status]").text
-        time.sleep(0.3)
+    wait_until(lambda: "Cancelled." in screen.find_by_css("[data-testid=eval-status]").text, 120, "the cancel")
     assert not screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-questions]")
 
     screen.find_by_css("[data-testid=eval-run]").click()
@@ -242,3 +234,38 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     open_question(screen, "q1")
     assert screen.find_by_css("[data-testid=eval-verdict]").text == "correct"
     assert screen.find_by_css("[data-testid=eval-answer]").text.startswith("You get 10 recovery codes [")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_cancelled_evaluation_keeps_and_shows_the_questions_that_finished(
+    screen: Screen,
+    builder: Callable[..., None],
+    server: FakeLLMServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    workspace_corpus(server, tmp_path, monkeypatch, "evalpage-cancel")
+    script(server)
+    server.delay("chat", 1.5)  # every answer takes a moment: the Cancel below lands between two questions
+    builder()
+    screen.selenium.set_window_size(1280, 720)
+    screen.open("/eval?flow=flow.json&q=questions.jsonl&k=3")
+    screen.find_by_css("[data-testid=eval-run]").click()
+
+    def status() -> str:
+        return str(screen.find_by_css("[data-testid=eval-status]").text)
+
+    wait_until(lambda: "question 4/8" in status(), 240, "three questions done")
+    screen.find_by_css("[data-testid=eval-cancel]").click()
+    wait_until(lambda: "Cancelled." in status(), 120, "the cancel")
+    line = status()
+    finished = int(line.split("Cancelled. ")[1].split(" of 8")[0])
+    assert 3 <= finished < 8, line  # the three that were done, and the one that was running when Cancel came
+    rows = wait_css(screen, "[data-testid=eval-questions] tbody tr")
+    assert [r.text.split()[0] for r in rows] == list(EXPECTED)[:finished]
+    note = screen.find_by_css("[data-testid=eval-cancelled]").text
+    assert f"Cancelled after {finished} of 8 questions" in note and "over the questions that finished" in note
+    assert screen.find_by_css("[data-testid=eval-title]").text.startswith(f"Help centre RAG (flow.json): {finished} ")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screen.selenium.save_screenshot(str(SHOTS / "eval_cancelled_keeps_rows.png"))

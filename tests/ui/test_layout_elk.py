@@ -7,7 +7,6 @@ card it does not connect. The Auto-layout button uses the same layout."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from flowbuilder.ui.session import PAGES
 from flowbuilder.ui.state import EditorState, note_members
 
 from .conftest import N8N_COURSE_FILE
-from .test_browser import css, wait_until
+from .test_browser import css, send_file, wait_settled, wait_stable, wait_until
 from .test_canvas_window import OVERLAPPING_EXPORT, SIZES, check_view
 
 pytestmark = pytest.mark.browser
@@ -58,21 +57,23 @@ def wait_layout(screen: Screen, count: int) -> str:
     done = wait_until(
         lambda: css(screen, f'.fb-wrap[data-layout$="-{count}"]'), timeout=90
     )  # ELK's 1.5 MB is loaded on first use; the machine is shared
-    time.sleep(1.0)  # fit
+    wait_settled(screen)  # applied and fitted
     return str(done[0].get_attribute("data-layout")).split("-")[0]  # type: ignore[index]
+
+
+def close_buttons(screen: Screen) -> list:  # type: ignore[type-arg]
+    return [b for b in css(screen, ".fb-import-report-dialog button") if b.is_displayed() and b.text == "CLOSE"]
 
 
 def import_file(screen: Screen, path: Path) -> None:
     """Import through the header's dialog (generous waits: the machine is shared) and close its report."""
     screen.click("Import")
-    upload = wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'), timeout=60)[0]  # type: ignore[index]
-    upload.send_keys(str(path))
-    buttons = ".fb-import-report-dialog button"
+    send_file(screen, '.fb-import-upload input[type="file"]', path)
     for attempt in range(3):  # a click that lands while the report is still being drawn can be lost (seen once in CI)
-        close = wait_until(
-            lambda: [b for b in css(screen, buttons) if b.is_displayed() and b.text == "CLOSE"], timeout=90
-        )
-        close[0].click()  # type: ignore[index]
+        wait_until(lambda: close_buttons(screen), timeout=90)
+        # a click during the dialog's opening animation can miss: click once it stands still
+        wait_stable(lambda: [b.rect for b in close_buttons(screen)], what="the import report's Close button")
+        wait_until(lambda: close_buttons(screen)[0].click() or True, what="a click on Close")
         try:
             wait_until(lambda: not css(screen, ".fb-import-report-dialog"), timeout=10 if attempt < 2 else 30)
             return

@@ -26,7 +26,8 @@ def test_progress_lines_name_the_build_step() -> None:
 
 async def test_the_install_job_shows_progress_and_cancel_ends_it(user: User, builder: Callable[..., None]) -> None:
     await open_builder(user, builder)  # the job runs on the app's event loop, as from the button
-    script = "import time\nprint('[1/3] /usr/bin/g++ -c a.c', flush=True)\ntime.sleep(60)\n"
+    # a build that prints its first step and then runs until it is stopped: only the cancel can end it
+    script = "import threading\nprint('[1/3] /usr/bin/g++ -c a.c', flush=True)\nthreading.Event().wait()\n"
     job = InstallJob(command=[sys.executable, "-c", script])
     job.start()
     await wait_for(lambda: job.line == "building llama.cpp: step 1 of 3")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from nicegui.testing import Screen
 
 from tests.evaluation.small_flows import write_small_corpus
 from tests.evaluation.test_tune import QUESTIONS
+from tests.waiting import wait_until
 
 from .conftest import SHOTS
 
@@ -26,12 +26,11 @@ def test_tune_panel_shows_both_splits_the_verdict_and_saves_the_winner(
     (workspace / "tune.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     builder()
     screen.open("/compare?tune=naive.json&q=tune.jsonl&vary=splitter.chunk_size=300,1000&run=1")
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        status = screen.find_by_css("[data-testid=tune-status]").text
-        if status.startswith(("Done", "Failed")):
-            break
-        time.sleep(1)
+    status = wait_until(
+        lambda: (text := screen.find_by_css("[data-testid=tune-status]").text).startswith(("Done", "Failed")) and text,
+        600,
+        "the tuning run to end",
+    )
     assert status == "Done.", status
     tuning = screen.find_by_css("[data-testid=tune-tuning]").text
     assert "untuned (as saved)" in tuning and "splitter.chunk_size=300" in tuning and "← winner" in tuning
@@ -47,7 +46,5 @@ def test_tune_panel_shows_both_splits_the_verdict_and_saves_the_winner(
     screen.selenium.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
     button.click()
     saved = workspace / "naive_tuned.json"
-    deadline = time.monotonic() + 20
-    while not saved.exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(saved.exists, 20, f"{saved.name} to be written")
     assert "Tuned with `flowbuilder tune`" in json.loads(saved.read_text())["description"]

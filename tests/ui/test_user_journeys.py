@@ -3,7 +3,6 @@ triggered as the browser would send them, and we check the state, the props and 
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from flowbuilder.formats.native import load_flow
 from flowbuilder.ui.app import BuilderPage
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.session import PAGES
+from tests.waiting import wait_until_async
 
 from .conftest import N8N_COURSE_FILE
 
@@ -35,12 +35,8 @@ def canvas_of(user: User) -> FlowCanvas:
     return next(iter(user.find(FlowCanvas).elements))  # type: ignore[return-value]
 
 
-async def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not met in time")
+async def wait_for(condition: Callable[[], object], timeout: float = 20.0) -> None:
+    await wait_until_async(condition, timeout)
 
 
 async def test_page_shows_flow_nodes_as_canvas_props(user: User, builder: Callable[..., None]) -> None:
