@@ -106,7 +106,15 @@ def measure(path: Path, csv_path: Path, data_dir: Path) -> Row:
     row.valid = "yes" if not graph.issues else "NO"
     if graph.issues:
         row.why = f"{len(graph.issues)} issue(s): {graph.issues[0]}"[:120]
-    retrievers = [n.id for n in local.nodes if n.id in graph.nodes and "hits" in graph.nodes[n.id].outputs]
+    # a node that gives hits and is asked (its query wired, or its hits used): a store whose only searcher is an
+    # agent's tool is asked by the agent, so such a flow is run whole (below)
+    asked_ids = {e.target for e in local.edges if e.target_port == "query"} | {
+        e.source for e in local.edges if e.source_port == "hits"
+    }
+    retrievers = [
+        n.id for n in local.nodes
+        if n.id in graph.nodes and "hits" in graph.nodes[n.id].outputs and n.id in asked_ids
+    ]  # fmt: skip
     # a search: a store asked a question, a retriever or search tool (a pipeline that only fills a store, or a
     # flow with no store, has no retrieval step)
     asked = {e.target for e in local.edges if e.target_port == "query"} | {

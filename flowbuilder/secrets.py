@@ -86,8 +86,16 @@ def _wordy(value: str) -> bool:
     return len(pieces) > 1 and all(_WORDY_PIECE.match(p) for p in pieces)
 
 
+def _colon_name(value: str) -> bool:
+    """Short parts joined by ``:`` (``ft:gpt-4.1-2025-04-14:org:name:CrV9Ir4p``, an ARN): an identifier."""
+    parts = value.split(":")
+    return len(parts) >= 3 and all(len(p) < 24 for p in parts)  # a key is one long random run
+
+
 def _random_token(value: str) -> bool:
     if not _RANDOM_TOKEN.match(value) or _UUID.match(value) or len(value) > 512 or _wordy(value):
+        return False
+    if _colon_name(value):
         return False
     has_letters = any(c.isalpha() for c in value)
     has_digits = any(c.isdigit() for c in value)
