@@ -209,6 +209,21 @@ LANGFLOW_TABLE = Table(
         Adapter(PLACEHOLDER, "CohereModel", also=("CohereComponent",), export=False, replace="llm.ollama (--local)",
                 local=OFFLINE_CHAT, provider="cohere"),
         Adapter(PLACEHOLDER, "GoogleGenerativeAIEmbeddings", export=False, local=OFFLINE_EMBEDDER),
+        # hosted chat models and embedders we have no node for: --local swaps in the offline ones
+        *[Adapter(PLACEHOLDER, theirs, export=False, replace="llm.ollama (--local)", local=OFFLINE_CHAT,
+                  provider=provider)
+          for theirs, provider in (("AnthropicModel", "anthropic"), ("GoogleGenerativeAIModel", "google"),
+                                   ("AzureOpenAIModel", "azure"), ("AmazonBedrockModel", "aws"),
+                                   ("NVIDIAModelComponent", "nvidia"), ("SambaNovaModel", "sambanova"),
+                                   ("NovitaModel", "novita"), ("DeepSeekModelComponent", "deepseek"),
+                                   ("OpenRouterComponent", "openrouter"), ("HuggingFaceModel", "huggingface"),
+                                   ("LMStudioModel", "lmstudio"), ("XAIModel", "xai"),
+                                   ("PerplexityModel", "perplexity"), ("VertexAiModel", "vertex"),
+                                   ("IBMwatsonxModel", "watsonx"))],
+        *[Adapter(PLACEHOLDER, theirs, export=False, replace="embedder.local (--local)", local=OFFLINE_EMBEDDER)
+          for theirs in ("AzureOpenAIEmbeddings", "HuggingFaceInferenceAPIEmbeddings", "NVIDIAEmbeddingsComponent",
+                         "AmazonBedrockEmbeddings", "VertexAIEmbeddings", "LMStudioEmbeddingsComponent",
+                         "WatsonxEmbeddingsComponent")],
     ],
     original_param=_original_param,
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.formats.convert import convert_data, export_flow, import_file
 from flowbuilder.formats.native import dump_flow
@@ -163,7 +165,8 @@ def test_langflow_pre10_edges_between_mapped_nodes_are_kept() -> None:
     assert report.connections_dropped == []
 
 
-def test_local_rewires_a_swapped_langflow_chat_model_onto_the_new_ports(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", ["CohereModel", "AnthropicModel", "GoogleGenerativeAIModel", "AzureOpenAIModel"])
+def test_local_rewires_a_swapped_langflow_chat_model_onto_the_new_ports(tmp_path: Path, model: str) -> None:
     def node(node_id: str, kind: str, outputs: list[str]) -> dict:  # type: ignore[type-arg]
         template = {"input_value": {"value": ""}, "api_key": {"value": "COHERE_API_KEY", "password": True,
                     "load_from_db": True}}  # fmt: skip
@@ -175,19 +178,19 @@ def test_local_rewires_a_swapped_langflow_chat_model_onto_the_new_ports(tmp_path
                 "targetHandle": {"id": tgt, "fieldName": field}}}  # fmt: skip
 
     data = {"name": "cohere", "data": {
-        "nodes": [node("ChatInput-a", "ChatInput", ["message"]), node("CohereModel-b", "CohereModel", ["text_output"]),
+        "nodes": [node("ChatInput-a", "ChatInput", ["message"]), node(f"{model}-b", model, ["text_output"]),
                   node("ChatOutput-c", "ChatOutput", ["message"])],
-        "edges": [edge("ChatInput-a", "message", "CohereModel-b", "input_value"),
-                  edge("CohereModel-b", "text_output", "ChatOutput-c", "input_value")]}}  # fmt: skip
+        "edges": [edge("ChatInput-a", "message", f"{model}-b", "input_value"),
+                  edge(f"{model}-b", "text_output", "ChatOutput-c", "input_value")]}}  # fmt: skip
     plain, report = convert_data(data, "langflow", "<lf>")
-    assert plain.node("CohereModel-b").type == "placeholder.unsupported"
-    assert "llm.ollama" in next(o.note for o in report.nodes if o.source_name == "CohereModel-b")
+    assert plain.node(f"{model}-b").type == "placeholder.unsupported"
+    assert "llm.ollama" in next(o.note for o in report.nodes if o.source_name == f"{model}-b")
     resolver = no_credentials(tmp_path)
     local, _ = convert_data(data, "langflow", "<lf>", local=True, resolver=resolver)
-    assert local.node("CohereModel-b").type == "llm.ollama"
+    assert local.node(f"{model}-b").type == "llm.ollama"
     assert {e.key for e in local.edges} == {
-        "ChatInput-a.message->CohereModel-b.prompt",
-        "CohereModel-b.answer->ChatOutput-c.message",
+        f"ChatInput-a.message->{model}-b.prompt",
+        f"{model}-b.answer->ChatOutput-c.message",
     }
     assert analyze(local, resolver=resolver).issues == []
 
