@@ -68,13 +68,13 @@ def sample_csv(source: Path, rows: int, folder: Path) -> Path:
 
 
 def measure(path: Path, csv_path: Path, data_dir: Path) -> Row:
-    from flowbuilder.credentials import CredentialResolver
     from flowbuilder.errors import FlowbuilderError
     from flowbuilder.executor import Executor
     from flowbuilder.formats.convert import EXPORT_FORMATS, convert_data, export_flow, import_file, read_export
     from flowbuilder.formats.mapping import PLACEHOLDER
     from flowbuilder.graph import analyze
     from flowbuilder.outputs import is_hits
+    from flowbuilder.trust.credentials import CredentialResolver
 
     row = Row(path.name)
     try:

@@ -75,9 +75,9 @@ def chroma_server(path: Path, port: int) -> subprocess.Popen[bytes]:
 
 def end_to_end(base_url: str, rows: int, batch: int, tmp: Path) -> None:
     from flowbuilder.cache import ResultCache
-    from flowbuilder.credentials import CredentialResolver, CredentialStore
     from flowbuilder.executor import Executor
     from flowbuilder.flow import Edge, Flow, NodeSpec
+    from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
     source = ROOT / "data" / "vwo_5000_test_cases.csv"
     csv = tmp / "rows.csv"
@@ -127,7 +127,10 @@ def end_to_end(base_url: str, rows: int, batch: int, tmp: Path) -> None:
                 ],
             )
             resolver = CredentialResolver(
-                explicit={"api_key": KEY}, store=CredentialStore(tmp / "creds.json"), environ={}
+                explicit={"openai.api_key": KEY},
+                store=CredentialStore(tmp / "creds.json"),
+                environ={},
+                approved=[("openai", base_url)],  # the fake server on this machine gets the key once approved
             )
             executor = Executor(resolver=resolver, cache=ResultCache(), data_dir=tmp / "data")
             start = time.perf_counter()

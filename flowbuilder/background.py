@@ -92,10 +92,13 @@ class BackgroundIngest:
         base_dir: Path | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
         session_id: str = "background",
+        flow_file: Path | None = None,
     ) -> None:
         self.executor = executor
         self.flow = flow
         self.base_dir = base_dir
+        self.flow_file = flow_file
+        """The flow's file, when saved: which flow it is (its own stores, :mod:`flowbuilder.trust.scopes`)."""
         self.on_event = on_event
         self.session_id = session_id
         self.cancel_event = threading.Event()
@@ -109,7 +112,14 @@ class BackgroundIngest:
         self._graph: FlowGraph | None = None
         self._stand_in: StandIn | bool | None = False  # False: not worked out yet
         try:
-            self._graph = analyze(flow, executor.registry, executor.resolver, base_dir=base_dir)
+            self._graph = analyze(
+                flow,
+                executor.registry,
+                executor.resolver,
+                base_dir=base_dir,
+                flow_file=flow_file,
+                data_dir=executor.data_dir,
+            )
             self.targets = ingest_targets(flow, self._graph)
         except FlowbuilderError:
             self.targets = []
@@ -203,6 +213,7 @@ class BackgroundIngest:
                     cancel_event=self.cancel_event,
                     session_id=self.session_id,
                     base_dir=self.base_dir,
+                    flow_file=self.flow_file,
                 )
                 self.results.append(result)
                 failed = result.failed()

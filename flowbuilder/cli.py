@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from flowbuilder import __version__
 from flowbuilder.errors import FlowbuilderError, FlowFileError, FlowValidationError
-from flowbuilder.secrets import install_log_filter, redact
-from flowbuilder.terminal import SafeStream, excerpt
+from flowbuilder.trust.secrets import install_log_filter, redact
+from flowbuilder.trust.terminal import SafeStream, excerpt
 
 EXIT_OK = 0
 EXIT_FAILED = 1

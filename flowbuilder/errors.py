@@ -141,6 +141,15 @@ class UntrustedPathError(NodeError):
         """The folder an approval would cover, or None when no approval can allow the path."""
 
 
+class UntrustedStoreError(NodeError):
+    """A store node would open a collection this flow did not write (another flow's, or one nobody recorded)."""
+
+    def __init__(self, message: str, address: str = "") -> None:
+        super().__init__(message)
+        self.address = address
+        """The collection's address, what ``--allow-store`` approves."""
+
+
 class NodeExecutionError(FlowbuilderError):
     """A node failed while running; names the node, its type and the cause."""
 

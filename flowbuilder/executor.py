@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.cache import CachedResult, ResultCache, node_key
-from flowbuilder.credentials import CredentialResolver
-from flowbuilder.egress import node_problems
+from flowbuilder.data import Document, Hit
 from flowbuilder.errors import (
     CredentialError,
-    EndpointError,
     FlowbuilderError,
     FlowValidationError,
     NodeExecutionError,
@@ -36,13 +34,15 @@ from flowbuilder.errors import (
 from flowbuilder.flow import Edge, Flow
 from flowbuilder.graph import WRITER_PORT, FlowGraph, analyze, config_keys
 from flowbuilder.node import RunContext
-from flowbuilder.paths import resolve_path
 from flowbuilder.ports import PortKind
 from flowbuilder.portvalues import check_port_values
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.results import EventHandler, NodeResult, PreparedNode, RunEvent, RunResult, RunScope
-from flowbuilder.secrets import redact, redact_obj
 from flowbuilder.streaming import plan_chains, run_chain, stream_mode
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.places import resolve_path
+from flowbuilder.trust.policy import TrustPolicy
+from flowbuilder.trust.secrets import redact, redact_obj
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,7 @@ class Executor:
         cache: ResultCache | None = None,
         data_dir: Path | None = None,
         stream: str | None = None,
+        served: bool = False,
         cluster: Any = None,
     ) -> None:
         self.registry = registry or default_registry()
@@ -79,10 +80,24 @@ class Executor:
         self.data_dir = data_dir
         self.stream = stream_mode(stream)
         """When chains of nodes run batch by batch: ``auto``, ``always`` or ``never`` (:mod:`flowbuilder.streaming`)."""
+        self.served = served
+        """What the runs produce leaves the machine (``serve``, ``mcp``, the Serve tab): every text a node outputs is
+        masked where it is made, keeping its length (:func:`flowbuilder.trust.secrets.mask_in_place`), so sources are
+        masked before any splitter cuts them and no chunk size or overlap hands a secret out piece by piece."""
         self.cluster = cluster
         """A Ray cluster (``--ray``: a :class:`flowbuilder.cluster.driver.Cluster`, not imported here since the
         cluster's workers run executors): every ingest chain streams, its batches run on the cluster's workers;
         None: everything runs in this process."""
+
+    @property
+    def policy(self) -> TrustPolicy:
+        """The trust room's face for this executor's runs: its resolver (bindings, approvals), data dir, served."""
+        return TrustPolicy(self.resolver, data_dir=self.data_dir, served=self.served)
+
+    def filter_outputs(self, outputs: dict[str, Any]) -> dict[str, Any]:
+        """A node's outputs as this executor passes them on: masked in place when :attr:`served` (the policy's
+        :meth:`~flowbuilder.trust.policy.TrustPolicy.mask`, over every text of documents, hits and strings)."""
+        return passed_on(outputs, self.policy.mask) if self.served else outputs
 
     def run(
         self,
@@ -97,6 +112,7 @@ class Executor:
         base_dir: Path | None = None,
         reuse: Mapping[str, NodeResult] | None = None,
         analyzed: FlowGraph | None = None,
+        flow_file: Path | None = None,
     ) -> RunResult:
         """Validate ``flow`` and run it (or only ``to`` and its ancestors).
 
@@ -105,6 +121,8 @@ class Executor:
             done once under an exclusive lock, reused by every concurrent search); shown as ``cached``.
         :param analyzed: what ``analyze`` gave for this very flow, ``to`` and ``base_dir`` (read only here): a
             server analyses its search flow once instead of on every search.
+        :param flow_file: the flow's file (``base_dir`` defaults to its folder): which flow this is, so its stores,
+            chat memory and cached results are its own (:mod:`flowbuilder.trust.scopes`).
         :raises FlowValidationError: before anything runs, listing every issue in the run's scope.
         """
         run_inputs: dict[str, str] = {GENERIC_INPUT: inputs} if isinstance(inputs, str) else dict(inputs or {})
@@ -112,7 +130,14 @@ class Executor:
             raise FlowValidationError(
                 [_issue("unknown-node", f"--to names no node; nodes: {', '.join(flow.node_ids())}", to)]
             )
-        graph = analyzed or analyze(flow, self.registry, self.resolver, only={to} if to else None, base_dir=base_dir)
+        if base_dir is None and flow_file is not None:
+            base_dir = Path(flow_file).resolve().parent
+        policy = self.policy
+        data_dir = policy.data_dir
+        policy.start_serving()  # a served run: every key the user has is masked, used by this flow or not
+        graph = analyzed or analyze(
+            flow, self.registry, only={to} if to else None, base_dir=base_dir, flow_file=flow_file, policy=policy
+        )
         # a file the user gives the run (--input NODE=PATH) replaces the node's own path and is the user's choice
         chosen = {
             node_id: value
@@ -122,7 +147,7 @@ class Executor:
         if chosen:
             replaced = ("untrusted-path", "unsupported-file")
             graph.issues = [i for i in graph.issues if not (i.code in replaced and i.node_id in chosen)]
-        files = self.resolver.file_roots(base_dir, self.data_dir, _chosen_files(chosen.values(), base_dir))
+        files = policy.file_roots(base_dir, _chosen_files(chosen.values(), base_dir))
         scope_issues = _issues_in_scope(graph, to)
         if scope_issues:
             raise FlowValidationError(scope_issues)
@@ -140,7 +165,9 @@ class Executor:
         emit("run_started", None, {"order": order})
         results: dict[str, NodeResult] = {}
         keys: dict[str, str] = {}
-        scope = RunScope(graph, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files)
+        scope = RunScope(
+            graph, results, keys, run_inputs, cancel, emit, session_id, use_cache, base_dir, files, data_dir
+        )
         cancelled = False
         skipped_with_warning = {w.node_id: w.message for w in graph.warnings if w.node_id}
         unused = _unused_alternatives(graph, run_inputs)
@@ -266,7 +293,10 @@ class Executor:
             fingerprint = node.cls.fingerprint(node.config, base_dir, run_input, values)
         except (FlowbuilderError, OSError, ValueError):  # the node's own run says what is wrong with its file
             fingerprint, use_cache = f"unreadable {time.time_ns()}", False
-        key = node_key(type_name, node.config.model_dump(mode="json"), refs, [run_input, fingerprint], upstream)
+        # a flow's cached results are its own (a cache hit skips the node's own path checks), and served runs'
+        # masked results are not a plain run's
+        state = [graph.scope.key, "served"] if self.served else [graph.scope.key]
+        key = node_key(type_name, node.config.model_dump(mode="json"), refs, [run_input, fingerprint, *state], upstream)
         keys[node_id] = key
         if use_cache and node.cls.cacheable:
             hit = self.cache.get(key)
@@ -278,19 +308,9 @@ class Executor:
                     node_id, type_name, status, hit.outputs, hit.summary, 0.0, None, hit.details, key, warning
                 )
 
-        secrets: dict[str, str] = {}
+        policy = self.policy
         try:
-            command = node.cls.command_line(node.config, base_dir)
-            refusal = self.resolver.command_problem(command) if command else None
-            if refusal:
-                raise CredentialError(f"Node '{node_id}': {refusal}.")
-            bound = node.spec.credentials
-            for egress in node_problems(node_id, node.cls, node.config, bound, self.resolver):
-                raise EndpointError(f"Node '{node_id}': {egress.message}.")
-            for slot in node.cls.credential_slots:
-                value = self.resolver.resolve_for(node_id, slot, bound.get(slot.name), node.config)
-                if value:
-                    secrets[slot.name] = value
+            secrets = policy.node_secrets(node_id, node.cls, node.config, node.spec.credentials, base_dir)
         except CredentialError as exc:  # an unapproved endpoint or program: nothing is sent or started
             error = redact(str(exc))
             emit("node_failed", node_id, {"error": error, "duration": 0.0})
@@ -302,14 +322,17 @@ class Executor:
             secrets=secrets,
             cancel_event=scope.cancel,
             emit=lambda kind, data: emit(kind, node_id, data),
-            data_dir=self.data_dir,
+            data_dir=scope.data_dir,
             base_dir=base_dir,
             session_id=scope.session_id,
             files=scope.files,
+            scope=graph.scope,
         )
         ctx.connected_inputs = frozenset(edge.target_port for edge in graph.incoming(node_id))
         ctx.missing_inputs = missing
         ctx.writers = writers
+        writes = any(edge.target_port == WRITER_PORT for edge in graph.incoming(node_id))
+        ctx.collection = policy.store_access(node_id, node.cls, node.config, writes, base_dir, graph.scope, scope.files)
         return PreparedNode(node_id, type_name, node, values, ctx, key)
 
     def _execute_node(
@@ -323,7 +346,7 @@ class Executor:
         try:
             check_port_values(node, "input", values)
             instance = node.cls(node.config)
-            outputs = dict(instance.run(values, ctx) or {})
+            outputs = self.filter_outputs(dict(instance.run(values, ctx) or {}))
             check_port_values(node, "output", outputs)
             summary = redact(ctx.summary(instance.summarize(outputs)))
         except RunCancelledError as exc:
@@ -347,6 +370,27 @@ class Executor:
             self.cache.put(key, CachedResult(outputs, summary, ctx.details))
         status = "warning" if warning else "ok"
         return NodeResult(node_id, type_name, status, outputs, summary, duration, None, ctx.details, key, warning)
+
+
+def passed_on(outputs: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
+    """A node's outputs with ``mask`` applied to every text: documents' text and string metadata, hits'
+    documents, strings, lists and dicts of these; services and numbers pass as they are. What a served flow passes
+    on (masked in place), so a splitter only ever cuts masked text."""
+    return {port: _masked(value, mask) for port, value in outputs.items()}
+
+
+def _masked(value: Any, mask: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, Document):
+        return value.model_copy(update={"text": mask(value.text), "metadata": _masked(value.metadata, mask)})
+    if isinstance(value, Hit):
+        return value.model_copy(update={"document": _masked(value.document, mask)})
+    if isinstance(value, list):
+        return [_masked(item, mask) for item in value]
+    if isinstance(value, dict):
+        return {key: _masked(item, mask) for key, item in value.items()}
+    return value
 
 
 def _chosen_files(values: Iterable[str], base_dir: Path | None) -> list[Path]:

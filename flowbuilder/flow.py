@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.credentials import CredentialRef
+from flowbuilder.trust.providers import CredentialRef
 
 FORMAT_NAME: Final = "flowbuilder"
 FORMAT_VERSION: Final = 1

@@ -15,14 +15,16 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, ValidationError
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore, normalize_command, reference_problem
-from flowbuilder.egress import node_problems
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, UnknownNodeTypeError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec
-from flowbuilder.pathguard import FileRoots
 from flowbuilder.placeholder import PLACEHOLDER_TYPE
 from flowbuilder.ports import Port, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.egress import KeyPlan
+from flowbuilder.trust.pathguard import FileRoots
+from flowbuilder.trust.policy import TrustPolicy
+from flowbuilder.trust.scopes import FlowScope, flow_scope
 
 # Foreign code nodes: never run; off the path to an output (feeding nothing), a run goes around them.
 CODE_TYPES = frozenset(
@@ -30,15 +32,6 @@ CODE_TYPES = frozenset(
 )
 WRITER_PORT = "documents"
 """A store node with a connection into this port writes its collection; one without it only reads."""
-
-
-_NO_FILE = CredentialStore(Path("/nonexistent/flowbuilder-no-credentials.json"))
-"""Without a resolver nothing is approved: no credentials file is consulted."""
-
-
-def command_line_of(node: ResolvedNode, base_dir: Path | None) -> str | None:
-    """The command line the node would start (what an approval must match), or None."""
-    return node.cls.command_line(node.config, base_dir)
 
 
 def _ports_text(ports: tuple[Port, ...]) -> str:
@@ -122,6 +115,10 @@ class FlowGraph:
     """Facts about the flow worth saying that are no problem (alternative inputs)."""
     implicit: list[ImplicitDependency] = field(default_factory=list)
     """Writer -> reader dependencies the order honours (those that would close a cycle are left out)."""
+    keys: list[tuple[str, KeyPlan]] = field(default_factory=list)
+    """Every bound key of the nodes checked, with where it would go (``(node id, plan)``; with a resolver)."""
+    scope: FlowScope = field(default_factory=flow_scope)
+    """Which flow this is (:mod:`flowbuilder.trust.scopes`): whose collections and memory it may open."""
 
     def incoming(self, node_id: str) -> list[Edge]:
         return [data["edge"] for _, _, data in self.graph.in_edges(node_id, data=True)]
@@ -158,28 +155,39 @@ def analyze(
     resolver: CredentialResolver | None = None,
     only: set[str] | None = None,
     base_dir: Path | None = None,
+    flow_file: Path | None = None,
+    data_dir: Path | None = None,
+    policy: TrustPolicy | None = None,
 ) -> FlowGraph:
     """Resolve and check a flow; the issues are in ``FlowGraph.issues`` (nothing is raised).
 
     The phases run in order, each adding to the result: ids, node types and configs, connections,
     placeholders, order (cycles and implicit writer -> reader links), then every node in the run's scope.
 
-    :param resolver: when given, unbound credential slots are reported too.
+    :param resolver: when given, unbound credential slots are reported too, and where each bound key goes.
     :param only: when given, only these nodes (a run's scope) are checked for inputs and credentials.
     :param base_dir: the flow file's folder (relative store locations resolve against it).
+    :param flow_file: the flow's file: which flow this is, for the collections it may open (else ``base_dir``).
+    :param data_dir: Flowbuilder's data dir (its ledger of who wrote each collection); the default one if None.
+    :param policy: the trust room's face to ask (the executor's); built from ``resolver`` and ``data_dir`` if None.
     """
     registry = registry or default_registry()
-    result = FlowGraph(flow=flow, registry=registry)
+    policy = policy or TrustPolicy(resolver, data_dir=data_dir)
+    if base_dir is None and flow_file is not None:
+        base_dir = Path(flow_file).resolve().parent
+    result = FlowGraph(flow=flow, registry=registry, scope=policy.scope(flow.meta, flow_file, base_dir))
     _check_ids(flow, result)
     placeholder_issues = _resolve_nodes(flow, registry, result)
     connected = _connect(flow, result)
     _judge_placeholders(flow, result, placeholder_issues)
     _order(flow, registry, base_dir, result)
-    roots = (resolver or CredentialResolver(store=_NO_FILE)).file_roots(base_dir)
+    roots = policy.file_roots(base_dir)
+    if roots.flow_dir_problem:
+        result.notes.append(roots.flow_dir_problem)
     for node_id in sorted(_scope(result, only)):
         node = result.nodes[node_id]
         if not node.spec.disabled:
-            _check_node(node_id, node, connected, roots, resolver, base_dir, result)
+            _check_node(node_id, node, connected, roots, policy, base_dir, result)
     return result
 
 
@@ -376,12 +384,12 @@ def _check_node(
     node: ResolvedNode,
     connected: dict[tuple[str, str], list[Edge]],
     roots: FileRoots,
-    resolver: CredentialResolver | None,
+    policy: TrustPolicy,
     base_dir: Path | None,
     result: FlowGraph,
 ) -> None:
-    """One node in scope: its inputs, the files it reads, the program it starts, where it sends requests and
-    its credentials."""
+    """One node in scope: its inputs, and what the trust room says of it: the files it reads, the program it
+    starts, where it sends requests, its keys and its collection."""
     issues = result.issues
     for port in node.inputs.values():
         edges = connected.get((node_id, port.name), [])
@@ -403,62 +411,21 @@ def _check_node(
                 f"node '{node_id}', input '{port.name}': {len(edges)} alternatives ({sources}); "
                 "a run takes the first one that delivers a value"
             )
-    found_path_issues = path_issues(node_id, node.cls, node.config, roots)
-    issues.extend(found_path_issues)
+    refs = node.spec.credentials
+    trust_issues = policy.node_issues(node_id, node.cls, node.config, refs, base_dir, roots)
+    issues.extend(trust_issues)
     fed = any(connected.get((node_id, port)) for port in node.inputs)
-    if not found_path_issues and not fed:  # what an input delivers replaces the config's path
+    unreadable = any(i.code in ("untrusted-path", "invalid-config") for i in trust_issues)
+    if not unreadable and not fed:  # what an input delivers replaces the config's path
         for port_name, message in node.cls.path_problems(node.config, base_dir):
             issues.append(ValidationIssue("unsupported-file", message, node_id, port_name))
         # a note, not a warning: a warning on a node makes runs skip it (an unconnected placeholder)
         result.notes.extend(f"node '{node_id}': {message}" for message in node.cls.path_warnings(node.config, base_dir))
-    command = command_line_of(node, base_dir)
-    if command:
-        refusal = (resolver or CredentialResolver(store=_NO_FILE)).command_problem(command)
-        if refusal:
-            detail = {"command": normalize_command(command)}
-            issues.append(ValidationIssue("untrusted-command", refusal, node_id, detail=detail))
-    for slot in node.cls.credential_slots:
-        problem = reference_problem(slot, node.spec.credentials.get(slot.name))
-        if problem:
-            message = f"credential slot '{slot.name}': {problem}"
-            issues.append(ValidationIssue("unsafe-credential", message, node_id, slot.name))
-    # where the node sends requests, key or not; the detail is what an approval covers (for a UI)
-    for egress in node_problems(node_id, node.cls, node.config, node.spec.credentials, resolver):
-        issues.append(ValidationIssue(egress.code, egress.message, node_id, detail=egress.detail))
-    if resolver is not None:
-        for slot in node.cls.credential_slots:
-            ref = node.spec.credentials.get(slot.name)
-            if reference_problem(slot, ref) is None and slot.required and not resolver.resolve(node_id, slot, ref):
-                issues.append(
-                    ValidationIssue(
-                        "missing-credential",
-                        f"credential slot '{slot.name}' ({ref.provider if ref else slot.provider}"
-                        f"{' / ' + ref.name if ref else ''}) is not bound: {resolver.describe_sources(slot, ref)}",
-                        node_id,
-                        slot.name,
-                    )
-                )
-
-
-def path_issues(node_id: str, cls: NodeClass, config: BaseModel, roots: FileRoots) -> list[ValidationIssue]:
-    """``untrusted-path`` for every config path of the node that the flow may not read (``detail`` has the
-    resolved ``path`` and, when an approval can allow it, the ``folder`` to approve); ``invalid-config`` for
-    a path that names nothing (``~nosuchuser/...``)."""
-    found = []
-    for field_name, raw, kind in cls.config_paths(config):
-        shown = raw if len(raw) <= 200 else raw[:200] + "..."
-        try:
-            verdict = roots.check(raw, kind)
-        except FlowbuilderError as exc:
-            found.append(ValidationIssue("invalid-config", f"{field_name}: {exc}", node_id))
-            continue
-        if verdict.problem:
-            detail = {"path": str(verdict.path), "field": field_name}
-            if verdict.approve is not None:
-                detail["folder"] = str(verdict.approve)
-            message = f"{field_name} '{shown}': {verdict.problem}"
-            found.append(ValidationIssue("untrusted-path", message, node_id, detail=detail))
-    return found
+    result.keys += [(node_id, plan) for plan in policy.key_plans(node_id, node.cls, node.config, refs)]
+    writes = bool(connected.get((node_id, WRITER_PORT)))
+    stores, notes = policy.store_issues(node_id, node.cls, node.config, writes, base_dir, result.scope, roots)
+    issues.extend(stores)
+    result.notes.extend(note for note in notes if note not in result.notes)
 
 
 def validate(
@@ -466,9 +433,10 @@ def validate(
     registry: NodeRegistry | None = None,
     resolver: CredentialResolver | None = None,
     only: set[str] | None = None,
+    flow_file: Path | None = None,
 ) -> FlowGraph:
     """Like :func:`analyze`, but raise :class:`FlowValidationError` listing every issue."""
-    result = analyze(flow, registry, resolver, only)
+    result = analyze(flow, registry, resolver, only, flow_file=flow_file)
     if result.issues:
         raise FlowValidationError(result.issues)
     return result

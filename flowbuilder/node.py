@@ -40,19 +40,24 @@ import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, get_args, get_origin
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, get_args, get_origin
 from typing import TypeVar as PlainTypeVar
 
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
 from flowbuilder.capabilities import Capability
-from flowbuilder.credentials import ENDPOINT_FIELDS, LOCAL_PROVIDERS, CredentialSlot
-from flowbuilder.egress import Destination
 from flowbuilder.errors import CredentialError, RunCancelledError
-from flowbuilder.pathguard import FileRoots, PathKind
 from flowbuilder.ports import Port
 from flowbuilder.portvalues import Side, shape_ports
+from flowbuilder.trust.egress import Destination
+from flowbuilder.trust.pathguard import FileRoots, PathKind
+from flowbuilder.trust.places import default_data_dir, resolve_path
+from flowbuilder.trust.providers import ENDPOINT_FIELDS, LOCAL_PROVIDERS, CredentialSlot
+from flowbuilder.trust.scopes import FlowScope
+
+if TYPE_CHECKING:
+    from flowbuilder.trust.ledger import StoreAccess
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,7 @@ class RunContext:
         base_dir: Path | None = None,
         session_id: str = "default",
         files: FileRoots | None = None,
+        scope: FlowScope | None = None,
     ) -> None:
         self.node_id = node_id
         self.run_input = run_input
@@ -120,8 +126,14 @@ class RunContext:
         """The folder of the flow file; relative paths in configs resolve against it first."""
         self.session_id = session_id
         self.files = files
-        """The folders this run may read (:mod:`flowbuilder.pathguard`); None: only never-readable places
+        """The folders this run may read (:mod:`flowbuilder.trust.pathguard`); None: only never-readable places
         are refused (a node run on its own, a flow built in code)."""
+        self.scope = scope
+        """Which flow this run belongs to (:mod:`flowbuilder.trust.scopes`): its state lives in :attr:`state_dir`. None
+        for a node run by itself (no flow, no executor): then the data dir it was given is its own."""
+        self.collection: StoreAccess | None = None
+        """For a store node: its collection's address and who may open it (:mod:`flowbuilder.trust.ledger`), set by
+        the executor; the node calls :meth:`claim_collection` once the collection is open."""
         self.details: dict[str, Any] = {}
         self._last_progress = 0.0
         self.warning = ""
@@ -143,16 +155,27 @@ class RunContext:
     def resolve_path(self, path: str, kind: PathKind = "file", what: str = "path") -> Path:
         """A path from the config or an input made absolute against the flow's folder (as named: a symlink's
         own name stays the record source), once :meth:`check_path` allows what it resolves to."""
-        from flowbuilder.paths import resolve_path
-
         self.check_path(path, kind, what)
         return resolve_path(path, self.base_dir)
 
     def check_path(self, path: str | Path, kind: PathKind = "file", what: str = "path") -> Path:
-        """The resolved ``path`` (symlinks followed) if this run may read it (see :mod:`flowbuilder.pathguard`);
+        """The resolved ``path`` (symlinks followed) if this run may read it (see :mod:`flowbuilder.trust.pathguard`);
         :class:`~flowbuilder.errors.UntrustedPathError` saying why not otherwise."""
         files = self.files or FileRoots(flow_dir=None, data_dir=self.data_dir)
         return files.require(path, kind, what, self.base_dir)
+
+    @property
+    def state_dir(self) -> Path:
+        """The flow's own folder in the data dir (default stores, chat memory, keyword indexes), created; the data
+        dir itself for a node run without a flow."""
+        return self.scope.prepare(self.data_dir) if self.scope is not None else self.data_dir
+
+    def claim_collection(self, count: int) -> None:
+        """Before a store node reads or writes its open collection (holding ``count`` chunks): refuses, with
+        :class:`~flowbuilder.errors.UntrustedStoreError`, a collection this flow may not open, and records a
+        writer (:meth:`flowbuilder.trust.ledger.StoreAccess.claim`)."""
+        if self.collection is not None:
+            self.collection.claim(count)
 
     def summary(self, summary: str) -> str:
         """The node's summary with this run's :attr:`headline` and :attr:`remark`, if any."""
@@ -197,14 +220,6 @@ class RunContext:
     def log(self, message: str) -> None:
         if self._emit:
             self._emit("log", {"message": message})
-
-
-def default_data_dir() -> Path:
-    import os
-
-    from platformdirs import user_data_dir
-
-    return Path(os.environ.get("FLOWBUILDER_DATA_DIR") or user_data_dir("flowbuilder"))
 
 
 class SignaturePorts:
@@ -358,7 +373,7 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     @classmethod
     def config_paths(cls, config: ConfigT) -> list[tuple[str, str, PathKind]]:
         """``(field, path, kind)`` for every non-empty config field that names something on disk to read, so
-        that ``validate`` judges it before a run (:mod:`flowbuilder.pathguard`); ``run`` checks again."""
+        that ``validate`` judges it before a run (:mod:`flowbuilder.trust.pathguard`); ``run`` checks again."""
         return []
 
     @classmethod
@@ -376,7 +391,7 @@ class Node(Generic[ConfigT, InputsT, OutputsT]):
     @classmethod
     def destinations(cls, config: ConfigT) -> list[Destination]:
         """The servers this node sends requests to, as its config names them (checked by
-        :mod:`flowbuilder.egress` before anything is sent). By default: the config's endpoint fields
+        :mod:`flowbuilder.trust.egress` before anything is sent). By default: the config's endpoint fields
         (``base_url``, ``host``, ``url`` ...), for the provider of the node's credential slot."""
         provider = cls.credential_slots[0].provider if cls.credential_slots else cls.type_name.split(".")[-1]
         return [

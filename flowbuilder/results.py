@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from flowbuilder.cache import ResultCache
 from flowbuilder.graph import FlowGraph
 from flowbuilder.node import RunContext
-from flowbuilder.pathguard import FileRoots
+from flowbuilder.trust.pathguard import FileRoots
 
 
 @dataclass
@@ -133,6 +133,8 @@ class RunScope:
     use_cache: bool
     base_dir: Path | None
     files: FileRoots
+    data_dir: Path
+    """Flowbuilder's data dir for this run (the flow's own state lives in ``graph.scope.state_dir(data_dir)``)."""
 
 
 class NodePreparer(Protocol):
@@ -144,3 +146,7 @@ class NodePreparer(Protocol):
     cluster: Any
 
     def prepare_node(self, scope: RunScope, node_id: str, use_cache: bool) -> NodeResult | PreparedNode: ...
+
+    def filter_outputs(self, outputs: dict[str, Any]) -> dict[str, Any]:
+        """A node's outputs as the executor passes them on (masked in place for a served flow)."""
+        ...

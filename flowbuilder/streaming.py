@@ -34,7 +34,7 @@ from flowbuilder.graph import FlowGraph
 from flowbuilder.node import RunContext
 from flowbuilder.portvalues import check_port_values
 from flowbuilder.results import NodePreparer, NodeResult, PreparedNode, RunScope
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 
 STREAM_MODES = ("auto", "always", "never")
 STREAM_MIN_BYTES = 8_000_000
@@ -251,7 +251,7 @@ def run_chain(executor: NodePreparer, scope: RunScope, chain: list[str]) -> dict
         if cluster is not None and upstream is not None:
             upstream = cluster.stage(member, upstream, chain[0])  # also gives the member its tally as ``stream``
         else:
-            upstream = _stage(member, upstream)
+            upstream = _stage(member, upstream, executor.filter_outputs)
             member.stream = upstream
         # a placeholder so the next member's input is gathered (and keyed) as usual
         out = prepared.node.cls.stream_out
@@ -270,7 +270,7 @@ def run_chain(executor: NodePreparer, scope: RunScope, chain: list[str]) -> dict
         # the streamed input is judged batch by batch where it is made; the sink's other inputs here
         others = {**sink.prepared.values, stream_port: None} if stream_port else sink.prepared.values
         check_port_values(sink_node, "input", others)
-        outputs = dict(sink.instance.run(sink.prepared.values, sink.prepared.ctx) or {})
+        outputs = executor.filter_outputs(dict(sink.instance.run(sink.prepared.values, sink.prepared.ctx) or {}))
         check_port_values(sink_node, "output", outputs)
         summary = redact(sink.prepared.ctx.summary(sink.instance.summarize(outputs)))
     except RunCancelledError as exc:
@@ -295,8 +295,9 @@ def run_chain(executor: NodePreparer, scope: RunScope, chain: list[str]) -> dict
     return final
 
 
-def _stage(member: _Member, upstream: Batches | None) -> Batches:
-    """The member's output stream: the head's own batches, or a transform applied to each batch."""
+def _stage(member: _Member, upstream: Batches | None, passed_on: Callable[[dict[str, Any]], dict[str, Any]]) -> Batches:
+    """The member's output stream: the head's own batches, or a transform applied to each batch; ``passed_on``
+    is what the executor makes of outputs before the next node sees them (masking, for a served flow)."""
     prepared = member.prepared
     node_id = prepared.node_id
     if upstream is None:
@@ -309,7 +310,9 @@ def _stage(member: _Member, upstream: Batches | None) -> Batches:
                 try:
                     batch = next(batches, None)
                     if batch is not None:
-                        check_port_values(prepared.node, "output", {prepared.node.cls.stream_out: list(batch)})
+                        out = prepared.node.cls.stream_out
+                        batch = passed_on({out: list(batch)})[out]
+                        check_port_values(prepared.node, "output", {out: batch})
                 except RunCancelledError:
                     raise
                 except Exception as exc:
@@ -333,7 +336,7 @@ def _stage(member: _Member, upstream: Batches | None) -> Batches:
             try:
                 values = {**prepared.values, port: batch}
                 check_port_values(prepared.node, "input", values)
-                produced = dict(member.instance.run(values, ctx) or {})
+                produced = passed_on(dict(member.instance.run(values, ctx) or {}))
                 check_port_values(prepared.node, "output", produced)
             except RunCancelledError:
                 raise
@@ -370,8 +373,10 @@ def _batch_context(ctx: RunContext) -> RunContext:
         base_dir=ctx.base_dir,
         session_id=ctx.session_id,
         files=ctx.files,
+        scope=ctx.scope,
     )
     batch.connected_inputs, batch.missing_inputs, batch.writers = ctx.connected_inputs, ctx.missing_inputs, ctx.writers
+    batch.collection = ctx.collection
     return batch
 
 

@@ -120,7 +120,7 @@ _MEMORIES_LOCK = threading.Lock()
 
 
 def shared_memory(scope: str, data_dir: Path, window: int, persist: bool) -> WindowMemory:
-    """The process-wide memory of one memory node (``scope``) and data folder."""
+    """The process-wide memory of one memory node (``scope``) of one flow (``data_dir``: the flow's own folder)."""
     key = (scope, str(data_dir), persist)
     with _MEMORIES_LOCK:
         memory = _MEMORIES.get(key)
@@ -139,7 +139,8 @@ class WindowMemoryConfig(BaseModel):
     window: int = Field(5, ge=0, description="How many past exchanges (question + answer) are sent to the model.")
     persist: bool = Field(
         False,
-        description="Also keep the history in <data dir>/memory/<session>.json so it survives restarts.",
+        description="Also keep the history in memory/<session>.json in this flow's own folder of the data dir, so "
+        "it survives restarts.",
         json_schema_extra={"advanced": True},
     )
 
@@ -248,7 +249,8 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
 
     def run(self, inputs: NoInputs, ctx: RunContext) -> MemoryOut:
         config = self.config
-        memory = shared_memory(ctx.node_id, ctx.data_dir, config.window, config.persist)
+        # per flow: the folder is the flow's own, so another flow's node called "memory" meets none of it
+        memory = shared_memory(ctx.node_id, ctx.state_dir, config.window, config.persist)
         ctx.details["window"] = config.window
         ctx.details["session"] = ctx.session_id
         ctx.details["stored_exchanges"] = memory.exchange_count(ctx.session_id)

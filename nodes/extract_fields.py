@@ -27,7 +27,7 @@ from flowbuilder.nodes.llms.structured import JsonChatModel
 from flowbuilder.portvalues import Records, Text
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.terminal import excerpt
 
 _VALUE = re.compile(
     r"(?:[$€£¥]\s?)?-?\d[\d,]*(?:\.\d+)?\s?(?:%|percent|(?:thousand|million|billion|trillion|[kKmMbB])\b)?"

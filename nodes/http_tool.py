@@ -19,8 +19,6 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.credentials import CredentialSlot
-from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError, ProviderError
 from flowbuilder.formats import http_tool_params as H
 from flowbuilder.formats.adapters import NO_DEFAULT, Adapter, Mappings, Param, nonempty_str
@@ -29,8 +27,10 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.portvalues import Tools
 from flowbuilder.registry import register_node
-from flowbuilder.secrets import redact
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.egress import Destination, parse_endpoint
+from flowbuilder.trust.providers import CredentialSlot
+from flowbuilder.trust.secrets import redact
+from flowbuilder.trust.terminal import excerpt
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
 _TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
@@ -306,7 +306,7 @@ class HttpToolNode(Node[HttpToolConfig, NoInputs, HttpToolOut]):
             origin = fixed_origin(config)
         except EndpointError as exc:
             raise ValueError(str(exc)) from None
-        return [Destination("url", origin, "http", always_ask=True)]
+        return [Destination("url", origin, "http", always_ask=True, kind=cls.type_name)]
 
     @classmethod
     def config_problems(cls, config: HttpToolConfig) -> list[tuple[str | None, str]]:

@@ -13,10 +13,10 @@ from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.formats.n8n_table import BASE
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
-from flowbuilder.pathguard import PathKind
 from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.pathguard import PathKind
+from flowbuilder.trust.terminal import excerpt
 
 
 class FileInputConfig(BaseModel):

@@ -51,10 +51,10 @@ from flowbuilder.nodes.documents.folder import FolderListing, list_folder
 from flowbuilder.nodes.documents.safety import check_whole_size
 from flowbuilder.nodes.documents.sheets import sheet_rows
 from flowbuilder.nodes.io import RecordsOut
-from flowbuilder.pathguard import PathKind, expand_user
-from flowbuilder.paths import resolve_path
 from flowbuilder.portvalues import Text
 from flowbuilder.registry import register_node
+from flowbuilder.trust.pathguard import PathKind
+from flowbuilder.trust.places import expand_user, resolve_path
 
 __all__ = ["SUPPORTED_EXTENSIONS", "FileLoader", "FileLoaderConfig", "load_file", "load_folder"]
 
@@ -467,7 +467,7 @@ def _check_some_read(folder: Path, report: LoadReport) -> None:
 
 
 def _resolve(path: str, base_dir: Path | None) -> Path:
-    """The same rule as ``ctx.resolve_path`` (flowbuilder.paths), so the fingerprint sees the file that loads."""
+    """The same rule as ``ctx.resolve_path`` (flowbuilder.trust.places), so the fingerprint sees the file that loads."""
     candidate = expand_user(path)
     if candidate.is_absolute() or base_dir is not None:
         return resolve_path(candidate, base_dir)

@@ -19,8 +19,6 @@ from typing import Annotated, Any, ClassVar, Literal, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.credentials import CredentialSlot
-from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param
@@ -29,9 +27,11 @@ from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.portvalues import Tools
 from flowbuilder.registry import register_node
-from flowbuilder.secrets import redact
 from flowbuilder.services import Tool
-from flowbuilder.terminal import excerpt, quote_argv
+from flowbuilder.trust.egress import Destination
+from flowbuilder.trust.providers import CredentialSlot
+from flowbuilder.trust.secrets import redact
+from flowbuilder.trust.terminal import excerpt, quote_argv
 
 T = TypeVar("T")
 _TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
@@ -85,7 +85,7 @@ def resolve_command(config: McpToolConfig, base_dir: Path | None) -> tuple[str, 
     import os
     import shutil
 
-    from flowbuilder.paths import resolve_path
+    from flowbuilder.trust.places import resolve_path
 
     base = (base_dir or Path.cwd()).absolute()
     try:

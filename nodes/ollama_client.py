@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowbuilder.credentials import CredentialSlot
+from flowbuilder.trust.providers import CredentialSlot
 
 API_KEY_SLOT = CredentialSlot(
     "api_key", "ollama", required=False, description="Only for Ollama servers behind a key (ollama.com)."

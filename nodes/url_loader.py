@@ -21,15 +21,15 @@ from urllib.parse import urljoin
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.data import Document
-from flowbuilder.egress import Destination, parse_endpoint
 from flowbuilder.errors import EndpointError, NodeError
 from flowbuilder.formats.adapters import Adapter, Local, Mappings
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
 from flowbuilder.portvalues import Records
 from flowbuilder.registry import register_node
-from flowbuilder.secrets import redact
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.egress import Destination, parse_endpoint
+from flowbuilder.trust.secrets import redact
+from flowbuilder.trust.terminal import excerpt
 
 _MAX_HOPS = 5
 _SKIP = {"script", "style", "noscript", "template", "head", "svg"}
@@ -264,7 +264,7 @@ class UrlLoader(Node[UrlLoaderConfig, NoInputs, PagesOut]):
                 raise ValueError(str(exc)) from None
             if origin not in seen:
                 seen.append(origin)
-        return [Destination("urls", origin, "http", always_ask=True) for origin in seen]
+        return [Destination("urls", origin, "http", always_ask=True, kind=cls.type_name) for origin in seen]
 
     @classmethod
     def config_problems(cls, config: UrlLoaderConfig) -> list[tuple[str | None, str]]:

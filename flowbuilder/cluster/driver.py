@@ -211,11 +211,17 @@ class Cluster:
 
         graph = analyze(flow, executor.registry, executor.resolver, only={to} if to else None, base_dir=base_dir)
         secrets = bound_secrets(executor, graph, graph.order({to} if to else None))
+        policy = executor.policy
+        reads = [
+            policy.store_access(node_id, node.cls, node.config, False, base_dir, graph.scope)
+            for node_id, node in graph.nodes.items()
+        ]
         job = FlowJob(
             flow.model_dump(mode="json"),
             to,
             approved=tuple(sorted(executor.resolver.approved)),
             commands=tuple(sorted(executor.resolver.commands)),
+            stores=tuple(sorted({access.address for access in reads if access is not None})),
         )
         job_ref = self.ray.put(job)
         size = max(1, math.ceil(len(runs) / self.in_flight()))
@@ -286,7 +292,7 @@ def _check_reachable(address: str) -> None:
     import os
     import socket
 
-    from flowbuilder.netguard import is_loopback
+    from flowbuilder.trust.netguard import is_loopback
 
     if address == "auto" or address.startswith(("ray://", "anyscale://")):
         return

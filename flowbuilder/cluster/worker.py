@@ -25,7 +25,7 @@ from flowbuilder.data import Document
 from flowbuilder.errors import ClusterError, FlowbuilderError, NodeExecutionError, PortValueError
 from flowbuilder.node import RunContext
 from flowbuilder.portvalues import check_port_values
-from flowbuilder.secrets import redact, register_secret
+from flowbuilder.trust.secrets import redact, register_secret
 
 SAMPLE_SIZE = 20
 Secrets = Mapping[str, Mapping[str, str]]
@@ -249,6 +249,9 @@ class FlowJob:
     to: str | None
     approved: tuple[tuple[str, str], ...] = ()
     commands: tuple[str, ...] = ()
+    stores: tuple[str, ...] = ()
+    """Collections the driver's flow reads (its own ingest wrote them): a worker, another flow by the ledger's
+    lights, reads them with the driver's approval (flowbuilder.trust.ledger)."""
     version: str = __version__
 
 
@@ -262,15 +265,15 @@ def _executor(job: FlowJob, secrets: Secrets) -> Any:
     from flowbuilder.executor import Executor
 
     key = hashlib.sha256(
-        json.dumps([job.flow, job.approved, job.commands, sorted((k, sorted(v.items())) for k, v in secrets.items())],
-                   sort_keys=True, default=str).encode()
+        json.dumps([job.flow, job.approved, job.commands, job.stores,
+                    sorted((k, sorted(v.items())) for k, v in secrets.items())], sort_keys=True, default=str).encode()
     ).hexdigest()  # fmt: skip
     with _LOCK:
         executor = _EXECUTORS.get(key)
         if executor is None:
             if len(_EXECUTORS) >= _MAX_SERVICES:
                 _EXECUTORS.pop(next(iter(_EXECUTORS)))
-            resolver = BoundResolver(secrets, approved=job.approved, commands=job.commands)
+            resolver = BoundResolver(secrets, approved=job.approved, commands=job.commands, stores=job.stores)
             executor = _EXECUTORS[key] = Executor(resolver=resolver, stream="never")
         return executor
 

@@ -24,7 +24,7 @@ from flowbuilder.executor import RunEvent
 from flowbuilder.flow import Flow
 from flowbuilder.ports import PortType
 from flowbuilder.registry import default_registry
-from flowbuilder.terminal import write_control
+from flowbuilder.trust.terminal import write_control
 
 T = TypeVar("T")
 

@@ -33,7 +33,7 @@ from flowbuilder.evaluation.answers import (
 from flowbuilder.evaluation.questions import Question, load_questions
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow
-from flowbuilder.terminal import write_control
+from flowbuilder.trust.terminal import write_control
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def handle(args: argparse.Namespace) -> int:
     flow_path = Path(args.flow)
     flow = load_flow(flow_path)
     questions = load_questions(args.questions)
-    executor = Executor(resolver=resolver_for(args), cluster=cluster_from_args(args, flow))
+    executor = Executor(resolver=resolver_for(args, flow), cluster=cluster_from_args(args, flow))
 
     def progress(done: int, total: int, result: AnswerResult) -> None:
         if not args.quiet:
@@ -134,6 +134,7 @@ def handle(args: argparse.Namespace) -> int:
         flow,
         questions,
         base_dir=flow_path.resolve().parent,
+        flow_file=flow_path,
         executor=executor,
         k=args.k,
         answer=args.answer,
@@ -190,6 +191,7 @@ def _baseline(
             flow,
             questions,
             base_dir=path.resolve().parent,
+            flow_file=path,
             executor=executor,
             k=args.k,
             judge=args.judge if args.judge and flow.find_node(args.judge) else None,

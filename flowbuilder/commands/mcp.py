@@ -29,10 +29,11 @@ def register(subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Run ``flowbuilder mcp`` with the parsed arguments (serve a flow as an MCP server on stdio); returns the exit
     code."""
+    from flowbuilder.formats.native import load_flow
     from flowbuilder.serving.mcp_server import build_mcp_server
     from flowbuilder.serving.service import FlowService
 
-    service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
+    service = FlowService(args.flow, resolver=resolver_for(args, load_flow(args.flow)), log=sys.stderr)
     server = build_mcp_server(service)
     if not args.no_warm_up:
         service.start_warm_up()

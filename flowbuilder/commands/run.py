@@ -16,7 +16,7 @@ from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.outputs import describe_service, hit_line, is_documents, is_hits, score_meaning, to_jsonable
 from flowbuilder.streaming import STREAM_MODES
-from flowbuilder.terminal import write_control
+from flowbuilder.trust.terminal import write_control
 
 
 def register(subparsers: Any) -> None:
@@ -83,7 +83,7 @@ class _Progress:
 def handle(args: argparse.Namespace) -> int:
     """Run ``flowbuilder run`` with the parsed arguments (run a flow); returns the exit code."""
     flow = load_flow(args.flow)
-    resolver = resolver_for(args)
+    resolver = resolver_for(args, flow)
     inputs = parse_inputs(flow, args.input)
     cluster = cluster_from_args(args, flow)
     executor = Executor(resolver=resolver, stream=args.stream, cluster=cluster)
@@ -97,7 +97,7 @@ def handle(args: argparse.Namespace) -> int:
             on_event=progress,
             cancel_event=cancel,
             session_id=args.session,
-            base_dir=Path(args.flow).resolve().parent,
+            flow_file=Path(args.flow),
         )
 
     run = in_worker("flowbuilder-run", work, threading.Event())

@@ -49,18 +49,23 @@ def handle(args: argparse.Namespace) -> int:
     /health)); returns the exit code."""
     import uvicorn
 
-    from flowbuilder.netguard import check_bind
+    from flowbuilder.formats.native import load_flow
     from flowbuilder.serving.http_app import build_http_app
     from flowbuilder.serving.service import FlowService
+    from flowbuilder.trust.netguard import check_bind
 
     check_bind(args.host, args.token)
+    flow = load_flow(args.flow)
     if args.replica:
         service = FlowService(
-            _replica_flow(Path(args.flow)), base_dir=Path(args.flow).resolve().parent, resolver=resolver_for(args),
+            _replica_flow(Path(args.flow)),
+            base_dir=Path(args.flow).resolve().parent,
+            resolver=resolver_for(args, flow),
             log=sys.stderr,
-        )  # fmt: skip
+            flow_file=Path(args.flow),
+        )
     else:
-        service = FlowService(args.flow, resolver=resolver_for(args), log=sys.stderr)
+        service = FlowService(args.flow, resolver=resolver_for(args, flow), log=sys.stderr)
     app = build_http_app(service, host=args.host, token=args.token, stateless=args.replica)
     if not args.no_warm_up:
         service.start_warm_up()

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.bodylimit import BodyLimit
 from flowbuilder.cluster import add_ray_option, cluster_from_args
 from flowbuilder.commands._common import add_allow_path_option
-from flowbuilder.netguard import NetGuard, check_bind
+from flowbuilder.trust.netguard import check_bind
+from flowbuilder.trust.policy import TrustPolicy
 
 TOKEN_COOKIE = "flowbuilder_token"
 UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024
@@ -79,8 +79,11 @@ def handle(args: argparse.Namespace) -> int:
     cluster = cluster_from_args(args)  # a flow writing an embedded store is refused when it runs, in one line
     register_pages(workspace=workspace, flow_path=flow_path, allowed_paths=args.allow_path, cluster=cluster)
     # Outermost first: Host/Origin (DNS rebinding) and the token, then the body limit (uploads included).
-    app.add_middleware(BodyLimit, max_bytes=UPLOAD_LIMIT_BYTES)
-    app.add_middleware(NetGuard, host=args.host, token=args.token, cookie_name=TOKEN_COOKIE)
+    guard = TrustPolicy.http_middleware(
+        host=args.host, token=args.token, max_bytes=UPLOAD_LIMIT_BYTES, cookie_name=TOKEN_COOKIE
+    )
+    for middleware, options in guard:  # innermost first: the last added runs first
+        app.add_middleware(middleware, **options)
     print(f"Flowbuilder UI on http://{args.host}:{args.port}  (workspace: {workspace.resolve()})", file=sys.stderr)
     ui.run(host=args.host, port=args.port, title="Flowbuilder", reload=False, show=False)
     return 0

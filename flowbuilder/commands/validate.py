@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.commands._common import add_cred_option, resolver_for
-from flowbuilder.credentials import CredentialStore
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialStore
 
 SHOWN_ISSUES = 50
 """A stranger's file can hold thousands of problems; the first fifty say what is wrong."""
@@ -35,10 +35,10 @@ def handle(args: argparse.Namespace) -> int:
     """Run ``flowbuilder validate`` with the parsed arguments (check a flow and list every problem); returns the exit
     code."""
     flow = load_flow(args.flow)
-    resolver = resolver_for(args)
+    resolver = resolver_for(args, flow)
     if args.no_credentials:  # no key checks and the credentials file is not read; the flags' approvals still count
         resolver.store = CredentialStore(Path("/nonexistent/flowbuilder-no-credentials.json"))
-    graph = analyze(flow, resolver=resolver, base_dir=Path(args.flow).resolve().parent)
+    graph = analyze(flow, resolver=resolver, flow_file=Path(args.flow))
     if args.no_credentials:
         graph.issues = [i for i in graph.issues if i.code not in ("missing-credential", "unsafe-credential")]
     issues = graph.issues
@@ -48,11 +48,31 @@ def handle(args: argparse.Namespace) -> int:
         for row, issue in zip(rows, issues, strict=True):
             if issue.code == "untrusted-path":  # the resolved path, and the folder an approval would cover
                 row.update({k: issue.detail[k] for k in ("path", "folder") if k in issue.detail})
+            if issue.code == "untrusted-store":  # the collection's address, what --allow-store approves
+                row.update({k: issue.detail[k] for k in ("store", "collection") if k in issue.detail})
         rows += [
             {"code": i.code, "node": i.node_id, "port": i.port, "message": i.message, "severity": "warning"}
             for i in graph.warnings
         ]
-        rows += [{"code": "alternatives", "message": note, "severity": "info"} for note in graph.notes]
+        rows += [
+            {"code": "alternatives" if " alternatives (" in note else "note", "message": note, "severity": "info"}
+            for note in graph.notes
+        ]
+        rows += [
+            {
+                "code": "key",
+                "node": node_id,
+                "port": plan.slot.name,
+                "provider": plan.slot.provider,
+                "account": plan.account,
+                "source": plan.source,
+                "destination": ", ".join(plan.destinations),
+                "verdict": plan.verdict,
+                "message": plan.describe(node_id),
+                "severity": "info",
+            }
+            for node_id, plan in graph.keys
+        ]
         rows += [
             {
                 "code": "implicit-dependency",
@@ -78,6 +98,8 @@ def handle(args: argparse.Namespace) -> int:
             print(f"  warning: {warning}")
         for note in graph.notes:
             print(f"  note: {note}")
+        for node_id, plan in graph.keys:
+            print(f"  {plan.describe(node_id)}")
         for dep in graph.implicit:
             print(f"  runs first: '{dep.writer}' before '{dep.reader}' ({dep.reason})")
     return 1 if issues else 0

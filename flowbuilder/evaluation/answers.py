@@ -626,10 +626,12 @@ def evaluate_answers(
     on_event: Callable[[RunEvent], None] | None = None,
     relevance: Relevance | None = None,
     chars: int | None = None,
+    flow_file: Path | None = None,
     cancel_event: threading.Event | None = None,
 ) -> Evaluation:
     """Run ``flow`` once per question (each in its own session, so chat memory never leaks between
     questions) and judge every answer; ``k`` cuts the retrieval metrics (default: all numbered chunks).
+    ``flow_file`` says which flow it is (its own stores and memory, :mod:`flowbuilder.trust.scopes`).
 
     Retrieval is judged in ``relevance`` mode (default: strict when the questions carry facts) and
     hit@chars at ``chars`` (default: the prompt's context budget, else 2,000 characters). ``cancel_event`` stops
@@ -640,13 +642,24 @@ def evaluate_answers(
     budget = chars or context_budget(flow) or DEFAULT_CONTEXT_CHARS
     judging = (mode, budget)
     results: list[AnswerResult] = []
-    runs = _runs_on_cluster(flow, questions, roles, executor, base_dir, on_event)
+    runs = _runs_on_cluster(flow, questions, roles, executor, base_dir, on_event, flow_file)
     for index, question in enumerate(questions, start=1):
         if cancel_event is not None and cancel_event.is_set():
             break
         given = runs[index - 1] if runs is not None else None
         result = _evaluate_one(
-            flow, question, roles, executor, base_dir, k, refusal_patterns, on_event, judging, given, cancel_event
+            flow,
+            question,
+            roles,
+            executor,
+            base_dir,
+            k,
+            refusal_patterns,
+            on_event,
+            judging,
+            given,
+            cancel_event,
+            flow_file,
         )
         if result is None:  # cancelled while it ran
             break
@@ -669,6 +682,7 @@ def _evaluate_one(
     judging: tuple[Relevance, int] = ("lenient", DEFAULT_CONTEXT_CHARS),
     given: tuple[RunResult, Any] | None = None,
     cancel_event: threading.Event | None = None,
+    flow_file: Path | None = None,
 ) -> AnswerResult | None:
     """One question's result; None when ``cancel_event`` stopped its run."""
     started = time.perf_counter()
@@ -682,6 +696,7 @@ def _evaluate_one(
             base_dir=base_dir,
             on_event=on_event,
             cancel_event=cancel_event,
+            flow_file=flow_file,
         )
         judge_model = _output(run, roles.judge, "model") if roles.judge else None
     else:  # run on a Ray worker (--ray); the judge model (a service) stays on this machine
@@ -746,6 +761,7 @@ def _runs_on_cluster(
     executor: Executor,
     base_dir: Path | None,
     on_event: Callable[[RunEvent], None] | None,
+    flow_file: Path | None = None,
 ) -> list[tuple[RunResult, Any]] | None:
     """With a Ray cluster (``--ray``): ingest here (its batches on the cluster), then every question's run on the
     workers in batches, each in its own session; None without a cluster, when the ingest did not go through (the
@@ -758,14 +774,14 @@ def _runs_on_cluster(
 
     writers = [s.id for s in flow.nodes if not s.disabled and is_store(s, executor.registry) and is_writer(flow, s.id)]
     for writer in writers:
-        if not executor.run(flow, to=writer, base_dir=base_dir, on_event=on_event).ok:
+        if not executor.run(flow, to=writer, base_dir=base_dir, on_event=on_event, flow_file=flow_file).ok:
             return None
     cut = cut_ingest(flow, executor.registry, roles.answer)
     if cut is None:
         return None
     judge_model = None
     if roles.judge:
-        judged = executor.run(flow, to=roles.judge, base_dir=base_dir)
+        judged = executor.run(flow, to=roles.judge, base_dir=base_dir, flow_file=flow_file)
         judge_model = _output(judged, roles.judge, "model")
     runs = cluster.run_many(
         executor, cut, roles.answer, [(q.question, f"eval-{q.id}") for q in questions], base_dir=base_dir

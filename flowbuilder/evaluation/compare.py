@@ -704,11 +704,19 @@ class FlowComparer:
         base_dir: Path,
         on_event: EventHandler | None,
         cancel_event: threading.Event | None,
+        flow_path: Path | None = None,
     ) -> RunResult:
-        """Run ``flow`` up to ``to``; a cancelled run or a failed node raises, naming the flow and the node."""
+        """Run ``flow`` up to ``to``; a cancelled run or a failed node raises, naming the flow and the node.
+        ``flow_path``: the flow's file (which flow it is: its own stores, :mod:`flowbuilder.trust.scopes`)."""
         try:
             run = self.executor.run(
-                flow, to=to, inputs=question or None, base_dir=base_dir, on_event=on_event, cancel_event=cancel_event
+                flow,
+                to=to,
+                inputs=question or None,
+                base_dir=base_dir,
+                on_event=on_event,
+                cancel_event=cancel_event,
+                flow_file=flow_path,
             )
         except RunCancelledError:
             raise ComparisonCancelled(f"{where}: cancelled.") from None
@@ -796,7 +804,7 @@ class FlowComparer:
         run: RunResult | None = None
         for store_id in writers:
             doing = f"ingesting into '{store_id}'"
-            run = self._run(flow, store_id, where, doing, question, base_dir, on_event, cancel_event)
+            run = self._run(flow, store_id, where, doing, question, base_dir, on_event, cancel_event, flow_path)
             result = run.results.get(store_id)
             if result is None or not result.succeeded:
                 reason = result.summary if result is not None and result.summary else "it did not run"
@@ -999,7 +1007,9 @@ class FlowComparer:
             if target is not None and target not in ingestion.store_ids:
                 # A reader store node (LangFlow's search-only Chroma): its own service, on the writer's namespace.
                 where = self._where(flow, flow_path)
-                run = self._run(flow, target, where, "opening its store", probe, base_dir, None, cancel_event)
+                run = self._run(
+                    flow, target, where, "opening its store", probe, base_dir, None, cancel_event, flow_path
+                )
                 result = run.results.get(target)
                 store = result.outputs.get("store") if result is not None and result.succeeded else None
                 if isinstance(store, VectorStore):
@@ -1011,7 +1021,7 @@ class FlowComparer:
         where = self._where(flow, flow_path)
 
         def search(question: str) -> list[Hit]:
-            run = self._run(flow, target, where, "searching", question, base_dir, None, cancel_event)
+            run = self._run(flow, target, where, "searching", question, base_dir, None, cancel_event, flow_path)
             return _hits_of(run, target, port, where, degraded)
 
         return search

@@ -22,9 +22,9 @@ from typing import Any
 
 from flowbuilder.errors import FlowbuilderError, NodeError
 from flowbuilder.flow import Flow, NodeSpec
-from flowbuilder.pathguard import expand_user
 from flowbuilder.ports import PortType
 from flowbuilder.registry import NodeRegistry
+from flowbuilder.trust.places import expand_user
 
 NAMESPACE_FIELDS = ("collection", "namespace", "collection_name", "index_name")
 """Config fields that name where a store keeps its entries; the first one a store's Config has is suffixed."""

@@ -55,9 +55,9 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.formats import roles
 from flowbuilder.placeholder import PLACEHOLDER_TYPE
+from flowbuilder.trust.providers import CredentialSlot
 
 PLACEHOLDER = PLACEHOLDER_TYPE
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import networkx as nx
 
-from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedFormatError
 from flowbuilder.flow import Flow
 from flowbuilder.formats.dify import DifyImporter, graph_of
@@ -38,7 +37,9 @@ from flowbuilder.formats.native import (
 from flowbuilder.formats.repair import convert_implicitly, fill_unfed_variables
 from flowbuilder.formats.report import ImportReport
 from flowbuilder.formats.untrusted_yaml import parse_untrusted_yaml
-from flowbuilder.secrets import secret_reason
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.scopes import ID_KEY, imported_flow_id
+from flowbuilder.trust.secrets import secret_reason
 
 IMPORT_FORMATS = ("n8n", "langflow", "flowise", "dify")
 EXPORT_FORMATS = ("n8n", "langflow", "flowise")
@@ -148,6 +149,7 @@ def convert_data(
                 "import refused. Remove the secret from the export, or bind it as a credential",
             )
     check_bindings(flow, report, resolver)
+    flow.meta[ID_KEY] = imported_flow_id(data)  # a new flow (flowbuilder.trust.scopes): it claims no other flow's state
     return flow, report
 
 

@@ -28,7 +28,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
@@ -44,6 +43,7 @@ from flowbuilder.formats.mapping import (
     slugify,
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
+from flowbuilder.trust.providers import CredentialRef
 
 _REF = re.compile(r"\{\{#([^#{}]+)#\}\}")
 """A Dify variable reference inside a text: ``{{#node_id.var#}}``, ``{{#sys.query#}}``, ``{{#context#}}``."""

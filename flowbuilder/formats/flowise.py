@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
@@ -42,6 +41,7 @@ from flowbuilder.formats.mapping import (
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
 from flowbuilder.ports import PortType, compatible
+from flowbuilder.trust.providers import CredentialRef
 
 _NODE_REF = re.compile(r"^\{\{\s*([^{}.\s]+)\.data\.instance\s*\}\}$")
 _UPLOAD_NAME = re.compile(r",filename:([^,;]+)")

@@ -18,7 +18,6 @@ import re
 from pathlib import PurePath
 from typing import Any
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
 from flowbuilder.formats.adapters import credential_slot, read_params, to_float
@@ -32,6 +31,7 @@ from flowbuilder.formats.mapping import (
     scrub,
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport
+from flowbuilder.trust.providers import CredentialRef
 
 _MENTION = re.compile(r"\{\{\s*([^{}\s]+)\s*\}\}")
 _ABSORBED = {

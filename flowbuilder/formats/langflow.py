@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position, Viewport
 from flowbuilder.formats import roles
@@ -33,8 +32,9 @@ from flowbuilder.formats.adapters import (
 from flowbuilder.formats.langflow_table import LANGFLOW_TABLE, NOTE_TYPES, OURS
 from flowbuilder.formats.mapping import PLACEHOLDER, IdAllocator, find_secrets, remember_secret, scrub
 from flowbuilder.formats.report import CredentialFound, ImportReport
-from flowbuilder.secrets import is_secret_field, is_secret_value, secret_reason
-from flowbuilder.terminal import quote_argv
+from flowbuilder.trust.providers import CredentialRef
+from flowbuilder.trust.secrets import is_secret_field, is_secret_value, secret_reason
+from flowbuilder.trust.terminal import quote_argv
 
 # Fields that only steer LangFlow's UI or server and mean nothing to a Flowbuilder run.
 _SILENT_FIELDS = {

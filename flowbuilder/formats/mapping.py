@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from flowbuilder.credentials import CredentialResolver
 from flowbuilder.flow import Flow, NodeSpec
 from flowbuilder.formats.adapters import PLACEHOLDER as PLACEHOLDER
 from flowbuilder.formats.adapters import credential_slot
 from flowbuilder.formats.report import CredentialFound, ImportReport
-from flowbuilder.secrets import is_secret_field, register_secret, secret_reason
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.secrets import is_secret_field, register_secret, secret_reason
 
 
 def slugify(text: str, fallback: str = "node") -> str:

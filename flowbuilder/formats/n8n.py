@@ -22,7 +22,6 @@ from typing import Any
 
 import networkx as nx
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
@@ -56,6 +55,7 @@ from flowbuilder.formats.n8n_table import (
     STORE_PREFIX,
 )
 from flowbuilder.formats.report import CredentialFound, ImportReport, NodeOutcome
+from flowbuilder.trust.providers import CredentialRef
 
 _FETCHED_PAGE = (
     "fetched {what} at run time: Flowbuilder does not fetch pages; it reads the file its input gives "

@@ -5,7 +5,8 @@
   sources (``session`` keeps a separate chat memory for agent flows).
 - ``GET /health``: ``{"ok": true, ...}`` with what the flow offers.
 
-The whole app sits behind :class:`flowbuilder.netguard.NetGuard` (Host/Origin checks, bearer token).
+The whole app sits behind the trust room's HTTP guard (:meth:`flowbuilder.trust.policy.TrustPolicy.guard_http`:
+Host/Origin checks, bearer token, no framing, body limit).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from flowbuilder.bodylimit import BodyLimit
 from flowbuilder.errors import FlowbuilderError, FlowFileError, ServeError
 from flowbuilder.formats.limits import parse_untrusted_json
-from flowbuilder.netguard import NetGuard, check_bind
-from flowbuilder.secrets import mask_secrets, mask_secrets_obj
 from flowbuilder.serving.mcp_server import build_mcp_server
 from flowbuilder.serving.service import FlowService
+from flowbuilder.trust.netguard import check_bind
+from flowbuilder.trust.policy import TrustPolicy
+from flowbuilder.trust.secrets import mask_secrets, mask_secrets_obj
 
 MAX_REQUEST_BYTES = 1_000_000
 """A question or an MCP message is small; anything bigger is refused before it is read."""
@@ -83,7 +84,7 @@ def build_http_app(
 
     # stateless: a replica behind a load balancer answers any MCP request (no session lives in one process)
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host, stateless_http=stateless)
-    return NetGuard(BodyLimit(app, max_bytes=MAX_REQUEST_BYTES), host=host, token=token)
+    return TrustPolicy.guard_http(app, host=host, token=token, max_bytes=MAX_REQUEST_BYTES)
 
 
 class BackgroundServer:

@@ -6,7 +6,7 @@
   source) and ``flow://chunks/{source}`` (that source's chunks with offsets).
 - Prompts: one per ``prompt.template`` node; its ``{variables}`` are the arguments.
 
-Every text that leaves goes through :func:`flowbuilder.secrets.mask_secrets`, so neither a bound credential
+Every text that leaves goes through :func:`flowbuilder.trust.secrets.mask_secrets`, so neither a bound credential
 value nor a key sitting in the indexed files (by shape, field name or entropy, as the importer detects them)
 appears in a tool result, a resource or an error.
 """
@@ -19,15 +19,16 @@ from urllib.parse import quote, unquote
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from flowbuilder import __version__
 from flowbuilder.errors import FlowbuilderError
-from flowbuilder.secrets import mask_secrets, mask_secrets_obj
 from flowbuilder.serving.service import MAX_K, FlowService, SearchEndpoint
+from flowbuilder.trust.secrets import mask_secrets, mask_secrets_obj
+from flowbuilder.trust.terminal import excerpt
 
 
 class SearchHit(BaseModel):
@@ -76,6 +77,15 @@ class AskOutput(BaseModel):
 
 def _fail(exc: Exception) -> ToolError:
     return ToolError(mask_secrets(str(exc)))
+
+
+async def _chunks(service: FlowService) -> dict[str, list[dict[str, Any]]]:
+    """The flow's chunks for a resource read; a failure is one line to the client (a ``ResourceError``: the SDK
+    logs it without a traceback), never a crash."""
+    try:
+        return await anyio.to_thread.run_sync(service.chunks)
+    except FlowbuilderError as exc:
+        raise ResourceError(mask_secrets(str(exc))) from None
 
 
 def _search_tool(service: FlowService, endpoint: SearchEndpoint) -> Any:
@@ -184,7 +194,7 @@ def build_mcp_server(service: FlowService) -> MCPServer[Any]:
         mime_type="application/json",
     )
     async def chunk_index() -> str:
-        chunks = await anyio.to_thread.run_sync(service.chunks)
+        chunks = await _chunks(service)
         index = [
             {"source": source, "chunks": len(items), "uri": f"flow://chunks/{quote(source, safe='')}"}
             for source, items in sorted(chunks.items())
@@ -198,10 +208,11 @@ def build_mcp_server(service: FlowService) -> MCPServer[Any]:
         mime_type="application/json",
     )
     async def source_chunks(source: str) -> str:
-        chunks = await anyio.to_thread.run_sync(service.chunks)
+        chunks = await _chunks(service)
         name = unquote(source)
         if name not in chunks:
-            raise ValueError(f"no chunks from source '{name[:80]}'; read flow://chunks for the sources.")
+            shown = excerpt(mask_secrets(name), 80)
+            raise ResourceNotFoundError(f"no chunks from source '{shown}'; read flow://chunks for the sources.")
         return json.dumps(mask_secrets_obj({"source": name, "chunks": chunks[name]}), ensure_ascii=False)
 
     for prompt in service.prompts:

@@ -31,7 +31,6 @@ from typing import Any, TextIO, cast
 import networkx as nx
 
 from flowbuilder.capabilities import Capability
-from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import ServeError
 from flowbuilder.executor import GENERIC_INPUT, Executor, NodeResult, RunEvent, RunResult
@@ -40,8 +39,9 @@ from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import FlowGraph, analyze
 from flowbuilder.node import RunContext
 from flowbuilder.ports import PortType
-from flowbuilder.secrets import mask_secrets, mask_secrets_obj, redact, redact_obj
 from flowbuilder.serving.rwlock import ReadWriteLock
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.secrets import mask_secrets, mask_secrets_obj, redact, redact_obj
 
 REFRESH_SECONDS = 1.0
 """How often a search checks that the ingested files did not change (a stat per file)."""
@@ -197,18 +197,24 @@ class FlowService:
         log: TextIO | None = None,
         executor: Executor | None = None,
         inspect_only: bool = False,
+        flow_file: Path | None = None,
     ) -> None:
-        """``flow`` is a flow file, or a Flow (the builder's open flow; then ``base_dir`` resolves its paths).
-        ``inspect_only``: only to list what it would offer (no refusal of paths it may not read; nothing runs)."""
+        """``flow`` is a flow file, or a Flow (the builder's open flow; then ``base_dir`` resolves its paths and
+        ``flow_file``, when it was saved, says which flow it is). ``inspect_only``: only to list what it would offer
+        (no refusal of paths it may not read; nothing runs). Everything served is masked, sources before they
+        are cut (``Executor.served``)."""
         if isinstance(flow, Flow):
             self.flow = flow.model_copy(deep=True)
             self.path = Path(f"{_slug(flow.name)}.json")
             self.base_dir = (base_dir or Path.cwd()).resolve()
+            self.flow_file = flow_file
         else:
             self.path = Path(flow)
             self.flow = load_flow(self.path)
             self.base_dir = base_dir or self.path.resolve().parent
+            self.flow_file = self.path
         self.executor = executor or Executor(resolver=resolver, data_dir=data_dir)
+        self.executor.served = True
         self.progress: Callable[[RunEvent], None] = _StderrProgress(log or sys.stderr)
         self._rw = ReadWriteLock()
         self._latest: dict[str, NodeResult] = {}
@@ -226,9 +232,15 @@ class FlowService:
         self._analyses: dict[tuple[int, str | None], FlowGraph] = {}
         """``analyze`` of those flows (and of the flow itself), reused while the ingest snapshot holds."""
         self.graph: FlowGraph = analyze(
-            self.flow, self.executor.registry, self.executor.resolver, base_dir=self.base_dir
+            self.flow,
+            self.executor.registry,
+            self.executor.resolver,
+            base_dir=self.base_dir,
+            flow_file=self.flow_file,
+            data_dir=self.executor.data_dir,
         )
-        untrusted = [str(issue) for issue in self.graph.issues if issue.code == "untrusted-path"]
+        refused = ("untrusted-path", "untrusted-store")
+        untrusted = [str(issue) for issue in self.graph.issues if issue.code in refused]
         if untrusted and not inspect_only:  # nothing is served from a file the user did not allow
             raise ServeError(f"{self.path}: refused to serve:\n  - " + "\n  - ".join(untrusted))
         self._asked = self._downstream_of_input() | self._text_inputs()
@@ -483,6 +495,7 @@ class FlowService:
                 base_dir=self.base_dir,
                 reuse=reuse,
                 analyzed=analyzed,
+                flow_file=self.flow_file,
             )
 
     def _session_lock(self, session_id: str) -> threading.Lock:
@@ -549,7 +562,13 @@ class FlowService:
         if graph is None:
             executor = self.executor
             graph = analyze(
-                flow, executor.registry, executor.resolver, only={to} if to else None, base_dir=self.base_dir
+                flow,
+                executor.registry,
+                executor.resolver,
+                only={to} if to else None,
+                base_dir=self.base_dir,
+                flow_file=self.flow_file,
+                data_dir=executor.data_dir,
             )
             with self._sessions_guard:
                 graph = self._analyses.setdefault(key, graph)

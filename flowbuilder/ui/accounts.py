@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from nicegui import ui
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ValidationIssue
+from flowbuilder.trust.providers import CredentialSlot
 from flowbuilder.ui.session import EditorSession, binding_source
 from flowbuilder.ui.widgets import notify
 
@@ -79,17 +79,12 @@ def missing_accounts(session: EditorSession) -> list[Account]:
 
 
 def apply_account_keys(session: EditorSession) -> None:
-    """Bind the session's account keys to every slot that uses the account (nodes added since too)."""
-    if not session.account_keys:
-        return
-    for account in accounts(session):
-        value = session.account_keys.get((account.provider, account.name))
-        if value is None:
-            continue
-        for node_id, slot in account.users:
-            key = f"{node_id}.{slot.name}"
-            if session.resolver.explicit.get(key) != value:
-                session.resolver.bind(key, value)
+    """Bind the session's account keys (``PROVIDER/ACCOUNT``: the key goes to that provider's slots referring to
+    that account, never to another provider's, whatever a node is called)."""
+    for (provider, name), value in session.account_keys.items():
+        key = f"{provider}/{name}"
+        if session.resolver.explicit.get(key) != value:
+            session.resolver.bind(key, value)
 
 
 def bind_account(session: EditorSession, provider: str, name: str, value: str) -> int:
@@ -163,12 +158,19 @@ def path_approval(issue: ValidationIssue) -> str | None:
     return issue.detail.get("folder") if issue.code == "untrusted-path" else None
 
 
+def store_approval(issue: ValidationIssue) -> str | None:
+    """The collection address to approve when the issue is a read of another flow's collection (None when no
+    approval can allow it: writing it)."""
+    return issue.detail.get("store") if issue.code == "untrusted-store" else None
+
+
 def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: Callable[[], None]) -> None:
     """Say plainly what approving lets the flow do, and approve it for this session only."""
     endpoint = endpoint_approval(issue)
     command = command_approval(issue)
     folder = path_approval(issue)
-    if endpoint is None and command is None and folder is None:
+    store = store_approval(issue)
+    if endpoint is None and command is None and folder is None and store is None:
         return
     with ui.dialog() as dialog, ui.card().classes("w-[32rem] fb-approve-dialog"):
         ui.label("Approve?").classes("text-h6")
@@ -182,6 +184,11 @@ def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: 
         elif folder is not None:
             question = f"Let this flow read the files in {folder}?"
             risk = "What it reads can be embedded, sent to a model or served: approve it only if you trust the flow."
+        elif store is not None:
+            question = (
+                f"Let this flow read the collection “{issue.detail.get('collection', store)}” another flow wrote?"
+            )
+            risk = "It reads it only (never writes); what it reads can be sent to a model or served."
         else:
             question = f"Let this flow start the program `{command}` on this computer?"
             risk = "The program runs with your user's rights: approve it only if you trust it."
@@ -195,6 +202,8 @@ def approve_dialog(session: EditorSession, issue: ValidationIssue, on_approved: 
                 session.resolver.approve_command(command)
             elif folder is not None:
                 session.resolver.approve_path(folder)
+            elif store is not None:
+                session.resolver.approve_store(store, session.scope.key)  # this flow only
             dialog.close()
             notify("Approved for this session.", type="positive")
             on_approved()
@@ -211,7 +220,8 @@ def approve_button(
     session: EditorSession, issue: ValidationIssue, on_approved: Callable[[], None], where: str = ""
 ) -> ui.button | None:
     """An "Approve" button for an endpoint or command issue, or None for any other issue."""
-    if endpoint_approval(issue) is None and command_approval(issue) is None and path_approval(issue) is None:
+    approvals = (endpoint_approval(issue), command_approval(issue), path_approval(issue), store_approval(issue))
+    if all(approval is None for approval in approvals):
         return None
     return (
         ui.button("Approve", icon="verified_user", on_click=lambda: approve_dialog(session, issue, on_approved))

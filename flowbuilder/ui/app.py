@@ -22,7 +22,7 @@ from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze, changed_since
 from flowbuilder.registry import NodeRegistry
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui import compare_page, eval_page
 from flowbuilder.ui.accounts import (
     account_for_issue,
@@ -420,7 +420,7 @@ class BuilderPage:
             return
         flow = self.state.flow
         # a node's config key covers everything upstream of it, so its dependants are included
-        graph = analyze(flow, self.state.registry, base_dir=self.session.base_dir)
+        graph = analyze(flow, self.state.registry, base_dir=self.session.base_dir, flow_file=self.session.path)
         changed = changed_since(graph, self.ran) | {n for n in self.ran if flow.find_node(n) is None}
         for node_id in changed:
             badge = self.canvas.status.get(node_id)
@@ -710,6 +710,7 @@ class BuilderPage:
             base_dir=self.session.base_dir,
             on_event=on_event,
             session_id=self.session.session_id,
+            flow_file=self.session.path,
         )
         started = job.start()
         self.session.background = job if started else None

@@ -14,8 +14,9 @@ The relevance mode (lenient or strict, next to k) decides which chunks count as 
 after a comparison re-judges the same hits at once (nothing is searched or embedded again).
 
 Query parameters preselect the inputs by file name:
-``/compare?flows=naive.json,rows.json&q=dev.jsonl&k=5&rel=strict&run=1`` (``a=``/``b=`` pick two flows;
-``emb=screening`` swaps every embedder for the screening-grade WordLlama and shows what that costs).
+``/compare?flows=naive.json,rows.json&q=dev.jsonl&k=5&rel=strict`` (``a=``/``b=`` pick two flows;
+``emb=screening`` swaps every embedder for the screening-grade WordLlama and shows what that costs). Opening a
+page never starts work (a link on another site could): the Compare button does; ``run=1`` is ignored.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from typing import Any
 
 from nicegui import ui
 
-from flowbuilder.credentials import CredentialResolver
 from flowbuilder.data import Document
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.evaluation.chunk_stats import ChunkPlacement, place_chunks, record_spans
@@ -62,8 +62,9 @@ from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS, leg_ranks
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.examples import IMPROVED_FLOW, NAIVE_FLOW, ROW_LABELLED_FLOW, data_dir, flows_dir
 from flowbuilder.executor import RunEvent
-from flowbuilder.secrets import redact
 from flowbuilder.services import Embedder
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.jobs import ACTIVITY_CSS, ActivityBar, Job, PageJob
 from flowbuilder.ui.session import AppConfig
 from flowbuilder.ui.tune_panel import TunePanel
@@ -597,8 +598,6 @@ class ComparePage:
         self.work.button = self.button
         self.results = ui.column().classes("w-full")
         TunePanel(flows, questions, _COMPARER, _COMPARER_LOCK, query)
-        if query.get("run") and not query.get("tune"):  # with tune=FLOW, run=1 starts the Tune panel instead
-            ui.timer(0.2, self.start, once=True)
 
     def _inputs(self, flows: dict[str, str], questions: dict[str, str], query: dict[str, str]) -> None:
         with ui.row().classes("w-full items-end gap-3"):

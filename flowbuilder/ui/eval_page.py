@@ -7,7 +7,8 @@ are shown from the same JSON: retrieval and answer metrics (``n/a`` when no ques
 metric), then one row per question (verdict, rank of the first relevant chunk); clicking a row shows
 its retrieved chunks, the exact prompt, the answer, every check with its reason and the judge's grade.
 
-Query parameters preselect the inputs by file name: ``/eval?flow=rag.json&q=dev.jsonl&k=5&run=1``.
+Query parameters preselect the inputs by file name: ``/eval?flow=rag.json&q=dev.jsonl&k=5``. Opening the page
+never starts work (a link on another site could): the button does; ``run=1`` is ignored.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from flowbuilder.evaluation.answers import AnswerResult, evaluate_answers
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.compare_page import (
     DEFAULT_QUESTIONS,
     ROW_LABELLED_FLOW,
@@ -208,8 +209,6 @@ class EvalPage:
         self.work: PageJob[tuple[int, int, str]] = PageJob("eval", "eval", _follow_question)
         self.work.button = self.button
         self.results = ui.column().classes("w-full")
-        if query.get("run"):
-            ui.timer(0.2, self.start, once=True)
 
     def _inputs(self, query: dict[str, str]) -> None:
         flows, questions = flow_options(self.config.workspace), question_options(self.config.workspace)
@@ -271,6 +270,7 @@ class EvalPage:
                 flow,
                 questions,
                 base_dir=Path(flow_path).resolve().parent,
+                flow_file=Path(flow_path),
                 executor=Executor(resolver=page_resolver(self.config)),
                 k=k,
                 on_question=on_question,

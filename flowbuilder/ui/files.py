@@ -18,7 +18,8 @@ from flowbuilder.errors import FlowbuilderError
 from flowbuilder.examples import flows_dir
 from flowbuilder.flow import Flow
 from flowbuilder.formats.native import load_flow, save_flow
-from flowbuilder.secrets import redact
+from flowbuilder.trust.scopes import ID_KEY, new_flow_id
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.accounts import Account, account_bound, bind_button, missing_accounts
 from flowbuilder.ui.formats_bridge import (
     EXPORT_FORMATS,
@@ -74,7 +75,7 @@ class FileActions:
         )
 
     def blank(self) -> None:
-        self.session.state.load(Flow())
+        self.session.state.load(Flow(meta={ID_KEY: new_flow_id()}))
         self.session.path = None
         self.session.results = {}
         self.on_loaded()

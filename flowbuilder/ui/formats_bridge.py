@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import UnsupportedFormatError
 from flowbuilder.flow import Flow
 from flowbuilder.formats.convert import EXPORT_FORMATS as FOREIGN_FORMATS
@@ -12,6 +11,8 @@ from flowbuilder.formats.convert import convert_data, detect_foreign, export_flo
 from flowbuilder.formats.limits import check_size, strict_dumps
 from flowbuilder.formats.native import detect_format, dump_flow, flow_from_data
 from flowbuilder.formats.report import ImportReport
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.scopes import ID_KEY, imported_flow_id
 
 EXPORT_FORMATS = ("flowbuilder", *FOREIGN_FORMATS)
 
@@ -33,9 +34,12 @@ def parse_upload(content: bytes, filename: str) -> Any:
 def import_data(
     data: Any, origin: str, resolver: CredentialResolver | None = None, local: bool = False
 ) -> tuple[Flow, ImportReport | None]:
-    """A Flow and the importer's report (None for a native file) from parsed JSON of any known format."""
+    """A Flow and the importer's report (None for a native file) from parsed JSON of any known format. An imported
+    flow is a new flow: it gets a new ``flow_id`` whatever its file said (:mod:`flowbuilder.trust.scopes`), so
+    saved over one of the user's flows it claims none of that flow's stores or memory."""
     if detect_format(data) == "flowbuilder":
-        return flow_from_data(data, origin), None
+        flow = flow_from_data(data, origin)
+        return flow.model_copy(update={"meta": {**flow.meta, ID_KEY: imported_flow_id(data)}}), None
     # the command line's own checks (format, node and connection limits), not a copy of them
     kind = detect_foreign(data, origin)
     return convert_data(data, kind, origin, resolver=resolver, local=local)  # unwraps a Flowise record

@@ -13,9 +13,9 @@ from typing import Any
 
 from nicegui import ui
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ValidationIssue
 from flowbuilder.registry import describe_node
+from flowbuilder.trust.providers import CredentialSlot
 from flowbuilder.ui.accounts import (
     Account,
     account_for_issue,

@@ -22,7 +22,7 @@ from nicegui import run, ui
 
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.executor import RunEvent
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.widgets import notify
 
 Item = TypeVar("Item")

@@ -21,9 +21,9 @@ from nicegui import run, ui
 from flowbuilder.errors import FlowbuilderError, FlowValidationError, NodeError, ValidationIssue
 from flowbuilder.executor import GENERIC_INPUT, RunEvent, RunResult
 from flowbuilder.flow import Flow
-from flowbuilder.pathguard import expand_user
-from flowbuilder.secrets import redact
 from flowbuilder.standin import StandIn
+from flowbuilder.trust.places import expand_user
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.accounts import apply_account_keys
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.jobs import Job, start_job
@@ -238,6 +238,7 @@ class RunController:
                 cancel_event=self.cancel_event,
                 session_id=self.session.session_id,
                 base_dir=self.session.base_dir,
+                flow_file=self.session.path,
             )
         return result
 

@@ -14,10 +14,10 @@ from nicegui import ui
 
 from flowbuilder.errors import FlowbuilderError
 from flowbuilder.executor import Executor
-from flowbuilder.netguard import check_bind, is_loopback
 from flowbuilder.registry import NodeRegistry
-from flowbuilder.secrets import redact
 from flowbuilder.serving.client_config import curl_example, http_config, pretty, stdio_config
+from flowbuilder.trust.netguard import check_bind, is_loopback
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.jobs import Job, start_job
 from flowbuilder.ui.session import EditorSession
 from flowbuilder.ui.widgets import message_box, notify
@@ -96,7 +96,9 @@ class ServePanel:
         try:
             check_bind(host, token)
             executor = Executor(self.session.state.registry, self.session.resolver)
-            service = FlowService(self.session.state.flow, base_dir=self.session.base_dir, executor=executor)
+            service = FlowService(
+                self.session.state.flow, base_dir=self.session.base_dir, executor=executor, flow_file=self.session.path
+            )
             app = build_http_app(service, host=host, token=token)
             server = BackgroundServer(app, host, port)
             server.start()
@@ -143,6 +145,7 @@ class ServePanel:
                     base_dir=self.session.base_dir,
                     resolver=self.session.resolver,
                     inspect_only=True,
+                    flow_file=self.session.path,
                 )
             except FlowbuilderError as exc:
                 message_box("warning", "Tools", redact(str(exc)))
@@ -194,7 +197,13 @@ class ServePanel:
         try:
             from flowbuilder.serving.service import FlowService
 
-            FlowService(state.flow, base_dir=self.session.base_dir, resolver=self.session.resolver, inspect_only=True)
+            FlowService(
+                state.flow,
+                base_dir=self.session.base_dir,
+                resolver=self.session.resolver,
+                inspect_only=True,
+                flow_file=self.session.path,
+            )
         except FlowbuilderError as exc:
             notify(redact(str(exc)), type="warning")
 

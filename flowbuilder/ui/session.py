@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from flowbuilder.background import BackgroundIngest
-from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialSlot
 from flowbuilder.executor import Executor, NodeResult
 from flowbuilder.flow import Flow
 from flowbuilder.registry import NodeRegistry
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.providers import CredentialRef, CredentialSlot
+from flowbuilder.trust.scopes import FlowScope, flow_scope
 from flowbuilder.ui.state import EditorState
 
 PAGES: dict[str, Any] = {}
@@ -52,6 +54,7 @@ class EditorSession:
 
     def __post_init__(self) -> None:
         self.state.folder = lambda: self.base_dir
+        self.state.file = lambda: self.path
 
     @classmethod
     def create(cls, flow: Flow, config: AppConfig, path: Path | None = None) -> EditorSession:
@@ -64,6 +67,11 @@ class EditorSession:
     def base_dir(self) -> Path:
         """Relative paths in configs resolve against the flow file's folder (else the workspace)."""
         return (self.path.parent if self.path else self.workspace).resolve()
+
+    @property
+    def scope(self) -> FlowScope:
+        """Which flow is open (:mod:`flowbuilder.trust.scopes`): what its stores and memory belong to."""
+        return flow_scope(self.state.flow.meta, self.path, self.base_dir)
 
 
 def binding_source(

@@ -18,12 +18,13 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, ValidationError
 
-from flowbuilder.credentials import CredentialRef, CredentialResolver
 from flowbuilder.errors import InvalidConnectionError, ValidationIssue
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.graph import analyze
 from flowbuilder.ports import Port, PortKind, compatible
 from flowbuilder.registry import NodeClass, NodeRegistry, default_registry
+from flowbuilder.trust.credentials import CredentialResolver
+from flowbuilder.trust.providers import CredentialRef
 from flowbuilder.ui.names import display_name, unique_name
 
 MAX_UNDO = 100
@@ -67,6 +68,8 @@ class EditorState:
         self._framed: dict[str, list[str]] = {}  # note id -> nodes it framed before that layout
         self.folder: Callable[[], Path | None] = lambda: None
         """The flow file's folder (set by the session): relative paths and command approvals depend on it."""
+        self.file: Callable[[], Path | None] = lambda: None
+        """The flow's file when it was saved (set by the session): which flow it is, for its own stores."""
 
     # ------------------------------------------------------------------ history
     def load(self, flow: Flow) -> None:
@@ -363,7 +366,7 @@ class EditorState:
     def issues(self, resolver: CredentialResolver | None = None, base_dir: Path | None = None) -> list[ValidationIssue]:
         """Every issue; ``base_dir`` is the flow's folder (which files it may read; its relative paths)."""
         folder = base_dir if base_dir is not None else self.folder()
-        return analyze(self.flow, self.registry, resolver, base_dir=folder).issues
+        return analyze(self.flow, self.registry, resolver, base_dir=folder, flow_file=self.file()).issues
 
     def issues_by_node(
         self, resolver: CredentialResolver | None = None, base_dir: Path | None = None

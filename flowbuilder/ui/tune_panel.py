@@ -18,7 +18,7 @@ from flowbuilder.evaluation.compare import FlowComparer, read_flow
 from flowbuilder.evaluation.metrics import Metrics, default_relevance
 from flowbuilder.evaluation.questions import load_questions
 from flowbuilder.evaluation.tune import TUNE_METRICS, TuneResult, save_winner, tune
-from flowbuilder.secrets import redact
+from flowbuilder.trust.secrets import redact
 from flowbuilder.ui.widgets import notify
 
 COLUMNS = ("variant", "hit@1", "hit@k", "hit@chars", "MRR")
@@ -66,7 +66,8 @@ class TunePanel:
         query: dict[str, str] | None = None,
     ) -> None:
         """``query``: ``tune`` (a flow file name to preselect; opens the panel), ``q`` (the question set),
-        ``vary`` (lines joined by ``;``) and ``run`` (start at once)."""
+        ``vary`` (lines joined by ``;``). Nothing starts until the Tune button is pressed (a page load never
+        starts work)."""
         query = query or {}
         wanted = query.get("tune")
         self.comparer, self.lock = comparer, lock
@@ -100,8 +101,6 @@ class TunePanel:
             self.button = ui.button("Tune", icon="tune", on_click=self.start).props("data-testid=tune")
             self.status = ui.label("").classes("text-xs text-grey-8").props("data-testid=tune-status")
             self.output = ui.column().classes("w-full")
-        if wanted and query.get("run"):
-            ui.timer(0.3, self.start, once=True)
 
     async def start(self) -> None:
         varies = [line.strip() for line in str(self.vary.value or "").splitlines() if line.strip()]

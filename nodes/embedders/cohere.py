@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
@@ -31,6 +30,7 @@ from flowbuilder.nodes.embedders.remote import (
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.llms.base import scrub
 from flowbuilder.registry import register_node
+from flowbuilder.trust.providers import CredentialSlot
 
 PROVIDER = "cohere"
 DEFAULT_BASE_URL = "https://api.cohere.com"

@@ -29,7 +29,7 @@ from flowbuilder.nodes.embedders.remote import (
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.ollama_client import API_KEY_SLOT, make_client
 from flowbuilder.registry import register_node
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.terminal import excerpt
 
 PROVIDER = "ollama"
 KNOWN_DIMENSIONS = {

@@ -7,7 +7,6 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
@@ -32,7 +31,8 @@ from flowbuilder.nodes.embedders.remote import (
 )
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.registry import register_node
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.providers import CredentialSlot
+from flowbuilder.trust.terminal import excerpt
 
 PROVIDER = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

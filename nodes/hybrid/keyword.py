@@ -187,11 +187,11 @@ def store_documents(store: Any) -> tuple[list[str], list[Document]]:
 
 
 def index_folder(store: Any, ctx: RunContext, name: str) -> Path:
-    """Next to the store's data when it lives on disk, else in the data dir."""
+    """Next to the store's data when it lives on disk, else in the flow's own folder in the data dir."""
     location = getattr(store, "location", None) if store is not None else None
     if isinstance(location, str) and location and not location.startswith("http") and Path(location).is_dir():
         return Path(location) / "keyword-index" / f"{getattr(store, 'name', 'store')}-{name}"
-    return ctx.data_dir / "keyword-index" / name
+    return ctx.state_dir / "keyword-index" / name
 
 
 def open_index(

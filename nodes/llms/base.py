@@ -25,7 +25,7 @@ from flowbuilder.errors import FlowbuilderError, ProviderError
 from flowbuilder.node import ConfigT, Node, RunContext
 from flowbuilder.nodes.io import ChatIn, ChatOut
 from flowbuilder.services import Tool
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.terminal import excerpt
 
 TokenCallback = Callable[[str], None]
 

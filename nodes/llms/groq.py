@@ -6,7 +6,6 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.formats import dify_table as DF
 from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
@@ -15,6 +14,7 @@ from flowbuilder.formats.n8n_table import CHAT_OUT, LC, chat_params
 from flowbuilder.nodes.llms.base import LLMConfig
 from flowbuilder.nodes.llms.openai_compatible import OpenAICompatibleChatNode
 from flowbuilder.registry import register_node
+from flowbuilder.trust.providers import CredentialSlot
 
 _SDK_SUFFIX = "/openai/v1"
 

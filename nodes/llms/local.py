@@ -26,9 +26,9 @@ from flowbuilder.node import RunContext
 from flowbuilder.nodes.io import ChatIn, ChatOut
 from flowbuilder.nodes.llms.base import BaseChatModel, ChatNode, ChatSettings, TokenCallback
 from flowbuilder.nodes.llms.local_runtime import INSTALL_HINT, RUNTIME, LoadedModel, bundled_model, load_model
-from flowbuilder.pathguard import PathKind
-from flowbuilder.paths import resolve_path
 from flowbuilder.registry import register_node
+from flowbuilder.trust.pathguard import PathKind
+from flowbuilder.trust.places import resolve_path
 
 PROVIDER = "llama.cpp"
 _LOCK_POLL_S = 0.1

@@ -123,7 +123,7 @@ class OllamaChatModel(BaseChatModel):
                 PROVIDER,
                 f"cannot reach the Ollama server at {self.host} for {model}. Start Ollama with `ollama serve` and "
                 f"fetch the model with `ollama pull {self.model}` (or set the node's base_url to where Ollama runs); "
-                "or use llm.openai / llm.groq instead and bind a key with --cred api_key=... "
+                "or use llm.openai / llm.groq instead and bind a key with --cred openai.api_key=... "
                 "(or set OPENAI_API_KEY / GROQ_API_KEY).",
             )
         if isinstance(exc, httpx.TimeoutException):
@@ -146,7 +146,8 @@ class OllamaChatModel(BaseChatModel):
                 return ProviderError(
                     PROVIDER,
                     f"the Ollama server at {self.host} refused the request ({status}) for {model}. If it needs a key, "
-                    "bind one with --cred api_key=... or set OLLAMA_API_KEY.",
+                    "bind one with --cred ollama.api_key=... or set OLLAMA_API_KEY (a key goes to a server on this "
+                    "machine once you approve it: --allow-endpoint ollama=URL).",
                 )
             if status == 429:
                 return ProviderError(

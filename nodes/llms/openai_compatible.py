@@ -139,7 +139,7 @@ class OpenAICompatibleChatModel(BaseChatModel):
             return ProviderError(
                 self.provider,
                 f"{self.where} rejected the API key (401) for {model}. Bind a valid key with "
-                f"--cred api_key=... or set {self._env_var}.",
+                f"--cred {self.provider}.api_key=... or set {self._env_var}.",
             )
         if isinstance(exc, sdk.PermissionDeniedError):
             return ProviderError(

@@ -6,7 +6,6 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import ProviderError
 from flowbuilder.formats import dify_table as DF
@@ -34,6 +33,7 @@ from flowbuilder.nodes.llms.base import (
 from flowbuilder.nodes.llms.openai_compatible import OpenAICompatibleChatModel
 from flowbuilder.nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
 from flowbuilder.registry import register_node
+from flowbuilder.trust.providers import CredentialSlot
 
 
 class MistralChatConfig(LLMConfig):

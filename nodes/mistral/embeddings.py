@@ -7,7 +7,6 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import ProviderError
 from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
@@ -25,6 +24,7 @@ from flowbuilder.nodes.embedders.remote import (
 from flowbuilder.nodes.io import EmbedderOut, NoInputs
 from flowbuilder.nodes.mistral.common import DEFAULT_BASE_URL, ENV_VAR, PROVIDER, make_client, mistral_error
 from flowbuilder.registry import register_node
+from flowbuilder.trust.providers import CredentialSlot
 
 KNOWN_DIMENSIONS = {"mistral-embed": 1024}
 

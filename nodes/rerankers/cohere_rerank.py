@@ -7,7 +7,6 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import FlowbuilderError, ProviderError
 from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
@@ -25,6 +24,7 @@ from flowbuilder.nodes.rerankers.common import (
     score_table,
 )
 from flowbuilder.registry import register_node
+from flowbuilder.trust.providers import CredentialSlot
 
 
 class CohereRerankConfig(RerankConfig):

@@ -28,8 +28,9 @@ from flowbuilder.nodes.rerankers.common import (
     reorder,
     score_table,
 )
-from flowbuilder.pathguard import PathKind, expand_user
 from flowbuilder.registry import register_node
+from flowbuilder.trust.pathguard import PathKind
+from flowbuilder.trust.places import expand_user
 
 MODEL_FILES = ("model.onnx", "onnx/model.onnx", "model_quantized.onnx", "onnx/model_quantized.onnx")
 HOW_TO_GET_ONE = (

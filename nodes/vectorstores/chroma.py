@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
 from flowbuilder.data import Document
-from flowbuilder.egress import Destination
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
@@ -48,9 +47,10 @@ from flowbuilder.nodes.vectorstores.common import (
     store_inputs,
     sync_inputs,
 )
-from flowbuilder.pathguard import PathKind
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
+from flowbuilder.trust.egress import Destination
+from flowbuilder.trust.pathguard import PathKind
 
 PROVIDER = "chroma"
 MODEL_KEY = "flowbuilder:embedding_model"
@@ -266,7 +266,9 @@ class ChromaConfig(BaseModel):
 
     collection: str = Field("flowbuilder", description="Collection name: 3-512 of letters, digits, '.', '_', '-'.")
     persist_directory: str = Field(
-        "", description="Folder of the embedded store (relative to the flow file); empty = <data dir>/chroma."
+        "",
+        description="Folder of the embedded store (relative to the flow file); empty = this flow's own folder in "
+        "the data dir.",
     )
     server_host: str = Field("", description="Set to use a Chroma server (chroma run) instead of the embedded store.")
     server_port: int = Field(8000, ge=1, le=65535, description="Port of the Chroma server.")
@@ -278,10 +280,11 @@ class ChromaConfig(BaseModel):
 
 
 def chroma_location(config: ChromaConfig, base_dir: Path | None, data_dir: Path) -> tuple[str, Path | None]:
-    """``(location, persist path or None for a server)``: where this node's collection lives."""
+    """``(location, persist path or None for a server)``: where this node's collection lives; ``data_dir`` is where
+    default stores live (a run's :attr:`~flowbuilder.node.RunContext.state_dir`: the flow's own folder)."""
     if config.server_host:
         return f"http://{config.server_host}:{config.server_port}", None
-    from flowbuilder.paths import resolve_path
+    from flowbuilder.trust.places import resolve_path
 
     path = resolve_path(config.persist_directory, base_dir) if config.persist_directory else data_dir / "chroma"
     return str(path), path
@@ -413,7 +416,7 @@ class ChromaNode(StoreNodeMixin, Node[ChromaConfig, StoreIn, StoreOut]):
         problem = collection_name_problem(c.collection)
         if problem:
             raise NodeError(problem)
-        location, path = chroma_location(c, ctx.base_dir, ctx.data_dir)
+        location, path = chroma_location(c, ctx.base_dir, ctx.state_dir)
         if path is not None and c.persist_directory:
             ctx.check_path(path, "store", "persist_directory")
         with persist_lock(path, ctx) if path is not None else contextlib.nullcontext():

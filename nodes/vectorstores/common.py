@@ -481,7 +481,9 @@ def sync_inputs(
 ) -> SyncReport | None:
     """Sync the collection with the ``documents`` input, or None when there is nothing to sync from:
     the input is not connected (a node that only reads), or its branch delivered nothing (disabled,
-    failed): then the collection is left as it is rather than emptied."""
+    failed): then the collection is left as it is rather than emptied. First, before anything is read or
+    written, the collection must be one this flow may open (:meth:`RunContext.claim_collection`)."""
+    ctx.claim_collection(store.count())
     if "documents" not in inputs or "documents" in ctx.missing_inputs:
         return None
     return store.sync_documents(
@@ -531,7 +533,7 @@ def folder_address(kind: str, folder: str, base_dir: Path | None, collection: st
     empty): two nodes with the same address share one collection, whatever relative path names it."""
     if not folder:
         return f"{kind}:<data dir>/{kind}:{collection}"
-    from flowbuilder.paths import resolve_path
+    from flowbuilder.trust.places import resolve_path
 
     where = resolve_path(folder, base_dir) if base_dir else Path(folder)
     return f"{kind}:{Path(str(where).rstrip('/')).as_posix().removeprefix('./')}:{collection}"

@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.formats import flowise_table as FW
@@ -47,6 +46,7 @@ from flowbuilder.nodes.vectorstores.common import (
 )
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
+from flowbuilder.trust.providers import CredentialSlot
 
 PROVIDER = "pinecone"
 INT_KEYS_FIELD = "fb_int_keys"

@@ -24,7 +24,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowbuilder.capabilities import Capability
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.formats import flowise_table as FW
@@ -54,9 +53,10 @@ from flowbuilder.nodes.vectorstores.common import (
     store_inputs,
     sync_inputs,
 )
-from flowbuilder.pathguard import PathKind
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
+from flowbuilder.trust.pathguard import PathKind
+from flowbuilder.trust.providers import CredentialSlot
 
 PROVIDER = "qdrant"
 DENSE, SPARSE = "dense", "sparse"
@@ -483,7 +483,7 @@ class QdrantConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     collection: str = Field("flowbuilder", description="Collection name: letters, digits, '.', '_', '-'.")
-    path: str = Field("", description="Folder of the embedded store; empty = <data dir>/qdrant.")
+    path: str = Field("", description="Folder of the embedded store; empty = this flow's own folder in the data dir.")
     url: str = Field("", description="Set to use a Qdrant server (e.g. http://localhost:6333) instead of the folder.")
     search: SearchMode = Field("hybrid", description="hybrid: dense + sparse fused by RRF in Qdrant; or one of them.")
     k: int = Field(4, ge=1, le=1000, description="Hits returned for the query.")
@@ -591,7 +591,7 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
             location = c.url
             client = server_client(c.url, ctx.secret("api_key") if ctx.has_secret("api_key") else None)
         else:
-            path = ctx.resolve_path(c.path, "store", "path") if c.path else ctx.data_dir / "qdrant"
+            path = ctx.resolve_path(c.path, "store", "path") if c.path else ctx.state_dir / "qdrant"
             location = str(path)
             client = local_client(path)
         open_collection(client, c.collection, embedder, location)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from flowbuilder.cluster.credentials import BoundResolver
-from flowbuilder.credentials import CredentialSlot
+from flowbuilder.trust.providers import CredentialSlot
 from tests import servers
 from tests.cluster.conftest import REPO, Site, collection, rows_csv
 from tests.evaluation.small_flows import write_small_corpus
@@ -274,7 +274,7 @@ def test_a_key_reaches_the_workers_only_as_the_runs_credential_and_no_log_holds_
         )  # fmt: skip
         done = site.cli(
             "run", str(flow), "--to", "store", "--ray", site.address, "--ray-batch", "10",
-            "--cred", f"embedder.api_key={KEY}", "--allow-endpoint", f"openai={fake.openai_base_url}",
+            "--cred", f"openai.api_key={KEY}", "--allow-endpoint", f"openai={fake.openai_base_url}",
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         embedded = [r for r in fake.requests if r.path.endswith("/embeddings")]

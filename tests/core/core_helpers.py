@@ -8,12 +8,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowbuilder.credentials import CredentialSlot
 from flowbuilder.errors import NodeError
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.registry import NodeRegistry
+from flowbuilder.trust.providers import CredentialSlot
 
 
 class NumbersConfig(BaseModel):

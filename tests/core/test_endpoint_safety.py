@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.flow import Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
+from flowbuilder.trust.providers import CredentialRef
 
 KEY = "sk-proj-ENVKEYNEVERLEAVESHOME1234567890"
 

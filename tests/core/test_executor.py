@@ -9,10 +9,10 @@ import pytest
 from core_helpers import Numbers, Slow, Take, edge, flow, node
 
 from flowbuilder.cache import ResultCache
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.errors import FlowValidationError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.registry import NodeRegistry
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 
 def executor(registry: NodeRegistry, tmp_path: Path, **kw) -> Executor:

@@ -15,20 +15,9 @@ from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 ABOVE_OR_BESIDE_THE_CORE = {"ui", "commands", "cli", "nodes", "__main__", "__init__"}
-KNOWN_CIRCLES: set[frozenset[str]] = {
-    # credentials <-> egress <-> pathguard <-> paths <-> node: lower modules reach up for default_data_dir and
-    # expand_user. The trust room (flowbuilder/trust/, issue 35's trust branch) moves the paths helpers down;
-    # remove this entry when it lands.
-    frozenset(
-        {
-            "flowbuilder.credentials",
-            "flowbuilder.egress",
-            "flowbuilder.node",
-            "flowbuilder.pathguard",
-            "flowbuilder.paths",
-        }
-    ),
-}
+KNOWN_CIRCLES: set[frozenset[str]] = set()
+"""None left: the trust room (flowbuilder/trust/) opened credentials <-> egress <-> pathguard <-> paths <-> node by
+moving the paths helpers down (trust/places.py) and the provider tables out (trust/providers.py)."""
 
 
 def _contracts() -> list[dict[str, object]]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from core_helpers import edge, flow, node
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.errors import FlowValidationError
 from flowbuilder.flow import Note
 from flowbuilder.graph import analyze, validate
 from flowbuilder.registry import NodeRegistry
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 
 def codes(issues: list) -> list[str]:

@@ -55,8 +55,10 @@ def check_judgement(flow: dict[str, Any], questions: dict[str, dict[str, Any]], 
 
 @pytest.mark.slow
 def test_compare_reports_stats_metrics_and_reuses_embeddings(
-    capsys: pytest.CaptureFixture[str], small_corpus: Path
+    capsys: pytest.CaptureFixture[str], small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Its own data dir: the session's shared one may already hold these chunks' embeddings from another module.
+    monkeypatch.setenv("FLOWBUILDER_DATA_DIR", str(tmp_path / "data"))
     questions = {q["id"]: q for q in map(json.loads, (small_corpus / "questions.jsonl").read_text().splitlines())}
     code, first, err = run_json(capsys, small_corpus, "--k", "3")
     assert code == 0, err

@@ -166,9 +166,10 @@ def test_the_final_retrieval_node_is_judged_with_its_legs(
             assert set(question["legs"]) <= {"dense", "keyword"} and question["legs"]
             legs_seen += 1
     assert legs_seen >= 2
-    # The same chunks, searched another way: the ingestion ran once for both (one namespace).
+    # The same chunks, searched another way: one namespace, and nothing embedded twice. Each flow keeps its
+    # collection in its own folder (docs/decisions/0020), so the second flow fills its own from the cache.
     assert plain["namespaces"] == fused["namespaces"]
-    assert fused["embedded"] == 0 and fused["added"] == 0
+    assert fused["embedded"] == 0
 
 
 def test_n_way_leaderboard_and_require_significant(small_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -105,10 +105,10 @@ class LoopbackServer:
         return f"http://127.0.0.1:{self.port}"
 
 
-CLOUD_PROVIDERS = ("openai", "groq", "mistral", "cohere", "pinecone", "qdrant", "mcp")
+CLOUD_PROVIDERS = ("openai", "groq", "mistral", "cohere", "pinecone", "qdrant", "ollama", "mcp")
 
 
 def approvals(*urls: str) -> list[tuple[str, str]]:
     """What a user passes as ``--allow-endpoint`` to send keys to a fake on this machine (every provider):
-    a cloud provider's key goes to loopback only once approved."""
+    a key goes to loopback only once approved (a local provider's too)."""
     return [(provider, url) for url in urls for provider in CLOUD_PROVIDERS]

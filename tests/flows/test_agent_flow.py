@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialStore
 from flowbuilder.evaluation.answers import citations
 from flowbuilder.examples import AGENT_FLOW, example_flow, flows_dir
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.formats.native import load_flow
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.providers import CredentialRef
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, running_server
 
@@ -34,7 +35,7 @@ def test_agent_flow_calls_the_retriever_tool_and_answers(server: FakeLLMServer, 
     server.reply_tool_call("search_test_cases", {"query": "email with consecutive dots"})
     server.reply("INVALID-011 covers consecutive dots in the email.")
     resolver = CredentialResolver(
-        explicit={"api_key": KEY},
+        explicit={"openai.api_key": KEY},
         store=CredentialStore(tmp_path / "c.json"),
         environ={},
         approved=approvals(server.url),

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 FOLDER = Path(__file__).resolve().parents[2] / "flows" / "chunking"
 STRATEGIES = ["fixed300", "fixed300_overlap", "recursive", "sentence", "semantic", "markdown", "parent_child"]

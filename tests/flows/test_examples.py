@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.evaluation.chunk_stats import compute_chunk_stats
 from flowbuilder.examples import (
     AGENT_FLOW,
@@ -21,6 +20,7 @@ from flowbuilder.examples import (
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow, save_flow
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 EXAMPLES = sorted(flows_dir().glob("*.json"))
 QUESTION = "How is an email with two dots in a row handled at login?"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.formats.convert import convert_data, export_flow, import_file
+from flowbuilder.trust.providers import CredentialRef
 
 FIXTURES = Path(__file__).parent / "fixtures"
 N8N = FIXTURES / "n8n" / "cohere_embeddings_rag.json"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flowbuilder.credentials import CredentialResolver
+from flowbuilder.trust.credentials import CredentialResolver
 from flowbuilder.formats.convert import import_file
 from flowbuilder.graph import analyze
 

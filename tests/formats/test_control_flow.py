@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge
 from flowbuilder.formats.code_summary import summarize_code
@@ -18,6 +17,7 @@ from flowbuilder.formats.convert import convert_data, export_flow, import_file, 
 from flowbuilder.formats.mapping import find_key_shaped
 from flowbuilder.graph import analyze
 from flowbuilder.outputs import is_hits
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONTROL = FIXTURES / "n8n" / "control_flow_rag.json"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.formats.convert import convert_data, export_flow, import_file
 from flowbuilder.formats.native import dump_flow
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS = Path(__file__).parent / "corpus"

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver
 from flowbuilder.errors import FlowbuilderError, FlowFileError, UnsupportedFormatError
 from flowbuilder.formats.adapters import Adapter, port_names
 from flowbuilder.formats.convert import convert_data, export_flow, import_file, read_export
@@ -24,6 +23,7 @@ from flowbuilder.formats.mapping import PLACEHOLDER
 from flowbuilder.formats.native import dump_flow
 from flowbuilder.graph import analyze
 from flowbuilder.registry import default_registry
+from flowbuilder.trust.credentials import CredentialResolver
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FLOWISE = sorted((FIXTURES / "flowise").glob("*.json"))

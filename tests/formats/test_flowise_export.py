@@ -423,7 +423,7 @@ def test_no_secret_and_no_other_formats_node_reaches_a_flowise_export() -> None:
 def test_validate_names_what_replaces_a_kept_node() -> None:
     """A kept node's validate problem names its replacement from the format's entry (no import circle: the
     importer writes it into the placeholder's config)."""
-    from flowbuilder.credentials import CredentialResolver
+    from flowbuilder.trust.credentials import CredentialResolver
     from flowbuilder.graph import analyze
 
     flow, _ = import_file(CORPUS / "flowise__marketplace314_context_chat_engine.json")

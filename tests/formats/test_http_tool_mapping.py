@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.executor import Executor
 from flowbuilder.formats.convert import convert_data, export_flow, import_file
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "n8n"
 

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.flow import Edge, Flow, Layout, NodeSpec, Note, Position, Viewport
 from flowbuilder.formats.convert import convert_data, export_flow, import_file
 from flowbuilder.formats.langflow import decode_handle, encode_handle
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
 from flowbuilder.registry import default_registry
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 REPO = Path(__file__).resolve().parents[2]
 # Seven real public exports shipped with the tests (also in ../shared/corpus/flows).
@@ -400,7 +400,7 @@ def test_cred_option_binds_a_slot(tmp_path: Path, capsys: pytest.CaptureFixture[
             str(out),
             "--report-json",
             "--cred",
-            "Pinecone prod=pc-secret-123",
+            "pinecone/Pinecone prod=pc-secret-123",
         ]
     )
     assert code == 0

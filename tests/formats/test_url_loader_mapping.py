@@ -29,7 +29,7 @@ def test_the_url_component_becomes_loader_url_that_validate_asks_to_approve(
     main(["validate", str(path)])
     out = capsys.readouterr().out
     assert "[untrusted-endpoint] node 'URL-jjkEI'" in out and "https://docs.example.com" in out
-    main(["validate", str(path), "--allow-endpoint", "http=https://docs.example.com"])
+    main(["validate", str(path), "--allow-endpoint", "loader.url=https://docs.example.com"])
     assert "untrusted-endpoint" not in capsys.readouterr().out
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.data import ChatMessage, Document, Hit
 from flowbuilder.errors import NodeError
 from flowbuilder.executor import Executor, RunEvent
@@ -23,6 +22,7 @@ from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import port_value_problems
 from flowbuilder.registry import NodeRegistry, default_registry
 from flowbuilder.services import Memory, Tool
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, Reply, ToolCall, free_port, running_server
 
@@ -234,7 +234,7 @@ def test_agent_flow_in_the_executor_remembers_across_runs(server: FakeLLMServer,
         ],
     )
     resolver = CredentialResolver(
-        {"api_key": KEY}, store=CredentialStore(tmp_path / "c.json"), environ={}, approved=approvals(server.url)
+        {"openai.api_key": KEY}, store=CredentialStore(tmp_path / "c.json"), environ={}, approved=approvals(server.url)
     )
     executor = Executor(registry=registry, resolver=resolver, data_dir=tmp_path)
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.errors import NodeError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.chat import ChatInput, ChatInputConfig, ChatOutput
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.llm_server import FakeLLMServer, running_server
 
 

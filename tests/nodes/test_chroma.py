@@ -16,6 +16,7 @@ from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.embedders.local import LocalEmbedder
 from flowbuilder.nodes.vectorstores.chroma import ChromaConfig, ChromaNode, ChromaStore
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests import servers
 
 CSV_PATH = Path(__file__).resolve().parents[2] / "data" / "VWO_500_Test_Cases.csv"
@@ -209,8 +210,14 @@ def test_flow_through_the_executor(ingested: dict[str, Any]) -> None:
             Edge(source="ask", source_port="message", target="ret", target_port="query"),
         ],
     )
-    # the collection was filled by the fixture; this flow has no loader and only searches it
-    result = Executor(data_dir=ingested["data_dir"]).run(flow)
+    # the collection was filled by the fixture (the node run by itself, in the data dir); this flow has no loader
+    # and only reads it: another flow's state, so it names the folder and the user approves that collection
+    folder = ingested["data_dir"] / "chroma"
+    flow.nodes[1].config["persist_directory"] = str(folder)
+    refused = Executor(data_dir=ingested["data_dir"]).run(flow)
+    assert not refused.ok and "untrusted-store" in str(refused.results["store"].error)
+    approved = CredentialResolver(store=CredentialStore(folder / "none.json"), stores=[f"chroma:{folder}:vwo-tests"])
+    result = Executor(resolver=approved, data_dir=ingested["data_dir"]).run(flow)
     assert result.ok, [r.error for r in result.failed()]
     hits = result.results["ret"].outputs["hits"]
     assert len(hits) == 2 and hits[0].document.metadata["record_id"] == "INVALID-011"

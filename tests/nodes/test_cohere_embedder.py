@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
-from flowbuilder.egress import node_problems
 from flowbuilder.errors import CredentialError, ProviderError
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.embedders.cohere import CohereEmbedder, CohereEmbedderConfig, CohereEmbedderNode
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.egress import node_problems
 from tests.fakes.cohere_server import FakeCohereServer
 from tests.fakes.llm_server import fake_embedding, free_port
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.convert import import_file
 from flowbuilder.nodes.extract_fields import find_by_name
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.executor import Executor, RunResult
 from flowbuilder.flow import Edge, Flow, NodeSpec
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import approvals
 from tests.fakes.pinecone_server import FakePinecone
 from tests.nodes.test_chroma import chroma_server  # noqa: F401  (the module's real Chroma server)
@@ -38,7 +38,7 @@ def any_backend(request: pytest.FixtureRequest, data_dir: Path, tmp_path: Path) 
     index = f"folder-{tmp_path.name[-20:]}".lower().replace("_", "-")
     fake.create_index(index, dimension=384)
     store = CredentialStore(tmp_path / "creds.json")
-    resolver = CredentialResolver({"api_key": KEY}, store=store, environ={}, approved=approvals(fake.url))
+    resolver = CredentialResolver({"pinecone.api_key": KEY}, store=store, environ={}, approved=approvals(fake.url))
     return Backend("vectorstore.pinecone", {"host": fake.url}, Executor(resolver=resolver, data_dir=data_dir))
 
 

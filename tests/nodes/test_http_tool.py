@@ -15,11 +15,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.errors import EndpointError, FlowValidationError, NodeError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.nodes.http_tool import HttpTool, HttpToolConfig
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import JSONHandler, LoopbackServer, approvals
 from tests.fakes.llm_server import FakeLLMServer
 
@@ -117,7 +117,7 @@ def test_the_agent_calls_the_configured_api_once_approved(api: ApiServer, llm: F
 
     llm.reply_tool_call("get_item", {"item_id": "42/../admin", "term": "locked account"})
     llm.reply("Item 42 is about locked accounts.")
-    approved = resolver(tmp_path, *approvals(llm.url), ("http", api.url), token=True)
+    approved = resolver(tmp_path, *approvals(llm.url), ("tool.http", api.url), token=True)
     run = Executor(resolver=approved, data_dir=tmp_path).run(flow, inputs="What is item 42?")
     assert run.ok, [r.error for r in run.failed()]
     assert run.results["out"].outputs["message"] == "Item 42 is about locked accounts."
@@ -147,7 +147,7 @@ def test_validate_names_the_origin_and_approval_clears_it(
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert "[untrusted-endpoint] node 'api'" in out and api.url in out
-    assert main(["validate", str(path), "--allow-endpoint", f"http={api.url}"]) == 0
+    assert main(["validate", str(path), "--allow-endpoint", f"tool.http={api.url}"]) == 0
     assert api.requests == []
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.data import ChatMessage
 from flowbuilder.errors import CredentialError, ProviderError
 from flowbuilder.executor import Executor, RunEvent
@@ -24,6 +23,7 @@ from flowbuilder.nodes.llms.groq import GroqChat, GroqChatConfig, groq_base_url
 from flowbuilder.nodes.llms.ollama import OllamaChat, OllamaChatConfig
 from flowbuilder.nodes.llms.openai import OpenAIChat, OpenAIChatConfig
 from flowbuilder.services import ChatModel
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
 
@@ -187,7 +187,10 @@ def test_executor_run_streams_tokens_and_keeps_the_key_out_of_events(server: Fak
         ],
     )
     resolver = CredentialResolver(
-        {"api_key": KEY}, store=CredentialStore(tmp_path / "creds.json"), environ={}, approved=approvals(server.url)
+        {"groq.api_key": KEY},
+        store=CredentialStore(tmp_path / "creds.json"),
+        environ={},
+        approved=approvals(server.url),
     )
     events: list[RunEvent] = []
     run = Executor(resolver=resolver, data_dir=tmp_path).run(flow, inputs="Forgot password?", on_event=events.append)
@@ -220,7 +223,7 @@ def test_bad_key_401(server: FakeLLMServer, provider: Provider) -> None:
     message = str(error)
     assert message.startswith(f"{LABEL[provider.name]}: ")
     assert provider.model in message
-    assert "401" in message and "--cred api_key=" in message
+    assert "401" in message and ".api_key=" in message
     assert len(server.requests_to("chat")) == 1  # never retried
 
 
@@ -248,7 +251,7 @@ def test_connection_refused(provider: Provider) -> None:
     assert provider.model in message
     if provider.name == "ollama":
         assert "ollama serve" in message and "ollama pull llama3.2" in message
-        assert "--cred api_key=" in message and "OPENAI_API_KEY" in message
+        assert "--cred openai.api_key=" in message and "OPENAI_API_KEY" in message
     else:
         assert "cannot connect" in message and "base_url" in message
 
@@ -340,7 +343,10 @@ def test_cancelling_while_streaming_stops_the_node(server: FakeLLMServer, tmp_pa
         edges=[Edge(source="in", source_port="message", target="llm", target_port="prompt")],
     )
     resolver = CredentialResolver(
-        {"api_key": KEY}, store=CredentialStore(tmp_path / "creds.json"), environ={}, approved=approvals(server.url)
+        {"openai.api_key": KEY},
+        store=CredentialStore(tmp_path / "creds.json"),
+        environ={},
+        approved=approvals(server.url),
     )
     cancel = threading.Event()
     tokens: list[str] = []

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.data import Document, Hit
 from flowbuilder.errors import FlowValidationError
 from flowbuilder.executor import Executor
@@ -20,6 +19,7 @@ from flowbuilder.nodes.prompts import (
     template_variables,
 )
 from flowbuilder.ports import PortType
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 
 def hit(text: str, score: float, rank: int, **metadata: object) -> Hit:

@@ -25,7 +25,7 @@ from flowbuilder.formats.native import save_flow
 from flowbuilder.graph import ImplicitDependency, analyze, changed_since, config_keys, implicit_dependencies
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.vectorstores.chroma import ChromaConfig, ChromaNode, chroma_location
-from flowbuilder.paths import resolve_path
+from flowbuilder.trust.places import resolve_path
 
 ROOT = Path(__file__).resolve().parents[2]
 READER, WRITER = "Chroma-CpMif", "Chroma-D7gwx"  # the course flow's ids: the reader sorts first

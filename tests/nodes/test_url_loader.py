@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.errors import FlowValidationError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Flow, NodeSpec
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 from tests.fakes.http import JSONHandler, LoopbackServer
 
 PDF_PATH = Path(__file__).resolve().parents[2] / "data" / "VWO_Login_Dashboard_PRD.pdf"
@@ -93,8 +93,8 @@ def test_refused_until_approved_then_loads_the_page_text(
         Executor(resolver=resolver(tmp_path), data_dir=tmp_path).run(f)
     assert site.paths == []  # nothing was fetched before approval
 
-    assert main(["validate", str(path), "--allow-endpoint", f"http={site.url}"]) == 0
-    run = Executor(resolver=resolver(tmp_path, ("http", site.url)), data_dir=tmp_path).run(f)
+    assert main(["validate", str(path), "--allow-endpoint", f"loader.url={site.url}"]) == 0
+    run = Executor(resolver=resolver(tmp_path, ("loader.url", site.url)), data_dir=tmp_path).run(f)
     assert run.ok, [r.error for r in run.failed()]
     page, notes = run.results["web"].outputs["records"]
     assert page.text == "# Returns\n\nItems can be returned within 30 days.\n\nKeep the receipt."
@@ -104,7 +104,7 @@ def test_refused_until_approved_then_loads_the_page_text(
 
 
 def test_a_redirect_to_another_server_and_the_size_cap_are_clear_errors(site: Site, tmp_path: Path) -> None:
-    approved = resolver(tmp_path, ("http", site.url))
+    approved = resolver(tmp_path, ("loader.url", site.url))
     run = Executor(resolver=approved, data_dir=tmp_path).run(flow(f"{site.url}/away"))
     [failed] = run.failed()
     assert "'web'" in str(failed.error)
@@ -117,7 +117,7 @@ def test_a_redirect_to_another_server_and_the_size_cap_are_clear_errors(site: Si
 
 
 def test_a_pdf_goes_through_the_pdf_reader(site: Site, tmp_path: Path) -> None:
-    approved = resolver(tmp_path, ("http", site.url))
+    approved = resolver(tmp_path, ("loader.url", site.url))
     run = Executor(resolver=approved, data_dir=tmp_path).run(flow(f"{site.url}/doc.pdf"))
     assert run.ok, [r.error for r in run.failed()]
     [doc] = run.results["web"].outputs["records"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flowbuilder.credentials import CredentialResolver, CredentialStore
 from flowbuilder.examples import flows_dir
 from flowbuilder.executor import Executor
 from flowbuilder.formats.native import load_flow
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
 
 HYBRID = flows_dir() / "hybrid_csv_rag.json"
 ADVANCED = flows_dir() / "advanced_rag_5000.json"

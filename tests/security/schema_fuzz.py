@@ -408,13 +408,14 @@ def prepare(workdir: Path) -> None:
 
 
 def run_case(type_name: str, config: dict[str, Any], workdir: Path, data_dir: Path) -> Outcome:
-    from flowbuilder.credentials import PROVIDER_ENV_VARS, CredentialResolver, CredentialStore
     from flowbuilder.errors import FlowValidationError
     from flowbuilder.executor import Executor
     from flowbuilder.formats.convert import convert_data, export_flow
     from flowbuilder.formats.limits import strict_dumps
     from flowbuilder.graph import analyze
     from flowbuilder.registry import default_registry
+    from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+    from flowbuilder.trust.providers import PROVIDER_ENV_VARS
 
     registry = default_registry()
     # every key bound (nothing real), and approved only for the closed port: a destination the fuzz picks

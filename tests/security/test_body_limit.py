@@ -8,7 +8,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from flowbuilder.bodylimit import BodyLimit
+from flowbuilder.trust.bodylimit import BodyLimit
 
 
 async def echo(request: Request) -> JSONResponse:

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore
-from flowbuilder.egress import parse_endpoint
-from flowbuilder.errors import EndpointError
+from flowbuilder.errors import EndpointError, FlowValidationError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
-from flowbuilder.netguard import is_loopback
 from flowbuilder.nodes.embedders.ollama import OllamaEmbedder
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.egress import parse_endpoint
+from flowbuilder.trust.netguard import is_loopback
 from tests.fakes.llm_server import FakeLLMServer, running_server
 
 ENV_KEY = "ollama-env-key-NEVER-SENT-1234567890"
@@ -82,7 +82,12 @@ def test_llm_ollama_sends_only_the_bound_key(server: FakeLLMServer, tmp_path: Pa
     assert run.ok, [r.error for r in run.failed()]
     assert server.requests_to("chat")[-1].authorization is None
     server.reply("hi")
-    bound = resolver(tmp_path, explicit={"llm.api_key": "bound-key-123456"})
+    # a key bound for Ollama goes to a server on this machine only once the user approved that server
+    bound = resolver(tmp_path, explicit={"ollama.api_key": "bound-key-123456"})
+    with pytest.raises(FlowValidationError, match=r"unsafe-credential.*a server on this machine"):
+        Executor(resolver=bound, data_dir=tmp_path).run(Flow.model_validate_json(path.read_text()), inputs="q")
+    assert len(server.requests_to("chat")) == 1
+    bound.approve("ollama", server.ollama_host)
     run = Executor(resolver=bound, data_dir=tmp_path).run(Flow.model_validate_json(path.read_text()), inputs="q")
     assert run.ok and server.requests_to("chat")[-1].authorization == "Bearer bound-key-123456"
 

@@ -9,34 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialResolver, CredentialStore, default_credentials_path
 from flowbuilder.errors import ServeError
 from flowbuilder.examples import data_dir, example_flow
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
-from flowbuilder.formats.native import save_flow
 from flowbuilder.graph import analyze
-from flowbuilder.node import default_data_dir
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.places import default_credentials_path, default_data_dir
+from tests.security.cli_helpers import cli, loader_flow
 
 KEY = "sk-proj-FILEROOTSPLANTEDKEY0123456789abcdef"
 ROW = "id,text\nr1,the secret row\n"
-
-
-def loader_flow(folder: Path, path: str, name: str = "flow.json") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    flow = Flow(name="stranger", nodes=[NodeSpec(id="load", type="loader.file", config={"path": path})])
-    target = folder / name
-    save_flow(flow, target)
-    return target
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    text = captured.out + captured.err
-    assert "Traceback" not in text
-    return code, text
 
 
 def refused(capsys: pytest.CaptureFixture[str], flow: Path, resolved: Path, *extra: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 from flowbuilder.cli import main
 from flowbuilder.formats.convert import export_flow
 from flowbuilder.formats.native import load_flow
-from flowbuilder.secrets import is_secret_field, is_secret_value, looks_random, secret_reason
+from flowbuilder.trust.secrets import is_secret_field, is_secret_value, looks_random, secret_reason
 
 FIXTURES = Path(__file__).resolve().parents[1] / "formats" / "fixtures"
 RANDOM_40 = "Q7vX2mLp9RtZ4kWb8NcY1dHs6FgJ3aUe5VoTiEr0"  # not shaped like any provider's key

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from flowbuilder.cli import main
-from flowbuilder.terminal import escape_controls, excerpt, quote_argv
+from flowbuilder.trust.terminal import escape_controls, excerpt, quote_argv
 
 FORGED = "\x1b[2K\r/tmp/flow.json: valid (1 nodes, 0 connections)\x1b[8m"
 RAW = ("\x1b", "\r", "\x9b", "\u202e", "\x07")

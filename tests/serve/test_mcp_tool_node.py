@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialStore
 from flowbuilder.errors import NodeError, ProviderError
 from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.mcp_tool import McpToolConfig, McpToolNode
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.providers import CredentialRef
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, free_port, running_server
 from tests.serve.conftest import QUESTION, Served, subprocess_env
@@ -96,7 +97,7 @@ def test_agent_calls_a_served_flow_through_tool_mcp(served: Served, llm: FakeLLM
     llm.reply_tool_call("search", {"query": QUESTION, "k": 3})
     llm.reply("INVALID-011 covers consecutive dots.")
     resolver = CredentialResolver(
-        explicit={"api_key": KEY, "mcp.token": served.token},
+        explicit={"openai.api_key": KEY, "mcp.token": served.token},
         store=CredentialStore(tmp_path / "c.json"),
         environ={},
         approved=approvals(llm.url, served.url),

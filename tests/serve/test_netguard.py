@@ -9,7 +9,9 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from flowbuilder.errors import ServeError
-from flowbuilder.netguard import NetGuard, check_bind, is_loopback, resolves_to_loopback, split_host_header
+from flowbuilder.trust.netguard import NetGuard, check_bind, is_loopback, resolves_to_loopback, split_host_header
+
+FRAME = "frame-ancestors 'none'"
 
 
 def _client(**guard: object) -> TestClient:
@@ -62,9 +64,43 @@ def test_loopback_host_passes_and_rebinding_host_is_refused() -> None:
 
 def test_origin_is_checked_when_present() -> None:
     client = _client()
-    assert client.get("/", headers={"origin": "http://localhost:8080"}).status_code == 200
+    assert client.get("/", headers={"origin": "http://127.0.0.1:8000"}).status_code == 200
     assert client.get("/", headers={"origin": "http://evil.example"}).status_code == 403
     assert client.get("/", headers={"origin": "null"}).status_code == 403
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://localhost:3000",  # another port on the same name: another site
+        "http://127.0.0.1:3000",
+        "https://127.0.0.1:8000",  # another scheme
+        "http://localhost:8000",  # another name for this machine is another origin for a browser
+        "http://127.0.0.1",
+    ],
+)
+def test_origin_is_compared_on_scheme_host_and_port(origin: str) -> None:
+    refused = _client().get("/", headers={"origin": origin})
+    assert refused.status_code == 403 and "Origin" in refused.json()["error"]
+
+
+def test_the_page_own_origin_passes() -> None:
+    client = _client()
+    assert client.get("/", headers={"origin": "http://127.0.0.1:8000"}).text == "hello"
+    assert client.get("/", headers={"origin": "http://localhost:8000", "host": "localhost:8000"}).text == "hello"
+    assert client.get("/").text == "hello"  # no Origin: not a cross-site browser request
+
+
+def test_every_response_forbids_framing() -> None:
+    client = _client(token="t0ken-for-frames")
+    for response in (
+        client.get("/", headers={"authorization": "Bearer t0ken-for-frames"}),
+        client.get("/"),  # 401
+        client.get("/", headers={"host": "evil.example"}),  # 403
+        client.get("/nowhere", headers={"authorization": "Bearer t0ken-for-frames"}),  # 404
+    ):
+        assert response.headers["content-security-policy"] == FRAME
+        assert response.headers["x-frame-options"] == "DENY"
 
 
 def test_token_required_when_configured_and_never_echoed() -> None:

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialRef, CredentialResolver, CredentialStore
 from flowbuilder.errors import ServeError
 from flowbuilder.formats.native import load_flow
 from flowbuilder.serving.client_config import TOKEN_PLACEHOLDER, curl_example, http_config, stdio_config
 from flowbuilder.serving.service import FlowService
+from flowbuilder.trust.credentials import CredentialResolver, CredentialStore
+from flowbuilder.trust.providers import CredentialRef
 from tests.fakes.http import approvals
 from tests.fakes.llm_server import FakeLLMServer, running_server
 from tests.serve.conftest import DEMO_FLOW, QUESTION, ROOT, Served
@@ -115,7 +116,9 @@ def test_ask_runs_the_agent_and_returns_its_sources(served: Served, llm: FakeLLM
     model.config = {"model": "gpt-4o-mini", "base_url": llm.openai_base_url, "max_retries": 0}
     key = "sk-ask-secret-0123456789"
     store = CredentialStore(tmp_path / "c.json")
-    resolver = CredentialResolver(explicit={"api_key": key}, store=store, environ={}, approved=approvals(llm.url))
+    resolver = CredentialResolver(
+        explicit={"openai.api_key": key}, store=store, environ={}, approved=approvals(llm.url)
+    )
     service = FlowService(flow, base_dir=AGENT_FLOW.parent, resolver=resolver)
     llm.reply_tool_call("search_test_cases", {"query": "email with consecutive dots"})
     llm.reply(f"INVALID-011 (and my key is {key})")

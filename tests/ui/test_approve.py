@@ -10,9 +10,9 @@ from pathlib import Path
 
 from nicegui.testing import User
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.flow import Flow, NodeSpec
 from flowbuilder.formats.native import save_flow
+from flowbuilder.trust.providers import CredentialRef
 from flowbuilder.ui.accounts import bind_account
 
 from .test_user_journeys import canvas_of, open_builder

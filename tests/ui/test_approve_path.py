@@ -7,8 +7,8 @@ from pathlib import Path
 
 from nicegui.testing import User
 
-from flowbuilder.credentials import default_credentials_path
 from flowbuilder.flow import NodeSpec
+from flowbuilder.trust.places import default_credentials_path
 
 from .test_approve import one_node_flow
 from .test_user_journeys import open_builder

@@ -166,8 +166,9 @@ def test_import_report_binds_one_key_per_account(screen: Screen, builder: Callab
     wait_until(lambda: any("Pinecone" in r.text and "bound" in r.text for r in css(screen, ".fb-import-account")))
     page = next(iter(PAGES.values()))
     explicit = page.session.resolver.explicit
-    assert explicit["store-the-docs-to-vector-db.api_key"] == "pc-test-KEY-42"
-    assert explicit["pinecone-vector-store.api_key"] == "pc-test-KEY-42"
+    pinecone_account = page.state.flow.node("store-the-docs-to-vector-db").credentials["api_key"].name
+    assert explicit[f"pinecone/{pinecone_account}"] == "pc-test-KEY-42"  # one account, both Pinecone nodes
+    assert page.state.flow.node("pinecone-vector-store").credentials["api_key"].name == pinecone_account
     assert "pc-test-KEY-42" not in page.state.flow.model_dump_json()
     assert "pc-test-KEY-42" not in str(screen.selenium.page_source)
     screen.click("Close")

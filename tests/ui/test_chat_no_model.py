@@ -116,7 +116,7 @@ async def test_chat_with_an_unbound_model_key_runs_the_retrieval_and_offers_to_b
     await user.should_see("Bind a key: OpenAI")
     user.find(marker="account-secret").type("sk-test-chat")
     user.find(marker="account-bind").click()
-    assert page.session.resolver.explicit["llm.api_key"] == "sk-test-chat"
+    assert page.session.resolver.explicit["openai/default"] == "sk-test-chat"  # bound to OpenAI's account only
     assert not [i for i in page.state.issues(page.session.resolver) if i.code == "missing-credential"]
     assert "sk-test-chat" not in page.state.flow.model_dump_json()
 

@@ -99,6 +99,11 @@ def test_compare_page_draws_boundaries_stats_and_hits(
         "a=improved.json&b=labelled.json&q=questions.jsonl&k=3&rel=lenient&run=1",
     )
     screen.should_contain("Flows (the first is the baseline)")
+    # a GET never starts work (issue 30): the page is drawn with the choices made and waits for the button
+    wait_css(screen, "[data-testid=flow-line-b]")
+    assert screen.find_by_css("[data-testid=compare]").is_enabled()  # disabled while a comparison runs
+    assert not screen.find_by_css("[data-testid=compare-progress]").is_displayed()
+    screen.find_by_css("[data-testid=compare]").click()
     wait_css(screen, "[data-testid=compare-progress]")
     wait_css(screen, "[data-testid=stats]")
     screen.should_contain("Done.")
@@ -195,11 +200,12 @@ def test_compare_page_with_three_flows_intervals_row_click_and_cancel(
         builder,
         tmp_path,
         monkeypatch,
-        "flows=naive.json,labelled.json,improved.json&q=questions.jsonl&k=3&run=1",
+        "flows=naive.json,labelled.json,improved.json&q=questions.jsonl&k=3",
     )
     for label, name in (("a", "Naive small"), ("b", "Labelled small"), ("c", "Improved small")):
         line = screen.find_by_css(f"[data-testid=flow-line-{label}]").text
         assert line.startswith(f"{label.upper()}") and name in line and "→" in line  # what the flow does
+    screen.find_by_css("[data-testid=compare]").click()
     wait_css(screen, "[data-testid=compare-progress]")
     wait_until(lambda: "left" in screen.find_by_css("[data-testid=compare-eta]").text, 60, "a time-left estimate")
     assert re.search(r"(about \d+(\.\d)? (s|min) left|estimating time left)", screen.find_by_css(
@@ -256,8 +262,10 @@ def test_compare_page_screening_embedder_says_what_it_costs(
         builder,
         tmp_path,
         monkeypatch,
-        "a=improved.json&b=labelled.json&q=questions.jsonl&k=3&emb=screening&run=1",
+        "a=improved.json&b=labelled.json&q=questions.jsonl&k=3&emb=screening",
     )
+    wait_css(screen, "[data-testid=flow-line-b]")
+    screen.find_by_css("[data-testid=compare]").click()
     wait_css(screen, "[data-testid=screening-cost]")
     screen.should_contain("Done.")
     cost = screen.find_by_css("[data-testid=screening-cost]").text

@@ -15,8 +15,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 
 from flowbuilder.cli import main
-from flowbuilder.credentials import CredentialStore
 from flowbuilder.errors import FlowFileError
+from flowbuilder.trust.credentials import CredentialStore
 from flowbuilder.ui.eval_page import chunk_marks, metric_rows, question_rows, rank_text, read_eval_json, result_hits
 from tests.evaluation.answer_flow import EXPECTED, script, write_corpus
 from tests.fakes.llm_server import FakeLLMServer, running_server
@@ -217,6 +217,11 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     builder()
     # Cancel while the first question (ingest + model load) runs: it stops between questions.
     screen.open("/eval?flow=flow.json&q=questions.jsonl&k=3&run=1")
+    # a GET never starts work (issue 30): run=1 is ignored, the Run button starts it
+    wait_css(screen, "[data-testid=eval-run]")
+    assert screen.find_by_css("[data-testid=eval-run]").is_enabled()  # disabled while an evaluation runs
+    assert not screen.find_by_css("[data-testid=eval-progress]").is_displayed()
+    screen.find_by_css("[data-testid=eval-run]").click()
     wait_css(screen, "[data-testid=eval-progress]")
     screen.find_by_css("[data-testid=eval-cancel]").click()
     wait_until(lambda: "Cancelled." in screen.find_by_css("[data-testid=eval-status]").text, 120, "the cancel")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from nicegui.testing import Screen
+from selenium.webdriver.common.by import By
 
 from tests.evaluation.small_flows import write_small_corpus
 from tests.evaluation.test_tune import QUESTIONS
@@ -26,6 +27,9 @@ def test_tune_panel_shows_both_splits_the_verdict_and_saves_the_winner(
     (workspace / "tune.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     builder()
     screen.open("/compare?tune=naive.json&q=tune.jsonl&vary=splitter.chunk_size=300,1000&run=1")
+    # a GET never starts work (issue 30): run=1 is ignored, the Tune button starts it
+    wait_until(lambda: screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=tune]"), 60, "the Tune panel")
+    screen.find_by_css("[data-testid=tune]").click()
     status = wait_until(
         lambda: (text := screen.find_by_css("[data-testid=tune-status]").text).startswith(("Done", "Failed")) and text,
         600,

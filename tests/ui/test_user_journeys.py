@@ -12,8 +12,8 @@ import pytest
 from nicegui import ui
 from nicegui.testing import User
 
-from flowbuilder.credentials import CredentialRef
 from flowbuilder.formats.native import load_flow
+from flowbuilder.trust.providers import CredentialRef
 from flowbuilder.ui.app import BuilderPage
 from flowbuilder.ui.canvas import FlowCanvas
 from flowbuilder.ui.session import PAGES
@@ -125,7 +125,7 @@ async def test_credential_bound_for_session_is_never_sent_back(user: User, build
     user.find(marker="bind-api_key").click()
     await user.should_see("bound for this session")
     assert secret_field.value == ""  # type: ignore[attr-defined]
-    assert page.session.resolver.explicit[f"{node_id}.api_key"] == "sk-test-SECRET-123456"
+    assert page.session.resolver.explicit["openai/default"] == "sk-test-SECRET-123456"  # OpenAI's account only
     assert page.state.flow.node(node_id).credentials["api_key"] == CredentialRef(provider="openai", name="default")
     dumped = json.dumps(canvas_of(user).props) + page.state.flow.model_dump_json()
     assert "SECRET" not in dumped

@@ -54,15 +54,22 @@ _SECRET_NAME_ENDINGS = (
     "authorization",
     "bearer",
 )
+_SECRET_NAME_WORDS = frozenset({"pass", "pwd", "passwd", "passphrase"})
+"""Short names that hold a password only as a whole word (``db_pass``, ``dbPass``, ``pwd``; not ``compass``)."""
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _RANDOM_TOKEN = re.compile(r"^[A-Za-z0-9_\-+/=.:]{24,}$")
 _ENTROPY_BITS = 4.0  # per character: random alphanumerics give ~5, words and hex hashes stay below
 
 
 def is_secret_field(name: str) -> bool:
-    """Whether a field called ``name`` holds a secret (``api_key``, ``apiKey``, ``token``, ``password`` ...)."""
+    """Whether a field called ``name`` holds a secret (``api_key``, ``apiKey``, ``token``, ``password``,
+    ``db_pass``, ``pwd`` ...)."""
     folded = re.sub(r"[^a-z0-9]", "", name.lower())
-    return folded.endswith(_SECRET_NAME_ENDINGS)
+    if folded.endswith(_SECRET_NAME_ENDINGS):
+        return True
+    words = _NAME_WORDS.findall(name)
+    return bool(words) and words[-1].lower() in _SECRET_NAME_WORDS
 
 
 def _entropy(value: str) -> float:
@@ -70,7 +77,9 @@ def _entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
-_PATH_OR_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*://|/|~/|\.{1,2}/|[A-Za-z]:[\\/])|/[^/]*\.[a-z0-9]{2,5}$")
+_PATH_OR_URL = re.compile(
+    r"^(?:[A-Za-z][A-Za-z0-9+.\-]*://|/|~/|\.{1,2}/|[A-Za-z]:[\\/])|[A-Za-z0-9]://|/[^/]*\.[a-z0-9]{2,5}$"
+)
 """A URL, an absolute, home or relative path, or a path ending in a file name: judged part by part."""
 _PATH_PARTS = re.compile(r"[/\\?&=#@:]+")
 
@@ -150,37 +159,91 @@ _ASSIGNMENT = re.compile(
 """``name: value`` / ``name=value`` / ``"name": "value"``; the value is only looked at (not consumed), so that
 ``line: api_key=...`` still finds ``api_key``."""
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.:]{24,}")
+_URL_PASSWORD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/@?#]{1,200}:(?P<password>[^\s@/?#]{1,200})@")
+"""``postgres://admin:Summer2024!@db``: the password of a URL's user info."""
+_KEY_CONTEXT = re.compile(
+    r"(?i)\b(?:api[ _-]?key|key|keys|token|secret|password|passwd|pwd|passphrase|subscription|signature|"
+    r"credentials?|auth\w*|bearer|sas)\b[^\n]{0,40}?(?<![A-Za-z0-9+/_\-])"
+    r"(?P<value>[0-9a-fA-F]{32,}|[A-Za-z0-9+/_\-]{20,}={0,2})(?![A-Za-z0-9+/_\-])"
+)
+"""A long hex run (an Azure key is 32 hex digits) or base64 token shortly after a word that says "key": hex has
+too little entropy per character for :func:`looks_random`, so only its context tells it from a hash in prose."""
 
 
 def _credential_like(value: str) -> bool:
     """A value after ``password:`` that is a credential, not a word (``password: expired`` stays)."""
     if value.startswith(("=", "{{", "$", "%", MASK)) or len(value) < 6:
         return False  # an expression, a variable, a placeholder or a short word
-    return not value.isalpha()  # a word ("Bearer", "expired") is not a credential; Test@1234 is
+    return not value.isalpha() and set(value) != {"*"}  # a word ("Bearer", "expired") is not; Test@1234 is
 
 
-def mask_secrets(text: str) -> str:
-    """:func:`redact`, and also every secret the importer's detectors find in free text: a value assigned to a
-    secret-named field (``api_key=...``, ``"token": "..."``) and any random-looking token (entropy). For content
-    that leaves the machine from a user's files (served search results, chunks, answers)."""
-    if not text:
-        return text
-    text = redact(text)
+def _keyed_token(value: str) -> bool:
+    """A token after a key word: mixed letters and digits, not words joined (``LOGIN_001_verify_login``)."""
+    has_letters = any(c.isalpha() for c in value)
+    has_digits = any(c.isdigit() for c in value)
+    return has_letters and has_digits and not _wordy(value.rstrip("="))
 
-    spans = [
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where :func:`mask_secrets` finds secrets in ``text``: registered values, provider key shapes, URL
+    passwords, values of secret-named fields, long hex or base64 tokens after a key word, and random-looking
+    tokens (entropy). Sorted and merged."""
+    spans: list[tuple[int, int]] = []
+    with _lock:
+        known = list(_secrets)
+    for secret in known:
+        start = text.find(secret)
+        while start != -1:
+            spans.append((start, start + len(secret)))
+            start = text.find(secret, start + 1)
+    spans += [m.span() for m in _KEY_SHAPES.finditer(text)]
+    spans += [m.span("password") for m in _URL_PASSWORD.finditer(text)]
+    spans += [
         match.span("value")
         for match in _ASSIGNMENT.finditer(text)
         if is_secret_field(match.group("name").rsplit(".", 1)[-1]) and _credential_like(match.group("value"))
     ]
-    merged: list[list[int]] = []
+    spans += [m.span("value") for m in _KEY_CONTEXT.finditer(text) if _keyed_token(m.group("value"))]
+    # a random-looking token is looked for around what was found already, so that "api_key=<key>" masks the key
+    # and keeps "api_key="
+    rest = list(text)
+    for start, end in spans:
+        rest[start:end] = "\0" * (end - start)
+    spans += [m.span() for m in _TOKEN.finditer("".join(rest)) if looks_random(m.group(0))]
+    merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):  # "api_key=token=x1y2z3" finds two overlapping values: mask them once
         if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         else:
-            merged.append([start, end])
-    for start, end in reversed(merged):  # from the end, so earlier offsets stay valid
+            merged.append((start, end))
+    return merged
+
+
+def mask_secrets(text: str) -> str:
+    """:func:`redact`, and also every secret the importer's detectors find in free text (see
+    :func:`secret_spans`), each replaced by ``****``. For content that leaves the machine from a user's files
+    (served search results, chunks, answers)."""
+    if not text:
+        return text
+    for start, end in reversed(secret_spans(text)):  # from the end, so earlier offsets stay valid
         text = text[:start] + MASK + text[end:]
-    return _TOKEN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), text)
+    return text
+
+
+def mask_in_place(text: str) -> str:
+    """:func:`mask_secrets` keeping the length: each secret's characters become ``*``, so offsets into the text
+    (chunk ``start``/``end``, record spans) stay true. A served flow masks its sources this way before they
+    are cut into chunks: no chunk size or overlap can then hand out a secret piece by piece."""
+    if not text:
+        return text
+    spans = secret_spans(text)
+    if not spans:
+        return text
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [text[last:start], "*" * (end - start)]
+        last = end
+    return "".join([*parts, text[last:]])
 
 
 def mask_secrets_obj(value: object, field: str = "") -> object:

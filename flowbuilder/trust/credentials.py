@@ -4,8 +4,11 @@ A node declares *slots* (``api_key`` of provider ``openai``). A flow stores only
 slot, the provider and the credential's name (``{"provider": "openai", "name": "OPENAI_API_KEY"}``),
 never a value. At run time a :class:`CredentialResolver` binds each reference from, in order:
 
-1. explicit bindings (``--cred SLOT=VALUE`` or ``--cred SLOT=env:VAR``, or the UI's dialog), where
-   SLOT is ``node_id.slot``, a slot name, a provider or a credential name;
+1. explicit bindings (``--cred TARGET=VALUE`` or ``--cred TARGET=env:VAR``, or the UI's dialog), where TARGET
+   names a provider: ``PROVIDER.SLOT`` (``openai.api_key``), ``PROVIDER/ACCOUNT`` (the account a reference
+   names) or ``PROVIDER`` (every slot of that provider). A key is bound to its provider only: a reference's
+   name, a slot name alone or a node id never picks up another provider's key (the command line accepts a
+   bare slot name only when one provider's nodes use it, and turns it into ``PROVIDER.SLOT``);
 2. the local credentials file (JSON, mode 0600, in the user's config dir or ``$FLOWBUILDER_CREDENTIALS``),
    shaped ``{"provider": {"credential name": "value"}}``;
 3. the provider's standard environment variable (``OPENAI_API_KEY`` for ``openai``).
@@ -17,8 +20,10 @@ account name is never looked up in the environment (a shared flow could otherwis
 A secret is sent only where its provider lives: a node whose configured endpoint (``base_url``, ``host``
 ...) is not the provider's own service gets its key only when the user approved that endpoint for that
 account (``--allow-endpoint PROVIDER[/ACCOUNT]=URL`` or the credentials file's ``"approved_endpoints"``);
-this machine counts as the provider's only for local-by-nature providers (Ollama, Chroma, Qdrant).
-:mod:`flowbuilder.egress` applies the same rule to every request a node sends, with or without a key.
+this machine counts as the provider's only for local-by-nature providers (Ollama, Chroma, Qdrant) and only
+for requests without a key: a key goes to a server on this machine once the user approved it (an optional
+key, such as ``OLLAMA_API_KEY`` for ollama.com, is withheld instead and the node runs without it).
+:mod:`flowbuilder.trust.egress` applies the same rule to every request a node sends, with or without a key.
 """
 
 from __future__ import annotations
@@ -29,93 +34,42 @@ import os
 import shlex
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_config_dir
-from pydantic import BaseModel, ConfigDict
-
 from flowbuilder.errors import CredentialError, FlowbuilderError
-from flowbuilder.netguard import is_loopback
-from flowbuilder.pathguard import DEFAULT_WORKSPACE, FileRoots, approved_folders
-from flowbuilder.secrets import register_secret
-from flowbuilder.terminal import excerpt
+from flowbuilder.trust.egress import Destination, egress_problem, parse_endpoint, try_origin
+from flowbuilder.trust.pathguard import DEFAULT_WORKSPACE, FileRoots, approved_folders
+from flowbuilder.trust.places import default_credentials_path
+from flowbuilder.trust.providers import (
+    BINDING_FORMS,
+    ENDPOINT_FIELDS,
+    LOCAL_PROVIDERS,
+    PROVIDER_ENV_VARS,
+    PROVIDER_HOSTS,
+    CredentialRef,
+    CredentialSlot,
+    binding_keys,
+    binding_problem,
+    normalize_address,
+    provider_env_var,
+    reference_problem,
+)
+from flowbuilder.trust.secrets import register_secret
+from flowbuilder.trust.terminal import excerpt
 
 log = logging.getLogger(__name__)
-
-PROVIDER_ENV_VARS: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "pinecone": "PINECONE_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "cohere": "COHERE_API_KEY",
-    "ollama": "OLLAMA_API_KEY",
-    "chroma": "CHROMA_API_KEY",
-    "qdrant": "QDRANT_API_KEY",
-}
-
-PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
-    "openai": ("api.openai.com",),
-    "groq": ("api.groq.com",),
-    "pinecone": ("pinecone.io",),
-    "mistral": ("api.mistral.ai",),
-    "cohere": ("api.cohere.com", "api.cohere.ai"),
-    "ollama": ("ollama.com",),
-    "chroma": ("trychroma.com",),
-    "qdrant": ("cloud.qdrant.io",),
-}
-"""Where each provider's own service lives (a host or a parent domain), reached over https."""
-
-LOCAL_PROVIDERS = frozenset({"ollama", "chroma", "qdrant"})
-"""Providers people run on their own machine: loopback is their service too, key or not."""
-
-ENDPOINT_FIELDS = ("base_url", "host", "server_host", "url", "endpoint", "api_base")
-"""Config fields that name where a node sends its requests (and so its key)."""
 
 APPROVED_KEY = "approved_endpoints"
 """Section of the credentials file: ``{"provider/account": ["https://host", ...]}``."""
 COMMANDS_KEY = "approved_commands"
 """Section of the credentials file: command lines the user lets flows start (``tool.mcp`` over stdio)."""
 PATHS_KEY = "approved_paths"
-"""Section of the credentials file: folders the user lets every flow read (see :mod:`flowbuilder.pathguard`)."""
-_SECTIONS = (APPROVED_KEY, COMMANDS_KEY, PATHS_KEY)
-
-
-@dataclass(frozen=True)
-class CredentialSlot:
-    """A secret a node needs: which provider and which field, and whether the node can do without."""
-
-    name: str
-    provider: str
-    field: str = "api_key"
-    required: bool = True
-    description: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "provider": self.provider,
-            "field": self.field,
-            "required": self.required,
-            "description": self.description,
-        }
-
-
-class CredentialRef(BaseModel):
-    """What a flow stores for a slot: a provider and a credential name, never the secret."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    provider: str
-    name: str = "default"
-
-
-def default_credentials_path() -> Path:
-    override = os.environ.get("FLOWBUILDER_CREDENTIALS")
-    if override:
-        return Path(override)
-    return Path(user_config_dir("flowbuilder")) / "credentials.json"
+"""Section of the credentials file: folders the user lets every flow read (see :mod:`flowbuilder.trust.pathguard`)."""
+STORES_KEY = "approved_stores"
+"""Section of the credentials file: ``{"<collection address>": ["<reader flow file>" or "*", ...]}``, collections
+another flow wrote that a flow may read (see :mod:`flowbuilder.trust.ledger`)."""
+_SECTIONS = (APPROVED_KEY, COMMANDS_KEY, PATHS_KEY, STORES_KEY)
 
 
 class CredentialStore:
@@ -173,6 +127,21 @@ class CredentialStore:
         section = self._section(PATHS_KEY)
         return [str(p) for p in section if isinstance(p, str)] if isinstance(section, list) else []
 
+    def approved_stores(self) -> dict[str, list[str]]:
+        """Collections the user lets flows read that another flow wrote: address -> reader flow files (``*``:
+        any flow)."""
+        section = self._section(STORES_KEY)
+        if not isinstance(section, dict):
+            return {}
+        return {str(k): [str(r) for r in v if isinstance(r, str)] for k, v in section.items() if isinstance(v, list)}
+
+    def values(self) -> list[str]:
+        """Every secret in the file, used by a flow or not (a served flow masks all of them)."""
+        try:
+            return [value for names in self._read().values() for value in names.values() if value]
+        except CredentialError:
+            return []
+
     def get(self, provider: str, name: str) -> str | None:
         names = self._read().get(provider, {})
         return names.get(name) or (names.get("default") if name != "default" else None)
@@ -204,6 +173,9 @@ class CredentialStore:
         paths = self.approved_paths()
         if paths:
             data[PATHS_KEY] = paths
+        stores = self.approved_stores()
+        if stores:
+            data[STORES_KEY] = stores
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -214,69 +186,33 @@ class CredentialStore:
 
 
 def parse_cred_option(option: str) -> tuple[str, str]:
-    """Parse ``SLOT=VALUE`` or ``SLOT=env:VAR`` from the command line into ``(slot, secret)``."""
+    """Parse ``TARGET=VALUE`` or ``TARGET=env:VAR`` from the command line into ``(target, secret)``; which
+    slots TARGET binds is :func:`flowbuilder.commands._common.bind_cred_options`'s question."""
     if "=" not in option:
-        raise CredentialError(f"--cred expects SLOT=VALUE or SLOT=env:VAR, got '{option.split('=')[0]}' with no '='.")
+        shown = excerpt(option.split("=")[0], 40)
+        raise CredentialError(f"--cred expects {BINDING_FORMS}, got '{shown}' with no '='.")
     key, value = option.split("=", 1)
     if value.startswith("env:"):
         var = value[4:]
         env_value = os.environ.get(var)
         if not env_value:
-            raise CredentialError(f"--cred {key}=env:{var}: the environment variable {var} is not set.")
+            raise CredentialError(f"--cred {excerpt(key, 40)}=env:{var}: the environment variable {var} is not set.")
         value = env_value
     if not key or not value:
-        raise CredentialError("--cred expects SLOT=VALUE or SLOT=env:VAR with both parts non-empty.")
+        raise CredentialError(f"--cred expects {BINDING_FORMS} with both parts non-empty.")
     return key, value
 
 
 def endpoint_origin(url: str) -> str:
     """``scheme://host[:port]`` of ``url`` (lower case), the unit an approval covers; a malformed URL raises
     :class:`~flowbuilder.errors.EndpointError` (one line)."""
-    from flowbuilder.egress import parse_endpoint
-
     return parse_endpoint(url).origin
-
-
-def configured_endpoint(config: Any) -> str | None:
-    """The endpoint a node's config points its requests at, or None for the provider's default."""
-    for field in ENDPOINT_FIELDS:
-        value = getattr(config, field, None)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
-def is_provider_endpoint(provider: str, url: str) -> bool:
-    """Whether ``url`` is ``provider``'s own service (or this machine, for a local-by-nature provider)."""
-    from flowbuilder.egress import is_own_service, parse_endpoint
-
-    try:
-        endpoint = parse_endpoint(url)
-    except CredentialError:
-        return False
-    if provider in LOCAL_PROVIDERS and is_loopback(endpoint.host):
-        return True
-    return is_own_service(PROVIDER_HOSTS.get(provider, ()), endpoint)
 
 
 def normalize_command(command: str) -> str:
     """The unit an approval covers: the command line as validate prints it (quoted argv, absolute folder).
     Only the ends are trimmed: inside quotes, spaces are part of an argument."""
     return command.strip()
-
-
-def provider_env_var(provider: str) -> str:
-    return PROVIDER_ENV_VARS.get(provider, f"{provider.upper()}_API_KEY")
-
-
-def reference_problem(slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
-    """Why a flow's reference for ``slot`` is refused (it names another provider's key), or None."""
-    if ref is not None and ref.provider != slot.provider:
-        return (
-            f"the reference names provider '{ref.provider}' but the slot takes a '{slot.provider}' key; "
-            f"a flow cannot route one provider's key to another: set the reference's provider to '{slot.provider}'"
-        )
-    return None
 
 
 class CredentialResolver:
@@ -291,8 +227,13 @@ class CredentialResolver:
         commands: Iterable[str] = (),
         paths: Iterable[str | Path] = (),
         workspace: Path | None = None,
+        stores: Iterable[str] = (),
     ) -> None:
         self.explicit = dict(explicit or {})
+        for key in self.explicit:
+            problem = binding_problem(key)
+            if problem:
+                raise CredentialError(problem)
         self.store = store if store is not None else CredentialStore()
         self.environ = environ if environ is not None else os.environ
         self.approved: set[tuple[str, str]] = {(key, endpoint_origin(url)) for key, url in approved}
@@ -302,12 +243,53 @@ class CredentialResolver:
         self.paths: list[Path] = list(approved_folders(paths))
         """Folders approved for this session (``--allow-path``, the builder's Approve button)."""
         self.workspace = workspace if workspace is not None else DEFAULT_WORKSPACE
+        self.stores: set[tuple[str, str]] = {("*", normalize_address(a)) for a in stores}
+        """Collections approved for this session: ``(reader flow key or "*", address)`` (``--allow-store``)."""
         for value in self.explicit.values():
             register_secret(value)
 
     def bind(self, key: str, value: str) -> None:
+        """Bind ``value`` to ``key`` (``PROVIDER.SLOT``, ``PROVIDER/ACCOUNT`` or ``PROVIDER``)."""
+        problem = binding_problem(key)
+        if problem:
+            raise CredentialError(problem)
         register_secret(value)
         self.explicit[key] = value
+
+    def known_secrets(self) -> list[str]:
+        """Every secret this resolver could bind: explicit bindings, every value in the credentials file (used
+        by the flow or not) and the providers' standard environment variables."""
+        found = list(self.explicit.values()) + self.store.values()
+        found += [self.environ[var] for var in PROVIDER_ENV_VARS.values() if self.environ.get(var)]
+        return found
+
+    def register_known_secrets(self) -> None:
+        """Mask every :meth:`known_secrets` value from now on (:mod:`flowbuilder.trust.secrets`)."""
+        for value in self.known_secrets():
+            register_secret(value)
+
+    def approve_store(self, address: str, reader: str = "*") -> None:
+        """Let the flow with scope key ``reader`` (``*``: whichever flow runs in this session) read the collection
+        at ``address`` that another flow wrote, for this session."""
+        self.stores.add((reader, normalize_address(address)))
+
+    def store_approved(self, address: str, reader_key: str, reader_file: Path | None) -> bool:
+        """Whether the user approved reading the collection at ``address`` for this reader flow: this session's
+        approvals, or the credentials file's ``approved_stores`` naming the reader's file (or ``*``)."""
+        address = normalize_address(address)
+        if ("*", address) in self.stores or (reader_key, address) in self.stores:
+            return True
+        try:
+            stored = self.store.approved_stores()
+        except CredentialError:
+            return False
+        readers = [r for key, listed in stored.items() if normalize_address(key) == address for r in listed]
+        if "*" in readers:
+            return True
+        if reader_file is None:
+            return False
+        wanted = os.path.realpath(reader_file)
+        return any(os.path.realpath(os.path.expanduser(r)) == wanted for r in readers if r != "*")
 
     def approve(self, key: str, url: str) -> None:
         """Approve ``url`` for ``key`` (``provider`` or ``provider/account``) for this session."""
@@ -321,8 +303,6 @@ class CredentialResolver:
             stored = self.store.approved_endpoints()
         except CredentialError:
             return False
-        from flowbuilder.egress import try_origin
-
         listed = [*stored.get(account, []), *stored.get(provider, [])]
         return origin in {try_origin(url) or url for url in listed}
 
@@ -360,50 +340,53 @@ class CredentialResolver:
             allowed_files=approved_folders(files),
         )
 
-    def _candidates(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> tuple[str, str, list[str]]:
-        provider = slot.provider
-        name = ref.name if ref else "default"
-        return provider, name, [f"{node_id}.{slot.name}", slot.name, name, provider]
-
     def source(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
         """Where the slot's secret would come from: ``session``, ``store``, ``env`` or None (unbound)."""
         if reference_problem(slot, ref):
             return None
-        provider, name, keys = self._candidates(node_id, slot, ref)
-        if any(key in self.explicit for key in keys):
+        if any(key in self.explicit for key in binding_keys(slot, ref)):
             return "session"
         try:
-            if self.store.get(provider, name):
+            if self.store.get(slot.provider, ref.name if ref else "default"):
                 return "store"
         except CredentialError:
             return None
-        if provider in PROVIDER_ENV_VARS and self.environ.get(PROVIDER_ENV_VARS[provider]):
+        if slot.provider in PROVIDER_ENV_VARS and self.environ.get(PROVIDER_ENV_VARS[slot.provider]):
             return "env"
         return None
 
     def resolve(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
-        """The secret for ``slot`` of ``node_id``, or None when nothing binds it."""
+        """The secret for ``slot`` of ``node_id``, or None when nothing binds it. Only the slot's own provider's
+        bindings, credentials and variable are looked at."""
         if reference_problem(slot, ref):
             return None
-        provider, name, keys = self._candidates(node_id, slot, ref)
-        for key in keys:
+        for key in binding_keys(slot, ref):
             if key in self.explicit:
                 return self.explicit[key]
-        stored = self.store.get(provider, name)
+        stored = self.store.get(slot.provider, ref.name if ref else "default")
         if stored:
             register_secret(stored)
             return stored
-        var = PROVIDER_ENV_VARS.get(provider)
+        var = PROVIDER_ENV_VARS.get(slot.provider)
         value = self.environ.get(var) if var else None
         if value:
             register_secret(value)
             return value
         return None
 
-    def endpoint_problem(self, slot: CredentialSlot, ref: CredentialRef | None, config: Any) -> str | None:
-        """Why the key must not go where ``config`` points, or None when it may."""
-        from flowbuilder.egress import Destination, egress_problem
+    def command_problem(self, command: str) -> str | None:
+        """Why a flow may not start ``command`` on this machine, or None when the user approved it."""
+        line = normalize_command(command)
+        if line in self.commands or line in {normalize_command(c) for c in self.store.approved_commands()}:
+            return None
+        return (
+            f"it would start the program `{excerpt(line, 300)}` on this machine, and a flow file cannot start "
+            f"programs by itself; if you trust it, approve it: flowbuilder run --allow-command {shlex.quote(line)} "
+            f'(or list it under "{COMMANDS_KEY}" in {self.store.path})'
+        )
 
+    def endpoint_problem(self, slot: CredentialSlot, ref: CredentialRef | None, config: Any) -> str | None:
+        """Why the slot's key must not go where ``config``'s endpoint fields point, or None when it may."""
         for field in ENDPOINT_FIELDS:
             url = getattr(config, field, None)
             if not isinstance(url, str) or not url.strip():
@@ -419,29 +402,18 @@ class CredentialResolver:
             return problem.message if problem else None
         return None
 
-    def command_problem(self, command: str) -> str | None:
-        """Why a flow may not start ``command`` on this machine, or None when the user approved it."""
-        line = normalize_command(command)
-        if line in self.commands or line in {normalize_command(c) for c in self.store.approved_commands()}:
-            return None
-        return (
-            f"it would start the program `{excerpt(line, 300)}` on this machine, and a flow file cannot start "
-            f"programs by itself; if you trust it, approve it: flowbuilder run --allow-command {shlex.quote(line)} "
-            f'(or list it under "{COMMANDS_KEY}" in {self.store.path})'
-        )
-
-    def resolve_for(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None, config: Any) -> str | None:
-        """:meth:`resolve`, refusing with :class:`CredentialError` when the node would send the key elsewhere."""
-        problem = reference_problem(slot, ref) or self.endpoint_problem(slot, ref, config)
-        value = self.resolve(node_id, slot, ref)
-        if problem and (value or reference_problem(slot, ref)):
+    def resolve_for(self, node_id: str, slot: CredentialSlot, ref: CredentialRef | None) -> str | None:
+        """:meth:`resolve`, refusing with :class:`CredentialError` a reference that names another provider. Where
+        the key may go is :func:`flowbuilder.trust.egress.key_plans`' question (the executor asks it first)."""
+        problem = reference_problem(slot, ref)
+        if problem:
             raise CredentialError(f"Node '{node_id}': credential slot '{slot.name}': {problem}.")
-        return value
+        return self.resolve(node_id, slot, ref)
 
     def describe_sources(self, slot: CredentialSlot, ref: CredentialRef | None) -> str:
         """A hint for an unbound slot: every way the user can bind it."""
         name = ref.name if ref else "default"
         return (
-            f"set {provider_env_var(slot.provider)}, pass --cred {slot.name}=VALUE (or =env:VAR), "
+            f"set {provider_env_var(slot.provider)}, pass --cred {slot.provider}.{slot.name}=VALUE (or =env:VAR), "
             f'or add it to {self.store.path} under "{slot.provider}" -> "{name}"'
         )

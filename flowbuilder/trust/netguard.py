@@ -7,6 +7,10 @@ Two checks, one ASGI middleware (:class:`NetGuard`):
   an ``Origin``), so requests whose Host or Origin is not a name of the bound address are refused.
 - Bearer token: when a token is configured every request must carry ``Authorization: Bearer TOKEN``
   (or, when ``cookie_name`` is given, that cookie, because browsers cannot add headers to websockets).
+- Cross-site requests: an ``Origin`` must be this very server's (scheme, host and port): a page on
+  ``http://localhost:3000`` (another program on this machine) is another site. Every response forbids
+  framing (``Content-Security-Policy: frame-ancestors 'none'``, ``X-Frame-Options: DENY``), so no page can
+  lay the builder under its own buttons.
 
 :func:`check_bind` refuses a non-loopback bind without a token before anything listens.
 Pure ASGI (no NiceGUI, no FastAPI), so ``app.add_middleware(NetGuard, host=..., token=...)`` works
@@ -34,6 +38,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+FRAME_HEADERS = ((b"content-security-policy", b"frame-ancestors 'none'"), (b"x-frame-options", b"DENY"))
+"""On every HTTP response: no page of another site may frame this one (clickjacking)."""
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 def _bare(host: str) -> str:
@@ -101,6 +108,32 @@ def split_host_header(value: str) -> str:
     return _bare(value)
 
 
+def host_port(value: str, scheme: str) -> int | None:
+    """The port of a Host header (the scheme's default when it names none); None when it is not a number."""
+    value = value.strip()
+    rest = value.split("]", 1)[1] if value.startswith("[") else value if value.count(":") == 1 else ""
+    if ":" not in rest:
+        return DEFAULT_PORTS.get(scheme)
+    port = rest.rsplit(":", 1)[1]
+    return int(port) if port.isdigit() else None
+
+
+def same_origin(origin: str, scheme: str, host_header: str) -> bool:
+    """Whether ``origin`` (a request's Origin header) is the server the request reached: the same scheme, host
+    and port as the request itself (``scheme`` of the connection, ``host_header`` as the client sent it)."""
+    scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
+    try:
+        parts = urlsplit(origin)
+        origin_port = parts.port or DEFAULT_PORTS.get(parts.scheme.lower())
+    except ValueError:
+        return False
+    return (
+        parts.scheme.lower() == scheme
+        and _bare(parts.hostname or "") == split_host_header(host_header)
+        and origin_port == host_port(host_header, scheme)
+    )
+
+
 class NetGuard:
     """ASGI middleware: Host/Origin checks against the bound names, and an optional bearer token.
 
@@ -128,9 +161,11 @@ class NetGuard:
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
+        if scope["type"] == "http":
+            send = _forbid_framing(send)
         if scope["type"] == "http" and await self._login(scope, headers, send):
             return
-        problem = self.refusal(headers)
+        problem = self.refusal(headers, str(scope.get("scheme") or "http"))
         if problem is None:
             await self.app(scope, receive, send)
             return
@@ -155,7 +190,7 @@ class NetGuard:
         given = (query.get("token") or [""])[0]
         if not given or not hmac.compare_digest(given.encode(), self._token):
             return False
-        host_problem = self.refusal({**headers, "authorization": f"Bearer {given}"})
+        host_problem = self.refusal({**headers, "authorization": f"Bearer {given}"}, str(scope.get("scheme") or "http"))
         if host_problem is not None:
             return False
         rest = urlencode([(k, v) for k, values in query.items() if k != "token" for v in values])
@@ -166,7 +201,7 @@ class NetGuard:
         await send({"type": "http.response.body", "body": b""})
         return True
 
-    def refusal(self, headers: dict[str, str]) -> tuple[int, str] | None:
+    def refusal(self, headers: dict[str, str], scheme: str = "http") -> tuple[int, str] | None:
         """``(status, message)`` when the request must be refused, else ``None``. Messages never echo a token."""
         host_name = split_host_header(headers.get("host", ""))
         if self.names is not None and host_name not in self.names:
@@ -176,10 +211,11 @@ class NetGuard:
             )
         origin = headers.get("origin")
         if origin is not None and origin != "null":
-            origin_name = _bare(urlsplit(origin).hostname or "")
-            allowed = self.names if self.names is not None else {host_name}
-            if origin_name not in allowed:
-                return 403, f"Origin '{origin[:80]}' is not allowed; only pages served from this host may call it."
+            if not same_origin(origin, scheme, headers.get("host", "")):
+                return 403, (
+                    f"Origin '{origin[:80]}' is not allowed; only pages served from this server (same scheme, "
+                    "host and port) may call it."
+                )
         elif origin == "null":
             return 403, "Origin 'null' (a sandboxed or file page) is not allowed."
         if self._token is not None and not self._authorized(headers):
@@ -202,6 +238,19 @@ class NetGuard:
         return False
 
 
+def _forbid_framing(send: Send) -> Send:
+    """``send`` adding :data:`FRAME_HEADERS` to the response's headers (replacing any the app set)."""
+    names = {name for name, _ in FRAME_HEADERS}
+
+    async def sending(message: Message) -> None:
+        if message.get("type") == "http.response.start":
+            kept = [(k, v) for k, v in message.get("headers", []) if bytes(k).lower() not in names]
+            message = {**message, "headers": [*kept, *FRAME_HEADERS]}
+        await send(message)
+
+    return sending
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     """Lower-cased header names; a repeated header keeps its first value (Host must not be ambiguous)."""
     result: dict[str, str] = {}
@@ -216,7 +265,9 @@ __all__ = [
     "NetGuard",
     "allowed_host_names",
     "check_bind",
+    "host_port",
     "is_loopback",
     "resolves_to_loopback",
+    "same_origin",
     "split_host_header",
 ]
