@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flowbuilder.trust.credentials import CredentialResolver
 from flowbuilder.formats.convert import import_file
 from flowbuilder.graph import analyze
+from flowbuilder.trust.credentials import CredentialResolver
 
 CORPUS = Path(__file__).parent / "corpus_public"
 FIXTURES = Path(__file__).parent / "fixtures"

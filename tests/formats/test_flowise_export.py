@@ -423,8 +423,8 @@ def test_no_secret_and_no_other_formats_node_reaches_a_flowise_export() -> None:
 def test_validate_names_what_replaces_a_kept_node() -> None:
     """A kept node's validate problem names its replacement from the format's entry (no import circle: the
     importer writes it into the placeholder's config)."""
-    from flowbuilder.trust.credentials import CredentialResolver
     from flowbuilder.graph import analyze
+    from flowbuilder.trust.credentials import CredentialResolver
 
     flow, _ = import_file(CORPUS / "flowise__marketplace314_context_chat_engine.json")
     kept = [n for n in flow.nodes if n.config.get("original_type") == "chatOpenAI_LlamaIndex"]
