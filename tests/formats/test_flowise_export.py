@@ -197,6 +197,14 @@ def _is_agentflow(path: Path) -> bool:
     return "agentflow" in path.name or '"agentFlow"' in path.read_text(encoding="utf-8")
 
 
+_MULTI_AGENT = re.compile(r'"category": ?"(Multi Agents|Sequential Agents)"')
+
+
+def _is_multi_agent(path: Path) -> bool:
+    """Flowise's multi-agent canvas (Agentflow v1 supervisor/workers, Sequential Agents): exported as a chatflow."""
+    return bool(_MULTI_AGENT.search(path.read_text(encoding="utf-8")))
+
+
 # -- the facts ---------------------------------------------------------------------------------------------
 def test_every_flowise_node_the_exporter_writes_is_recorded() -> None:
     from flowbuilder.formats.flowise_table import FLOWISE_TABLE
@@ -363,7 +371,9 @@ def test_a_model_asked_directly_is_a_conversation_chain_with_a_memory() -> None:
     assert any("needs a memory" in w for w in warnings)
 
 
-@pytest.mark.parametrize("path", [p for p in FLOWISE_FILES if not _is_agentflow(p)], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [p for p in FLOWISE_FILES if not _is_agentflow(p) and not _is_multi_agent(p)], ids=lambda p: p.name
+)
 def test_a_flowise_file_round_trips_and_passes_flowises_checks(path: Path) -> None:
     """Import, export, import again: the same nodes (type and settings, defaults filled), the same connections,
     and the export passes the checks above (kept nodes written back as they were imported)."""
@@ -375,6 +385,20 @@ def test_a_flowise_file_round_trips_and_passes_flowises_checks(path: Path) -> No
     if report.connections_dropped:  # what the import could not carry (a chain's output into a field) is gone
         problems = [p for p in problems if "ending node" not in p and "not connected" not in p]
     assert [p for p in problems if p not in _empty_in(path)] == []
+
+
+@pytest.mark.parametrize("path", [p for p in FLOWISE_FILES if _is_multi_agent(p)], ids=lambda p: p.name)
+def test_a_multi_agent_flowise_file_exports_as_a_chatflow_flowise_accepts(path: Path) -> None:
+    """A multi-agent file (supervisor/workers, Sequential Agents) is exported as a chatflow: a different Flowise
+    canvas, so not the same nodes again (the supervisor becomes a tool agent, which Flowise gives a memory), but
+    a chatflow that passes Flowise's checks, except what the file itself leaves empty or unconnected."""
+    flow, report = import_file(path)
+    data, _ = export_flow(flow, "flowise", lossy=True)
+    assert data["nodes"]
+    problems, _ = chatflow_problems(data)
+    dropped = re.findall(r"([\w-]+)\.[\w-]+->([\w-]+)\.", " ".join(report.connections_dropped))
+    unconnected = {f"{node}: not connected to anything" for pair in dropped for node in pair}
+    assert [p for p in problems if p not in _empty_in(path) and p not in unconnected] == []
 
 
 def _empty_in(path: Path) -> set[str]:
