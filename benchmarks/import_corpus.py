@@ -182,11 +182,14 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     csv_path = sample_csv(args.csv, args.rows, work)
+    from flowbuilder.nodes.vectorstores.qdrant import close_local_clients
+
     started = time.perf_counter()
     rows: list[Row] = []
     print(f"{'file':<52} {'import':>6} {'local':>6} {'valid':>6} {'hits':>5} {'round trip':>10} {'other':>5}  why not")
     for index, path in enumerate(files):
         row = measure(path, csv_path, work / f"data-{index}")
+        close_local_clients()  # an embedded Qdrant folder stays open otherwise, and its client errs at exit
         rows.append(row)
         print(
             f"{row.name[:52]:<52} {row.imported:>6} {row.local:>6} {row.valid:>6} {row.retrieves:>5} "
