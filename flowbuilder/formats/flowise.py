@@ -649,16 +649,18 @@ class FlowiseImporter:
         self._answer(model.id, "answer")
 
     def _wire_chain(self, mapped: _Mapped) -> None:
-        """An LLM chain: its prompt feeds its model; a conversation chain: the question is the prompt."""
+        """An LLM chain: its prompt feeds its model; a conversation chain: the question is the prompt, or the
+        chat prompt template it is given (whose system message then replaces the chain's, as in Flowise)."""
         model = self._model_of(mapped)
         inputs = _obj(self.nodes[mapped.node_id]["data"].get("inputs"))
-        system = _template_text(inputs.get("systemMessagePrompt"))
+        prompt = self.mapped.get(mapped.parts.get("prompt") or mapped.parts.get("chatPromptTemplate") or "")
+        chat_prompt = "chatPromptTemplate" in mapped.parts and "prompt" not in mapped.parts
+        system = "" if chat_prompt else _template_text(inputs.get("systemMessagePrompt"))
         if model is None:
             self.report.connections_dropped.append(f"{mapped.node_id}: the chain has no chat model")
             return
         if system and model.type != PLACEHOLDER:
             model.config["system_message"] = system
-        prompt = self.mapped.get(mapped.parts.get("prompt", ""))
         if prompt is not None and prompt.spec is not None:
             self._edge(prompt.spec.id, "prompt", model.id, "prompt")
             for name in _variables(str(prompt.spec.config.get("template", ""))):
@@ -667,6 +669,13 @@ class FlowiseImporter:
         else:
             self._edge(self._chat(), "message", model.id, "prompt")
         self._answer(model.id, "answer")
+        used = {"model", "prompt" if "prompt" in mapped.parts else "chatPromptTemplate"}
+        for link in mapped.links:
+            if link.input not in used:  # a memory's history, an output parser's format: no port here takes them
+                self.report.connections_dropped.append(
+                    f"{link.source}.{link.output} -> {link.target}.{link.input}: the chain is folded into its "
+                    f"prompt and model, which take no {link.input}"
+                )
 
 
 def _variables(template: str) -> list[str]:

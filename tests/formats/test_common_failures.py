@@ -1,4 +1,4 @@
-"""What stopped public n8n and LangFlow RAG exports from validating after ``--local`` (found by measuring the
+"""What stopped public n8n, LangFlow and Flowise RAG exports from validating after ``--local`` (found by measuring the
 LangFlow starter projects of 1.3-1.12 and 331 n8n.io RAG templates, none of them the held-out set), each
 fixed as a general rule and checked here on a corpus file or a small fixture.
 """
@@ -70,4 +70,19 @@ def test_n8n_message_triggers_llm_chains_and_out_of_range_settings() -> None:
     assert any(i.parameter == "topK" and "100 is used" in i.detail for i in report.not_carried)
     assert "collection" not in flow.node("qdrant-vector-store").config  # an unpicked collection is not ''
     assert not [e for e in edges if "send-answer" in e]  # the Telegram reply at the end: unwired offline
+    assert _issues(path) == []
+
+
+def test_a_flowise_conversation_chain_asks_its_model_through_the_chat_prompt_template_it_is_given() -> None:
+    """A conversation chain given a chat prompt template (system + human message with {{question}}): the
+    template is the model's prompt, the chat question fills {question}, the template's system message replaces
+    the chain's default one, and a variable nothing feeds ({chat_history}) is an empty text with a report line."""
+    path = CORPUS / "flowise__manissssha1_business_decision_simulator_chatflow.json"
+    flow, report = import_file(path, local=True)
+    edges = {e.key for e in flow.edges}
+    assert "chatPromptTemplate_0.prompt->chatOpenAI_0.prompt" in edges
+    assert "chat-input.message->chatPromptTemplate_0.question" in edges
+    assert "You are a business consultant chatbot." in flow.node("chatPromptTemplate_0").config["template"]
+    assert "friendly conversation" not in flow.node("chatOpenAI_0").config.get("system_message", "")
+    assert any("{chat_history} fed by nothing" in w for w in report.warnings)
     assert _issues(path) == []

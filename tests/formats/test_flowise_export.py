@@ -239,9 +239,14 @@ def test_the_recorded_facts_agree_with_saved_chatflows() -> None:
                 continue  # another version, or a node written by hand (no description)
             params, anchors = _expected(data["name"], node["id"])
             # Flowise adds an input now and then without a new version: a saved node of the recorded version has
-            # a subset of the recorded inputs, each with the recorded type
+            # a subset of the recorded anchors, each with the recorded type. Fields come and go without a new
+            # version too (chatOpenAI 8.3 saved by an older Flowise has proxyUrl and imageResolution, which
+            # 3.1.3 no longer has): a field both have has the recorded type
             assert {(a["name"], a["type"]) for a in data["inputAnchors"]} <= {(n, t) for n, t, _ in anchors}, path
-            assert {(p["name"], p["type"]) for p in data["inputParams"]} <= {(n, t) for n, t, _ in params}, path
+            recorded = {n: t for n, t, _ in params}
+            saved = {p["name"]: p["type"] for p in data["inputParams"] if p["name"] in recorded}
+            assert saved == {n: recorded[n] for n in saved}, path
+            assert len(saved) >= len(data["inputParams"]) / 2, path  # mostly the same fields: the same node
             if known["baseClasses_from"] == "literal":  # the rest follow the LangChain release
                 assert data["baseClasses"] == known["baseClasses"], (path.name, data["name"])
             compared += 1
