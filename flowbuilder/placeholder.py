@@ -19,6 +19,9 @@ PLACEHOLDER_TYPE = "placeholder.unsupported"
 
 
 class PlaceholderConfig(BaseModel):
+    """What an import keeps of a node it could not map, so export can write it back unchanged and the builder
+    can say what it was and how it was wired."""
+
     model_config = ConfigDict(extra="forbid")
 
     source_format: str = Field("", description="The format the node came from (n8n or langflow).")

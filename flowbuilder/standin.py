@@ -6,7 +6,7 @@ store the background ingest is still filling searches those chunks by keyword in
 ``keyword_search`` capability, BM25, under the same node id, fed by whatever feeds the store), and the store itself
 is left to the ingest. The rest of the flow (prompt, model, chat output) runs as it is, so the answer comes the way
 the flow gives answers; whoever shows it must say that keyword search answered (the builder's chat does, with the
-ingest's count; ADR 0020).
+ingest's count; ADR 0023).
 
 Only what can be replaced one for one is: a node that reads the store's service and gives only hits (a vector
 retriever), the store's own search (its ``query`` input), and a store reading the same collection. A store whose

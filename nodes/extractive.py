@@ -50,7 +50,10 @@ CALIBRATED_THRESHOLD = 0.41
 with ``python benchmarks/answers.py --calibrate`` on the tuning sets (docs.jsonl, prd_questions.jsonl and the
 tuning halves of pip_docs.jsonl and prd_asked.jsonl) as the highest round threshold that refuses at most 1 in 12
 of their answerable questions: it refused 8 of their 108 answerable questions and 24 of their 32 unanswerable ones
-(0.42 would refuse 10 and 25). Reported on the report halves and a fresh held-out set only."""
+(0.42 would refuse 10 and 25). Reported on the report halves and fresh held-out sets only. On the tuning sets as
+extended in issue 32's third round (186 answerable, 57 unanswerable prose questions) it refuses 24 and 32; a plain
+threshold on ``sure`` refuses only 21 unanswerable ones at 26 answerable (0.40), and one set to refuse at most 1 in
+30 answerable ones (0.28) refused 4 of the 57 (README, "Answers without a model")."""
 PROSE_CONFIDENCE = (4.35, 9.74, -2.30)
 """``(a, b, c)`` of the prose confidence ``1 / (1 + exp(-(a * sure + b * support + c)))``: ``sure`` is the best
 unit's score plus how far it stands out (:func:`confidence`), ``support`` how much the best quotes answer every

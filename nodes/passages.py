@@ -77,6 +77,9 @@ class Record:
 
 @dataclass
 class ParsedChunk:
+    """One chunk cut into the units an answer may quote, and the record it is when it is a labelled row, so
+    the answerer can lead with the record's id and title."""
+
     passages: list[Passage] = field(default_factory=list)
     record: Record | None = None
 

@@ -12,16 +12,47 @@ from __future__ import annotations
 import argparse
 import ast
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _files() -> list[tuple[str, Path]]:
+def files() -> list[tuple[str, Path]]:
+    """Every module of the package as (path inside the package, file); the built-in nodes as ``nodes/...``."""
     found = [(p.relative_to(ROOT / "flowbuilder").as_posix(), p) for p in (ROOT / "flowbuilder").rglob("*.py")]
     found = [(rel, p) for rel, p in found if not rel.startswith("nodes/")]
     found += [("nodes/" + p.relative_to(ROOT / "nodes").as_posix(), p) for p in (ROOT / "nodes").rglob("*.py")]
     return sorted(found)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One public class or function of a module, and whether it says what it is for."""
+
+    name: str
+    """Dotted within the module, e.g. ``Threshold.value``."""
+    line: int
+    is_class: bool
+    documented: bool
+
+
+def definitions(source: str) -> list[Definition]:
+    """The public definitions of one module's source: module-level classes and functions, and the methods and
+    nested classes of public classes, whose names do not start with ``_``."""
+    found: list[Definition] = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or node.name.startswith("_"):
+                continue
+            is_class = isinstance(node, ast.ClassDef)
+            found.append(Definition(prefix + node.name, node.lineno, is_class, ast.get_docstring(node) is not None))
+            if is_class:
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(ast.parse(source).body, "")
+    return found
 
 
 def measure() -> tuple[Counter[str], Counter[str], Counter[str], Counter[str], dict[str, list[str]]]:
@@ -31,26 +62,16 @@ def measure() -> tuple[Counter[str], Counter[str], Counter[str], Counter[str], d
     classes: Counter[str] = Counter()
     documented_classes: Counter[str] = Counter()
     missing: dict[str, list[str]] = defaultdict(list)
-
-    def visit(rel: str, area: str, body: list[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or node.name.startswith("_"):
-                continue
-            has = ast.get_docstring(node) is not None
+    for rel, path in files():
+        area = rel.split("/")[0] if "/" in rel else "core"
+        for found in definitions(path.read_text(encoding="utf-8")):
             for key in ("all", area):
                 defs[key] += 1
-                documented[key] += has
-                if isinstance(node, ast.ClassDef):
-                    classes[key] += 1
-                    documented_classes[key] += has
-            if not has:
-                missing[area].append(f"{rel}:{node.lineno} {prefix}{node.name}")
-            if isinstance(node, ast.ClassDef):
-                visit(rel, area, node.body, f"{prefix}{node.name}.")
-
-    for rel, path in _files():
-        area = rel.split("/")[0] if "/" in rel else "core"
-        visit(rel, area, ast.parse(path.read_text(encoding="utf-8")).body, "")
+                documented[key] += found.documented
+                classes[key] += found.is_class
+                documented_classes[key] += found.is_class and found.documented
+            if not found.documented:
+                missing[area].append(f"{rel}:{found.line} {found.name}")
     return defs, documented, classes, documented_classes, missing
 
 

@@ -30,6 +30,8 @@ T = TypeVar("T")
 
 
 def add_relevance_option(parser: argparse.ArgumentParser) -> None:
+    """``--relevance``, shared by compare, tune and eval so the three judge a chunk the same way and
+    explain the modes in the same words."""
     parser.add_argument(
         "--relevance",
         choices=RELEVANCE_MODES,
@@ -40,6 +42,8 @@ def add_relevance_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_chars_option(parser: argparse.ArgumentParser) -> None:
+    """``--chars``: the prompt budget of hit@chars, so flows that cut chunks differently are judged on the
+    same amount of context (shared by compare, tune and eval)."""
     parser.add_argument(
         "--chars",
         type=int,
@@ -60,6 +64,7 @@ def add_sweep_options(parser: argparse.ArgumentParser) -> None:
 
 
 def check_chars(chars: int | None) -> None:
+    """Reject a budget below one character before any flow runs (a usage error, exit 2)."""
     from flowbuilder.cli import UsageError
 
     if chars is not None and chars < 1:

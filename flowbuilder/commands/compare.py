@@ -19,8 +19,6 @@ from flowbuilder.evaluation.compare import (
     FlowSource,
 )
 from flowbuilder.evaluation.misses import MISS_KINDS, MISS_LABELS
-from flowbuilder.ports import PortType
-from flowbuilder.registry import default_registry
 
 SORT_NAMES = {"mrr": "MRR", "hit@k": "hit@k", "hit@chars": "hit@chars"}
 
@@ -60,6 +58,8 @@ Exit codes: 0 ok; 1 a threshold failed or a flow could not run (the flow and nod
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder compare``: the leaderboard, significance verdicts and miss reasons of two or more flows
+    (or ``--vary`` variants of one) on the same question set."""
     parser = subparsers.add_parser(
         "compare",
         help="compare the retrieval of two or more flows on a question set",
@@ -96,12 +96,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
-def _is_store(type_name: str) -> bool:
-    """A vector store's progress is its embedding."""
-    registry = default_registry()
-    return type_name in registry and any(p.type is PortType.VECTOR_STORE for p in registry.get(type_name).outputs)
-
-
 def flow_sources(args: argparse.Namespace) -> list[FlowSource]:
     """The flows to compare: the files as given, or with --vary the variants of the one flow given."""
     from flowbuilder.cli import UsageError
@@ -130,6 +124,8 @@ def flow_sources(args: argparse.Namespace) -> list[FlowSource]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``compare``: check the thresholds' range before any ingest, judge every flow in a worker thread that
+    Ctrl-C cancels, print the report (or ``--json``) and return 1 when a candidate fails a threshold."""
     from flowbuilder.cli import UsageError
 
     for name in ("min_hit_at_k", "min_mrr"):
@@ -200,6 +196,8 @@ def _num(value: int | None) -> str:
 
 
 def stat_rows(ev: FlowEvaluation) -> list[tuple[str, str]]:
+    """The chunking and retrieval figures of one flow as (label, value) rows, for the side-by-side table of
+    a two-flow comparison; a figure the flow cannot give reads ``n/a`` rather than 0."""
     s, m = ev.stats, ev.metrics
     limit = f" (> {s.token_limit} tokens)" if s.token_limit else ""
     files = "n/a" if ev.files is None else f"{ev.files[0]} / {ev.files[1]}"
@@ -275,6 +273,8 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 def print_report(comparison: Comparison) -> None:
+    """The text report: what each flow ran, the leaderboard, the verdicts against the baseline, why the
+    misses happened, then the side-by-side detail (two flows) or the per-question grid (more)."""
     k = comparison.k
     first = comparison.a
     for ev in comparison.flows:

@@ -38,11 +38,14 @@ from flowbuilder.trust.terminal import write_control
 
 @dataclass(frozen=True)
 class Threshold:
+    """One ``--min-*`` option: the argparse name, the metric it reads and the words its failure is reported in."""
+
     option: str
     metric: str
     label: str
 
     def value(self, evaluation: Evaluation) -> float | None:
+        """This metric's figure in the evaluation, or None when no question measured it."""
         m = evaluation.metrics
         values: dict[str, float | None] = {
             "accuracy": m.answer_accuracy,
@@ -70,6 +73,8 @@ THRESHOLDS = (
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder eval``: run the whole flow per question and score retrieval and answers apart, with
+    ``--min-*`` thresholds so CI can gate on them."""
     parser = subparsers.add_parser(
         "eval",
         help="run a flow on a question set and score its answers",
@@ -107,6 +112,8 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``eval``: check options before any flow runs, evaluate every question (and a ``--baseline`` the same
+    way), write JUnit/JSON/text, and return 1 when a threshold fails or a question did not reach an answer."""
     from flowbuilder.cli import UsageError
     from flowbuilder.evaluation.answers import REFUSAL_PATTERNS
 
@@ -204,6 +211,8 @@ def _baseline(
 
 
 def check_thresholds(evaluation: Evaluation, args: argparse.Namespace) -> list[tuple[str, str]]:
+    """Each ``--min-*`` the evaluation falls short of, as (metric, message); a metric nothing measured fails
+    too, so a threshold can never pass over zero questions."""
     failures: list[tuple[str, str]] = []
     for threshold in THRESHOLDS:
         wanted = getattr(args, threshold.option)
@@ -222,6 +231,8 @@ def _pct(value: float | None) -> str:
 
 
 def print_report(evaluation: Evaluation) -> None:
+    """The text report: which nodes played answer, prompt and chunks, the retrieval and answer scores, then one
+    line per question with its verdict."""
     m = evaluation.metrics
     roles = evaluation.roles
     print(f"Flow: {evaluation.flow}")

@@ -28,6 +28,8 @@ Exit codes: 0 ok; 1 a flow could not run; 2 missing file or bad usage."""
 
 
 def register(subparsers: Any) -> None:
+    """Add ``flowbuilder tune``: choose a flow's settings on one split of the questions and judge the choice on
+    the other, so a gain that only fits the tuning questions shows up as such."""
     parser = subparsers.add_parser(
         "tune",
         help="sweep a flow's settings on a tuning split and judge the winner on held-out questions",
@@ -56,6 +58,8 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Run ``tune``: refuse to overwrite the flow being tuned, sweep the variants in a worker thread that Ctrl-C
+    cancels, optionally save the winner as a new flow, and print the report (or ``--json``)."""
     from flowbuilder.cli import UsageError
     from flowbuilder.evaluation.compare import read_flow
     from flowbuilder.evaluation.variants import VariantError
@@ -109,6 +113,8 @@ def _cells(m: Metrics) -> list[str]:
 
 
 def print_report(result: TuneResult, path: Path) -> None:
+    """The text report: every variant on the tuning split (winner marked), then the winner against the untuned
+    flow on the held-out split with the paired verdict and the plain conclusion."""
     split = result.split
     print(f"Tuning {path} by {result.metric_label}")
     print(

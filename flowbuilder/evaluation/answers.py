@@ -130,6 +130,9 @@ def expects_answer(question: Question) -> bool:
 
 @dataclass
 class Check:
+    """One named test an answer passed or failed (refusal, fact, citations), with the reason shown beside the
+    verdict so a failed question says why."""
+
     name: str
     passed: bool
     detail: str
@@ -140,6 +143,9 @@ class Check:
 
 @dataclass
 class JudgeVerdict:
+    """What the LLM judge said of one answer (0-1 scores and its reason); ``error`` says why a reply could not
+    be read, so an unusable judge shows as such instead of a zero."""
+
     faithfulness: float | None
     correctness: float | None
     reason: str
@@ -454,6 +460,9 @@ def _first_port_of_type(registry: NodeRegistry, flow: Flow, node_id: str, port_t
 
 @dataclass
 class EvalMetrics:
+    """The evaluation's figures over all questions: counts, answer and refusal rates, judge means and the
+    retrieval metrics; a rate nothing measured is None, never 0."""
+
     questions: int
     answerable: int
     unanswerable: int
@@ -553,6 +562,9 @@ def summarise(results: Sequence[AnswerResult], k: int) -> EvalMetrics:
 
 @dataclass
 class Evaluation:
+    """Everything one ``eval`` produced for a flow: which nodes played which role, each question's result and
+    the metrics, in the form the CLI, the JSON output, JUnit and the /eval page all read."""
+
     flow: str
     roles: FlowRoles
     k: int
@@ -840,6 +852,9 @@ def saved_baseline(data: Any, where: str) -> BaselineScores | None:
 
 @dataclass
 class BaselineComparison:
+    """The flow's answers against a baseline's on the same questions: verdict lines for people and the
+    figures behind them for ``--json``."""
+
     baseline: str
     lines: list[str]
     """One verdict line per compared metric, e.g. "no detectable difference on 8 questions (...)"."""

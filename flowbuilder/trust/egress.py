@@ -119,6 +119,9 @@ class Destination:
 
 @dataclass(frozen=True)
 class EgressProblem:
+    """Why a request may not go where a node's config points, in the form the executor refuses with and the
+    builder turns into an approval prompt."""
+
     code: str
     """``invalid-endpoint``, ``unsafe-credential`` (a key would go there) or ``untrusted-endpoint``."""
     message: str
@@ -129,6 +132,9 @@ class EgressProblem:
 
 
 class Approvals(Protocol):
+    """The one question egress asks of the user's approvals: may this provider account talk to this origin.
+    A protocol so this low module does not import the credential store above it."""
+
     def endpoint_approved(self, provider: str, account: str, origin: str) -> bool: ...
 
 

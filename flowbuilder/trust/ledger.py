@@ -36,6 +36,8 @@ DATA_DIR_TOKEN = "<data dir>"
 
 @dataclass(frozen=True)
 class Writer:
+    """Which flow last wrote a store collection, so another flow that reads it is told whose data it is."""
+
     key: str
     """The writing flow's scope key."""
     label: str

@@ -19,6 +19,7 @@ import markdown2
 from nicegui import ui
 
 from flowbuilder.errors import ValidationIssue
+from flowbuilder.flow import Edge, NodeSpec, Note
 from flowbuilder.graph import implicit_dependencies
 from flowbuilder.ports import Port, PortKind, PortType, compatible
 from flowbuilder.ui.state import EditorState
@@ -100,64 +101,81 @@ def node_views(
     nodes: list[dict[str, Any]] = []
     out_types: dict[tuple[str, str], tuple[str, str]] = {}
     for spec in flow.nodes:
-        cls = state.registry.get(spec.type) if spec.type in state.registry else None
         inputs, outputs = state.spec_ports(spec)
         for port in outputs:
             out_types[(spec.id, port.name)] = (port.type.value, port.kind.value)
-        pos = flow.position(spec.id)
-        data: dict[str, Any] = {
-            "label": spec.label,
-            "typeName": spec.type,
-            "category": cls.category if cls else "Unknown",
-            "inputs": [port_view(p) for p in inputs],
-            "outputs": [port_view(p) for p in outputs],
-            "disabled": spec.disabled,
-            "issues": [{"port": i.port, "message": words(i)} for i in issues.get(spec.id, [])],
-            "status": "idle",
-            "summary": "",
-            "error": None,
-            "duration": None,
-            "progress": None,
-        }
-        data.update(status.get(spec.id, {}))
-        nodes.append({"id": spec.id, "type": "fbnode", "position": {"x": pos.x, "y": pos.y}, "data": data})
-    for note in flow.notes:
-        pos = flow.position(note.id)
-        nodes.append(
-            {
-                "id": note.id,
-                "type": "fbnote",
-                "position": {"x": pos.x, "y": pos.y},
-                "data": {"text": note.text, "html": note_html(note.text), "title": note_title(note.text)},
-                "style": {"width": f"{note.width or 220}px", "height": f"{note.height or 120}px"},
-                # Behind the node cards and their edges, like n8n's sticky notes: a note is a frame.
-                "zIndex": -1,
-            }
+        data = _card_data(
+            state, spec, inputs, outputs, [{"port": i.port, "message": words(i)} for i in issues.get(spec.id, [])]
         )
-    edges: list[dict[str, Any]] = []
-    for edge in flow.edges:
-        type_name, kind = out_types.get((edge.source, edge.source_port), ("any", "data"))
-        colour = TYPE_COLOURS.get(type_name, "#64748b")
-        style: dict[str, Any] = {"stroke": colour}
-        item: dict[str, Any] = {
-            "id": edge.key,
-            "source": edge.source,
-            "sourceHandle": edge.source_port,
-            "target": edge.target,
-            "targetHandle": edge.target_port,
-            "style": style,
-            "data": {"type": type_name},
-            "type": "fbrouted",  # canvas.js RoutedEdge: a curve, or round the cards it would pass under
-        }
-        if kind == PortKind.SERVICE.value:
-            style["strokeDasharray"] = "6 4"
-            # A service leaves the top of its provider and enters the bottom of its consumer; when the
-            # consumer sits below (a store feeding a retriever on the next row) a curve would loop around
-            # both cards, so service links are drawn straight (canvas.js ServiceEdge: round any card in the way).
-            item["type"] = "fbservice"
-        edges.append(item)
+        data.update(status.get(spec.id, {}))
+        pos = flow.position(spec.id)
+        nodes.append({"id": spec.id, "type": "fbnode", "position": {"x": pos.x, "y": pos.y}, "data": data})
+    nodes += [_note_view(state, note) for note in flow.notes]
+    edges = [_edge_view(edge, *out_types.get((edge.source, edge.source_port), ("any", "data"))) for edge in flow.edges]
     edges += implicit_edges(state, base_dir)
     return nodes, edges
+
+
+def _card_data(
+    state: EditorState,
+    spec: NodeSpec,
+    inputs: tuple[Port, ...],
+    outputs: tuple[Port, ...],
+    issues: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """What a node card shows before a run: its label, type, category (``Unknown`` for a type no longer
+    registered), ports and issues, idle."""
+    cls = state.registry.get(spec.type) if spec.type in state.registry else None
+    return {
+        "label": spec.label,
+        "typeName": spec.type,
+        "category": cls.category if cls else "Unknown",
+        "inputs": [port_view(p) for p in inputs],
+        "outputs": [port_view(p) for p in outputs],
+        "disabled": spec.disabled,
+        "issues": issues,
+        "status": "idle",
+        "summary": "",
+        "error": None,
+        "duration": None,
+        "progress": None,
+    }
+
+
+def _note_view(state: EditorState, note: Note) -> dict[str, Any]:
+    """A sticky note: its markdown made safe, a title for far zoom, and its size."""
+    pos = state.flow.position(note.id)
+    return {
+        "id": note.id,
+        "type": "fbnote",
+        "position": {"x": pos.x, "y": pos.y},
+        "data": {"text": note.text, "html": note_html(note.text), "title": note_title(note.text)},
+        "style": {"width": f"{note.width or 220}px", "height": f"{note.height or 120}px"},
+        # Behind the node cards and their edges, like n8n's sticky notes: a note is a frame.
+        "zIndex": -1,
+    }
+
+
+def _edge_view(edge: Edge, type_name: str, kind: str) -> dict[str, Any]:
+    """A link coloured by the type its source port carries; a service link dashed and drawn straight."""
+    style: dict[str, Any] = {"stroke": TYPE_COLOURS.get(type_name, "#64748b")}
+    item: dict[str, Any] = {
+        "id": edge.key,
+        "source": edge.source,
+        "sourceHandle": edge.source_port,
+        "target": edge.target,
+        "targetHandle": edge.target_port,
+        "style": style,
+        "data": {"type": type_name},
+        "type": "fbrouted",  # canvas.js RoutedEdge: a curve, or round the cards it would pass under
+    }
+    if kind == PortKind.SERVICE.value:
+        style["strokeDasharray"] = "6 4"
+        # A service leaves the top of its provider and enters the bottom of its consumer; when the
+        # consumer sits below (a store feeding a retriever on the next row) a curve would loop around
+        # both cards, so service links are drawn straight (canvas.js ServiceEdge: round any card in the way).
+        item["type"] = "fbservice"
+    return item
 
 
 def implicit_edges(state: EditorState, base_dir: Path | None = None) -> list[dict[str, Any]]:

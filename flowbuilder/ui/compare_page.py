@@ -173,6 +173,9 @@ TruncationOffset = Callable[[str], int | None]
 
 @dataclass(frozen=True)
 class RowView:
+    """One source record as the boundary view draws it: its text with the chunk edges marked (``html``) and
+    whether the chunking cut it."""
+
     record_id: str
     text: str
     cut: bool
@@ -579,6 +582,9 @@ def cancelled_early(cancelled: ComparisonCancelled) -> ComparisonCancelled:
 
 
 class ComparePage:
+    """The /compare page: pick flows and a question set, run the comparison as a cancellable job, and show the
+    leaderboard, verdicts and where each flow's chunk boundaries fall."""
+
     def __init__(self, query: dict[str, str], workspace: Path) -> None:
         self.comparison: Comparison | None = None
         self.eta: Eta | None = None

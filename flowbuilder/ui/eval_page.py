@@ -193,6 +193,9 @@ def eval_outcome(data: dict[str, Any]) -> str:
 
 
 class EvalPage:
+    """The /eval page: run a flow over a question set as a cancellable job and show each question's answer,
+    verdict and the chunks it rested on."""
+
     def __init__(self, query: dict[str, str], config: AppConfig) -> None:
         self.config = config
         self.data: dict[str, Any] | None = None

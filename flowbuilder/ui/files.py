@@ -285,61 +285,17 @@ class FileActions:
         return True
 
     def show_report(self, filename: str, report: Any, reimport_offline: Callable[[], object] | None = None) -> None:
+        """What an import did, in a dialog: the node counts, what ``--local`` swapped, the keys still to bind
+        (with a way to import again offline instead), and the full report text. Nothing to say: no dialog."""
         text = ui_report_text(report)
         missing = missing_accounts(self.session)
-        swaps = list(getattr(report, "local_swaps", []) or [])
         if not text and not missing:
             return
         with ui.dialog() as dialog, ui.card().classes("w-[46rem] max-w-full fb-import-report-dialog"):
             ui.label(f"Import report: {filename}").classes("text-h6")
-            nodes = getattr(report, "nodes", None)
-            if nodes is not None:
-                unsupported = getattr(report, "unsupported_count", 0)
-                ui.label(
-                    f"{len(self.session.state.flow.nodes)} nodes on the canvas from {len(nodes)} source nodes"
-                    + (f"; {unsupported} unsupported (marked on the canvas)" if unsupported else "")
-                    + "."
-                ).classes("text-sm fb-import-summary")
-            if swaps:
-                # a swap of a component has no parameter; other lines are settings --local changed or added
-                swapped = sum(1 for swap in swaps if not swap.parameter)
-                others = len(swaps) - swapped
-                ui.label(
-                    f"Running offline: {swapped} cloud component(s) swapped for local ones"
-                    + (f", {others} setting(s) changed or added" if others else "")
-                ).classes("text-subtitle2 text-positive fb-import-swaps")
-                for swap in swaps:
-                    ui.label(f"{swap.node}: {swap.detail}").classes("text-xs")
+            self._report_summary(report)
             if missing:
-                ui.label("Keys to bind (one per account; kept for this session only)").classes("text-subtitle2")
-                box = ui.column().classes("w-full gap-1")
-
-                def draw_accounts() -> None:
-                    box.clear()
-                    with box:
-                        for account in missing:
-                            self._account_row(account, after_bind)
-
-                def after_bind() -> None:
-                    self.on_loaded()
-                    draw_accounts()
-
-                draw_accounts()
-                if reimport_offline is not None:
-
-                    async def again() -> None:
-                        dialog.close()
-                        outcome = reimport_offline()
-                        if inspect.isawaitable(outcome):
-                            await outcome
-
-                    with ui.row().classes("items-center"):
-                        ui.label("No keys?").classes("text-sm")
-                        ui.button(
-                            "Import again, running offline",
-                            icon="cloud_off",
-                            on_click=again,
-                        ).props("flat dense no-caps").mark("reimport-offline")
+                self._report_accounts(missing, dialog, reimport_offline)
             if text:
                 with ui.expansion("Full report", icon="description").classes("w-full").props("dense"):
                     ui.code(text, language="text").classes("w-full text-xs fb-import-report").style(
@@ -347,6 +303,63 @@ class FileActions:
                     )
             ui.button("Close", on_click=dialog.close)
         dialog.open()
+
+    def _report_summary(self, report: Any) -> None:
+        """How many nodes the canvas got from how many source nodes, and each offline swap ``--local`` made."""
+        nodes = getattr(report, "nodes", None)
+        if nodes is not None:
+            unsupported = getattr(report, "unsupported_count", 0)
+            ui.label(
+                f"{len(self.session.state.flow.nodes)} nodes on the canvas from {len(nodes)} source nodes"
+                + (f"; {unsupported} unsupported (marked on the canvas)" if unsupported else "")
+                + "."
+            ).classes("text-sm fb-import-summary")
+        swaps = list(getattr(report, "local_swaps", []) or [])
+        if not swaps:
+            return
+        # a swap of a component has no parameter; other lines are settings --local changed or added
+        swapped = sum(1 for swap in swaps if not swap.parameter)
+        others = len(swaps) - swapped
+        ui.label(
+            f"Running offline: {swapped} cloud component(s) swapped for local ones"
+            + (f", {others} setting(s) changed or added" if others else "")
+        ).classes("text-subtitle2 text-positive fb-import-swaps")
+        for swap in swaps:
+            ui.label(f"{swap.node}: {swap.detail}").classes("text-xs")
+
+    def _report_accounts(
+        self, missing: list[Account], dialog: Any, reimport_offline: Callable[[], object] | None
+    ) -> None:
+        """The accounts the flow needs a key for, each redrawn once bound, and "Import again, running offline"
+        for a user who has no keys."""
+        ui.label("Keys to bind (one per account; kept for this session only)").classes("text-subtitle2")
+        box = ui.column().classes("w-full gap-1")
+
+        def draw_accounts() -> None:
+            box.clear()
+            with box:
+                for account in missing:
+                    self._account_row(account, after_bind)
+
+        def after_bind() -> None:
+            self.on_loaded()
+            draw_accounts()
+
+        draw_accounts()
+        if reimport_offline is None:
+            return
+
+        async def again() -> None:
+            dialog.close()
+            outcome = reimport_offline()
+            if inspect.isawaitable(outcome):
+                await outcome
+
+        with ui.row().classes("items-center"):
+            ui.label("No keys?").classes("text-sm")
+            ui.button("Import again, running offline", icon="cloud_off", on_click=again).props(
+                "flat dense no-caps"
+            ).mark("reimport-offline")
 
     def _account_row(self, account: Account, on_bound: Callable[[], None]) -> None:
         """One account in the import report: who uses it, and a "Bind a key" button until it is bound."""

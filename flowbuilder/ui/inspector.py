@@ -172,28 +172,12 @@ class Inspector:
         self.on_change(True)
 
     def _field(self, f: FormField, config: dict[str, Any]) -> None:
+        """One config field as the form element its kind asks for; every edit goes through :meth:`_apply`, which
+        checks it against the node's Config and shows pydantic's message on the element."""
         value = config.get(f.name, f.default)
-        tooltip = ui_words(f.description)
         element: Any
         if f.kind in ("integer", "number"):
-            element = ui.number(
-                f.label,
-                value=value,
-                min=f.minimum,
-                max=f.maximum,
-                step=1 if f.kind == "integer" else 0.05,
-                precision=0 if f.kind == "integer" else None,
-            ).props("dense outlined clearable" if f.nullable else "dense outlined")
-
-            def number_changed(e: Any, el: Any = None, field: FormField = f) -> None:
-                raw = e.value
-                if raw is None or raw == "":
-                    value = None
-                else:
-                    value = int(raw) if field.kind == "integer" and float(raw).is_integer() else raw
-                self._apply(e.sender, field.name, value)
-
-            element.on_value_change(number_changed)
+            element = self._number_field(f, value)
         elif f.kind == "select":
             element = ui.select(
                 f.options + ([None] if f.nullable and None not in f.options else []), label=f.label, value=value
@@ -206,47 +190,79 @@ class Inspector:
             element = ui.textarea(f.label, value=value or "").props("dense outlined autogrow")
             element.on_value_change(lambda e, field=f: self._apply(e.sender, field.name, e.value))
         elif f.kind == "text":
-            element = ui.input(f.label, value="" if value is None else str(value)).props("dense outlined")
-            element.on_value_change(
-                lambda e, field=f: self._apply(
-                    e.sender, field.name, None if field.nullable and not e.value else e.value
-                )
-            )
-            if is_file_field(f.name):
-                field_input = element
-                suffixes = suffixes_for(f.name)
-                node_class = self.session.state.node_class(self.node_id) if self.node_id else None
-                runtime = node_class.runtime if node_class is not None else None
-                bundled = runtime.bundled_files() if runtime is not None else []
-
-                def picked(path: str, target: Any = field_input) -> None:
-                    target.value = path  # fires on_value_change -> the checked config edit
-
-                with element.add_slot("append"):
-                    ui.button(
-                        icon="folder_open",
-                        on_click=lambda: pick_file(
-                            self.session.workspace, self.session.base_dir, picked, suffixes, bundled
-                        ),
-                    ).props("flat dense round size=sm").tooltip("Upload or choose a file").mark(f"pick-{f.name}")
+            element = self._text_field(f, value)
         else:
-            text = "" if value is None else json.dumps(value, ensure_ascii=False)
-            element = ui.textarea(f"{f.label} (JSON)", value=text).props("dense outlined autogrow")
-
-            def json_changed(e: Any, field: FormField = f) -> None:
-                try:
-                    parsed = parse_json_field(str(e.value or ""))
-                except ValueError as exc:
-                    e.sender.error = str(exc)
-                    return
-                self._apply(e.sender, field.name, parsed)
-
-            element.on_value_change(json_changed)
+            element = self._json_field(f, value)
         element.classes("w-full").props(f'data-field="{f.name}"').mark(f"field-{f.name}")
         if hasattr(element, "without_auto_validation"):
             element.without_auto_validation()  # our pydantic message must not be cleared right after it is set
+        tooltip = ui_words(f.description)
         if tooltip:
             element.tooltip(tooltip)
+
+    def _number_field(self, f: FormField, value: Any) -> Any:
+        """An integer or float field; cleared means None (when the field allows it), and a whole float typed into
+        an integer field is saved as an int."""
+        element = ui.number(
+            f.label,
+            value=value,
+            min=f.minimum,
+            max=f.maximum,
+            step=1 if f.kind == "integer" else 0.05,
+            precision=0 if f.kind == "integer" else None,
+        ).props("dense outlined clearable" if f.nullable else "dense outlined")
+
+        def number_changed(e: Any, field: FormField = f) -> None:
+            raw = e.value
+            if raw is None or raw == "":
+                value = None
+            else:
+                value = int(raw) if field.kind == "integer" and float(raw).is_integer() else raw
+            self._apply(e.sender, field.name, value)
+
+        element.on_value_change(number_changed)
+        return element
+
+    def _text_field(self, f: FormField, value: Any) -> Any:
+        """A one-line text field (empty means None when the field allows it); a file field gets a button that
+        uploads or picks a file (the node's bundled files among the choices)."""
+        element = ui.input(f.label, value="" if value is None else str(value)).props("dense outlined")
+        element.on_value_change(
+            lambda e, field=f: self._apply(e.sender, field.name, None if field.nullable and not e.value else e.value)
+        )
+        if not is_file_field(f.name):
+            return element
+        suffixes = suffixes_for(f.name)
+        node_class = self.session.state.node_class(self.node_id) if self.node_id else None
+        runtime = node_class.runtime if node_class is not None else None
+        bundled = runtime.bundled_files() if runtime is not None else []
+
+        def picked(path: str, target: Any = element) -> None:
+            target.value = path  # fires on_value_change -> the checked config edit
+
+        with element.add_slot("append"):
+            ui.button(
+                icon="folder_open",
+                on_click=lambda: pick_file(self.session.workspace, self.session.base_dir, picked, suffixes, bundled),
+            ).props("flat dense round size=sm").tooltip("Upload or choose a file").mark(f"pick-{f.name}")
+        return element
+
+    def _json_field(self, f: FormField, value: Any) -> Any:
+        """Any other value (lists, objects) as JSON text; text that does not parse is shown as the field's error
+        and never saved."""
+        text = "" if value is None else json.dumps(value, ensure_ascii=False)
+        element = ui.textarea(f"{f.label} (JSON)", value=text).props("dense outlined autogrow")
+
+        def json_changed(e: Any, field: FormField = f) -> None:
+            try:
+                parsed = parse_json_field(str(e.value or ""))
+            except ValueError as exc:
+                e.sender.error = str(exc)
+                return
+            self._apply(e.sender, field.name, parsed)
+
+        element.on_value_change(json_changed)
+        return element
 
     def _credential(self, slot: CredentialSlot) -> None:
         node_id = self.node_id

@@ -51,58 +51,76 @@ def fold_events(
     for event in events:
         node = event.node_id
         shown = name(node) if node else ""
-        data = event.data
         patch = patches.setdefault(node, {}) if node else {}
-        if event.kind == "node_started":
-            patch.update(status="running", summary="running…", error=None, duration=None, progress=None)
-            lines.append(f"▶ {shown}")
-        elif event.kind == "progress":
-            patch["progress"] = {"done": data.get("done", 0), "total": data.get("total", 0)}
-            if data.get("message"):
-                patch["summary"] = str(data["message"])
-        elif event.kind == "node_finished" and (data.get("status") == "warning" or data.get("warning")):
-            # succeeded but suspicious (an empty collection...): an amber badge that says why
-            warning = str(data.get("warning") or "check this node's output")
-            patch.update(
-                status="warning", summary=warning, warning=warning, duration=data.get("duration"), progress=None
-            )
-            lines.append(f"⚠ {shown}: {data.get('summary', '')}; warning: {warning} ({data.get('duration', 0):.2f} s)")
-        elif event.kind == "node_finished":
-            patch.update(status="ok", summary=data.get("summary", ""), duration=data.get("duration"), progress=None)
-            lines.append(f"✓ {shown}: {data.get('summary', '')} ({data.get('duration', 0):.2f} s)")
-        elif event.kind == "node_cached" and data.get("warning"):
-            warning = str(data["warning"])
-            patch.update(status="warning", summary=warning, warning=warning, duration=0.0, progress=None)
-            lines.append(f"⚠ {shown}: cached {data.get('summary', '')}; warning: {warning}")
-        elif event.kind == "node_cached":
-            patch.update(status="cached", summary=f"cached · {data.get('summary', '')}", duration=0.0, progress=None)
-            lines.append(f"⚡ {shown}: cached {data.get('summary', '')}")
-        elif event.kind == "node_failed":
-            error = ui_words(str(data.get("error") or ""))
-            patch.update(status="failed", error=error, duration=data.get("duration"), progress=None)
-            lines.append(f"✕ {shown}: {error}")
-        elif event.kind == "node_skipped":
-            reason = str(data.get("reason", ""))
-            # "upstream node 'llm' failed" -> "'llm' failed": the badge is narrow, the log keeps the whole reason
-            short = UPSTREAM_LEAD.sub("", reason)
-            patch.update(status="disabled" if reason == "disabled" else "skipped", summary=f"skipped: {short}")
-            lines.append(f"– {shown}: skipped ({reason})")
-        elif event.kind == "node_cancelled":
-            patch.update(status="cancelled", summary="cancelled", duration=data.get("duration"), progress=None)
-            lines.append(f"■ {shown}: cancelled")
-        elif event.kind == "token":
-            tokens.append(str(data.get("text", "")))
-        elif event.kind == "log":
-            lines.append(f"  {shown}: {data.get('message', '')}")
-        elif event.kind == "run_started":
-            lines.append(f"run: {' → '.join(name(n) for n in data.get('order', []))}")
-        elif event.kind == "run_finished":
-            state = (
-                "cancelled" if data.get("cancelled") else ("ok" if data.get("ok") else f"failed {data.get('failed')}")
-            )
-            lines.append(f"run finished: {state}")
+        if event.kind == "token":
+            tokens.append(str(event.data.get("text", "")))
+            continue
+        update, line = _node_update(event, shown)
+        patch.update(update)
+        line = line if line is not None else _run_line(event, shown, name)
+        if line is not None:
+            lines.append(line)
     patches.pop("", None)
     return {k: v for k, v in patches.items() if v}, tokens, lines
+
+
+def _node_update(event: RunEvent, shown: str) -> tuple[dict[str, Any], str | None]:
+    """What a node's event changes on its card, and its log line (None for progress, which only moves the
+    card's bar, and for events that are not a node's)."""
+    data, kind = event.data, event.kind
+    if kind == "node_started":
+        return {"status": "running", "summary": "running…", "error": None, "duration": None, "progress": None}, (
+            f"▶ {shown}"
+        )
+    if kind == "progress":
+        update: dict[str, Any] = {"progress": {"done": data.get("done", 0), "total": data.get("total", 0)}}
+        if data.get("message"):
+            update["summary"] = str(data["message"])
+        return update, None
+    done = {"duration": data.get("duration"), "progress": None}
+    summary = data.get("summary", "")
+    if kind == "node_finished" and (data.get("status") == "warning" or data.get("warning")):
+        # succeeded but suspicious (an empty collection...): an amber badge that says why
+        warning = str(data.get("warning") or "check this node's output")
+        return {"status": "warning", "summary": warning, "warning": warning, **done}, (
+            f"⚠ {shown}: {summary}; warning: {warning} ({data.get('duration', 0):.2f} s)"
+        )
+    if kind == "node_finished":
+        return {"status": "ok", "summary": summary, **done}, f"✓ {shown}: {summary} ({data.get('duration', 0):.2f} s)"
+    if kind == "node_cached" and data.get("warning"):
+        warning = str(data["warning"])
+        return {"status": "warning", "summary": warning, "warning": warning, "duration": 0.0, "progress": None}, (
+            f"⚠ {shown}: cached {summary}; warning: {warning}"
+        )
+    if kind == "node_cached":
+        return {"status": "cached", "summary": f"cached · {summary}", "duration": 0.0, "progress": None}, (
+            f"⚡ {shown}: cached {summary}"
+        )
+    if kind == "node_failed":
+        error = ui_words(str(data.get("error") or ""))
+        return {"status": "failed", "error": error, **done}, f"✕ {shown}: {error}"
+    if kind == "node_skipped":
+        reason = str(data.get("reason", ""))
+        # "upstream node 'llm' failed" -> "'llm' failed": the badge is narrow, the log keeps the whole reason
+        short = UPSTREAM_LEAD.sub("", reason)
+        status = "disabled" if reason == "disabled" else "skipped"
+        return {"status": status, "summary": f"skipped: {short}"}, f"– {shown}: skipped ({reason})"
+    if kind == "node_cancelled":
+        return {"status": "cancelled", "summary": "cancelled", **done}, f"■ {shown}: cancelled"
+    return {}, None
+
+
+def _run_line(event: RunEvent, shown: str, name: Callable[[str], str]) -> str | None:
+    """The log line of an event that is not a node's outcome: a node's log message, or the run's start and end."""
+    data = event.data
+    if event.kind == "log":
+        return f"  {shown}: {data.get('message', '')}"
+    if event.kind == "run_started":
+        return f"run: {' → '.join(name(n) for n in data.get('order', []))}"
+    if event.kind == "run_finished":
+        state = "cancelled" if data.get("cancelled") else ("ok" if data.get("ok") else f"failed {data.get('failed')}")
+        return f"run finished: {state}"
+    return None
 
 
 class RunController:

@@ -389,59 +389,16 @@ class EditorState:
         self.refine_layout = True
         ids = self.flow.node_ids()
         flow_edges, owner = self._layout_graph()
-        children: dict[str, list[str]] = defaultdict(list)
-        for child, parent in sorted(owner.items()):
-            children[parent].append(child)
-
-        mains = [n for n in ids if n not in owner]
-
-        def root_of(node_id: str) -> str:
-            while node_id in owner:
-                node_id = owner[node_id]
-            return node_id
-
-        graph = nx.DiGraph()
-        graph.add_nodes_from(mains)
+        sizes = self._card_sizes()
+        trees = _ServiceTrees(owner, {n: sizes[n][1] for n in ids})
+        graph = nx.DiGraph()  # the main nodes, linked where anything in their trees is
+        graph.add_nodes_from(n for n in ids if n not in owner)
         for edge in flow_edges:
-            a, b = root_of(edge.source), root_of(edge.target)
+            a, b = trees.root_of(edge.source), trees.root_of(edge.target)
             if a != b:
                 graph.add_edge(a, b)
-
-        def height(node_id: str) -> float:
-            inputs, outputs = self.ports(node_id)
-            side_in = [p for p in inputs if p.kind is PortKind.DATA]
-            side_out = [p for p in outputs if p.kind is PortKind.DATA]
-            return node_height(len(side_in), len(side_out))
-
-        def subtree_width(node_id: str) -> float:
-            kids = children.get(node_id, [])
-            if not kids:
-                return NODE_WIDTH
-            return max(NODE_WIDTH, sum(subtree_width(k) for k in kids) + COLUMN_GAP / 2 * (len(kids) - 1))
-
-        def subtree_height(node_id: str) -> float:
-            kids = children.get(node_id, [])
-            below = max((subtree_height(k) for k in kids), default=-SUB_GAP)
-            return height(node_id) + SUB_GAP + below
-
-        positions = self.flow.layout.positions
-
-        def place_children(node_id: str, x: float, y: float) -> None:
-            kids = children.get(node_id, [])
-            if not kids:
-                return
-            total = sum(subtree_width(k) for k in kids) + COLUMN_GAP / 2 * (len(kids) - 1)
-            cursor = x + NODE_WIDTH / 2 - total / 2
-            child_y = y + height(node_id) + SUB_GAP
-            for kid in kids:
-                width = subtree_width(kid)
-                kid_x = cursor + width / 2 - NODE_WIDTH / 2
-                positions[kid] = Position(x=kid_x, y=child_y)
-                place_children(kid, kid_x, child_y)
-                cursor += width + COLUMN_GAP / 2
-
         # Notes that framed nodes before the layout frame the same nodes after it (n8n sticky notes).
-        members = note_members(self.flow, {n: (NODE_WIDTH, height(n)) for n in ids})
+        members = note_members(self.flow, sizes)
         self._framed = members  # what the notes framed in the file: the browser's layout keeps it
         framed_by = {m: note_id for note_id, ms in members.items() for m in ms}
         headers = {note.id: note_header_height(note.text) for note in self.flow.notes}
@@ -453,34 +410,41 @@ class EditorState:
         )
         boxes: list[tuple[list[str], float, float]] = []  # each part laid out alone: its nodes, width, height
         for part in parts:
-            sub = graph.subgraph(part)
-            generations = (
-                [sorted(g) for g in nx.topological_generations(sub)]
-                if nx.is_directed_acyclic_graph(sub)
-                else [sorted(part)]
-            )
-            everything = [n for n in ids if root_of(n) in set(part)]
+            everything = [n for n in ids if trees.root_of(n) in set(part)]
             frames = {framed_by[n] for n in everything if n in framed_by}
             top = max((headers[f] for f in frames), default=0.0)
-            x = 0.0
-            bottom = top
-            for generation in generations:
-                column_width = max(subtree_width(n) for n in generation)
-                y = top
-                for node_id in generation:
-                    node_x = x + column_width / 2 - NODE_WIDTH / 2
-                    positions[node_id] = Position(x=node_x, y=y)
-                    place_children(node_id, node_x, y)
-                    y += subtree_height(node_id) + ROW_GAP
-                bottom = max(bottom, y - ROW_GAP)
-                x += column_width + COLUMN_GAP
-            boxes.append((everything, x - COLUMN_GAP, bottom + (FRAME_PAD if frames else 0.0)))
+            width, bottom = self._lay_out_part(graph.subgraph(part), trees, top)
+            boxes.append((everything, width, bottom + (FRAME_PAD if frames else 0.0)))
         # Parts side by side in rows about as wide as the window's shape asks (one column of 125 chains would be
         # fitted at a zoom where a card is a hairline), in their old top-to-bottom order.
+        positions = self.flow.layout.positions
         for (everything, _, _), (left, top) in zip(boxes, shelf_pack([b[1:] for b in boxes], aspect), strict=True):
             for node_id in everything:
                 positions[node_id] = Position(x=positions[node_id].x + left, y=positions[node_id].y + top)
-        self._place_notes(members, headers, {n: (NODE_WIDTH, height(n)) for n in ids})
+        self._place_notes(members, headers, sizes)
+
+    def _lay_out_part(self, part: nx.DiGraph, trees: _ServiceTrees, top: float) -> tuple[float, float]:
+        """One connected part from (0, ``top``): a column per topological generation (one column for a part with
+        a cycle), each main node's service tree below it; returns the part's width and bottom."""
+        generations = (
+            [sorted(g) for g in nx.topological_generations(part)]
+            if nx.is_directed_acyclic_graph(part)
+            else [sorted(part.nodes)]
+        )
+        positions = self.flow.layout.positions
+        x = 0.0
+        bottom = top
+        for generation in generations:
+            column_width = max(trees.width(n) for n in generation)
+            y = top
+            for node_id in generation:
+                node_x = x + column_width / 2 - NODE_WIDTH / 2
+                positions[node_id] = Position(x=node_x, y=y)
+                trees.place_children(node_id, node_x, y, positions)
+                y += trees.height(node_id) + ROW_GAP
+            bottom = max(bottom, y - ROW_GAP)
+            x += column_width + COLUMN_GAP
+        return x - COLUMN_GAP, bottom
 
     def layout_request(self) -> dict[str, Any]:
         """What the canvas's ELK layout needs (frontend/src/layout.mjs): nodes with estimated card sizes and
@@ -654,6 +618,52 @@ class EditorState:
             if note.id == note_id and (note.width, note.height) != (width, height):
                 self._snapshot(("note-size", note_id))
                 note.width, note.height = max(120.0, width), max(60.0, height)
+
+
+class _ServiceTrees:
+    """Service sub-nodes hung under the node that uses them (an embedder under its store, a model under its
+    agent): each main node's tree, how wide and tall it is, and where its sub-nodes go."""
+
+    def __init__(self, owner: dict[str, str], heights: dict[str, float]) -> None:
+        self.owner = owner
+        self.heights = heights
+        self.children: dict[str, list[str]] = defaultdict(list)
+        for child, parent in sorted(owner.items()):
+            self.children[parent].append(child)
+
+    def root_of(self, node_id: str) -> str:
+        """The main node whose tree holds ``node_id`` (itself when it is one)."""
+        while node_id in self.owner:
+            node_id = self.owner[node_id]
+        return node_id
+
+    def width(self, node_id: str) -> float:
+        """The tree's width: its sub-trees side by side, at least a card."""
+        kids = self.children.get(node_id, [])
+        if not kids:
+            return NODE_WIDTH
+        return max(NODE_WIDTH, sum(self.width(k) for k in kids) + COLUMN_GAP / 2 * (len(kids) - 1))
+
+    def height(self, node_id: str) -> float:
+        """The tree's height: the card, then its tallest sub-tree below it."""
+        kids = self.children.get(node_id, [])
+        below = max((self.height(k) for k in kids), default=-SUB_GAP)
+        return self.heights[node_id] + SUB_GAP + below
+
+    def place_children(self, node_id: str, x: float, y: float, positions: dict[str, Position]) -> None:
+        """Centre the sub-trees of the card at (x, y) in a row below it, recursively."""
+        kids = self.children.get(node_id, [])
+        if not kids:
+            return
+        total = sum(self.width(k) for k in kids) + COLUMN_GAP / 2 * (len(kids) - 1)
+        cursor = x + NODE_WIDTH / 2 - total / 2
+        child_y = y + self.heights[node_id] + SUB_GAP
+        for kid in kids:
+            width = self.width(kid)
+            kid_x = cursor + width / 2 - NODE_WIDTH / 2
+            positions[kid] = Position(x=kid_x, y=child_y)
+            self.place_children(kid, kid_x, child_y, positions)
+            cursor += width + COLUMN_GAP / 2
 
 
 def shelf_pack(sizes: list[tuple[float, float]], aspect: float = CANVAS_ASPECT) -> list[tuple[float, float]]:

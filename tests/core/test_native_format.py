@@ -93,7 +93,8 @@ def test_failed_save_leaves_the_old_file(tmp_path: Path) -> None:
     flow = load_flow(flows_dir() / "pdf_rag.json")
     save_flow(flow, path)
     before = path.read_bytes()
-    flow.meta["bad"] = object()  # not JSON-serialisable
-    with pytest.raises(Exception):  # noqa: B017 - the point is the file below
+    flow.meta["bad"] = "x\ud800y"  # a lone surrogate: the JSON text is made, writing it as UTF-8 fails midway
+    with pytest.raises(UnicodeEncodeError):
         save_flow(flow, path)
     assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["flow.json"]  # no half-written temporary file left

@@ -82,8 +82,12 @@ def test_rewrite_searches_every_variant_and_merges(server: FakeLLMServer) -> Non
     assert context.details["prompt"] == sent
     assert context.details["queries"]["q0"] == "refund"
     assert sorted(context.details["legs"]) == ["q0", "q1", "q2", "q3"]
+    # the retriever output (what an agent's tool or a reranker calls) rewrites and merges again on every call
+    server.reply("1. When is my card refunded?\n2. How long until money comes back to the card\n3. invoices monthly")
     service = out["retriever"]
     assert isinstance(service, Retriever)
+    assert [h.id for h in service.retrieve("refund")] == ids
+    assert len(server.requests_to("chat")) == 2 and retriever.queries[4:] == out["queries"].splitlines()
 
 
 def test_rewrite_with_a_custom_prompt_and_fewer_variants(server: FakeLLMServer) -> None:

@@ -80,7 +80,7 @@ def test_huge_and_infinite_numbers_export(fmt: str) -> None:
     split = next(n for n in back.nodes if n.type == "splitter.recursive")
     assert split.config["chunk_size"] == 2**63  # a big integer is a JSON number: kept exactly
     floats = [v for n in back.nodes for v in n.config.values() if isinstance(v, float)]
-    assert all(math.isfinite(v) for v in floats), floats
+    assert floats and all(math.isfinite(v) for v in floats), floats
 
 
 def test_adapters_read_non_finite_numbers_as_missing() -> None:
@@ -103,7 +103,7 @@ def test_a_langflow_chunk_size_of_inf_imports(tmp_path: Path, value: str) -> Non
     assert code == 0
     flow = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     sizes = [n["config"].get("chunk_size") for n in flow["nodes"] if n["type"].startswith("splitter.")]
-    assert sizes and all(size is None or isinstance(size, int) for size in sizes)
+    assert sizes == [None]  # a non-finite size is read as missing: the splitter's default applies
 
 
 PATH_FIELDS = [
@@ -118,8 +118,9 @@ PATH_FIELDS = [
 @pytest.mark.parametrize(("node_type", "field"), PATH_FIELDS)
 def test_tilde_of_an_unknown_user_in_any_path_is_no_crash(tmp_path: Path, capsys, node_type: str, field: str) -> None:
     path = write(tmp_path, NodeSpec(id="n", type=node_type, config={field: "~nosuchuser/x/y.csv"}))
-    assert main(["validate", str(path)]) in (0, 1)
-    assert main(["run", str(path), "--to", "n"]) in (0, 1)
+    # validate names the path that cannot be found; tool.mcp's cwd is only looked at when its server starts
+    assert main(["validate", str(path)]) == (0 if node_type == "tool.mcp" else 1)
+    assert main(["run", str(path), "--to", "n"]) == 1  # the node fails with a message, the CLI does not crash
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err and "RuntimeError" not in captured.out + captured.err
     graph = analyze(Flow(name="x", nodes=[NodeSpec(id="n", type=node_type, config={field: "~nosuchuser"})]))

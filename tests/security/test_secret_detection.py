@@ -102,7 +102,9 @@ def test_paths_and_urls_are_not_secrets(value: str) -> None:
 
 def test_a_secret_inside_a_url_or_path_is_still_found() -> None:
     assert looks_random(f"https://hooks.example.com/services/T000/{RANDOM_40}")
-    assert secret_reason("url", f"https://api.example.com/v1?key=1&x=sk-proj-{RANDOM_40}") is not None
+    assert secret_reason("url", f"https://api.example.com/v1?key=1&x=sk-proj-{RANDOM_40}") == (
+        "shaped like a provider's API key"
+    )
 
 
 def test_the_reason_names_how_a_secret_was_recognised() -> None:

@@ -96,11 +96,8 @@ def test_import_never_writes_nan(tmp_path: Path) -> None:
     src = tmp_path / "n8n.json"
     src.write_text(json.dumps(data), encoding="utf-8")
     out = tmp_path / "flow.json"
-    code = main(["import", str(src), "-o", str(out)])
-    if code == 0:
-        json.loads(out.read_text(encoding="utf-8"), parse_constant=lambda c: pytest.fail(f"wrote {c}"))
-    else:
-        assert code == 2 and not out.exists()
+    assert main(["import", str(src), "-o", str(out)]) == 0  # such numbers are read, not refused
+    json.loads(out.read_text(encoding="utf-8"), parse_constant=lambda c: pytest.fail(f"wrote {c}"))
 
 
 def test_short_fuzz_campaign_finds_no_traceback_hang_or_leak(tmp_path: Path) -> None:

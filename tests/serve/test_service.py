@@ -124,7 +124,8 @@ def test_ask_runs_the_agent_and_returns_its_sources(served: Served, llm: FakeLLM
     llm.reply(f"INVALID-011 (and my key is {key})")
     result = service.ask(QUESTION)
     assert result.ok and result.answer_node == "agent"
-    assert result.answer == "INVALID-011 (and my key is ***)" or key not in (result.answer or "")
+    # the answer arrives with the key masked where the served flow made it (in place: offsets stay true)
+    assert result.answer == f"INVALID-011 (and my key is {'*' * len(key)})"
     assert [s["record_id"] for s in result.sources][:3] and "INVALID-011" in [s["record_id"] for s in result.sources]
     assert key not in json.dumps(result.to_json())
 
