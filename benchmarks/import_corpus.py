@@ -106,7 +106,15 @@ def measure(path: Path, csv_path: Path, data_dir: Path) -> Row:
     row.valid = "yes" if not graph.issues else "NO"
     if graph.issues:
         row.why = f"{len(graph.issues)} issue(s): {graph.issues[0]}"[:120]
-    retrievers = [n.id for n in local.nodes if n.id in graph.nodes and "hits" in graph.nodes[n.id].outputs]
+    # a node that gives hits and is asked (its query wired, or its hits used): a store whose only searcher is an
+    # agent's tool is asked by the agent, so such a flow is run whole (below)
+    asked_ids = {e.target for e in local.edges if e.target_port == "query"} | {
+        e.source for e in local.edges if e.source_port == "hits"
+    }
+    retrievers = [
+        n.id for n in local.nodes
+        if n.id in graph.nodes and "hits" in graph.nodes[n.id].outputs and n.id in asked_ids
+    ]  # fmt: skip
     # a search: a store asked a question, a retriever or search tool (a pipeline that only fills a store, or a
     # flow with no store, has no retrieval step)
     asked = {e.target for e in local.edges if e.target_port == "query"} | {
@@ -174,11 +182,14 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     csv_path = sample_csv(args.csv, args.rows, work)
+    from flowbuilder.nodes.vectorstores.qdrant import close_local_clients
+
     started = time.perf_counter()
     rows: list[Row] = []
     print(f"{'file':<52} {'import':>6} {'local':>6} {'valid':>6} {'hits':>5} {'round trip':>10} {'other':>5}  why not")
     for index, path in enumerate(files):
         row = measure(path, csv_path, work / f"data-{index}")
+        close_local_clients()  # an embedded Qdrant folder stays open otherwise, and its client errs at exit
         rows.append(row)
         print(
             f"{row.name[:52]:<52} {row.imported:>6} {row.local:>6} {row.valid:>6} {row.retrieves:>5} "

@@ -29,6 +29,7 @@ class PlaceholderConfig(BaseModel):
     original: dict[str, Any] = Field(default_factory=dict, description="The original node JSON, kept for export.")
     input_names: list[str] = Field(default_factory=list, description="Ports it was wired into.")
     output_names: list[str] = Field(default_factory=list, description="Ports it was wired from.")
+    replace: str = Field("", description="What replaces it, from the format's entry for its type (said by validate).")
 
 
 class PlaceholderNode(Node[PlaceholderConfig, dict[str, Any], dict[str, Any]]):
@@ -52,13 +53,10 @@ class PlaceholderNode(Node[PlaceholderConfig, dict[str, Any], dict[str, Any]]):
 
     @classmethod
     def config_problems(cls, config: PlaceholderConfig) -> list[tuple[str | None, str]]:
-        return [
-            (
-                None,
-                f"unsupported {config.source_format or 'imported'} node type '{config.original_type}': "
-                "replace it with a Flowbuilder node or disable it to run the rest of the flow",
-            )
-        ]
+        what = f"unsupported {config.source_format or 'imported'} node type '{config.original_type}'"
+        if config.replace:
+            return [(None, f"{what}: replace it with {config.replace}, or disable it to run the rest of the flow")]
+        return [(None, f"{what}: replace it with a Flowbuilder node or disable it to run the rest of the flow")]
 
     def run(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         raise NodeError(f"'{self.config.original_type}' is not supported and cannot run.")

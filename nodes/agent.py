@@ -30,7 +30,7 @@ from flowbuilder.formats.adapters import Adapter, Mappings, Param, nonempty_str,
 from flowbuilder.formats.n8n_table import LC
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.io import NoInputs
-from flowbuilder.portvalues import Answer, Hits, Message, Tools
+from flowbuilder.portvalues import Answer, Hits, Message, Text, Tools
 from flowbuilder.registry import register_node
 from flowbuilder.services import ChatModel, Memory, Tool
 
@@ -177,6 +177,17 @@ class WindowMemoryNode(Node[WindowMemoryConfig, NoInputs, MemoryOut]):
                 ignore=("sessionIdType", "sessionKey", "tableName"),
                 note="the Postgres chat history becomes Flowbuilder's window memory (kept per session, no database)",
             ),
+            Adapter(
+                "memory.window",
+                LC + "memoryRedisChat",
+                (1, 1.1, 1.2, 1.3, 1.4, 1.5),
+                also=(LC + "memoryMongoDbChat", LC + "memoryXata", LC + "memoryZep", LC + "memoryMotorhead"),
+                outputs={"memory": "ai_memory"},
+                export=False,
+                params=(Param("window", "contextWindowLength", 5, to_ours=to_int),),
+                ignore=("sessionIdType", "sessionKey", "sessionTTL", "collectionName", "databaseName", "tableName"),
+                note="a chat history kept in a database becomes Flowbuilder's window memory (per session, here)",
+            ),
         ),
         "flowise": (
             FW.service(
@@ -289,6 +300,7 @@ class AgentIn(TypedDict):
     ]
     memory: NotRequired[Annotated[Memory, "Past exchanges of the session."]]
     tools: NotRequired[Annotated[list[Tools], "Tools the model may call."]]
+    system: NotRequired[Annotated[Text, "System instructions from another node (a prompt); overrides the config's."]]
 
 
 class AgentOut(TypedDict):
@@ -328,7 +340,13 @@ class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
                 hook="agent",
                 export=False,
                 extra=LF.AGENT_EXTRA,
-                inputs={"message": "input_value", "tools": "tools", "memory": "memory", "model": "agent_llm"},
+                inputs={
+                    "message": "input_value",
+                    "tools": "tools",
+                    "memory": "memory",
+                    "model": "agent_llm",
+                    "system": "system_prompt",
+                },
                 outputs={"answer": "response"},
                 out_aliases={"structured_response": "answer"},
                 params=(
@@ -428,8 +446,9 @@ class ToolAgent(Node[AgentConfig, AgentIn, AgentOut]):
         history = memory.load(session) if memory is not None else []
 
         messages: list[ChatMessage] = []
-        if config.system_message:
-            messages.append(ChatMessage(role="system", content=config.system_message))
+        system = inputs.get("system") or config.system_message
+        if system:
+            messages.append(ChatMessage(role="system", content=str(system)))
         messages += history
         messages.append(user)
         ctx.details["session"] = session

@@ -65,6 +65,30 @@ class ChatInput(Node[ChatInputConfig, NoInputs, MessageOut]):
                 ignore=("options", "public", "mode", "initialMessages"),
                 export_version=1.1,
             ),
+            # A message from a chat app (Telegram, Slack, WhatsApp, an email, a calling workflow) starts the flow:
+            # here the question comes from the chat input (`run --input TEXT`).
+            Adapter(
+                "chat.input",
+                BASE + "telegramTrigger",
+                (1, 1.1, 1.2),
+                also=tuple(
+                    BASE + t
+                    for t in (
+                        "slackTrigger",
+                        "whatsAppTrigger",
+                        "gmailTrigger",
+                        "microsoftOutlookTrigger",
+                        "twilioTrigger",
+                        "executeWorkflowTrigger",
+                        "discordTrigger",
+                        "microsoftTeamsTrigger",
+                    )
+                ),
+                outputs={"message": "main"},
+                export=False,
+                note="a message from another app started the flow: here it is the chat input's text "
+                "(`run --input TEXT`; nothing is received from the app)",
+            ),
             # An HTTP call as the entry of a served flow: the webhook is `flowbuilder serve`'s /ask, its
             # answer is Respond to Webhook's (the "webhook" hook names the path in the report).
             Adapter(

@@ -52,6 +52,7 @@ class FileInput(Node[FileInputConfig, NoInputs, PathOut]):
                 "input.file",
                 BASE + "manualTrigger",
                 (1,),
+                also=(BASE + "scheduleTrigger",),
                 outputs={"path": "main"},
                 export=False,
                 note="a manual trigger: give the file to ingest with --input {id}=PATH",

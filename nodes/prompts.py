@@ -19,7 +19,7 @@ from flowbuilder.data import ChatMessage, Document, Hit
 from flowbuilder.formats import flowise_table as FW
 from flowbuilder.formats import langflow_table as LF
 from flowbuilder.formats.adapters import Adapter, Mappings, Param
-from flowbuilder.formats.n8n_table import LC, QA_SYSTEM_PROMPT, with_question
+from flowbuilder.formats.n8n_table import LC, QA_SYSTEM_PROMPT, system_then_question, with_question
 from flowbuilder.node import Node, RunContext
 from flowbuilder.ports import Port, PortType
 from flowbuilder.portvalues import Prompt
@@ -135,6 +135,20 @@ class PromptTemplate(Node[PromptTemplateConfig, dict[str, Any], PromptOut]):
                 params=(Param("template", "options.systemPromptTemplate", QA_SYSTEM_PROMPT, to_ours=with_question),),
                 ignore=("promptType", "text", "query", "options"),
                 replace="retriever.vector -> prompt.template -> an llm node",
+            ),
+            # n8n's Basic LLM Chain: its system messages and the incoming message are our prompt; the "chain"
+            # hook wires the model after it and the model's answer where the chain's went.
+            Adapter(
+                "prompt.template",
+                LC + "chainLlm",
+                (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7),
+                inputs={"question": "main"},
+                outputs={"prompt": "main"},
+                export=False,
+                hook="chain",
+                params=(Param("template", "messages", {}, to_ours=system_then_question),),
+                ignore=("promptType", "text", "prompt", "hasOutputParser", "batching", "needsFallback"),
+                note="a Basic LLM Chain: asked with the incoming message (its prompt expression is not evaluated)",
             ),
         ),
         "langflow": (

@@ -192,7 +192,7 @@ class UrlLoader(Node[UrlLoaderConfig, NoInputs, PagesOut]):
             Adapter(
                 "loader.url",
                 "URL",
-                also=("WebBaseLoader",),
+                also=("WebBaseLoader", "URLComponent"),
                 display="URL",
                 hook="url",
                 export=False,

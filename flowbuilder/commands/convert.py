@@ -21,15 +21,15 @@ from flowbuilder.formats.convert import (
 
 
 def register(subparsers: Any) -> None:
-    """Add ``flowbuilder import`` (convert an n8n or LangFlow export into a Flowbuilder flow), ``flowbuilder export``
-    (write a Flowbuilder flow as n8n or LangFlow JSON) to the CLI's subcommands."""
+    """Add ``flowbuilder import`` (convert an n8n, LangFlow, Flowise or Dify export into a Flowbuilder flow),
+    ``flowbuilder export`` (write a Flowbuilder flow as n8n, LangFlow or Flowise JSON) to the CLI's subcommands."""
     imp = subparsers.add_parser(
         "import",
-        help="convert an n8n or LangFlow export into a Flowbuilder flow",
-        description="Convert an n8n workflow or a LangFlow flow into a Flowbuilder flow and print what became of "
-        "each node. A failed import writes nothing.",
+        help="convert an n8n, LangFlow, Flowise or Dify export into a Flowbuilder flow",
+        description="Convert an n8n workflow, a LangFlow flow, a Flowise chatflow/agentflow or a Dify DSL (YAML) into "
+        "a Flowbuilder flow and print what became of each node. A failed import writes nothing.",
     )
-    imp.add_argument("file", help="the n8n or LangFlow JSON export")
+    imp.add_argument("file", help="the n8n, LangFlow or Flowise JSON export, or the Dify DSL YAML")
     imp.add_argument("-o", "--output", help="where to write the flow (default: ./<name>.flowbuilder.json)")
     imp.add_argument(
         "--local", action="store_true", help="swap remote embedders, chat models and Pinecone for local ones"
@@ -40,8 +40,8 @@ def register(subparsers: Any) -> None:
 
     exp = subparsers.add_parser(
         "export",
-        help="write a Flowbuilder flow as n8n or LangFlow JSON",
-        description="Export a flow to n8n or LangFlow.",
+        help="write a Flowbuilder flow as n8n, LangFlow or Flowise JSON",
+        description="Export a flow to n8n, LangFlow or Flowise.",
     )
     exp.add_argument("flow", help="the Flowbuilder flow file")
     exp.add_argument("--to", required=True, choices=EXPORT_FORMATS, help="target format")

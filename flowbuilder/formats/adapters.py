@@ -369,6 +369,22 @@ def our_default(type_name: str, field_name: str) -> Any:
     return our_defaults(type_name).get(field_name)
 
 
+def within_bounds(type_name: str, field_name: str, value: Any) -> Any:
+    """``value`` brought within the ``ge``/``le`` bounds of the registered node's config field (a foreign
+    file's top-k of 500 for a field that takes at most 100); other values unchanged."""
+    cls = node_class(type_name)
+    info = cls.Config.model_fields.get(field_name) if cls is not None else None
+    if info is None or not isinstance(value, int | float) or isinstance(value, bool):
+        return value
+    for bound in info.metadata:
+        low, high = getattr(bound, "ge", None), getattr(bound, "le", None)
+        if low is not None and value < low:
+            value = low
+        if high is not None and value > high:
+            value = high
+    return value
+
+
 def credential_slot(type_name: str) -> CredentialSlot | None:
     cls = node_class(type_name)
     if cls is None or not cls.credential_slots:

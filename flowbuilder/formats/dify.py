@@ -226,9 +226,9 @@ class DifyImporter:
 
     def _placeholder(self, node_id: str, data: dict[str, Any], dify_type: str) -> NodeSpec:
         original = scrub({"id": node_id, "data": copy.deepcopy(data)}, self.secrets)
-        config = placeholder_config("dify", dify_type, original)
-        label = str(data.get("title") or dify_type)
         known = DIFY_TABLE.entry(dify_type)
+        config = placeholder_config("dify", dify_type, original, replace=known.replace if known else "")
+        label = str(data.get("title") or dify_type)
         if node_id in self.outcomes and not self.outcomes[node_id].note:
             self.outcomes[node_id].note = (
                 f"replace with {known.replace}" if known and known.replace else "no equivalent"

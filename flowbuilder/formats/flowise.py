@@ -286,8 +286,8 @@ class FlowiseImporter:
             # the node's description is Flowise's own: kept only as far as an export back needs it (names,
             # types and handle ids), not its prose
             data[key] = _compact(data.get(key))
-        config = placeholder_config("flowise", name, original)
         known = FLOWISE_TABLE.entry(name)
+        config = placeholder_config("flowise", name, original, replace=known.replace if known else "")
         outcome = self.outcomes[node["id"]]
         outcome.note = f"replace with {known.replace}" if known and known.replace else "no Flowise mapping"
         credential = node["data"].get("credential")
@@ -491,6 +491,10 @@ class FlowiseImporter:
         return True
 
     def _edge(self, source: str, source_port: str, target: str, target_port: str) -> None:
+        for end, port, key in ((source, source_port, "output_names"), (target, target_port, "input_names")):
+            spec = self.flow.find_node(end)
+            if spec is not None and spec.type == PLACEHOLDER and port not in spec.config.setdefault(key, []):
+                spec.config[key].append(port)  # a kept model a chain asks: its ports are named as it is wired
         edge = Edge(source=source, source_port=source_port, target=target, target_port=target_port)
         if all(e.key != edge.key for e in self.flow.edges):
             self.flow.edges.append(edge)
@@ -560,7 +564,8 @@ class FlowiseImporter:
             for port in _query_ports(spec.type):
                 if not any(e.target == spec.id and e.target_port == port for e in self.flow.edges):
                     searched = any(e.source == spec.id and e.source_port == "hits" for e in self.flow.edges)
-                    if searched:
+                    if searched or _required(spec.type, port):
+                        # a retriever whose chain stays in Flowise (kept) still searches the question here
                         self._edge(self._chat(), "message", spec.id, port)
 
     def _hits_of(self, node_id: str, seen: set[str]) -> tuple[str, str] | None:
@@ -644,16 +649,18 @@ class FlowiseImporter:
         self._answer(model.id, "answer")
 
     def _wire_chain(self, mapped: _Mapped) -> None:
-        """An LLM chain: its prompt feeds its model; a conversation chain: the question is the prompt."""
+        """An LLM chain: its prompt feeds its model; a conversation chain: the question is the prompt, or the
+        chat prompt template it is given (whose system message then replaces the chain's, as in Flowise)."""
         model = self._model_of(mapped)
         inputs = _obj(self.nodes[mapped.node_id]["data"].get("inputs"))
-        system = _template_text(inputs.get("systemMessagePrompt"))
+        prompt = self.mapped.get(mapped.parts.get("prompt") or mapped.parts.get("chatPromptTemplate") or "")
+        chat_prompt = "chatPromptTemplate" in mapped.parts and "prompt" not in mapped.parts
+        system = "" if chat_prompt else _template_text(inputs.get("systemMessagePrompt"))
         if model is None:
             self.report.connections_dropped.append(f"{mapped.node_id}: the chain has no chat model")
             return
         if system and model.type != PLACEHOLDER:
             model.config["system_message"] = system
-        prompt = self.mapped.get(mapped.parts.get("prompt", ""))
         if prompt is not None and prompt.spec is not None:
             self._edge(prompt.spec.id, "prompt", model.id, "prompt")
             for name in _variables(str(prompt.spec.config.get("template", ""))):
@@ -662,6 +669,13 @@ class FlowiseImporter:
         else:
             self._edge(self._chat(), "message", model.id, "prompt")
         self._answer(model.id, "answer")
+        used = {"model", "prompt" if "prompt" in mapped.parts else "chatPromptTemplate"}
+        for link in mapped.links:
+            if link.input not in used:  # a memory's history, an output parser's format: no port here takes them
+                self.report.connections_dropped.append(
+                    f"{link.source}.{link.output} -> {link.target}.{link.input}: the chain is folded into its "
+                    f"prompt and model, which take no {link.input}"
+                )
 
 
 def _variables(template: str) -> list[str]:
@@ -683,6 +697,11 @@ def _ports(type_name: str, side: str) -> dict[str, PortType]:
 
 def _port_type(type_name: str, port: str, side: str) -> PortType | None:
     return _ports(type_name, side).get(port)
+
+
+def _required(type_name: str, port: str) -> bool:
+    cls = node_class(type_name)
+    return cls is not None and any(p.name == port and p.required for p in cls.input_ports(None))
 
 
 def _query_ports(type_name: str) -> list[str]:

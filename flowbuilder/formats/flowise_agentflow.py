@@ -146,7 +146,9 @@ class AgentflowImporter:
             outcome.note = "absorbed: its conditions are never evaluated; every branch it chose between is kept"
             self.report.warnings.append(f"{node['id']}: {outcome.note}")
         else:
-            config = placeholder_config("flowise", name, scrub(copy.deepcopy(node), self.secrets))
+            kept = FLOWISE_TABLE.entry(name)
+            original = scrub(copy.deepcopy(node), self.secrets)
+            config = placeholder_config("flowise", name, original, replace=kept.replace if kept else "")
             specs = [self._new(node, PLACEHOLDER, config)]
             outcome.note = "kept as a placeholder, never run (no Flowbuilder node does this)"
             self.report.warnings.append(f"{node['id']}: {name}: {outcome.note}")
@@ -182,6 +184,7 @@ class AgentflowImporter:
                     "original": original,
                     "input_names": ["prompt"],
                     "output_names": ["answer", "model"],
+                    **({"replace": kept.replace} if kept and kept.replace else {}),
                 },
                 "model",
             )

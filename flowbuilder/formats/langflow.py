@@ -155,6 +155,9 @@ class LangflowImporter:
         if not isinstance(nodes, list) or not isinstance(edges, list):
             raise FlowFileError(self.origin, 'LangFlow flow needs "data": {"nodes": [...], "edges": [...]}')
         for index, node in enumerate(nodes):
+            data = node.get("data") if isinstance(node, dict) else None
+            if isinstance(data, dict) and node.get("type") == NOTE_TYPES[0] and data.get("type") is None:
+                data["type"] = NOTE_TYPES[1]  # a note saved with no component type (README notes)
             problem = _node_problem(node)
             if problem:
                 raise FlowFileError(self.origin, f"LangFlow node #{index + 1}: {problem}")
@@ -295,6 +298,8 @@ class LangflowImporter:
             )
             mapping.outputs = {name: name for name in mapping.config["output_names"]}
             known = LANGFLOW_TABLE.entry(lf_type)
+            if known and known.replace:
+                mapping.config["replace"] = known.replace
             outcome.note = f"replace with {known.replace}" if known and known.replace else "no equivalent"
             for slot_field, ref in refs.items():
                 self.report.credentials.append(CredentialFound(node["id"], slot_field, ref.provider, ref.name, None))
@@ -473,7 +478,28 @@ class LangflowImporter:
         template = str(config.get("template", ""))
         used.update(link.field for link in inc)
         used.update(re.findall(r"\{([^{}]+)\}", template))
+        template = self._typed_values(node_id, template, t, {link.field for link in inc})
         return _Mapping(adapter.ours, {"template": template}, {}, self._ports(adapter)[1], any_input=True)
+
+    def _typed_values(self, node_id: str, template: str, t: dict[str, Any], fed: set[str]) -> str:
+        """A variable nothing is wired to takes the value typed into its field in LangFlow (LangFlow renders
+        it so): written into the template, with braces in the value kept literal."""
+        filled: list[str] = []
+
+        def value_of(match: re.Match[str]) -> str:
+            name = match.group(1)
+            value = _obj(t.get(name)).get("value") if name else None
+            if name is None or name in fed or not isinstance(value, str) or not value.strip():
+                return match.group(0)
+            if name not in filled:
+                filled.append(name)
+            return value.replace("{", "{{").replace("}", "}}")
+
+        rendered = _PROMPT_TOKEN.sub(value_of, template)
+        if filled:
+            shown = ", ".join("{" + n + "}" for n in filled)
+            self.report.warnings.append(f"{node_id}: prompt variable(s) {shown} take the value typed in LangFlow")
+        return rendered
 
     def _hook_agent(
         self, node_id: str, t: dict[str, Any], inc: list[_Link], out: list[_Link], adapter: Adapter, used: set[str]
@@ -661,6 +687,10 @@ def _model_choice(template: dict[str, Any]) -> dict[str, Any]:
     """The model picked in a 1.5+ model field (a list of model descriptions), or {}."""
     value = _obj(template.get("model")).get("value")
     return value[0] if isinstance(value, list) and value and isinstance(value[0], dict) else {}
+
+
+_PROMPT_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""A prompt variable ``{name}`` (``{{`` and ``}}`` are literal braces, as prompt.template reads them)."""
 
 
 def _node_problem(node: Any) -> str | None:

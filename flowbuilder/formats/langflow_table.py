@@ -124,7 +124,12 @@ LLM_PORTS: dict[str, Any] = {
 STORE_PORTS: dict[str, Any] = {
     "inputs": {"documents": "ingest_data", "embedder": "embedding", "query": "search_query"},
     "outputs": {"hits": "search_results", "store": "vectorstoreconnection"},
-    "in_aliases": {"embedding_model": "embedder", "documents": "documents", "search_input": "query"},
+    "in_aliases": {
+        "embedding_model": "embedder",
+        "documents": "documents",
+        "search_input": "query",
+        "input_df": "documents",
+    },
     "out_aliases": {
         "dataframe": "hits",
         "search_results_dataframe": "hits",
@@ -173,6 +178,7 @@ _SWAPPED_STORES = (
     ("Knowledge", "knowledge_base", _KB_NAME),
     ("KnowledgeBase", "knowledge_base", _KB_NAME),
     ("KnowledgeRetrieval", "knowledge_base", _KB_NAME),
+    ("KnowledgeIngestion", "knowledge_base", _KB_NAME),
     ("SupabaseVectorStore", "table_name", _SAME_NAME),
     ("PGVector", "collection_name", _SAME_NAME),
 )
@@ -193,13 +199,31 @@ LANGFLOW_TABLE = Table(
         *[Adapter(PLACEHOLDER, theirs, export=False, hits=True, replace=f"vectorstore.chroma (--local swaps {how})",
                   local=offline_store(field), provider="astra" if theirs == "AstraDB" else "")
           for theirs, field, how in _SWAPPED_STORES],
-        *[Adapter(PLACEHOLDER, theirs, export=False, hits=True)
+        # Self-hosted and cloud stores we do not run: --local swaps in Chroma under the index's name.
+        *[Adapter(PLACEHOLDER, theirs, export=False, hits=True,
+                  replace=f"vectorstore.chroma (--local swaps {_SAME_NAME})",
+                  local=offline_store("index_name", "collection_name", "redis_index_name", "collection"))
           for theirs in ("FAISS", "Weaviate", "Milvus", "Redis", "MongoDBAtlasVector", "FaissVectorStoreComponent",
                          "WeaviateVectorStoreComponent", "MilvusVectorStoreComponent", "RedisVectorStoreComponent",
                          "MongoVectorStoreComponent")],
         Adapter(PLACEHOLDER, "CohereModel", also=("CohereComponent",), export=False, replace="llm.ollama (--local)",
                 local=OFFLINE_CHAT, provider="cohere"),
         Adapter(PLACEHOLDER, "GoogleGenerativeAIEmbeddings", export=False, local=OFFLINE_EMBEDDER),
+        # hosted chat models and embedders we have no node for: --local swaps in the offline ones
+        *[Adapter(PLACEHOLDER, theirs, export=False, replace="llm.ollama (--local)", local=OFFLINE_CHAT,
+                  provider=provider)
+          for theirs, provider in (("AnthropicModel", "anthropic"), ("GoogleGenerativeAIModel", "google"),
+                                   ("AzureOpenAIModel", "azure"), ("AmazonBedrockModel", "aws"),
+                                   ("NVIDIAModelComponent", "nvidia"), ("SambaNovaModel", "sambanova"),
+                                   ("NovitaModel", "novita"), ("DeepSeekModelComponent", "deepseek"),
+                                   ("OpenRouterComponent", "openrouter"), ("HuggingFaceModel", "huggingface"),
+                                   ("LMStudioModel", "lmstudio"), ("XAIModel", "xai"),
+                                   ("PerplexityModel", "perplexity"), ("VertexAiModel", "vertex"),
+                                   ("IBMwatsonxModel", "watsonx"))],
+        *[Adapter(PLACEHOLDER, theirs, export=False, replace="embedder.local (--local)", local=OFFLINE_EMBEDDER)
+          for theirs in ("AzureOpenAIEmbeddings", "HuggingFaceInferenceAPIEmbeddings", "NVIDIAEmbeddingsComponent",
+                         "AmazonBedrockEmbeddings", "VertexAIEmbeddings", "LMStudioEmbeddingsComponent",
+                         "WatsonxEmbeddingsComponent")],
     ],
     original_param=_original_param,
 )

@@ -30,7 +30,30 @@ _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 def apply_local(flow: Flow, report: ImportReport) -> None:
     _swap_remote(flow, report)
+    _empty_kept_context(flow, report)
     _answer_without_model(flow, report)
+
+
+def _empty_kept_context(flow: Flow, report: ImportReport) -> None:
+    """A kept node nothing swaps (a chat history, a web search, a transcript) whose output only fills prompt
+    variables is unwired: offline those variables are empty text (as a first run's chat history is), the
+    prompt's other variables and the rest of the flow run, and the report says which (what feeds the kept node
+    is unwired too, so nothing waits on a node that never runs)."""
+    for spec in flow.nodes:
+        if spec.type != PLACEHOLDER or swap_of(spec) is not None or _entry_hook(spec) == "code":
+            continue  # a code node is judged by validate (one off the path is skipped there, with its summary)
+        out = [e for e in flow.edges if e.source == spec.id]
+        into = [e for e in flow.edges if e.target == spec.id]
+        what = spec.config.get("original_type") or spec.type
+        if not out and into:
+            why = "feeds nothing that runs (the end of a branch: a save, a message sent): offline it is skipped"
+        elif out and all(roles.is_prompt(flow.node(e.target).type) for e in out):
+            filled = ", ".join(f"{e.target}.{{{e.target_port}}}" for e in out)
+            why = f"only fills {filled}: offline that is empty text"
+        else:
+            continue
+        flow.edges = [e for e in flow.edges if e not in out and e not in into]
+        report.local_swaps.append(ParamIssue(spec.id, "", f"{what} is kept (never run) and {why}; it is left unwired"))
 
 
 def _answer_without_model(flow: Flow, report: ImportReport) -> None:
@@ -64,6 +87,15 @@ def swap_of(spec: NodeSpec) -> Local | None:
         if adapter is not None and adapter.local is not None:
             return adapter.local
     return None
+
+
+def _entry_hook(spec: NodeSpec) -> str:
+    """The hook of a placeholder's kept entry (``code`` for code nodes), or ''."""
+    for table in _tables_for(str(spec.config.get("source_format", ""))):
+        entry = table.entry(str(spec.config.get("original_type", "")))
+        if entry is not None:
+            return entry.hook if isinstance(entry.hook, str) else ""
+    return ""
 
 
 def _tables_for(fmt: str) -> list[Table]:

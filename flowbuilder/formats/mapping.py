@@ -111,17 +111,26 @@ def check_bindings(flow: Flow, report: ImportReport, resolver: CredentialResolve
 
 
 def placeholder_config(
-    fmt: str, original_type: str, original: Any, inputs: Iterable[str] = (), outputs: Iterable[str] = ()
+    fmt: str,
+    original_type: str,
+    original: Any,
+    inputs: Iterable[str] = (),
+    outputs: Iterable[str] = (),
+    replace: str = "",
 ) -> dict[str, Any]:
-    """A placeholder's config: where it came from, the (scrubbed) original node and the foreign port names
-    it is wired through (what an export writes back and ``--local`` rewires)."""
-    return {
+    """A placeholder's config: where it came from, the (scrubbed) original node, the foreign port names it is
+    wired through (what an export writes back and ``--local`` rewires) and what replaces it (the format's entry
+    for the type says; ``validate`` names it)."""
+    config: dict[str, Any] = {
         "source_format": fmt,
         "original_type": original_type,
         "original": original,
         "input_names": list(inputs),
         "output_names": list(outputs),
     }
+    if replace:
+        config["replace"] = replace
+    return config
 
 
 def record_credentials(spec: NodeSpec, report: ImportReport) -> None:

@@ -25,7 +25,16 @@ import networkx as nx
 from flowbuilder.errors import FlowFileError
 from flowbuilder.flow import Edge, Flow, NodeSpec, Note, Position
 from flowbuilder.formats import roles
-from flowbuilder.formats.adapters import Adapter, credential_slot, get_path, import_hook, node_class, read_params
+from flowbuilder.formats.adapters import (
+    Adapter,
+    credential_slot,
+    get_path,
+    import_hook,
+    node_class,
+    read_params,
+    to_int,
+    within_bounds,
+)
 from flowbuilder.formats.code_summary import summarize_code
 from flowbuilder.formats.http_tool_params import from_ai_templates, parameter_names_of
 from flowbuilder.formats.mapping import (
@@ -429,14 +438,16 @@ class N8nImporter:
 
     def _placeholder(self, node: dict[str, Any], why: str = "") -> NodeSpec:
         original = scrub(copy.deepcopy(node), self.secrets)
+        known = N8N_TABLE.entry(node["type"])
+        replacement = known.replace if known else ""
         config = {"source_format": "n8n", "original_type": node["type"], "original": original}
+        if replacement:
+            config["replace"] = replacement
         for cred_type, ref in (node.get("credentials") or {}).items():
             if isinstance(ref, dict):
                 provider = CREDENTIAL_PROVIDERS.get(cred_type, cred_type)
                 self.report.credentials.append(CredentialFound(node["name"], "", provider, str(ref.get("name") or "")))
         outcome = self.outcomes.get(node["name"])
-        known = N8N_TABLE.entry(node["type"])
-        replacement = known.replace if known else ""
         if outcome is not None and not outcome.note:
             outcome.note = why or (f"replace with {replacement}" if replacement else "no Flowbuilder equivalent")
         return NodeSpec(
@@ -588,6 +599,8 @@ class N8nImporter:
 
     def _hook_chain(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
         self.chains[node["name"]] = {}
+        if adapter.note:
+            self.report.warnings.append(f"{node['name']!r}: {adapter.note}")
         return self._generic(node, params, adapter, used)
 
     def _hook_reranker(self, node: dict[str, Any], params: dict[str, Any], adapter: Adapter, used: set[str]) -> Specs:
@@ -661,6 +674,11 @@ class N8nImporter:
                 k = 4
                 if state == "absent":
                     self.report.default(node["name"], "topK", 4, "n8n default, omitted in the export")
+            role = roles.RETRIEVER if mode == "load" else roles.TOOL
+            bounded = within_bounds(role, "k", to_int(k) or 4)
+            if bounded != to_int(k):
+                self.report.drop(node["name"], "topK", f"{k!r} is out of range here: {bounded} is used")
+            k = bounded
             if mode == "load":
                 used.add("prompt")
                 specs.append(("retriever", self._new_spec(node, roles.RETRIEVER, {"k": k}, "retriever")))

@@ -70,6 +70,21 @@ def with_question(system_prompt: Any) -> str:
     return f"{system_prompt}\n\nQuestion: {{question}}"
 
 
+def system_then_question(messages: Any) -> str:
+    """A Basic LLM Chain's prompt: its system messages (as written; an expression is not evaluated), then the
+    incoming message, which is what the chain is asked with here."""
+    values = messages.get("messageValues") if isinstance(messages, dict) else None
+    texts: list[str] = []
+    for message in values if isinstance(values, list) else []:
+        if (
+            isinstance(message, dict)
+            and message.get("type", "SystemMessagePromptTemplate") == "SystemMessagePromptTemplate"
+        ):
+            texts.append(str(message.get("message") or "").removeprefix("=").strip())
+    system = "\n\n".join(t for t in texts if t).replace("{", "{{").replace("}", "}}")
+    return f"{system}\n\n{{question}}" if system else "{question}"
+
+
 def token_chars(tokens: Any) -> int | None:
     """n8n's token splitter counts tokens; ours counts characters (about 4 per token in English)."""
     count = to_int(tokens)
@@ -157,6 +172,20 @@ N8N_TABLE = Table(
                 local=offline_store("tableName")),
         Adapter(PLACEHOLDER, LC + "vectorStorePGVector", export=False, replace=_CHROMA_SWAP,
                 local=offline_store("tableName")),
+        # more hosted stores: --local swaps in Chroma under the collection (index, table) the node names
+        *[Adapter(PLACEHOLDER, kind, export=False, replace=_CHROMA_SWAP, local=offline_store(*fields))
+          for kind, fields in ((LC + "vectorStoreMilvus", ("milvusCollection",)),
+                               (LC + "vectorStoreWeaviate", ("weaviateCollection",)),
+                               (LC + "vectorStoreRedis", ("redisIndex",)),
+                               (LC + "vectorStoreMongoDBAtlas", ("mongoCollection", "collection", "vectorIndexName")),
+                               (LC + "vectorStoreZep", ("collectionName",)),
+                               (LC + "vectorStoreAzureAISearch", ("indexName",)))],
+        # more hosted chat models and embedders: --local swaps in the offline ones
+        *[Adapter(PLACEHOLDER, LC + kind, export=False, replace="llm.ollama (--local)", local=OFFLINE_CHAT)
+          for kind in ("lmChatAzureOpenAi", "lmChatDeepSeek", "lmChatXAiGrok", "lmChatAwsBedrock",
+                       "lmChatVercelAiGateway", "lmChatGoogleVertex", "lmChatCohere", "lmOpenAi", "lmOllama")],
+        *[Adapter(PLACEHOLDER, LC + kind, export=False, replace="embedder.local (--local)", local=OFFLINE_EMBEDDER)
+          for kind in ("embeddingsAzureOpenAi", "embeddingsHuggingFaceInference", "embeddingsGoogleVertex")],
         Adapter(PLACEHOLDER, LC + "lmChatOpenRouter", export=False, local=OFFLINE_CHAT,
                 replace="llm.openai with base_url https://openrouter.ai/api/v1 (--local: llm.ollama)"),
         Adapter(PLACEHOLDER, LC + "lmChatGoogleGemini", export=False, local=OFFLINE_CHAT),

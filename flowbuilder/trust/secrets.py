@@ -84,17 +84,27 @@ _PATH_OR_URL = re.compile(
 _PATH_PARTS = re.compile(r"[/\\?&=#@:]+")
 
 
-_WORDY_PIECE = re.compile(r"^(?:[A-Za-z][a-z]*|[A-Z]+|[0-9]+)$")
+_WORDY_PIECE = re.compile(r"^(?:[A-Za-z][a-z]*|[A-Z]+|[0-9]+|[0-9]+x?[0-9]*[A-Za-z]{1,2}|[A-Za-z][0-9]+)$")
+"""A word, an acronym, a number, or a model name's size or version (``70B``, ``8x7B``, ``4o``, ``v3``, ``Q4``)."""
 
 
 def _wordy(value: str) -> bool:
-    """Words and numbers joined by ``-``, ``_`` or ``.`` (``HR-Policies-2024-final.pdf``): a name, not a key."""
+    """Words and numbers joined by ``-``, ``_`` or ``.`` (``HR-Policies-2024-final.pdf``,
+    ``Meta-Llama-3.3-70B-Instruct``): a name, not a key."""
     pieces = [p for p in re.split(r"[-_.]+", value) if p]
     return len(pieces) > 1 and all(_WORDY_PIECE.match(p) for p in pieces)
 
 
+def _colon_name(value: str) -> bool:
+    """Short parts joined by ``:`` (``ft:gpt-4.1-2025-04-14:org:name:CrV9Ir4p``, an ARN): an identifier."""
+    parts = value.split(":")
+    return len(parts) >= 3 and all(len(p) < 24 for p in parts)  # a key is one long random run
+
+
 def _random_token(value: str) -> bool:
     if not _RANDOM_TOKEN.match(value) or _UUID.match(value) or len(value) > 512 or _wordy(value):
+        return False
+    if _colon_name(value):
         return False
     has_letters = any(c.isalpha() for c in value)
     has_digits = any(c.isdigit() for c in value)

@@ -519,7 +519,7 @@ class QdrantNode(StoreNodeMixin, Node[QdrantConfig, StoreIn, StoreOut]):
                 outputs=STORE_OUT,
                 hook="store",
                 preset={"search": "dense"},  # n8n searches dense vectors only
-                params=(Param("collection", "qdrantCollection", "", to_theirs=index_locator),),
+                params=(Param("collection", "qdrantCollection", "", to_ours=nonempty_str, to_theirs=index_locator),),
                 fixed={"options": {}},
             ),
         ),

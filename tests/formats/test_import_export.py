@@ -391,7 +391,8 @@ def test_n8n_local_swaps_and_validates(tmp_path: Path) -> None:
     assert types["kb-store"] == "vectorstore.chroma" and flow.node("kb-store").config["collection"] == "kb-index"
     assert types["model"] == "llm.ollama" and types["mistral-embeddings"] == "embedder.local"
     assert "mistral-embeddings.embedder->kb-store.embedder" in edge_set(flow)
-    assert {s.node for s in report.local_swaps} == {"kb-store", "model", "mistral-embeddings"}
+    assert {s.node for s in report.local_swaps} == {"kb-store", "model", "mistral-embeddings", "http-request"}
+    assert "left unwired" in next(s.detail for s in report.local_swaps if s.node == "http-request")
     assert all(not n.credentials for n in flow.nodes)
 
 

@@ -44,6 +44,10 @@ def test_random_values_are_secrets_but_ids_and_prose_are_not() -> None:
     assert not looks_random("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")  # a hash
     assert not looks_random("Answer the question using only the context below.")
     assert not looks_random("text-embedding-3-small")
+    for model in ("Meta-Llama-3.3-70B-Instruct", "Mixtral-8x7B-Instruct-v0.1", "gpt-4o-mini", "Qwen2.5-72B-Instruct"):
+        assert not looks_random(model), model  # model names (LangFlow's SambaNova starter refused to import)
+    assert looks_random("Xk9-q2Lm8-Tz4v7-Rw3n-Bp6s")  # random pieces joined by dashes stay a secret
+    assert not looks_random("ft:gpt-4.1-2025-04-14:aimagine:adept3:CrV9Ir4p")  # a fine-tuned model's id
     assert is_secret_value("model", RANDOM_40)
     assert not is_secret_value("api_key", "={{ $env.OPENAI_KEY }}")  # an n8n expression holds no value
 
