@@ -1,5 +1,6 @@
 """Ingest ahead of the first question: the builder embeds a flow's documents in the background as soon as the
-flow is open, so the first question finds the store filled instead of starting the ingest.
+flow is open, so the first question finds the store filled instead of starting the ingest. (Open in a browser:
+the page starts it when its own connection opens; a GET of the page alone starts nothing, issue 30.)
 
 Only flows whose whole ingest is local start by themselves (every node in it declares
 :attr:`~flowbuilder.capabilities.Capability.LOCAL_ONLY`: file loaders, labellers, splitters, the bundled

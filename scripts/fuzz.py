@@ -40,6 +40,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         harness = schema_fuzz if args.schema else document_fuzz if args.documents else fuzz_harness
         result = harness.campaign(args.count, Path(tmp), args.seed)
+        from flowbuilder.nodes.vectorstores.qdrant import close_local_clients
+
+        close_local_clients()  # before the folders go: else qdrant-client's __del__ prints tracebacks at exit
     print(result.table())
     by_step = {}
     for _, outcome, _ in result.failures:

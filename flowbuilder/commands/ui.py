@@ -80,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     register_pages(workspace=workspace, flow_path=flow_path, allowed_paths=args.allow_path, cluster=cluster)
     # Outermost first: Host/Origin (DNS rebinding) and the token, then the body limit (uploads included).
     guard = TrustPolicy.http_middleware(
-        host=args.host, token=args.token, max_bytes=UPLOAD_LIMIT_BYTES, cookie_name=TOKEN_COOKIE
+        host=args.host, token=args.token, max_bytes=UPLOAD_LIMIT_BYTES, cookie_name=TOKEN_COOKIE, navigations=True
     )
     for middleware, options in guard:  # innermost first: the last added runs first
         app.add_middleware(middleware, **options)

@@ -11,6 +11,13 @@ Two checks, one ASGI middleware (:class:`NetGuard`):
   ``http://localhost:3000`` (another program on this machine) is another site. Every response forbids
   framing (``Content-Security-Policy: frame-ancestors 'none'``, ``X-Frame-Options: DENY``), so no page can
   lay the builder under its own buttons.
+- Requests a browser sends for another site: an ``<img src=".../search?q=...">`` on any page makes a GET
+  with no ``Origin``; its answer cannot be read, but the flow runs. Browsers mark such requests
+  ``Sec-Fetch-Site: cross-site`` (or ``same-site`` from another port of this machine, since a site ignores
+  the port), so both are refused. ``same-origin`` (this server's own pages) and ``none`` (an address the
+  user typed, a bookmark) pass, and so does a request without the header (curl, MCP clients, scripts,
+  old browsers: the Host/Origin/token checks still apply). Only the builder (``navigations=True``) lets
+  another site link to it: a top-level GET navigation, which runs no flow by itself.
 
 :func:`check_bind` refuses a non-loopback bind without a token before anything listens.
 Pure ASGI (no NiceGUI, no FastAPI), so ``app.add_middleware(NetGuard, host=..., token=...)`` works
@@ -41,6 +48,8 @@ WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 FRAME_HEADERS = ((b"content-security-policy", b"frame-ancestors 'none'"), (b"x-frame-options", b"DENY"))
 """On every HTTP response: no page of another site may frame this one (clickjacking)."""
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+OTHER_SITE = frozenset({"cross-site", "same-site"})
+"""``Sec-Fetch-Site`` values of a request another site's page made (``same-site``: another port or subdomain)."""
 
 
 def _bare(host: str) -> str:
@@ -149,12 +158,14 @@ class NetGuard:
         token: str | None = None,
         allowed_hosts: Iterable[str] = (),
         cookie_name: str | None = None,
+        navigations: bool = False,
     ) -> None:
         check_bind(host, token)
         self.app = app
         self.names = allowed_host_names(host, allowed_hosts)
         self._token = token.encode() if token else None
         self.cookie_name = cookie_name
+        self.navigations = navigations
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -165,7 +176,7 @@ class NetGuard:
             send = _forbid_framing(send)
         if scope["type"] == "http" and await self._login(scope, headers, send):
             return
-        problem = self.refusal(headers, str(scope.get("scheme") or "http"))
+        problem = self.refusal(headers, str(scope.get("scheme") or "http"), str(scope.get("method") or "GET"))
         if problem is None:
             await self.app(scope, receive, send)
             return
@@ -201,8 +212,14 @@ class NetGuard:
         await send({"type": "http.response.body", "body": b""})
         return True
 
-    def refusal(self, headers: dict[str, str], scheme: str = "http") -> tuple[int, str] | None:
+    def refusal(self, headers: dict[str, str], scheme: str = "http", method: str = "GET") -> tuple[int, str] | None:
         """``(status, message)`` when the request must be refused, else ``None``. Messages never echo a token."""
+        fetch_site = headers.get("sec-fetch-site", "").strip().lower()
+        if fetch_site in OTHER_SITE and not self._linked_page(headers, method):
+            return 403, (
+                f"Request from another site refused (Sec-Fetch-Site: {fetch_site}): only this server's own pages, "
+                "an address typed into the browser, or clients that are not browsers may call it."
+            )
         host_name = split_host_header(headers.get("host", ""))
         if self.names is not None and host_name not in self.names:
             return 403, (
@@ -221,6 +238,15 @@ class NetGuard:
         if self._token is not None and not self._authorized(headers):
             return 401, "Missing or wrong bearer token: send 'Authorization: Bearer TOKEN'."
         return None
+
+    def _linked_page(self, headers: dict[str, str], method: str) -> bool:
+        """A top-level GET navigation (a link followed from another site), allowed only with ``navigations``."""
+        return (
+            self.navigations
+            and method.upper() in ("GET", "HEAD")
+            and headers.get("sec-fetch-mode", "").lower() == "navigate"
+            and headers.get("sec-fetch-dest", "").lower() == "document"
+        )
 
     def _authorized(self, headers: dict[str, str]) -> bool:
         assert self._token is not None

@@ -224,13 +224,14 @@ class TrustPolicy:
 
     @staticmethod
     def http_middleware(
-        *, host: str, token: str | None, max_bytes: int, cookie_name: str | None = None
+        *, host: str, token: str | None, max_bytes: int, cookie_name: str | None = None, navigations: bool = False
     ) -> list[tuple[Any, dict[str, Any]]]:
         """The same guard as ``(middleware class, options)`` pairs for ``app.add_middleware``, innermost first (a
-        framework that takes middleware rather than an app: the builder's NiceGUI app)."""
+        framework that takes middleware rather than an app: the builder's NiceGUI app). ``navigations``: another
+        site may link to the pages (a top-level GET), never fetch from them."""
         return [
             (BodyLimit, {"max_bytes": max_bytes}),
-            (NetGuard, {"host": host, "token": token, "cookie_name": cookie_name}),
+            (NetGuard, {"host": host, "token": token, "cookie_name": cookie_name, "navigations": navigations}),
         ]
 
 

@@ -193,6 +193,7 @@ class BuilderPage:
         self.client = ui.context.client  # for scripts sent from handlers whose element may be gone by then
         self.ran: dict[str, str] = {}  # node id -> its config key when it last ran (RunResult.config_keys)
         self.background_job: Job | None = None  # the background ingest's line in the activity bar
+        self._connected = False  # the page's own connection has opened (see _start_background_once)
         self.laying_out = False
         self.layouts = 0  # layouts applied on this page (the canvas says which: data-layout="elk-2")
         ui.add_css(_PAGE_CSS + _PANEL_CSS + ACTIVITY_CSS + WIDGET_CSS + GALLERY_CSS + CHAT_CSS)
@@ -235,7 +236,15 @@ class BuilderPage:
         self.files = FileActions(session, self.after_load, self.update_title)
         self.show_output(None)
         ui.timer(0.5, self._background_status)
-        self.start_background()
+        # A GET of the page starts no work (issue 30: a link or an <img> on another site can send one): the
+        # background ingest starts when the page's own connection opens, which needs the client id that only
+        # this page holds, over a websocket whose Origin the HTTP guard checks.
+        self.client.on_connect(self._start_background_once)
+
+    def _start_background_once(self) -> None:
+        if not self._connected:  # a reconnect (a dropped network) does not start it again
+            self._connected = True
+            self.start_background()
 
     # ---------------------------------------------------------------- layout
     def _palette_column(self) -> None:

@@ -67,7 +67,7 @@ class LocalLLMConfig(BaseModel):
         4096,
         ge=256,
         le=131072,
-        description="Context window in tokens (prompt + answer).",
+        description="Context window in tokens (prompt + answer); capped at the context the model was trained on.",
         json_schema_extra={"advanced": True},
     )
     threads: int = Field(
@@ -201,8 +201,13 @@ class LocalChatModel(BaseChatModel):
         if "context window" in text or "exceed context" in text:
             return ProviderError(
                 PROVIDER,
-                f"the prompt does not fit model {self.model}'s context of {self.config.n_ctx} tokens ({text}). "
-                "Raise n_ctx on the llm.local node, or send fewer or shorter chunks.",
+                f"the prompt does not fit model {self.model}'s context of {self.loaded.n_ctx} tokens ({text}). "
+                + (
+                    "That is all the model was trained on: send fewer or shorter chunks, or use a model with a longer "
+                    "context."
+                    if self.loaded.n_ctx == self.loaded.trained_ctx
+                    else "Raise n_ctx on the llm.local node, or send fewer or shorter chunks."
+                ),
             )
         return ProviderError(PROVIDER, f"generation with {self.model} failed: {type(exc).__name__}: {text[:300]}")
 
@@ -279,6 +284,11 @@ class LocalChat(ChatNode[LocalLLMConfig]):
             grammar = llama_cpp.LlamaGrammar.from_string(config.grammar, verbose=False)
         ctx.details["model_file"] = str(loaded.path)
         ctx.details["load_seconds"] = round(loaded.load_seconds, 3)
+        ctx.details["n_ctx"] = loaded.n_ctx
+        if loaded.n_ctx < config.n_ctx:
+            ctx.details["n_ctx_note"] = (
+                f"n_ctx {config.n_ctx} capped at {loaded.n_ctx}, the context {loaded.name} was trained on"
+            )
         ctx.details["chat_template"] = "from the GGUF file" if loaded.chat_template else "none in the file (llama-2)"
         return LocalChatModel(loaded, config, cancelled=lambda: ctx.cancelled, grammar=grammar)
 

@@ -7,6 +7,9 @@ lazily and turns its absence into one clear message.
 A model is loaded once per process and shared: the cache key is the file (resolved path, size, mtime)
 plus the load parameters, so a second ``llm.local`` node (or a second run) with the same file reuses it.
 llama.cpp's context is not thread-safe, so each loaded model carries a lock that a generation holds.
+Memory is bounded: only the :data:`MAX_LOADED` most recently used models stay cached (a context's KV cache
+grows with ``n_ctx``, so every setting a user tries would otherwise pin its own copy for good), and ``n_ctx``
+is capped at the context the model was trained on (read from the GGUF header before anything is allocated).
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import struct
 import sys
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,6 +129,70 @@ def check_gguf(path: Path, node_label: str) -> None:
         )
 
 
+MAX_LOADED = 2
+"""Models kept loaded at once (least recently used freed first): two llm.local nodes with different settings in
+one flow do not reload on every run, and a third setting does not add a third copy."""
+
+_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+_GGUF_MAX_KEYS = 100_000  # a stranger's file must not make the header walk endless
+
+
+def trained_context(path: Path) -> int | None:
+    """``{architecture}.context_length`` from the GGUF header (the context the model was trained on), read
+    without loading the model; None when the header does not say or cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            return _context_from_header(handle)
+    except (OSError, struct.error, ValueError, UnicodeDecodeError, OverflowError):
+        return None
+
+
+def _context_from_header(handle: Any) -> int | None:
+    def read(fmt: str) -> Any:
+        size = struct.calcsize(fmt)
+        data = handle.read(size)
+        if len(data) != size:
+            raise ValueError("truncated GGUF header")
+        return struct.unpack(fmt, data)[0]
+
+    def string() -> str:
+        length = read("<Q")
+        if length > 1 << 20:
+            raise ValueError("string too long")
+        return str(handle.read(length).decode("utf-8"))
+
+    def skip(kind: int) -> None:
+        if kind == _GGUF_STRING:
+            handle.seek(read("<Q"), os.SEEK_CUR)
+        elif kind == _GGUF_ARRAY:
+            item, count = read("<I"), read("<Q")
+            if item in _GGUF_SCALARS:
+                handle.seek(count * struct.calcsize("<" + _GGUF_SCALARS[item]), os.SEEK_CUR)
+            else:
+                for _ in range(min(count, 1 << 24)):
+                    skip(item)
+        elif kind in _GGUF_SCALARS:
+            read("<" + _GGUF_SCALARS[kind])
+        else:
+            raise ValueError(f"unknown GGUF value type {kind}")
+
+    if handle.read(4) != GGUF_MAGIC or read("<I") < 2:
+        return None
+    read("<Q")  # tensor count
+    architecture = None
+    for _ in range(min(read("<Q"), _GGUF_MAX_KEYS)):
+        key, kind = string(), read("<I")
+        if key == "general.architecture" and kind == _GGUF_STRING:
+            architecture = string()
+        elif architecture and key == f"{architecture}.context_length" and kind in (4, 5, 10, 11):
+            value = int(read("<" + _GGUF_SCALARS[kind]))
+            return value if value > 0 else None
+        else:
+            skip(kind)
+    return None
+
+
 @dataclass
 class LoadedModel:
     """One llama.cpp model in memory, shared by every node that names the same file and parameters."""
@@ -131,6 +200,9 @@ class LoadedModel:
     llama: Any
     path: Path
     load_seconds: float
+    n_ctx: int
+    """The context the model was loaded with: the node's n_ctx, capped at :attr:`trained_ctx`."""
+    trained_ctx: int | None
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Held for a whole generation: llama.cpp's context serves one request at a time."""
 
@@ -154,22 +226,30 @@ class LoadedModel:
         return True
 
 
-_CACHE: dict[tuple[Any, ...], LoadedModel] = {}
+_CACHE: OrderedDict[tuple[Any, ...], LoadedModel] = OrderedDict()
+"""Least recently used first; at most :data:`MAX_LOADED` entries."""
 _CACHE_LOCK = threading.Lock()
 
 
 def load_model(path: Path, *, n_ctx: int, n_threads: int, node_label: str) -> LoadedModel:
-    """The model at ``path``, loaded on first use and reused afterwards (thread-safe)."""
+    """The model at ``path``, loaded on first use and reused afterwards (thread-safe). Loading a model
+    beyond :data:`MAX_LOADED` drops the least recently used one from the cache; its memory is freed as soon
+    as no node still holds it (a generation in progress finishes first)."""
     if not runtime_available():
         raise NodeError(f"{node_label}: llama-cpp-python is not installed; {INSTALL_HINT}.")
     check_gguf(path, node_label)
     resolved = path.resolve()
     stat = resolved.stat()
+    trained = trained_context(resolved)
+    n_ctx = min(n_ctx, trained) if trained else n_ctx  # beyond it llama.cpp allocates a KV cache the model can't use
     key = (str(resolved), stat.st_size, stat.st_mtime_ns, n_ctx, n_threads)
     with _CACHE_LOCK:  # one loader at a time: two nodes asking at once must not load the file twice
         loaded = _CACHE.get(key)
         if loaded is not None:
+            _CACHE.move_to_end(key)
             return loaded
+        while len(_CACHE) >= MAX_LOADED:  # free before loading, so old and new never peak together
+            _CACHE.popitem(last=False)
         try:
             import llama_cpp
         except (ImportError, OSError) as exc:  # a broken build: the shared library does not load
@@ -192,7 +272,7 @@ def load_model(path: Path, *, n_ctx: int, n_threads: int, node_label: str) -> Lo
                 "The file may be truncated, of an architecture this llama.cpp build does not know, or too big "
                 "for the memory; try another GGUF."
             ) from None
-        loaded = LoadedModel(llama, resolved, time.perf_counter() - started)
+        loaded = LoadedModel(llama, resolved, time.perf_counter() - started, n_ctx, trained)
         _CACHE[key] = loaded
         return loaded
 

@@ -115,7 +115,14 @@ def local_client(path: Path) -> Any:
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
-            path.mkdir(parents=True, exist_ok=True)
+            if path.exists() and not path.is_dir():  # a flow's path may name any file (the schema fuzz found it)
+                raise NodeError(f"{path} is a file; the store's path must be a folder (or empty for the default)")
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise NodeError(
+                    f"Cannot create the embedded Qdrant store's folder {path}: {exc.strerror or exc}"
+                ) from None
             try:
                 client = QdrantClient(path=key)
             except Exception as exc:

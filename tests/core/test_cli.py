@@ -118,6 +118,28 @@ def test_ui_refuses_a_bad_flow_and_a_busy_port(tmp_path: Path, capsys) -> None:
     assert "already in use" in capsys.readouterr().err
 
 
+def websocket_status(port: int, origin: str) -> int:
+    """The status of a websocket handshake with the builder's socket.io endpoint from a page of ``origin``."""
+    import base64
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.putrequest("GET", "/_nicegui_ws/socket.io/?EIO=4&transport=websocket")
+        for name, value in {
+            "Upgrade": "websocket",
+            "Connection": "Upgrade",
+            "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(),
+            "Sec-WebSocket-Version": "13",
+            "Origin": origin,
+        }.items():
+            connection.putheader(name, value)
+        connection.endheaders()
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
 def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
     """`flowbuilder ui` starts, binds 127.0.0.1 only and serves the demo flow's page."""
     import http.client
@@ -148,6 +170,18 @@ def test_ui_serves_the_demo_on_loopback(tmp_path: Path) -> None:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(rebind, timeout=5)
         assert refused.value.code == 403
+        # Another port on this machine is another site (issue 30: Origin on scheme, host and port), and no page
+        # may frame the builder.
+        other_port = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Origin": "http://localhost:3000"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(other_port, timeout=30)
+        assert refused.value.code == 403
+        own = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Origin": f"http://127.0.0.1:{port}"})
+        with urllib.request.urlopen(own, timeout=30) as response:
+            assert response.headers["Content-Security-Policy"] == "frame-ancestors 'none'"
+        # The page's websocket (which starts the background ingest, not the GET) is refused to another site.
+        assert websocket_status(port, "http://localhost:3000") == 403
+        assert websocket_status(port, f"http://127.0.0.1:{port}") == 101
         # The upload limit is the server's, not only the browser's.
         upload = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         upload.putrequest("POST", "/_nicegui/upload")

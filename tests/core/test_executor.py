@@ -170,6 +170,33 @@ def test_disk_cache_survives_a_new_executor(registry, tmp_path) -> None:
     assert run.results["src"].outputs["records"][4].text == "4"
 
 
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_cached_results_belong_to_their_flow(registry, tmp_path, on_disk: bool) -> None:
+    """Two flows with identical nodes and configs but different scopes (another file, another flow_id, built
+    in code) never reuse each other's cached results (a hit skips the node's own path checks), even through
+    one shared cache; each flow still reuses its own."""
+    cache = ResultCache(tmp_path / "cache") if on_disk else ResultCache()
+    ex = executor(registry, tmp_path, cache=cache)
+
+    def mine(flow_id: str):
+        f = pipeline()
+        f.meta["flow_id"] = flow_id
+        return f
+
+    mine_file, stranger_file = tmp_path / "mine.json", tmp_path / "stranger.json"
+    assert ex.run(mine("same-id"), flow_file=mine_file).results["src"].status == "ok" and Numbers.runs == 1
+    assert ex.run(mine("same-id"), flow_file=mine_file).results["src"].status == "cached" and Numbers.runs == 1
+    others = (
+        ("another file, same flow_id", mine("same-id"), stranger_file),
+        ("same file, another flow_id", mine("other-id"), mine_file),
+        ("built in code", mine("same-id"), None),
+    )
+    for runs, (what, other, flow_file) in enumerate(others, start=2):
+        result = ex.run(other, flow_file=flow_file).results["src"]
+        assert result.status == "ok" and Numbers.runs == runs, f"{what}: reused another flow's cached result"
+    assert ex.run(mine("same-id"), flow_file=mine_file).results["src"].status == "cached"
+
+
 def test_disk_cache_does_not_stand_in_for_services(registry, tmp_path) -> None:
     f = flow([node("e", "test.embeds")])
     executor(registry, tmp_path, cache=ResultCache(tmp_path / "cache")).run(f)

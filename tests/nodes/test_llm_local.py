@@ -7,10 +7,13 @@ cancellation between tokens, one load per process, clear errors.
 
 from __future__ import annotations
 
+import gc
 import json
+import struct
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,13 @@ from flowbuilder.executor import Executor, RunEvent
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.llms.local import LocalChat, LocalChatModel, LocalLLMConfig
-from flowbuilder.nodes.llms.local_runtime import bundled_model, runtime_available
+from flowbuilder.nodes.llms.local_runtime import (
+    MAX_LOADED,
+    bundled_model,
+    loaded_models,
+    runtime_available,
+    trained_context,
+)
 from flowbuilder.nodes.llms.structured import ask, list_schema, score_schema
 from flowbuilder.nodes.prompts import render_template
 from flowbuilder.nodes.query_rewrite import DEFAULT_REWRITE_PROMPT, QueryRewrite, QueryRewriteConfig
@@ -157,6 +166,41 @@ def test_the_model_loads_once_per_process() -> None:
     other_context = build("c", n_ctx=1024)
     assert other_context.loaded is not first.loaded
     assert build("d", n_ctx=1024).loaded is other_context.loaded
+
+
+def test_other_settings_do_not_keep_old_models_loaded() -> None:
+    """Each (n_ctx, threads) pair is its own llama.cpp context; trying settings must not pin one copy per
+    setting for good: past MAX_LOADED the least recently used is freed (once no node holds it)."""
+    first = build("a", n_ctx=512)
+    first_llama = weakref.ref(first.loaded.llama)
+    kept = [build(f"n{n_ctx}", n_ctx=n_ctx) for n_ctx in range(768, 768 + 256 * MAX_LOADED, 256)]
+    del first
+    gc.collect()
+    assert first_llama() is None, "the least recently used model is still loaded"
+    assert len(loaded_models()) == MAX_LOADED
+    assert all(build(f"again{i}", n_ctx=m.loaded.n_ctx).loaded is m.loaded for i, m in enumerate(kept))
+
+
+def test_n_ctx_is_capped_at_the_models_trained_context() -> None:
+    """A 131072-token KV cache for a model trained on 8192 costs gigabytes and buys nothing."""
+    trained = trained_context(smollm())
+    assert trained == 8192  # SmolLM2-135M's GGUF header says so
+    model = build("big", n_ctx=131072)
+    assert model.loaded.n_ctx == trained
+    assert build("exact", n_ctx=trained).loaded is model.loaded
+    _, ctx = run_node("Hi", n_ctx=131072, max_tokens=2)
+    assert ctx.details["n_ctx"] == trained and "capped at 8192" in str(ctx.details["n_ctx_note"])
+
+
+def test_a_gguf_header_that_lies_gives_no_context(tmp_path: Path) -> None:
+    """The header walk survives a stranger's file: truncated, huge counts, unknown types."""
+    header = smollm().read_bytes()[:4096]
+    for i, data in enumerate(
+        (b"GGUF", header[:40], b"GGUF" + struct.pack("<IQQ", 3, 0, 1 << 62), header[:24] + b"\xff" * 64)
+    ):
+        path = tmp_path / f"lie{i}.gguf"
+        path.write_bytes(data)
+        assert trained_context(path) is None, data[:40]
 
 
 def test_a_missing_or_broken_gguf_gets_a_clear_error(tmp_path: Path) -> None:

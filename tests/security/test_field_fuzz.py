@@ -155,17 +155,23 @@ def test_an_unusable_path_is_one_line(tmp_path: Path, node_type: str, field: str
     assert "OSError" not in error and "ValueError" not in error and "FileExistsError" not in error, error
 
 
-def test_a_persist_directory_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("node_type", "field"), [("vectorstore.chroma", "persist_directory"), ("vectorstore.qdrant", "path")]
+)
+def test_a_persist_directory_that_is_a_file_is_one_line(tmp_path: Path, node_type: str, field: str) -> None:
+    """An embedded store's folder that is a file (the schema fuzz found Qdrant's raw FileExistsError)."""
     prepare(tmp_path)
     flow = Flow(
         name="x",
         nodes=[
             NodeSpec(id="emb", type="embedder.wordllama"),
-            NodeSpec(id="n", type="vectorstore.chroma", config={"persist_directory": "rows.csv"}),
+            NodeSpec(id="n", type=node_type, config={field: "rows.csv"}),
         ],
         edges=[Edge(source="emb", source_port="embedder", target="n", target_port="embedder")],
     )
     from flowbuilder.executor import Executor
 
     run = Executor(data_dir=tmp_path / "data").run(flow, to="n", base_dir=tmp_path, use_cache=False)
-    assert "is a file; the persist directory must be a folder" in (run.results["n"].error or "")
+    error = run.results["n"].error or ""
+    assert "is a file;" in error and "must be a folder" in error and "\n" not in error, error
+    assert "FileExistsError" not in error and "Traceback" not in error

@@ -60,3 +60,54 @@ def test_an_unknown_chunk_source_is_one_line_and_no_traceback(tmp_path: Path, ca
     assert message.startswith("error: ")
     assert "no chunks from source 'nope.csv'" in message and "flow://chunks" in message and "\n" not in message
     assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:3000", "http://127.0.0.1:3000", "https://127.0.0.1"])
+def test_serve_compares_origin_on_scheme_host_and_port_and_forbids_framing(tmp_path: Path, origin: str) -> None:
+    """The real ``serve`` app (not only the guard alone): another port or scheme on this machine is another
+    site, refused before the flow runs; every answer forbids framing."""
+    from starlette.testclient import TestClient
+
+    from flowbuilder.serving.http_app import build_http_app
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "rows.csv").write_text("id,text\nr1,hello there\n", encoding="utf-8")
+    path = tmp_path / "rows.json"
+    save_flow(search_flow("rows", "data", "rows", "db", k=2), path)
+    app = build_http_app(FlowService(path, data_dir=tmp_path / "state"), host="127.0.0.1")
+    client = TestClient(app, base_url="http://127.0.0.1:8000")
+    refused = client.post("/ask", json={"question": "hello"}, headers={"origin": origin})
+    assert refused.status_code == 403 and "Origin" in refused.json()["error"], refused.text
+    assert refused.headers["content-security-policy"] == "frame-ancestors 'none'"
+    page = client.get("/search", params={"q": "hello", "k": 1}, headers={"origin": "http://127.0.0.1:8000"})
+    assert page.status_code == 200 and "hello there" in page.text, page.text
+    assert page.headers["content-security-policy"] == "frame-ancestors 'none'"
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+def test_serve_refuses_what_another_site_makes_a_browser_send(tmp_path: Path, site: str) -> None:
+    """An ``<img src="http://127.0.0.1:8000/search?q=...">`` on any page makes a GET without Origin: its answer
+    cannot be read, but the search would run. Browsers mark it ``Sec-Fetch-Site``; the real ``serve`` app refuses
+    it in one line before the flow runs, while the user's own address bar (``none``), this server's pages
+    (``same-origin``) and clients that send no such header (curl, MCP clients) still search."""
+    from starlette.testclient import TestClient
+
+    from flowbuilder.serving.http_app import build_http_app
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "rows.csv").write_text("id,text\nr1,hello there\n", encoding="utf-8")
+    path = tmp_path / "rows.json"
+    save_flow(search_flow("rows", "data", "rows", "db", k=2), path)
+    app = build_http_app(FlowService(path, data_dir=tmp_path / "state"), host="127.0.0.1")
+    client = TestClient(app, base_url="http://127.0.0.1:8000")
+    image = {"sec-fetch-site": site, "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image"}
+    refused = client.get("/search", params={"q": "hello", "k": 1}, headers=image)
+    assert refused.status_code == 403, refused.text
+    message = refused.json()["error"]
+    assert f"Sec-Fetch-Site: {site}" in message and "\n" not in message and "hello there" not in refused.text
+    link = {"sec-fetch-site": site, "sec-fetch-mode": "navigate", "sec-fetch-dest": "document"}
+    assert client.get("/search", params={"q": "hello", "k": 1}, headers=link).status_code == 403
+    assert client.post("/ask", json={"question": "hello"}, headers={"sec-fetch-site": site}).status_code == 403
+    for own in ({"sec-fetch-site": "none"}, {"sec-fetch-site": "same-origin"}, {}):
+        page = client.get("/search", params={"q": "hello", "k": 1}, headers=own)
+        assert page.status_code == 200 and "hello there" in page.text, (own, page.text)

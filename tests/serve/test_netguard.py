@@ -150,3 +150,16 @@ def test_a_browser_logs_in_once_with_the_token_in_the_address() -> None:
     assert login.status_code == 303 and login.headers["location"] == "/?x=1"
     assert "HttpOnly" in login.headers["set-cookie"] and "s3cret" not in login.headers["location"]
     assert client.get("/").text == "page"  # the cookie now carries the token
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+def test_the_builder_may_be_linked_to_but_not_fetched_from_another_site(site: str) -> None:
+    """``navigations=True`` (the builder): a followed link (top-level GET navigation) opens the page; anything
+    else another site makes a browser send (an image, a fetch, a frame, a form POST) is refused."""
+    client = _client(navigations=True)
+    link = {"sec-fetch-site": site, "sec-fetch-mode": "navigate", "sec-fetch-dest": "document"}
+    assert client.get("/", headers=link).text == "hello"
+    assert client.get("/", headers={**link, "sec-fetch-dest": "iframe"}).status_code == 403
+    assert client.get("/", headers={"sec-fetch-site": site, "sec-fetch-mode": "no-cors"}).status_code == 403
+    assert client.post("/", headers=link).status_code == 403
+    assert _client().get("/", headers=link).status_code == 403  # serve: no navigations either
