@@ -188,7 +188,7 @@ _KEPT_CHAT = (
     "chatSambanova", "chatPerplexity", "chatIBMWatsonx", "chatCometAPI", "chatCloudflareWorkersAI",
     "chatAnthropic_LlamaIndex", "azureChatOpenAI_LlamaIndex", "chatOpenAI_LlamaIndex", "chatOllama_LlamaIndex",
     "chatMistral_LlamaIndex", "chatGroq_LlamaIndex", "chatTogetherAI_LlamaIndex", "openAI", "azureOpenAI",
-    "ollama", "huggingFaceInference_LLMs", "cohere", "replicate", "fireworks", "togetherAI", "awsBedrock",
+    "huggingFaceInference_LLMs", "cohere", "replicate", "fireworks", "togetherAI", "awsBedrock",
     "googlePaLM", "chatGooglePaLM", "chatLocalAI",
 )  # fmt: skip
 _KEPT_EMBEDDINGS = (

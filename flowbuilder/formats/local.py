@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.formats import roles
@@ -21,6 +22,7 @@ from flowbuilder.formats.langflow_table import LANGFLOW_TABLE
 from flowbuilder.formats.mapping import PLACEHOLDER, slugify
 from flowbuilder.formats.n8n_table import N8N_TABLE
 from flowbuilder.formats.report import ImportReport, ParamIssue
+from flowbuilder.trust.netguard import is_loopback
 
 TABLES: dict[str, Table] = {"n8n": N8N_TABLE, "langflow": LANGFLOW_TABLE, "flowise": FLOWISE_TABLE, "dify": DIFY_TABLE}
 # A swapped store's foreign output that is a retrieval role of its own (an agent's tool, a retriever).
@@ -32,6 +34,7 @@ def apply_local(flow: Flow, report: ImportReport) -> None:
     _swap_remote(flow, report)
     _empty_kept_context(flow, report)
     _answer_without_model(flow, report)
+    _model_server_here(flow, report)
 
 
 def _empty_kept_context(flow: Flow, report: ImportReport) -> None:
@@ -69,6 +72,31 @@ def _answer_without_model(flow: Flow, report: ImportReport) -> None:
                     "when_unreachable = extractive (quotes the retrieved chunks if no model answers)",
                 )
             )
+
+
+def _model_server_here(flow: Flow, report: ImportReport) -> None:
+    """``--local`` runs the flow on this machine: a local-model node that names another machine's server (a
+    Docker service such as ``http://ollama:11434``, a LAN host) asks this machine's server instead (its model
+    name is kept), and the report says which URL was dropped; otherwise the flow would stop at validate, the
+    user's flow naming a host nobody approved."""
+    for spec in flow.nodes:
+        url = spec.config.get("base_url") if spec.type == roles.OFFLINE_CHAT else None
+        if not isinstance(url, str) or not url.strip():
+            continue
+        try:
+            host = urlsplit(url.strip()).hostname or ""
+        except ValueError:
+            host = ""
+        if host and is_loopback(host):
+            continue
+        del spec.config["base_url"]
+        report.local_swaps.append(
+            ParamIssue(
+                spec.id,
+                "base_url",
+                f"base_url {url!r} dropped: the model is asked on this machine's server (set base_url to use that one)",
+            )
+        )
 
 
 def swap_of(spec: NodeSpec) -> Local | None:

@@ -196,6 +196,9 @@ class OllamaChat(ChatModelNode[OllamaChatConfig]):
                 "llm.ollama",
                 "chatOllama",
                 Param("base_url", "baseUrl", "http://localhost:11434", to_ours=nonempty_str),
+                # Flowise's Ollama LLM node (completions) reads the same fields; the chat API answers the same
+                # prompt here, and the user's model and server are kept (a placeholder lost them on --local).
+                also=("ollama",),
                 ignore=(
                     *FW.SILENT,
                     "think",
@@ -213,6 +216,7 @@ class OllamaChat(ChatModelNode[OllamaChatConfig]):
                     "repeatPenalty",
                     "stop",
                     "tfsZ",
+                    "numGqa",
                 ),
             ),
         ),

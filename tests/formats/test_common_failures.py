@@ -86,3 +86,21 @@ def test_a_flowise_conversation_chain_asks_its_model_through_the_chat_prompt_tem
     assert "friendly conversation" not in flow.node("chatOpenAI_0").config.get("system_message", "")
     assert any("{chat_history} fed by nothing" in w for w in report.warnings)
     assert _issues(path) == []
+
+
+def test_a_flowise_ollama_llm_keeps_its_model_and_local_asks_this_machines_server() -> None:
+    """Flowise's Ollama LLM node (not the chat model) was a placeholder that ``--local`` swapped for the default
+    model, losing the user's ``llama3.2:1b``; it is an Ollama model here. Its server, a Docker service
+    (``http://ollama:11434``), is dropped by ``--local`` (with a report line) so the flow validates instead of
+    naming a host nobody approved; without ``--local`` the user's server is kept."""
+    path = CORPUS / "flowise__artembaranovsky_ollama_rag_chatflow.json"
+    plain, _ = import_file(path)
+    assert plain.node("ollama_0").type == "llm.ollama"
+    assert plain.node("ollama_0").config["base_url"] == "http://ollama:11434"
+    flow, report = import_file(path, local=True)
+    model = flow.node("ollama_0")
+    assert (model.type, model.config["model"]) == ("llm.ollama", "llama3.2:1b")
+    assert "base_url" not in model.config
+    assert any(s.parameter == "base_url" and "http://ollama:11434" in s.detail for s in report.local_swaps)
+    assert "memoryVectorStore_0.hits->retrievalQAChain_0.context" in {e.key for e in flow.edges}
+    assert _issues(path) == []
