@@ -234,12 +234,16 @@ def test_eval_page_runs_a_flow_with_progress_and_cancel(
     assert len(shown) == finished, line
 
     screen.find_by_css("[data-testid=eval-run]").click()
-    table = wait_css(screen, "[data-testid=eval-questions]", timeout=180)[0]
-    screen.should_contain("Done.")
+    # the cancelled run's table may still be there: wait for this run's end, then read the table it left
+    wait_until(lambda: "Done." in screen.find_by_css("[data-testid=eval-status]").text, 180, "the second run")
     cancel = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-cancel]")
     assert not any(c.is_displayed() for c in cancel)  # Cancel goes away when the job ends
-    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
-    assert {r.text.split()[0]: " ".join(r.text.split()[1:]) for r in rows}["q1"].endswith("correct 1")
+
+    def table() -> dict[str, str]:  # read whole each time: the table is redrawn when the run's rows arrive
+        rows = screen.selenium.find_elements(By.CSS_SELECTOR, "[data-testid=eval-questions] tbody tr")
+        return {r.text.split()[0]: " ".join(r.text.split()[1:]) for r in rows}
+
+    assert wait_until(lambda: len(table()) == 8 and table(), 60, "all 8 rows")["q1"].endswith("correct 1")
     text = screen.find_by_css("[data-testid=eval-metrics]").text
     assert "retrieval hit@3" in text
     open_question(screen, "q1")
