@@ -93,8 +93,9 @@ def test_picker_in_chromium_shows_the_types_and_folders(screen: Screen, builder:
     css(screen, '.vue-flow__node[data-id="loader"] .fb-title')[0].click()
     wait_until(lambda: css(screen, ".fb-side [data-field=path]"))
     next(b for b in css(screen, ".fb-side button") if "folder_open" in b.text).click()
-    caption = wait_until(lambda: css(screen, ".fb-file-types"))[0]  # type: ignore[index]
-    assert ".docx" in caption.text and ".epub" in caption.text and caption.is_displayed()
+    # the dialog fades in: a caption not yet displayed has no text for the browser
+    text = wait_until(lambda: next((c.text for c in css(screen, ".fb-file-types") if c.is_displayed()), ""))
+    assert ".docx" in text and ".epub" in text, text
     folders = [b.text for b in css(screen, ".fb-folder-choice")]
     assert any("qa-handbook" in text and "10 files" in text for text in folders), folders
     wait_animations_done(screen)  # the picker dialog has opened
