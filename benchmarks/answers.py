@@ -275,13 +275,22 @@ def print_calibration(rows: Sequence[Signals]) -> None:
         )
         print("| threshold | answerable refused | of them fact retrieved | unanswerable refused |")
         print("|---|---|---|---|")
-        steps = range(20, 62, 2)
+        steps = range(20, 62, 1)
         scores = {id(r): r.sure if shape == "records" else _sigmoid(a * r.sure + b * r.support + c) for r in mine}
         for step in steps:
             t = step / 100
             print(f"| {t:.2f} | {sum(scores[id(r)] < t for r in pos)}/{len(pos)} | "
                   f"{sum(scores[id(r)] < t for r in pos if r.held)}/{sum(r.held for r in pos)} | "
                   f"{sum(scores[id(r)] < t for r in neg)}/{len(neg)} |")  # fmt: skip
+        if pos and neg:
+            # Both aims weigh the same: answerable questions with the fact retrieved answered, unanswerable refused.
+            held = [r for r in pos if r.held] or pos
+            best = max(
+                steps,
+                key=lambda s: sum(scores[id(r)] >= s / 100 for r in held) / len(held)
+                + sum(scores[id(r)] < s / 100 for r in neg) / len(neg),
+            )
+            print(f"balanced threshold ({shape}): {best / 100:.2f}")
     print(json.dumps({"questions": len(rows)}))
 
 

@@ -216,6 +216,28 @@ def test_prose_the_chunk_does_not_answer_is_refused_on_the_default_threshold(emb
     assert answered.found and "Settings, Security" in answered.lead
 
 
+def test_a_question_word_nothing_quoted_is_about_is_refused_by_its_weight(embedder: LocalEmbedder) -> None:
+    # Every quote is about passwords and their reset; none says anything about a fee. The word the question turns
+    # on moves the question far when left out, so the quotes must lose as much to support it: they do not, and the
+    # question is refused (the third round's plain drop answered it). The strength question is still answered.
+    text = (
+        "## Password management\n\n"
+        "- Password Requirements: Enforced security standards for password complexity\n"
+        "- Forgot Password Flow: Streamlined password reset process with secure token generation\n"
+        "- Password Strength Indicators: Visual feedback for password requirements and strength\n\n"
+        "## Interface design\n\n"
+        "- Responsive Design: Mobile-optimized interface with touch-friendly controls\n"
+        "- Auto-focus: Automatic focus on the first input field to reduce user interactions\n"
+    )
+    hits = [Hit(document=Document(text=text, metadata={"source": "prd.md"}), score=0.5, rank=1)]
+
+    fee = extract("Is there a fee for resetting a password?", hits, embedder)
+    strength = extract("Will I see how strong my password is while I type it?", hits, embedder)
+
+    assert is_refusal(fee.answer) and fee.signals["support"] < strength.signals["support"]
+    assert strength.found and "Visual feedback for password requirements" in strength.lead
+
+
 def test_node_takes_question_and_hits_or_a_prompt(tmp_path: Path) -> None:
     ctx = RunContext("answer", data_dir=tmp_path)
     node = ExtractiveAnswer(ExtractiveConfig())
@@ -285,8 +307,9 @@ def test_a_flow_saved_with_the_old_defaults_takes_the_recalibrated_ones() -> Non
     old = {"type": "answer.extractive", "config": {"threshold": 0.30, "margin": 0.08, "max_quotes": 2}}
     chosen = {"type": "answer.extractive", "config": {"threshold": 0.55, "max_quotes": 4}}
     round_one = {"type": "answer.extractive", "config": {"threshold": 0.46}}  # the raw-score default of round one
-    data = migrate_nodes({"nodes": [old, chosen, round_one]})
-    assert data["nodes"][0]["config"] == {} == data["nodes"][2]["config"]  # old defaults: the new calibrated ones
+    round_three = {"type": "answer.extractive", "config": {"threshold": 0.41}}  # before support weighed each word
+    data = migrate_nodes({"nodes": [old, chosen, round_one, round_three]})
+    assert data["nodes"][0]["config"] == {} == data["nodes"][2]["config"] == data["nodes"][3]["config"]
     assert data["nodes"][1]["config"] == {"threshold": 0.55, "max_quotes": 4}  # a user's own choice stays
     assert migrate_nodes(data) == data
 
