@@ -287,8 +287,10 @@ def print_calibration(rows: Sequence[Signals]) -> None:
             held = [r for r in pos if r.held] or pos
             best = max(
                 steps,
-                key=lambda s: sum(scores[id(r)] >= s / 100 for r in held) / len(held)
-                + sum(scores[id(r)] < s / 100 for r in neg) / len(neg),
+                key=lambda s: (
+                    sum(scores[id(r)] >= s / 100 for r in held) / len(held)
+                    + sum(scores[id(r)] < s / 100 for r in neg) / len(neg)
+                ),
             )
             print(f"balanced threshold ({shape}): {best / 100:.2f}")
     print(json.dumps({"questions": len(rows)}))
