@@ -26,10 +26,13 @@ the team's older sets (vwo500_userworded, vwo500_paraphrased, docs.jsonl, prd_qu
 of the test-case store as off-topic) and the ``"half": "tune"`` questions of vwo500_asked, pip_docs and
 prd_asked. The third round added tuning-only sets (qa_handbook, qa_handbook_noanswer, and prd_paraphrased_tune and
 pip_paraphrased_tune, worded far from the documents); on them the second round's calibrated confidence (0.41) was
-kept over a plain score threshold that refused almost no unanswerable question (README). The ``"half": "report"``
+kept over a plain score threshold that refused almost no unanswerable question (README). The fourth round changed
+``support`` (each question word held to its own weight in the question), chose it over soft lexical coverage, the
+retriever's scores and other signals by leave-one-set-out cross-validation on the tuning sets, and refitted the
+confidence and its threshold (0.43) on them (README, "Refusal, fourth round"). The ``"half": "report"``
 questions were never used to choose anything; ``--half report`` (the default) prints only them. ``--calibrate``
 prints the threshold sweep over the tuning sets, per answer shape (labelled records and prose score on different
-scales, so each has its threshold).
+scales, so each has its threshold), and the balanced threshold (answerable answered plus unanswerable refused).
 """
 
 from __future__ import annotations
