@@ -636,15 +636,37 @@ def _prose_answer(
 ) -> Extraction:
     best = scored[0]
     chosen = [_prose_quote(best, parsed[best.chunk - 1].passages)]
+    taken = 1
     for item in scored[1:]:
-        if len(chosen) >= config.max_quotes or item.score < best.score - config.margin:
+        if taken >= config.max_quotes or item.score < best.score - config.margin:
             break
         if any(q.chunk == item.chunk and item.passage.index in q.parts for q in chosen):
             continue  # already quoted as another quote's context
-        chosen.append(_prose_quote(item, parsed[item.chunk - 1].passages))
+        taken += 1
+        passages = parsed[item.chunk - 1].passages
+        quote = _prose_quote(item, passages)
+        for at, earlier in enumerate(chosen):
+            merged = _merged(earlier, quote, passages) if earlier.overlaps(quote) else None
+            if merged is not None:
+                chosen[at] = merged
+                break
+        else:
+            chosen.append(quote)
     lead = lead_for_span(question, best.passage.text, f"[{best.chunk}]")
     lines = [lead, "", *[q.line(hits[q.chunk - 1]) for q in chosen], "", QUOTED]
     return Extraction("\n".join(lines), chosen, best.score, True, lead)
+
+
+def _merged(earlier: Quote, later: Quote, passages: Sequence[Passage]) -> Quote | None:
+    """Two quotes of one paragraph whose sentences overlap, as one quote of their sentences in order (so no
+    sentence is quoted twice), where the earlier one stood; None when they are not plain sentences of one paragraph
+    (a table or a block a sentence introduces keeps its own layout)."""
+    indices = earlier.parts | later.parts
+    units = [p for p in passages if p.index in indices]
+    if len(units) != len(indices) or any(p.kind != "sentence" or p.group != units[0].group for p in units):
+        return None
+    text = " ".join(p.text for p in units)
+    return Quote(earlier.chunk, "", text, earlier.score, frozenset(indices), "", earlier.section)
 
 
 def hits_from_prompt(prompt: str) -> list[Hit]:

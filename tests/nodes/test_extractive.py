@@ -238,6 +238,26 @@ def test_a_question_word_nothing_quoted_is_about_is_refused_by_its_weight(embedd
     assert strength.found and "Visual feedback for password requirements" in strength.lead
 
 
+def test_two_quotes_of_one_paragraph_that_overlap_are_quoted_once(embedder: LocalEmbedder) -> None:
+    # The two best sentences sit two apart: each brings the sentence between them as context, so quoted apart the
+    # middle one would be read twice. They become one quote of the paragraph's sentences in order.
+    sentences = [
+        "Guests can read a shared note.",
+        "A guest link expires after 30 days.",
+        "Guests can never edit a note.",
+        "You can make a guest link expire sooner when you create it.",
+        "Guest links are switched off on the Free plan.",
+    ]
+    hits = [Hit(document=Document(text=" ".join(sentences), metadata={"source": "sharing.md"}), score=0.6, rank=1)]
+
+    result = extract("When does a guest link expire?", hits, embedder, ExtractiveConfig(threshold=0.0, margin=1.0))
+
+    quoted = "\n".join(line for line in result.answer.splitlines() if line.startswith("> "))
+    assert all(quoted.count(sentence) <= 1 for sentence in sentences)
+    assert sentences[1] in quoted and sentences[3] in quoted
+    assert f"{sentences[1]} {sentences[2]} {sentences[3]}" in quoted  # one quote, in the paragraph's order
+
+
 def test_node_takes_question_and_hits_or_a_prompt(tmp_path: Path) -> None:
     ctx = RunContext("answer", data_dir=tmp_path)
     node = ExtractiveAnswer(ExtractiveConfig())
