@@ -29,3 +29,45 @@ def pytest_configure(config: pytest.Config) -> None:
     from tests.ports import reserve_port
 
     Screen.PORT = reserve_port()
+    # xdist hands out files by their number of tests, most first, which leaves the few-test files that take
+    # minutes (a Ray cluster, a whole evaluation) for the end, where one worker runs them alone while the other
+    # waits. The order below (pytest_collection_modifyitems) is the one the workers get instead.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+LONG_FILES = (
+    "tests/cluster/test_ray_cluster.py",
+    "tests/evaluation/test_known_verdicts.py",
+    "tests/ui/test_first_hour.py",
+    "tests/flows/test_examples.py",
+    "tests/ui/test_no_lockout.py",
+    "tests/ui/test_layout_elk.py",
+    "tests/ui/test_background_ingest.py",
+    "tests/ui/test_canvas_window.py",
+    "tests/ui/test_compare_page.py",
+    "tests/nodes/test_chroma.py",
+    "tests/evaluation/test_every_flow.py",
+    "tests/ui/test_canvas_readable.py",
+    "tests/serve/test_mcp_tool_node.py",
+    "tests/nodes/test_folder_sync.py",
+    "tests/ui/test_browser.py",
+)
+"""The files that took longest in a whole run (`pytest -n 2 --dist loadfile --durations=80`, summed per file,
+2026-12-03), longest first. They start first so that the many short files fill the workers' time at the end; a
+file missing here only starts later, nothing breaks."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Long files first (see :data:`LONG_FILES`), the rest in collection order (a stable sort)."""
+    rank = {name: index for index, name in enumerate(LONG_FILES)}
+    root = config.rootpath
+
+    def key(item: pytest.Item) -> int:
+        try:
+            name = item.path.relative_to(root).as_posix()
+        except ValueError:
+            return len(LONG_FILES)
+        return rank.get(name, len(LONG_FILES))
+
+    items.sort(key=key)
