@@ -90,6 +90,7 @@ SETS = (
     QuestionSet("prd_fresh", "prd_fresh.jsonl", PDF),
     QuestionSet("httpx_fresh", "httpx_fresh.jsonl", PARENT_CHILD, ROOT / "data" / "httpx_docs"),
     QuestionSet("prd_fresh2", "prd_fresh2.jsonl", PDF),
+    QuestionSet("mkdocs_fresh", "mkdocs_fresh.jsonl", PARENT_CHILD, ROOT / "data" / "mkdocs_docs"),
     QuestionSet("vwo500_paraphrased", "vwo500_paraphrased.jsonl", DEMO, tuned=True),
     QuestionSet("vwo500_userworded", "vwo500_userworded.jsonl", DEMO, tuned=True),
     QuestionSet("docs (help centre)", "docs.jsonl", PARENT_CHILD, tuned=True),
@@ -98,6 +99,7 @@ SETS = (
     QuestionSet("prd_paraphrased_tune", "prd_paraphrased_tune.jsonl", PDF, tuned=True),
     QuestionSet("pip_paraphrased_tune", "pip_paraphrased_tune.jsonl", PARENT_CHILD, PIP_DOCS, tuned=True),
     QuestionSet("qa_handbook_noanswer", "qa_handbook_noanswer.jsonl", PARENT_CHILD, QA_HANDBOOK, tuned=True),
+    QuestionSet("starlette_tune", "starlette_tune.jsonl", PARENT_CHILD, ROOT / "data" / "starlette_docs", tuned=True),
     QuestionSet("docs.jsonl asked of the test cases", "docs.jsonl", DEMO, off_topic=True, tuned=True),
 )
 HEADER = (
@@ -228,6 +230,9 @@ class Signals:
     """A retrieved chunk holds the fact."""
     sure: float
     support: float
+    gated: bool = False
+    """Refused whatever its scores (:func:`cannot_answer`: no quote holds the kind of answer asked for, or a name
+    the question uses is in no retrieved chunk)."""
 
 
 def calibrate(executor: Executor) -> None:
@@ -257,6 +262,7 @@ def calibrate(executor: Executor) -> None:
                     held,
                     float(signals.get("sure", -1.0)),
                     float(signals.get("support", 0.0)),
+                    bool(signals.get("lacks") or signals.get("absent")),
                 )
             )
     print_calibration(rows)
@@ -265,7 +271,7 @@ def calibrate(executor: Executor) -> None:
 def print_calibration(rows: Sequence[Signals]) -> None:
     """The fitted prose confidence and, per shape, how many answerable and unanswerable questions each threshold
     refuses."""
-    prose = [r for r in rows if r.shape == "prose" and (r.held or not r.answerable)]
+    prose = [r for r in rows if r.shape == "prose" and not r.gated and (r.held or not r.answerable)]
     a, b, c = fit_logistic([(r.sure, r.support) for r in prose], [r.answerable for r in prose])
     print(f"prose confidence = 1 / (1 + exp(-({a:.2f} * sure + {b:.2f} * support + {c:.2f})))")
     for shape in ("records", "prose"):
@@ -279,7 +285,10 @@ def print_calibration(rows: Sequence[Signals]) -> None:
         print("| threshold | answerable refused | of them fact retrieved | unanswerable refused |")
         print("|---|---|---|---|")
         steps = range(20, 62, 1)
-        scores = {id(r): r.sure if shape == "records" else _sigmoid(a * r.sure + b * r.support + c) for r in mine}
+        scores = {
+            id(r): -1.0 if r.gated else r.sure if shape == "records" else _sigmoid(a * r.sure + b * r.support + c)
+            for r in mine
+        }
         for step in steps:
             t = step / 100
             print(f"| {t:.2f} | {sum(scores[id(r)] < t for r in pos)}/{len(pos)} | "

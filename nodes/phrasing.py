@@ -10,6 +10,7 @@ The span is quoted as it stands in the document, never reworded.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 _PRONOUNS = {
     "i": "you",
@@ -36,7 +37,8 @@ _QUANTITY = re.compile(r"^(how (?:many|much|long|often|fast|big|large|old|soon|f
 _WH = re.compile(r"^(when|where|why|who|whom|whose|which|what|how)\s+(.+)$", re.I)
 _POLITE = re.compile(r"^(?:please\s+)?(?:(?:can|could) you\s+)?(?:tell me|explain|show me|describe)\s+", re.I)
 NUMERIC = re.compile(
-    r"^(?:how (?:many|much|long|often|fast|big|large|old|soon|far)|what (?:is the |are the )?(?:number|amount|"
+    r"^(?:(?:after|for|in|within|at|by|up to|about) )?"
+    r"(?:how (?:many|much|long|often|fast|big|large|old|soon|far)|what (?:is the |are the )?(?:number|amount|"
     r"price|cost|percentage|percent|rate|size|limit|maximum|minimum|timeout|duration|version|uptime|target))\b",
     re.I,
 )
@@ -99,6 +101,57 @@ def has_number(text: str) -> bool:
     return bool(_NUMBER.search(text))
 
 
+@dataclass(frozen=True)
+class AnswerKind:
+    """A kind of answer a question's wording asks for, and what a passage that gives one holds."""
+
+    name: str
+    asked: re.Pattern[str]
+    held: re.Pattern[str]
+
+
+ANSWER_KINDS = (
+    AnswerKind(
+        "clock time",
+        re.compile(r"^(?:at )?what time\b", re.I),
+        re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}[:.]\d\d\b|\b(?:noon|midnight)\b", re.I),
+    ),
+    AnswerKind(
+        "version",
+        re.compile(r"^(?:which|what) (?:[\w-]+ )?(?:versions?|releases?)\b", re.I),
+        re.compile(r"\b\d+(?:\.\d+)+\b|\b(?:version|release|v)\s?\d+\b", re.I),
+    ),
+    AnswerKind(
+        "environment variable",
+        re.compile(r"\b(?:environment|env) var(?:iable)?s?\b", re.I),
+        re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\$[A-Z][A-Z0-9_]+"),
+    ),
+    AnswerKind(
+        "exception",
+        re.compile(r"^(?:which|what) (?:[\w-]+ )?(?:exception|error class)", re.I),
+        re.compile(r"\b[A-Z]\w*(?:Error|Exception|Timeout|Warning)\b"),
+    ),
+    AnswerKind(
+        "status code",
+        re.compile(r"\b(?:status|error|response) codes?\b", re.I),
+        re.compile(r"\b[1-5]\d\d\b"),
+    ),
+    AnswerKind(
+        "phone number",
+        re.compile(r"\b(?:phone|telephone|fax) numbers?\b", re.I),
+        re.compile(r"\+?\d[\d ()./-]{5,}\d"),
+    ),
+    AnswerKind("quantity", NUMERIC, _NUMBER),
+)
+"""Checked in order; the first whose ``asked`` matches the question is what it asks for."""
+
+
+def expected_kind(question: str) -> AnswerKind | None:
+    """The kind of answer ``question`` asks for, when its wording says (a number, a clock time, a version ...)."""
+    text = " ".join(question.split())
+    return next((kind for kind in ANSWER_KINDS if kind.asked.search(text)), None)
+
+
 def lead_for_span(question: str, span: str, cite: str) -> str:
     """``On <focus>: "<span>" [n].``"""
     about = focus(question)
@@ -118,3 +171,25 @@ def record_noun(id_label: str, source: str) -> str:
     if "scenario" in label or "test" in label or "tid" in label or "test" in source.lower():
         return "test case"
     return "record"
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9][\w./+-]*[\w+]|[A-Za-z0-9]")
+_ACRONYM = re.compile(r"^[A-Z]{2,4}s?$")
+"""Short all-caps words (URL, SMS, SSO, PDF): documents often spell them out or use another, so their absence
+says little."""
+
+
+def named_terms(question: str, common: frozenset[str]) -> list[str]:
+    """The names in ``question`` that have no paraphrase: proper nouns ("Okta", "Docker"), identifiers
+    (``set_cookie``, ``maxAge``) and names with a digit ("HTTP/3"). ``common`` are words never taken as names
+    (stop words, question words). Plain numbers and short acronyms are left out."""
+    names = []
+    for at, match in enumerate(_TOKEN.finditer(question)):
+        word = match.group(0).rstrip(".")
+        if word.lower() in common or word.isdigit() or re.fullmatch(r"[\d.,:-]+(?:-?\w+)?", word):
+            continue
+        identifier = re.search(r"[a-z][A-Z]|_|/", word) or (re.search(r"\d", word) and re.search(r"[A-Za-z]", word))
+        proper = at > 0 and word[0].isupper() and len(word) > 1 and not _ACRONYM.match(word)
+        if identifier or proper:
+            names.append(word)
+    return names

@@ -30,6 +30,7 @@ from flowbuilder.nodes.extractive import (
     units_of,
 )
 from flowbuilder.nodes.passages import Passage
+from flowbuilder.nodes.phrasing import named_terms
 from flowbuilder.nodes.prompts import DEFAULT_TEMPLATE, render_template
 from tests.evaluation.answer_flow import write_corpus
 from tests.fakes.llm_server import free_port
@@ -238,6 +239,76 @@ def test_a_question_word_nothing_quoted_is_about_is_refused_by_its_weight(embedd
     assert strength.found and "Visual feedback for password requirements" in strength.lead
 
 
+def test_a_question_asking_for_a_time_or_a_count_is_refused_when_no_quote_holds_one(embedder: LocalEmbedder) -> None:
+    # On topic, close in wording, and nothing in the chunk says when or how many: a near-miss quote cannot answer
+    # "what time" or "after how many", so the answer says not found. The same chunk answers a question it holds.
+    text = (
+        "## Demo day\n\n"
+        "Every team presents what it learned at the Friday demo. The demo is held in the large meeting room. "
+        "Slides are optional; a short live walkthrough is preferred.\n\n"
+        "## Locked accounts\n\n"
+        "Too many failed sign-in attempts lock the account. A locked account is unlocked by an administrator.\n"
+    )
+    hits = [Hit(document=Document(text=text, metadata={"source": "handbook.md"}), score=0.6, rank=1)]
+    lenient = ExtractiveConfig(threshold=0.0)  # the kind decides, not the calibrated threshold
+
+    when = extract("What time does the Friday demo start?", hits, embedder, lenient)
+    count = extract("After how many failed attempts is an account locked?", hits, embedder, lenient)
+    where = extract("Where is the Friday demo held?", hits, embedder, lenient)
+
+    assert is_refusal(when.answer) and when.signals.get("lacks") == 1.0
+    assert is_refusal(count.answer) and count.signals.get("lacks") == 1.0
+    assert where.found and "large meeting room" in where.answer and "lacks" not in where.signals
+
+
+def test_a_question_naming_something_no_chunk_mentions_is_refused_and_says_which(embedder: LocalEmbedder) -> None:
+    # Close in wording (sign-on, providers), but "Okta" is a name: no retrieved chunk mentions it, so nothing
+    # retrieved can say whether it is supported. Naming what is there ("SAML") is answered.
+    text = (
+        "## Single sign-on\n\n"
+        "Enterprise workspaces can sign in through any SAML 2.0 identity provider. An owner turns single sign-on "
+        "on under Settings, then Security, and pastes the provider's metadata URL.\n"
+    )
+    hits = [Hit(document=Document(text=text, metadata={"source": "sso.md"}), score=0.7, rank=1)]
+    lenient = ExtractiveConfig(threshold=0.0)
+
+    okta = extract("Does single sign-on work through Okta?", hits, embedder, lenient)
+    saml = extract("Which SAML version does single sign-on take?", hits, embedder, lenient)
+
+    assert is_refusal(okta.answer) and okta.signals.get("absent") == 1.0 and '"Okta"' in okta.answer
+    assert saml.found and "SAML 2.0" in saml.answer
+
+
+def test_named_terms_are_proper_nouns_identifiers_and_names_with_digits() -> None:
+    common = frozenset({"does", "support", "can", "i", "the", "my", "what", "on", "with", "a"})
+    assert named_terms("Does Starlette support HTTP/3?", common) == ["Starlette", "HTTP/3"]
+    assert named_terms("Can I call set_cookie with maxAge on my Response?", common) == [
+        "set_cookie",
+        "maxAge",
+        "Response",
+    ]
+    # Sentence-initial capitals, plain numbers and short acronyms (often spelled out by the documents) are not names.
+    assert named_terms("What is the URL for 2 users on the SSO page?", common) == []
+
+
+def test_a_quote_holding_the_kind_of_answer_asked_for_is_preferred(embedder: LocalEmbedder) -> None:
+    # Both sentences are about the config file; only one names an environment variable, which is what is asked.
+    text = (
+        "The client reads its settings from a config file in your home folder, and the config file can also "
+        "point the client at another settings file. Set QS_CONFIG to a path to use that file instead."
+    )
+    hits = [Hit(document=Document(text=text, metadata={"source": "config.md"}), score=0.6, rank=1)]
+
+    result = extract(
+        "Which environment variable makes the client read another config file?",
+        hits,
+        embedder,
+        ExtractiveConfig(threshold=0.0),
+    )
+
+    assert result.found and "QS_CONFIG" in result.lead
+
+
 def test_two_quotes_of_one_paragraph_that_overlap_are_quoted_once(embedder: LocalEmbedder) -> None:
     # The two best sentences sit two apart: each brings the sentence between them as context, so quoted apart the
     # middle one would be read twice. They become one quote of the paragraph's sentences in order.
@@ -328,8 +399,9 @@ def test_a_flow_saved_with_the_old_defaults_takes_the_recalibrated_ones() -> Non
     chosen = {"type": "answer.extractive", "config": {"threshold": 0.55, "max_quotes": 4}}
     round_one = {"type": "answer.extractive", "config": {"threshold": 0.46}}  # the raw-score default of round one
     round_three = {"type": "answer.extractive", "config": {"threshold": 0.41}}  # before support weighed each word
-    data = migrate_nodes({"nodes": [old, chosen, round_one, round_three]})
-    assert data["nodes"][0]["config"] == {} == data["nodes"][2]["config"] == data["nodes"][3]["config"]
+    round_four = {"type": "answer.extractive", "config": {"threshold": 0.43}}  # before the gates and the refit
+    data = migrate_nodes({"nodes": [old, chosen, round_one, round_three, round_four]})
+    assert all(data["nodes"][n]["config"] == {} for n in (0, 2, 3, 4))
     assert data["nodes"][1]["config"] == {"threshold": 0.55, "max_quotes": 4}  # a user's own choice stays
     assert migrate_nodes(data) == data
 
