@@ -19,7 +19,10 @@ port (what a fresh machine without Ollama or a key does):
 
 ``pip_docs_fresh`` and ``prd_fresh`` are a fresh held-out set (report only), written in issue 32's second round
 before any result was looked at; ``httpx_fresh`` (a second real project's Markdown docs, ``data/httpx_docs``) and
-``prd_fresh2`` were written the same way in its third round, before the answerer was changed or run on them.
+``prd_fresh2`` were written the same way in its third round, before the answerer was changed or run on them. In its
+fifth round two more real projects' Markdown docs came with a set each, written before any answerer ran on them:
+``starlette_tune`` (Starlette's docs, ``data/starlette_docs``) joined the tuning sets, ``mkdocs_fresh`` (MkDocs'
+user guide, ``data/mkdocs_docs``) is report only.
 
 Tuning and reporting are kept apart. The answerer's weights and thresholds were chosen on the *tuning* sets only:
 the team's older sets (vwo500_userworded, vwo500_paraphrased, docs.jsonl, prd_questions.jsonl, docs.jsonl asked
@@ -29,7 +32,10 @@ pip_paraphrased_tune, worded far from the documents); on them the second round's
 kept over a plain score threshold that refused almost no unanswerable question (README). The fourth round changed
 ``support`` (each question word held to its own weight in the question), chose it over soft lexical coverage, the
 retriever's scores and other signals by leave-one-set-out cross-validation on the tuning sets, and refitted the
-confidence and its threshold (0.43) on them (README, "Refusal, fourth round"). The ``"half": "report"``
+confidence and its threshold (0.43) on them (README, "Refusal, fourth round"). The fifth round refuses prose that
+cannot answer whatever its scores (``cannot_answer``: no quote holds the kind of answer asked for, or a name the
+question uses is in no retrieved chunk) and refitted the confidence without those questions (threshold 0.45). The
+``"half": "report"``
 questions were never used to choose anything; ``--half report`` (the default) prints only them. ``--calibrate``
 prints the threshold sweep over the tuning sets, per answer shape (labelled records and prose score on different
 scales, so each has its threshold), and the balanced threshold (answerable answered plus unanswerable refused).
