@@ -186,7 +186,7 @@ def named_terms(question: str, common: frozenset[str]) -> list[str]:
     names = []
     for at, match in enumerate(_TOKEN.finditer(question)):
         word = match.group(0).rstrip(".")
-        if word.lower() in common or word.isdigit() or re.fullmatch(r"[\d.,:-]+(?:-?\w+)?", word):
+        if word.lower() in common or re.fullmatch(r"\d[\w.,:-]*", word):
             continue
         identifier = re.search(r"[a-z][A-Z]|_|/", word) or (re.search(r"\d", word) and re.search(r"[A-Za-z]", word))
         proper = at > 0 and word[0].isupper() and len(word) > 1 and not _ACRONYM.match(word)
