@@ -1,0 +1,47 @@
+"""What the extractive answerer reads off a question's wording (``nodes/phrasing.py``): the kind of answer it asks
+for and the names in it. Questions come from users and from strangers' eval sets, so any text must be read."""
+
+from __future__ import annotations
+
+import random
+
+from flowbuilder.nodes.phrasing import expected_kind, named_terms
+
+COMMON = frozenset({"the", "a", "is", "does", "do", "i", "my", "on", "what", "which", "how", "can"})
+
+
+def test_the_kind_of_answer_a_question_asks_for() -> None:
+    kinds = {
+        "What time does the Friday demo start?": "clock time",
+        "After how many failed attempts is an account locked?": "quantity",
+        "Which Python versions are supported?": "version",
+        "Which environment variable moves the cache?": "environment variable",
+        "What exception do I get on a timeout?": "exception",
+        "Which HTTP status code comes back when I am throttled?": "status code",
+        "What phone number do I call for support?": "phone number",
+    }
+    for question, name in kinds.items():
+        kind = expected_kind(question)
+        assert kind is not None and kind.name == name, question
+    assert expected_kind("How do I turn caching off?") is None
+    assert expected_kind("Why does pip download old versions?") is None  # "versions" asked about, not for
+
+
+def test_a_kind_is_held_by_the_text_that_gives_one() -> None:
+    time = expected_kind("What time does the freeze start?")
+    assert time is not None and time.held.search("The freeze starts at 14:00 on Tuesday.")
+    assert not time.held.search("The freeze starts on Tuesday.")
+
+
+def test_any_text_is_read_and_every_name_comes_from_the_question() -> None:
+    rng = random.Random(32)
+    alphabet = "aZ9_/.-+ ?:'\"`$%é漢\n\t" + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    for _ in range(3000):
+        question = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        names = named_terms(question, COMMON)
+        assert all(name in question for name in names)
+        kind = expected_kind(question)
+        if kind is not None:
+            kind.held.search(question)
+    long_token = "1" * 50_000 + "x" + "ab_" * 20_000 + "/3"
+    assert named_terms(f"Does it take {long_token}?", COMMON) == [long_token]
