@@ -551,7 +551,8 @@ def cannot_answer(question: str, hits: Sequence[Hit], best: Sequence[Passage]) -
     records are left out, since testers call a browser "Mozilla's" or "Apple's"."""
     kind = expected_kind(question)
     if kind is not None and not any(kind.held.search(f"{p.context} {p.text}") for p in best):
-        return "lacks", f"None of them holds a {kind.name}."
+        article = "an" if kind.name[0] in "aeiou" else "a"
+        return "lacks", f"None of them holds {article} {kind.name}."
     absent = absent_names(question, hits)
     if absent:
         return "absent", "None of them mentions " + ", ".join(f'"{name}"' for name in absent) + "."
@@ -574,7 +575,8 @@ def absent_names(question: str, hits: Sequence[Hit]) -> list[str]:
 
     text = " ".join(hit.document.text for hit in hits).lower()
     names = named_terms(question, english_stopwords() | QUESTION_WORDS)
-    return [name for name in names if name.lower() not in text and name.lower().removesuffix("s") not in text]
+    absent = [name for name in names if name.lower() not in text and name.lower().removesuffix("s") not in text]
+    return list(dict.fromkeys(absent))  # a name asked twice is said once
 
 
 def _quote(item: _Scored) -> Quote:

@@ -258,6 +258,9 @@ def test_a_question_asking_for_a_time_or_a_count_is_refused_when_no_quote_holds_
 
     assert is_refusal(when.answer) and when.signals.get("lacks") == 1.0
     assert is_refusal(count.answer) and count.signals.get("lacks") == 1.0
+    assert "None of them holds a clock time." in when.answer and "None of them holds a quantity." in count.answer
+    variable = extract("Which environment variable sets the demo room?", hits, embedder, lenient)
+    assert "None of them holds an environment variable." in variable.answer
     assert where.found and "large meeting room" in where.answer and "lacks" not in where.signals
 
 
@@ -276,6 +279,8 @@ def test_a_question_naming_something_no_chunk_mentions_is_refused_and_says_which
     saml = extract("Which SAML version does single sign-on take?", hits, embedder, lenient)
 
     assert is_refusal(okta.answer) and okta.signals.get("absent") == 1.0 and '"Okta"' in okta.answer
+    twice = extract("Does SSO work through Okta, or only through Okta Verify?", hits, embedder, lenient)
+    assert twice.answer.count('"Okta"') == 1 and '"Verify"' in twice.answer
     assert saml.found and "SAML 2.0" in saml.answer
 
 
