@@ -92,15 +92,6 @@ def _whether(aux: str, subject: str | None, rest: str) -> str:
     return face_reader(f"whether {subject}{verb} {rest}").replace("whether you is", "whether you are")
 
 
-def expects_number(question: str) -> bool:
-    """The question asks for a quantity (how many, how long, what price ...)."""
-    return bool(NUMERIC.match(" ".join(question.split())))
-
-
-def has_number(text: str) -> bool:
-    return bool(_NUMBER.search(text))
-
-
 @dataclass(frozen=True)
 class AnswerKind:
     """A kind of answer a question's wording asks for, and what a passage that gives one holds."""
