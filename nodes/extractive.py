@@ -42,7 +42,15 @@ from flowbuilder.errors import NodeError
 from flowbuilder.formats.native import NODE_MIGRATIONS, NodeMigration
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.passages import ParsedChunk, Passage, parse_chunk
-from flowbuilder.nodes.phrasing import expected_kind, lead_for_record, lead_for_span, named_terms, record_noun
+from flowbuilder.nodes.phrasing import (
+    expected_kind,
+    lead_for_record,
+    lead_for_span,
+    mentions,
+    name_key,
+    named_terms,
+    record_noun,
+)
 from flowbuilder.portvalues import Answer, Hits, Message, Prompt
 from flowbuilder.registry import register_node
 from flowbuilder.services import Embedder
@@ -569,13 +577,13 @@ def _refusal(reason: str = "") -> str:
 
 
 def absent_names(question: str, hits: Sequence[Hit]) -> list[str]:
-    """The names in ``question`` (:func:`named_terms`) that no retrieved chunk mentions (case and a plural 's'
-    ignored)."""
+    """The names in ``question`` (:func:`named_terms`) that no retrieved chunk mentions (:func:`mentions`: case,
+    separators and a plural 's' ignored)."""
     from flowbuilder.nodes.hybrid.terms import english_stopwords
 
-    text = " ".join(hit.document.text for hit in hits).lower()
+    text = name_key(" ".join(hit.document.text for hit in hits))
     names = named_terms(question, english_stopwords() | QUESTION_WORDS)
-    absent = [name for name in names if name.lower() not in text and name.lower().removesuffix("s") not in text]
+    absent = [name for name in names if not mentions(text, name)]
     return list(dict.fromkeys(absent))  # a name asked twice is said once
 
 

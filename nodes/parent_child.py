@@ -19,7 +19,7 @@ from flowbuilder.formats.adapters import Adapter, Mappings
 from flowbuilder.node import RunContext
 from flowbuilder.nodes.io import ChunksOut
 from flowbuilder.nodes.splitters import SplitterNode, each_document, heading_index
-from flowbuilder.nodes.splitting.markdown import heading_sections, pack_blocks
+from flowbuilder.nodes.splitting.markdown import section_pieces, with_path
 from flowbuilder.nodes.splitting.textsplit import Chunk, check_sizes, split_recursive
 from flowbuilder.registry import register_node
 
@@ -112,13 +112,8 @@ class ParentChildSplitter(SplitterNode[ParentChildSplitterConfig]):
         c = self.config
         if c.parents == "size":
             return [(p, p.text, None) for p in split_recursive(text, c.parent_size, 0)]
-        parents: list[tuple[Chunk, str, str | None]] = []
-        for section in heading_sections(text, c.max_heading_level):
-            prefix = section.path + "\n\n" if section.headings else ""
-            budget = max(1, c.parent_size - len(prefix))
-            pieces, _ = pack_blocks(text, section.start, section.end, budget, 0)
-            parents.extend((p, prefix + p.text, section.path) for p in pieces)
-        return parents
+        pieces, _ = section_pieces(text, c.max_heading_level, c.parent_size, 0)
+        return [(piece.chunk, with_path(piece), piece.path) for piece in pieces]
 
     def summarize(self, outputs: ChunksOut) -> str:
         chunks = outputs["chunks"]

@@ -49,9 +49,18 @@ _NUMBER = re.compile(
 )
 
 
+_WORD = re.compile(r"(?<![\w/.'\"`-])[A-Za-z]+(?![\w/'\"`-]|\.\w)")
+"""A word standing alone: not part of a path (``/users/me``), an identifier (``me.id``) or a quoted string
+(``the 'me' handler``), which name things and are kept as the user wrote them."""
+
+
 def face_reader(text: str) -> str:
-    """First person to second: "my workspace" -> "your workspace"."""
-    return re.sub(r"\b[A-Za-z]+\b", lambda m: _swap(m.group(0)), text)
+    """First person to second: "my workspace" -> "your workspace", "I'm" -> "you're"."""
+    text = re.sub(r"\bI'(m|ve|d|ll)\b", lambda m: "you" + _CONTRACTED[m.group(1)], text)
+    return _WORD.sub(lambda m: _swap(m.group(0)), text)
+
+
+_CONTRACTED = {"m": "'re", "ve": "'ve", "d": "'d", "ll": "'ll"}
 
 
 def _swap(word: str) -> str:
@@ -184,3 +193,22 @@ def named_terms(question: str, common: frozenset[str]) -> list[str]:
         if identifier or proper:
             names.append(word)
     return names
+
+
+_SEPARATORS = re.compile(r"[\s_./`-]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def name_key(text: str) -> str:
+    """Lower case with ``_ - . / `` and runs of white space read as one space: the form in which a name and
+    a text are compared, so ``set_cookie`` is found under a "Set Cookie" heading."""
+    return _SEPARATORS.sub(" ", text.lower()).strip()
+
+
+def mentions(keyed_text: str, name: str) -> bool:
+    """Whether a text (already put through :func:`name_key`) mentions ``name``: written as asked, with its
+    words apart (``maxAge``: "max age", ``set_cookie``: "set cookie") or run together (``SameSite``:
+    "samesite"), a plural 's' ignored."""
+    words = name_key(_CAMEL.sub(" ", name))
+    forms = {name_key(name), words, words.replace(" ", "")}
+    return any(form and (form in keyed_text or form.removesuffix("s") in keyed_text) for form in forms)

@@ -27,7 +27,7 @@ from flowbuilder.formats.n8n_table import LC, SPLITTER_OUT, token_chars
 from flowbuilder.node import ConfigT, EmptyConfig, Node, RunContext
 from flowbuilder.nodes.io import ChunksOut, DocumentsIn
 from flowbuilder.nodes.splitting.blocks import HeadingIndex, parse_blocks
-from flowbuilder.nodes.splitting.markdown import heading_sections, pack_blocks
+from flowbuilder.nodes.splitting.markdown import section_pieces, with_path
 from flowbuilder.nodes.splitting.textsplit import (
     DEFAULT_SEPARATORS,
     Chunk,
@@ -461,7 +461,8 @@ class MarkdownSplitterConfig(BaseModel):
 
 @register_node
 class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
-    """Split markdown at headings; each chunk starts with its heading path; code blocks and tables stay whole."""
+    """Split markdown at headings; each chunk starts with its heading path (a deeper heading it sits under included);
+    code blocks and tables stay whole."""
 
     type_name = "splitter.markdown"
     mappings: ClassVar[Mappings] = {
@@ -489,20 +490,14 @@ class MarkdownSplitter(SplitterNode[MarkdownSplitterConfig]):
         chunks: list[Document] = []
         oversize = 0
         for document, inherited, lookup in each_document(documents, ctx):
-            index = 0
-            for section in heading_sections(document.text, c.max_heading_level):
-                prefix = section.path + "\n\n" if section.headings else ""
-                budget = max(1, c.chunk_size - len(prefix))
-                overlap = min(c.chunk_overlap, budget)
-                pieces, big = pack_blocks(document.text, section.start, section.end, budget, overlap)
-                oversize += big
-                for piece in pieces:
-                    metadata = {**inherited, "chunk_index": index, "start": piece.start, "end": piece.end}
-                    metadata["heading_path"] = section.path
-                    if lookup is not None:
-                        metadata["record_ids"] = lookup.overlapping(piece.start, piece.end)
-                    chunks.append(Document(text=prefix + piece.text, metadata=metadata))
-                    index += 1
+            pieces, big = section_pieces(document.text, c.max_heading_level, c.chunk_size, c.chunk_overlap)
+            oversize += big
+            for index, piece in enumerate(pieces):
+                start, end = piece.chunk.start, piece.chunk.end
+                metadata = {**inherited, "chunk_index": index, "start": start, "end": end, "heading_path": piece.path}
+                if lookup is not None:
+                    metadata["record_ids"] = lookup.overlapping(start, end)
+                chunks.append(Document(text=with_path(piece), metadata=metadata))
         if oversize:
             ctx.details["oversize_blocks"] = oversize
             ctx.log(f"{oversize} code block(s) or table(s) are longer than the chunk size and were kept whole.")

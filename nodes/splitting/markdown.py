@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flowbuilder.nodes.splitting.blocks import Block, heading_label, parse_blocks
+from flowbuilder.nodes.splitting.blocks import Block, HeadingIndex, heading_label, parse_blocks
 from flowbuilder.nodes.splitting.textsplit import Chunk, split_recursive
 
 
@@ -111,3 +111,46 @@ def _pack(text: str, units: list[list[Block]], budget: int, overlap: int) -> tup
         current = (current[0] if current else unit_start, unit_end)
     flush()
     return chunks, oversize
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A packed chunk of a section and the heading path shown on top of it."""
+
+    chunk: Chunk
+    path: str
+
+
+def section_pieces(text: str, max_level: int, size: int, overlap: int) -> tuple[list[Piece], int]:
+    """Sections (:func:`heading_sections`) packed into chunks of at most ``size`` characters with their
+    heading path on top (:func:`pack_blocks`; the second value counts blocks kept whole over the budget).
+
+    A piece's path is the one in effect where it starts, deeper headings included: a chunk cut from the
+    middle of ``#### Set Cookie`` under ``### Response`` reads ``### Response > #### Set Cookie``, since the
+    heading is often the only place that names what its list or table is about. A piece that starts with a
+    heading shows that heading itself, so its path stops above it.
+    """
+    blocks = parse_blocks(text)
+    index = HeadingIndex(blocks)
+    heading_starts = {b.start for b in blocks if b.kind == "heading"}
+
+    def path_at(offset: int) -> str:
+        path = index.at(offset)
+        return path.rpartition(" > ")[0] if offset in heading_starts else path
+
+    pieces: list[Piece] = []
+    oversize = 0
+    for section in heading_sections(text, max_level):
+        inner = [b.end for b in blocks if b.kind == "heading" and section.start <= b.start < section.end]
+        longest = max((len(index.at(end)) for end in inner), default=0)
+        prefix_room = max(len(section.path), longest) + 2 if section.headings or inner else 0
+        budget = max(1, size - prefix_room)
+        chunks, big = pack_blocks(text, section.start, section.end, budget, min(overlap, budget))
+        oversize += big
+        pieces.extend(Piece(chunk, path_at(chunk.start)) for chunk in chunks)
+    return pieces, oversize
+
+
+def with_path(piece: Piece) -> str:
+    """The chunk text as a reader gets it: the heading path, a blank line, then the chunk."""
+    return f"{piece.path}\n\n{piece.chunk.text}" if piece.path else piece.chunk.text

@@ -30,7 +30,7 @@ from flowbuilder.nodes.extractive import (
     units_of,
 )
 from flowbuilder.nodes.passages import Passage
-from flowbuilder.nodes.phrasing import named_terms
+from flowbuilder.nodes.phrasing import mentions, name_key, named_terms
 from flowbuilder.nodes.prompts import DEFAULT_TEMPLATE, render_template
 from tests.evaluation.answer_flow import write_corpus
 from tests.fakes.llm_server import free_port
@@ -294,6 +294,16 @@ def test_named_terms_are_proper_nouns_identifiers_and_names_with_digits() -> Non
     ]
     # Sentence-initial capitals, plain numbers and short acronyms (often spelled out by the documents) are not names.
     assert named_terms("What is the URL for 2 users on the SSO page?", common) == []
+
+
+def test_a_name_is_found_however_the_documents_separate_or_case_its_words() -> None:
+    # Docs write ``set_cookie`` under a "Set Cookie" heading, ``SameSite`` as ``samesite``, ``maxAge`` as
+    # ``max_age``: none of these is a name the documents lack. "HTTP/3" beside "HTTP/2" and "Okta" still are.
+    keyed = name_key("### Response > #### Set Cookie\n* `samesite` - Defaults to 'lax'. * `max_age` - HTTP/2 only.")
+    for name in ("set_cookie", "setCookie", "SameSite", "maxAge", "HTTP/2", "Responses"):
+        assert mentions(keyed, name), name
+    for name in ("HTTP/3", "Okta", "set_header"):
+        assert not mentions(keyed, name), name
 
 
 def test_a_quote_holding_the_kind_of_answer_asked_for_is_preferred(embedder: LocalEmbedder) -> None:

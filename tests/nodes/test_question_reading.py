@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from flowbuilder.nodes.phrasing import expected_kind, named_terms
+from flowbuilder.nodes.phrasing import expected_kind, face_reader, named_terms
 
 COMMON = frozenset({"the", "a", "is", "does", "do", "i", "my", "on", "what", "which", "how", "can"})
 
@@ -45,3 +45,14 @@ def test_any_text_is_read_and_every_name_comes_from_the_question() -> None:
             kind.held.search(question)
     long_token = "1" * 50_000 + "x" + "ab_" * 20_000 + "/3"
     assert named_terms(f"Does it take {long_token}?", COMMON) == [long_token]
+
+
+def test_the_lead_turns_the_question_to_the_reader_but_keeps_what_names_things() -> None:
+    # "me" in a path or in quotes names a route and a handler; rewriting it to "you" changed the question.
+    assert face_reader("I have /users/me and the 'me' handler never runs. What am I doing wrong?") == (
+        "you have /users/me and the 'me' handler never runs. What are you doing wrong?"
+    )
+    assert face_reader("I'm stuck: my me.id field is empty and I've checked \"me\"") == (
+        "you're stuck: your me.id field is empty and you've checked \"me\""
+    )
+    assert face_reader("Where is my Remember Me box? Tell me.") == "Where is your Remember Me box? Tell you."

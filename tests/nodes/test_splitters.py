@@ -20,6 +20,7 @@ from flowbuilder.errors import FlowValidationError
 from flowbuilder.executor import Executor
 from flowbuilder.flow import Edge, Flow, NodeSpec
 from flowbuilder.node import EmptyConfig, RunContext
+from flowbuilder.nodes.parent_child import ParentChildSplitter, ParentChildSplitterConfig
 from flowbuilder.nodes.splitters import (
     CharacterSplitter,
     CharacterSplitterConfig,
@@ -379,6 +380,33 @@ def test_markdown_splits_on_headings_with_paths() -> None:
         body = GUIDE[chunk.metadata["start"] : chunk.metadata["end"]]
         assert chunk.text.endswith(body) and chunk.metadata["source"] == "guide.md"
     assert [c.metadata["chunk_index"] for c in chunks] == list(range(5))
+
+
+COOKIES = (
+    "### Response\n\nThe base class.\n\n#### Set Cookie\n\nSets a cookie on the response.\n\n"
+    + "\n".join(f"* `option_{i}` - what option {i} does to the cookie, and its default." for i in range(12))
+    + "\n\n#### Delete Cookie\n\nClears a cookie."
+)
+
+
+def test_a_chunk_cut_from_a_deeper_heading_carries_that_heading() -> None:
+    # The list under "#### Set Cookie" spills into a second chunk: the heading is the only place that says
+    # what the list is about, so the chunk's path names it. A chunk that starts with a heading shows it once.
+    node = MarkdownSplitter(MarkdownSplitterConfig(chunk_size=450, chunk_overlap=0, max_heading_level=3))
+    chunks = node.run({"documents": [Document(text=COOKIES, metadata={"source": "r.md"})]}, _ctx())["chunks"]
+    paths = [c.metadata["heading_path"] for c in chunks]
+    assert "### Response > #### Set Cookie" in paths
+    spilled = chunks[paths.index("### Response > #### Set Cookie")]
+    assert spilled.text.startswith("### Response > #### Set Cookie\n\n* `option_")
+    starts_with_heading = [c for c in chunks if COOKIES[c.metadata["start"] :].startswith("####")]
+    assert starts_with_heading and all(c.metadata["heading_path"] == "### Response" for c in starts_with_heading)
+    assert all(len(c.text) <= 450 for c in chunks)
+    config = ParentChildSplitterConfig(parent_size=450, child_size=200, child_overlap=0)
+    children = ParentChildSplitter(config).run(
+        {"documents": [Document(text=COOKIES, metadata={"source": "r.md"})]}, _ctx()
+    )["chunks"]
+    parent_texts = {c.metadata["parent_text"] for c in children}
+    assert any(t.startswith("### Response > #### Set Cookie\n\n* `option_") for t in parent_texts)
 
 
 def test_markdown_level_and_size_bound() -> None:
