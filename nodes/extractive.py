@@ -43,6 +43,7 @@ from flowbuilder.formats.native import NODE_MIGRATIONS, NodeMigration
 from flowbuilder.node import Node, RunContext
 from flowbuilder.nodes.passages import ParsedChunk, Passage, parse_chunk
 from flowbuilder.nodes.phrasing import (
+    expected,
     expected_kind,
     lead_for_record,
     lead_for_span,
@@ -444,6 +445,8 @@ def passage_features(
     # one that none holds lowers every unit's overlap (a sign the chunks do not answer).
     idf = {t: math.log((len(units) + 1) / (df.get(t, 0) + 0.5)) for t in q_terms}
     total = sum(idf.values()) or 1.0
+    # The kind alone steers the choice; "a number of what" is left to cannot_answer (steering by it too picked
+    # other units' counts and answered an unanswerable tuning question, for no verdict gained).
     kind = expected_kind(question)
     rows = []
     for (number, passage), cos, terms in zip(units, unit_cos, unit_terms, strict=True):
@@ -557,10 +560,9 @@ def cannot_answer(question: str, hits: Sequence[Hit], best: Sequence[Passage]) -
     a kind of answer (a number, a clock time, a version ...) none of them holds, or names something (a proper noun,
     an identifier) no retrieved chunk mentions. Prose about a product rarely renames "Okta" or "HTTP/3"; labelled
     records are left out, since testers call a browser "Mozilla's" or "Apple's"."""
-    kind = expected_kind(question)
-    if kind is not None and not any(kind.held.search(f"{p.context} {p.text}") for p in best):
-        article = "an" if kind.name[0] in "aeiou" else "a"
-        return "lacks", f"None of them holds {article} {kind.name}."
+    wanted = expected(question)
+    if wanted is not None and not any(wanted.held_by(f"{p.context} {p.text}") for p in best):
+        return "lacks", f"None of them holds {wanted}."
     absent = absent_names(question, hits)
     if absent:
         return "absent", "None of them mentions " + ", ".join(f'"{name}"' for name in absent) + "."

@@ -146,10 +146,62 @@ ANSWER_KINDS = (
 """Checked in order; the first whose ``asked`` matches the question is what it asks for."""
 
 
+_COUNTED = re.compile(r"\bhow many\s+([\w-]+(?:\s+[\w-]+){0,3})", re.I)
+
+
+def counted_noun(question: str) -> str | None:
+    """What a "how many" question counts, as asked ("attempts" in "After how many failed attempts is an account
+    locked?"): the first of the next four words that ends in 's', else the next word."""
+    match = _COUNTED.search(" ".join(question.split()))
+    if not match:
+        return None
+    words = [w.lower() for w in match.group(1).split()]
+    return next((w for w in words if len(w) > 3 and w.endswith("s") and not w.endswith("ss")), words[0])
+
+
+def counts(text: str, noun: str) -> bool:
+    """Whether ``text`` gives a number of ``noun``: a number within four words of a word sharing its stem
+    ("5 failed login attempts", "attempts: 5", "one attempt"), or any number in a table row (its header names the
+    column)."""
+    if text.lstrip().startswith("|") and _NUMBER.search(text):
+        return True
+    stem = re.sub(r"(?:es|s)$", "", noun) if noun.endswith("s") and not noun.endswith("ss") else noun
+    stem = stem[: max(4, len(stem) - 1)]
+    words = re.findall(r"[\w.:%+-]+", text)
+    for at, word in enumerate(words):
+        if word.lower().startswith(stem) and _NUMBER.search(" ".join(words[max(0, at - 4) : at + 5])):
+            return True
+    return False
+
+
 def expected_kind(question: str) -> AnswerKind | None:
     """The kind of answer ``question`` asks for, when its wording says (a number, a clock time, a version ...)."""
     text = " ".join(question.split())
     return next((kind for kind in ANSWER_KINDS if kind.asked.search(text)), None)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a question's wording says its answer holds: a kind, and for "how many" what is counted."""
+
+    kind: AnswerKind
+    counted: str | None = None
+
+    def held_by(self, text: str) -> bool:
+        return bool(self.kind.held.search(text)) and (self.counted is None or counts(text, self.counted))
+
+    def __str__(self) -> str:
+        if self.counted:
+            return f"a number of {self.counted}"
+        return ("an " if self.kind.name[0] in "aeiou" else "a ") + self.kind.name
+
+
+def expected(question: str) -> Expected | None:
+    """:func:`expected_kind`, with the counted noun of a "how many" question (:func:`counted_noun`)."""
+    kind = expected_kind(question)
+    if kind is None:
+        return None
+    return Expected(kind, counted_noun(question) if kind.name == "quantity" else None)
 
 
 def lead_for_span(question: str, span: str, cite: str) -> str:

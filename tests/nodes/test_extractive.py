@@ -258,10 +258,29 @@ def test_a_question_asking_for_a_time_or_a_count_is_refused_when_no_quote_holds_
 
     assert is_refusal(when.answer) and when.signals.get("lacks") == 1.0
     assert is_refusal(count.answer) and count.signals.get("lacks") == 1.0
-    assert "None of them holds a clock time." in when.answer and "None of them holds a quantity." in count.answer
+    assert "None of them holds a clock time." in when.answer
+    assert "None of them holds a number of attempts." in count.answer
     variable = extract("Which environment variable sets the demo room?", hits, embedder, lenient)
     assert "None of them holds an environment variable." in variable.answer
     assert where.found and "large meeting room" in where.answer and "lacks" not in where.signals
+
+
+def test_a_count_must_be_a_count_of_what_was_asked(embedder: LocalEmbedder) -> None:
+    # The chunk has numbers (a port, a timeout), but none counts workers: "how many workers" is refused. The same
+    # chunk answers how many connections, which it counts.
+    text = (
+        "## Running in production\n\n"
+        "Run the app behind uvicorn on port 8000 with a 30 second keep-alive timeout. "
+        "The server keeps at most 100 open connections. Uvicorn then restarts a worker that stops answering.\n"
+    )
+    hits = [Hit(document=Document(text=text, metadata={"source": "deploy.md"}), score=0.6, rank=1)]
+    lenient = ExtractiveConfig(threshold=0.0)
+
+    workers = extract("How many uvicorn workers should I run in production?", hits, embedder, lenient)
+    connections = extract("How many connections can the server keep open?", hits, embedder, lenient)
+
+    assert is_refusal(workers.answer) and "None of them holds a number of workers." in workers.answer
+    assert connections.found and "100 open connections" in connections.answer
 
 
 def test_a_question_naming_something_no_chunk_mentions_is_refused_and_says_which(embedder: LocalEmbedder) -> None:

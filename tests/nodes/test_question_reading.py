@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from flowbuilder.nodes.phrasing import expected_kind, face_reader, named_terms
+from flowbuilder.nodes.phrasing import counted_noun, counts, expected_kind, face_reader, named_terms
 
 COMMON = frozenset({"the", "a", "is", "does", "do", "i", "my", "on", "what", "which", "how", "can"})
 
@@ -56,3 +56,15 @@ def test_the_lead_turns_the_question_to_the_reader_but_keeps_what_names_things()
         "you're stuck: your me.id field is empty and you've checked \"me\""
     )
     assert face_reader("Where is my Remember Me box? Tell me.") == "Where is your Remember Me box? Tell you."
+
+
+def test_what_a_how_many_question_counts_and_where_a_text_counts_it() -> None:
+    assert counted_noun("After how many failed attempts is an account locked?") == "attempts"
+    assert counted_noun("How many single-use backup codes do I get?") == "codes"
+    assert counted_noun("How many people can join a workspace?") == "people"
+    assert counted_noun("What is the limit?") is None
+    assert counts("Accounts lock after 5 failed login attempts.", "attempts")
+    assert counts("Max attempts: 5", "attempts") and counts("You get ten backup codes.", "codes")
+    assert counts("| Black Friday | 1200 | 60 minutes |", "users")  # a table row: its header names the column
+    assert not counts("Both testers must agree on a swap, within 2 days.", "testers")
+    assert not counts("Run it on port 8000.", "workers")
