@@ -141,6 +141,15 @@ ANSWER_KINDS = (
         re.compile(r"\b(?:phone|telephone|fax) numbers?\b", re.I),
         re.compile(r"\+?\d[\d ()./-]{5,}\d"),
     ),
+    AnswerKind(
+        "frequency",
+        re.compile(r"^(?:\w+ )?how (?:often|frequently)\b", re.I),
+        re.compile(
+            _NUMBER.pattern + r"|\bevery\b|\b(?:each|per|a|an) (?:day|week|month|year|night|morning|evening|hour|minute|"
+            r"second|sprint|release|build)\b|\b(?:nightly|weekdays?|weekends?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b",
+            re.I,
+        ),
+    ),
     AnswerKind("quantity", NUMERIC, _NUMBER),
 )
 """Checked in order; the first whose ``asked`` matches the question is what it asks for."""

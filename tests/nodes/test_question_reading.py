@@ -19,6 +19,8 @@ def test_the_kind_of_answer_a_question_asks_for() -> None:
         "What exception do I get on a timeout?": "exception",
         "Which HTTP status code comes back when I am throttled?": "status code",
         "What phone number do I call for support?": "phone number",
+        "How often does staging get fresh data?": "frequency",
+        "How frequently is the key rotated?": "frequency",
     }
     for question, name in kinds.items():
         kind = expected_kind(question)
@@ -31,6 +33,10 @@ def test_a_kind_is_held_by_the_text_that_gives_one() -> None:
     time = expected_kind("What time does the freeze start?")
     assert time is not None and time.held.search("The freeze starts at 14:00 on Tuesday.")
     assert not time.held.search("The freeze starts on Tuesday.")
+    often = expected_kind("How often does staging get fresh data?")
+    assert often is not None and often.held.search("| staging | every Sunday night |")  # no digit, still an answer
+    assert often.held.search("Backups run nightly.") and often.held.search("Keys rotate every 90 days.")
+    assert not often.held.search("Staging holds a copy of production data.")
 
 
 def test_any_text_is_read_and_every_name_comes_from_the_question() -> None:
