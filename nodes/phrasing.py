@@ -145,8 +145,9 @@ ANSWER_KINDS = (
         "frequency",
         re.compile(r"^(?:\w+ )?how (?:often|frequently)\b", re.I),
         re.compile(
-            _NUMBER.pattern + r"|\bevery\b|\b(?:each|per|a|an) (?:day|week|month|year|night|morning|evening|hour|minute|"
-            r"second|sprint|release|build)\b|\b(?:nightly|weekdays?|weekends?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b",
+            _NUMBER.pattern
+            + r"|\bevery\b|\b(?:each|per|a|an) (?:day|week|month|year|night|morning|evening|hour|minute|second|sprint|"
+            r"release|build)\b|\b(?:nightly|weekdays?|weekends?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b",
             re.I,
         ),
     ),
