@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import random
 
-from flowbuilder.nodes.phrasing import counted_noun, counts, expected_kind, face_reader, named_terms
+from flowbuilder.nodes.phrasing import (
+    counted_noun,
+    counts,
+    expected_kind,
+    face_reader,
+    mentions,
+    name_key,
+    named_terms,
+)
 
 COMMON = frozenset({"the", "a", "is", "does", "do", "i", "my", "on", "what", "which", "how", "can"})
 
@@ -49,6 +57,12 @@ def test_any_text_is_read_and_every_name_comes_from_the_question() -> None:
         kind = expected_kind(question)
         if kind is not None:
             kind.held.search(question)
+        keyed = name_key(question)
+        assert all(mentions(keyed, name) for name in names)  # a name is found in the text it came from
+        noun = counted_noun("how many " + question)
+        assert noun is None or noun in question.lower()
+        counts(question, noun or "x")
+        assert isinstance(face_reader(question), str)
     long_token = "1" * 50_000 + "x" + "ab_" * 20_000 + "/3"
     assert named_terms(f"Does it take {long_token}?", COMMON) == [long_token]
 
