@@ -273,4 +273,15 @@ def mentions(keyed_text: str, name: str) -> bool:
     "samesite"), a plural 's' ignored."""
     words = name_key(_CAMEL.sub(" ", name))
     forms = {name_key(name), words, words.replace(" ", "")}
-    return any(form and (form in keyed_text or form.removesuffix("s") in keyed_text) for form in forms)
+    if any(form and (form in keyed_text or form.removesuffix("s") in keyed_text) for form in forms):
+        return True
+    family = next((f for f in _PLATFORM_FAMILIES if name_key(name) in f), ())
+    return any(re.search(rf"\b{re.escape(other)}\b", keyed_text) for other in family)
+
+
+_PLATFORM_FAMILIES = (
+    frozenset({"linux", "unix", "posix", "unix like"}),
+    frozenset({"macos", "mac", "osx", "os x", "darwin"}),
+    frozenset({"windows", "win32", "win64"}),
+)
+"""Platform names documents use for one another: pip's docs say "Unix" where a user asks about "Linux"."""

@@ -323,6 +323,10 @@ def test_a_name_is_found_however_the_documents_separate_or_case_its_words() -> N
         assert mentions(keyed, name), name
     for name in ("HTTP/3", "Okta", "set_header"):
         assert not mentions(keyed, name), name
+    # Platforms go by each other's names ("Unix" for "Linux"), as whole words: a "machine" is no Mac.
+    assert mentions(name_key("On Unix the cache is ~/.cache/pip."), "Linux")
+    assert mentions(name_key("On Mac it is ~/Library/Caches/pip."), "macOS")
+    assert not mentions(name_key("The build machine keeps its cache."), "macOS")
 
 
 def test_a_quote_holding_the_kind_of_answer_asked_for_is_preferred(embedder: LocalEmbedder) -> None:
