@@ -95,9 +95,13 @@ def contains_fact(text: str, fact: str) -> bool:
 
 
 def citations(answer: str) -> list[int]:
-    """The chunk numbers an answer cites: ``[2]``, ``[1, 3]``, ``[2-4]``, ``[1][2]``, in order, no repeats."""
+    """The chunk numbers an answer cites: ``[2]``, ``[1, 3]``, ``[2-4]``, ``[1][2]``, in order, no repeats.
+
+    Only the answerer's own markers count. Quoted text is the documents' (:func:`own_words`): code that indexes a
+    list (``hosts[0]``) or a note on a status (``[500]``) in a quote cites nothing. A quoted line's leading ``> [n]``
+    is the answerer's marker of where the quote is from, and counts."""
     found: list[int] = []
-    for match in _CITATION.finditer(answer):
+    for match in _CITATION.finditer(own_words(answer, keep_quote_markers=True)):
         body = match.group(1)
         for part in re.split(r",|;|and", body):
             bounds = [int(n) for n in re.findall(r"\d+", part)]
@@ -113,11 +117,25 @@ _QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
 _QUOTED_TEXT = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
 
 
+_QUOTE_MARKER = re.compile(r"^[ \t]*>[ \t]*(\[[^\]\n]*\])?.*$", re.MULTILINE)
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
+
+
+def own_words(answer: str, keep_quote_markers: bool = False) -> str:
+    """The answer without what it quotes: ``> ...`` lines, "..." spans and code. ``keep_quote_markers`` keeps
+    the ``[n]`` a quoted line starts with."""
+    text = _CODE.sub(" ", answer.replace("’", "'"))
+    if keep_quote_markers:
+        text = _QUOTE_MARKER.sub(lambda m: f" {m.group(1) or ''} ", text)
+    else:
+        text = _QUOTED_LINE.sub(" ", text)
+    return _QUOTED_TEXT.sub(" ", text)
+
+
 def is_refusal(answer: str, patterns: Sequence[str] = REFUSAL_PATTERNS) -> bool:
-    """Whether the answer declines to answer. Quoted text (``> ...`` lines, "..." spans) is the documents'
+    """Whether the answer declines to answer. Quoted text (``> ...`` lines, "..." spans, code) is the documents'
     voice, not the answerer's: "> [2] The free plan does not include SSO" is an answer, not a refusal."""
-    own = _QUOTED_TEXT.sub(" ", _QUOTED_LINE.sub(" ", answer.replace("’", "'")))
-    text = " ".join(own.lower().split())
+    text = " ".join(own_words(answer).lower().split())
     if not text and answer.strip():
         return False  # nothing but quotes: an answer
     return not text or any(re.search(pattern, text) for pattern in patterns)

@@ -47,6 +47,10 @@ def _eval(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str
 def test_rules_citations_and_refusals() -> None:
     assert citations("Yes [2], and [1, 3] also [2-4]; see [5][6].") == [2, 1, 3, 4, 5, 6]
     assert citations("no citation here, [a] [] ") == []
+    # Brackets inside what is quoted are the documents' (a status, a list index), not the answerer's citations.
+    quoted = 'It: "handles [500] and hosts[0]" [1].\n\n> [1] errors.md: handlers for [500] and `x[3]`\n> [2] b.md: more'
+    assert citations(quoted) == [1, 2]
+    assert citations("```py\nhosts[7]\n```\nThe list is read back [1].") == [1]
     assert contains_fact("You get TEN... no: 10  Recovery-codes!", "10 recovery codes")
     assert not contains_fact("You get 100 recovery codes", "10 recovery codes")
     assert is_refusal("I don't know.") and is_refusal("The context does not mention a phone number.")
