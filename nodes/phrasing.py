@@ -39,7 +39,8 @@ _POLITE = re.compile(r"^(?:please\s+)?(?:(?:can|could) you\s+)?(?:tell me|explai
 NUMERIC = re.compile(
     r"^(?:(?:after|for|in|within|at|by|up to|about) )?"
     r"(?:how (?:many|much|long|often|fast|big|large|old|soon|far)|what (?:is the |are the )?(?:number|amount|"
-    r"price|cost|percentage|percent|rate|size|limit|maximum|minimum|timeout|duration|version|uptime|target))\b",
+    r"price|cost|percentage|percent|rate|size|limit|maximum|minimum|timeout|duration|version|uptime|target|"
+    r"biggest|largest|smallest|longest|shortest))\b",
     re.I,
 )
 _NUMBER = re.compile(

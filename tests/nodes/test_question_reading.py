@@ -29,6 +29,7 @@ def test_the_kind_of_answer_a_question_asks_for() -> None:
         "What phone number do I call for support?": "phone number",
         "How often does staging get fresh data?": "frequency",
         "How frequently is the key rotated?": "frequency",
+        "What is the biggest file I can upload?": "quantity",
     }
     for question, name in kinds.items():
         kind = expected_kind(question)
