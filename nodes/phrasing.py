@@ -26,7 +26,6 @@ _PRONOUNS = {
 }
 _HOW_TO = re.compile(r"^how (?:do|can|should|would|could|must) (?:i|we|you|one|users?|people|someone)\s+(.+)$", re.I)
 _WHAT_IS = re.compile(r"^(?:what|which|who)(?:'s| is| are| was| were)\s+(.+)$", re.I)
-_WHAT_DO = re.compile(r"^(?:what|which) (.+?) (?:do|does|did|should|must|can|will)\s+(.+)$", re.I)
 _YES_NO = re.compile(
     r"^(is|are|was|were|does|do|did|can|could|may|will|would|should|must|has|have|had)\s+"
     r"(?:(i|we|you|it|they|there|he|she|one)\s+)?(.+)$",
@@ -78,7 +77,6 @@ def focus(question: str) -> str:
     for pattern, shape in (
         (_HOW_TO, "how to {0}"),
         (_QUANTITY, "{0} {1}"),
-        (_WHAT_DO, "which {0} {1}"),
         (_WHAT_IS, "{0}"),
         (_WH, "{0} {1}"),
     ):

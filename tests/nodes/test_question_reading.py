@@ -10,6 +10,7 @@ from flowbuilder.nodes.phrasing import (
     counts,
     expected_kind,
     face_reader,
+    focus,
     mentions,
     name_key,
     named_terms,
@@ -89,3 +90,12 @@ def test_what_a_how_many_question_counts_and_where_a_text_counts_it() -> None:
     assert counts("| Black Friday | 1200 | 60 minutes |", "users")  # a table row: its header names the column
     assert not counts("Both testers must agree on a swap, within 2 days.", "testers")
     assert not counts("Run it on port 8000.", "workers")
+
+
+def test_the_lead_keeps_a_what_question_whole_enough_to_read() -> None:
+    # Dropping "does" left "which time the Friday demo start"; the lead now reads as the question asked it.
+    assert focus("What time does the Friday demo start?") == "What time does the Friday demo start"
+    assert focus("Which Python versions does pip support for my project?") == (
+        "Which Python versions does pip support for your project"
+    )
+    assert focus("What is the biggest message Starlette will accept?") == "the biggest message Starlette will accept"
