@@ -7,7 +7,8 @@ Two shapes of chunk:
 * **prose** (Markdown, PDF text, plain text), cut into sentences (pysbd), list items (a bullet and the
   lines wrapped under it), table rows (read with their header) and code blocks (whole). Headings are not
   quoted; they name the section a unit is in. Each unit keeps the text that gives it context: the
-  sentence before it in its paragraph, the line that introduces its list, or its table's header.
+  sentence before it in its paragraph, the line that introduces its list or code block (with the sentence
+  before a bare "For example:"), or its table's header.
 
 No unit is ever cut: an answer quotes whole sentences, items, rows and blocks.
 """
@@ -126,6 +127,11 @@ def _is_heading_line(lines: list[str], i: int) -> bool:
     return before and after and any(line.strip() for line in lines[i + 1 :])
 
 
+_BARE_LEAD_IN = re.compile(r"(?:[\w'’-]+[ \t]+){0,2}[\w'’-]+:")
+"""A lead-in of at most three words ending in a colon ("For example:", "See below:"): it introduces a block
+without saying what the block is about."""
+
+
 def _prose(text: str) -> list[Passage]:
     from flowbuilder.nodes.splitting.sentences import sentence_spans
 
@@ -133,6 +139,7 @@ def _prose(text: str) -> list[Passage]:
     passages: list[Passage] = []
     section = ""
     last_sentence = ""
+    before_last = ""  # the sentence before last_sentence, for a lead-in that says nothing by itself
     group = 0
 
     def add(kind: PassageKind, body: str, context: str = "") -> None:
@@ -140,8 +147,15 @@ def _prose(text: str) -> list[Passage]:
         if body:
             passages.append(Passage(len(passages), kind, body, context=flat(context), section=section, group=group))
 
+    def introduction() -> str:
+        """What introduces the block that follows: the last sentence, with the one before it when the last is a
+        bare lead-in ("For example:", "See below:") that names nothing."""
+        if _BARE_LEAD_IN.fullmatch(last_sentence) and before_last:
+            return f"{before_last} {last_sentence}"
+        return last_sentence
+
     def paragraph(block: list[str]) -> None:
-        nonlocal last_sentence, group
+        nonlocal last_sentence, before_last, group
         group += 1
         # Inline code and paths (`~/.local/state/app/logs`, ~/.cache/pip) hold no sentence end: hide them from the
         # segmenter.
@@ -156,7 +170,7 @@ def _prose(text: str) -> list[Passage]:
         for start, end in sentence_spans(joined, 0, len(joined)):
             sentence = _STASHED.sub(lambda m: spans[int(m.group(1))], joined[start:end])
             add("sentence", sentence, previous)
-            previous = sentence
+            before_last, previous = previous or last_sentence, sentence
         last_sentence = previous
 
     i = 0
@@ -185,8 +199,8 @@ def _prose(text: str) -> list[Passage]:
                 paragraph(inside or [f"{name} {argument}".strip()])
             elif any(b.strip() for b in body):
                 group += 1
-                add("code", "\n".join(body), last_sentence)
-                last_sentence = ""
+                add("code", "\n".join(body), introduction())
+                last_sentence = before_last = ""
             continue
         if not stripped or _MYST_LABEL.match(line) or _LINK_DEFINITION.match(line):
             if block:
@@ -202,11 +216,11 @@ def _prose(text: str) -> list[Passage]:
             title = heading.group(1) if heading else stripped
             section = title.split(" > ")[-1].lstrip("#").strip() if " > " in title else title
             i += 1 if heading else 2
-            last_sentence = ""
+            last_sentence = before_last = ""
             continue
         if _is_heading_line(lines, i) and not block:
             section = stripped
-            last_sentence = ""
+            last_sentence = before_last = ""
             i += 1
             continue
         if stripped.startswith("|"):
@@ -234,7 +248,7 @@ def _prose(text: str) -> list[Passage]:
                 block = []
             if not passages or passages[-1].kind != "item":
                 group += 1
-            lead_in = last_sentence if last_sentence.endswith(":") else ""
+            lead_in = introduction() if last_sentence.endswith(":") else ""
             indent = len(item.group(1))
             body = [line[item.end() :]]
             i += 1

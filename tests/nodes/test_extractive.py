@@ -452,6 +452,23 @@ def test_a_chunk_with_a_huge_token_is_cut_in_linear_time() -> None:
     assert [p.text[-12:] for p in parse_chunk(text).passages] == ["Run it.", "cache/pip/x.", "Done.", "`a.b/c` now."]
 
 
+def test_a_block_after_a_bare_for_example_keeps_the_sentence_that_says_what_it_shows() -> None:
+    # "For example:" names nothing: the code's context reaches back to the sentence that states the rule, which is
+    # what a question about the rule needs quoted. A lead-in that says something stays the only context.
+    from flowbuilder.nodes.passages import parse_chunk
+
+    text = (
+        "## Route priority\n\nMore specific routes must be listed before general ones.\n\nFor example:\n\n"
+        "```python\nroutes = [Route('/users/me', me), Route('/users/{name}', user)]\n```\n\n"
+        "The values are read in this order:\n\n* The environment.\n* The `.env` file.\n"
+    )
+    passages = parse_chunk(text).passages
+    code = next(p for p in passages if p.kind == "code")
+    assert code.context == "More specific routes must be listed before general ones. For example:"
+    items = [p for p in passages if p.kind == "item"]
+    assert [p.context for p in items] == ["The values are read in this order:"] * 2
+
+
 def test_a_sentence_ending_in_a_colon_is_quoted_with_the_command_it_introduces(embedder: LocalEmbedder) -> None:
     text = (
         "## Guest links\n\nGuest links let people outside the workspace read one note. Create one with the client:\n\n"
