@@ -13,7 +13,7 @@ from selenium.webdriver import ActionChains
 from flowbuilder.ui.session import PAGES
 
 from .conftest import LANGFLOW_COURSE_FILE, N8N_COURSE_FILE
-from .test_browser import css, open_builder, send_file, shot, wait_settled, wait_until
+from .test_browser import click_import, css, open_builder, send_file, shot, wait_settled, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +40,7 @@ def covered(a: list[float], b: list[float]) -> float:
 
 
 def import_file(screen: Screen, path: Path) -> None:
-    screen.click("Import")
+    click_import(screen)
     send_file(screen, '.fb-import-upload input[type="file"]', path)
     screen.should_contain("Import report")
     wait_until(lambda: not css(screen, '.vue-flow__node[data-id="splitter"]'))
@@ -124,7 +124,7 @@ def body_text(screen: Screen) -> str:
 
 def test_import_dialog_runs_offline_and_speaks_ui(screen: Screen, builder: Callable[..., None]) -> None:
     open_builder(screen, builder)
-    screen.click("Import")
+    click_import(screen)
     screen.should_contain("Run offline (swap cloud providers for local ones)")
     shot(screen, "import-dialog")
     screen.click("Run offline (swap cloud providers for local ones)")

@@ -27,7 +27,7 @@ from flowbuilder.ui.widgets import notify
 from tests.serve.test_concurrent_search import search_flow, small_csv
 
 from .conftest import N8N_COURSE_FILE
-from .test_browser import css, drag, handle, shot, wait_stable, wait_until
+from .test_browser import click_import, css, drag, handle, shot, wait_stable, wait_until
 from .test_canvas_readable import import_file
 
 pytestmark = pytest.mark.browser
@@ -256,13 +256,13 @@ def test_import_asks_before_replacing_unsaved_work(screen: Screen, builder: Call
     css(screen, '.vue-flow__node[data-id="store"]')[0].click()
     screen.selenium.find_element("css selector", "body").send_keys(Keys.DELETE)  # an edit
     wait_until(lambda: page.state.dirty and len(page.state.flow.nodes) == 2)
-    screen.click("Import")
+    click_import(screen, opens=".fb-confirm-discard")
     screen.should_contain("Discard unsaved changes?")
     shot(screen, "first-hour-import-asks")
     screen.click("Keep editing")
     wait_until(lambda: not [d for d in css(screen, ".fb-confirm-discard") if d.is_displayed()])
     assert len(page.state.flow.nodes) == 2 and not css(screen, ".fb-import-upload")
-    screen.click("Import")
+    click_import(screen, opens=".fb-confirm-discard")
     screen.click("Discard changes")
     wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'))
 

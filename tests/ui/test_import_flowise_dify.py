@@ -8,13 +8,13 @@ from pathlib import Path
 
 from nicegui.testing import Screen
 
-from .test_browser import css, open_builder, shot, wait_until
+from .test_browser import click_import, css, open_builder, shot, wait_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "formats" / "fixtures"
 
 
 def _import(screen: Screen, path: Path) -> None:
-    screen.click("Import")
+    click_import(screen)
     upload = wait_until(lambda: css(screen, '.fb-import-upload input[type="file"]'))[0]  # type: ignore[index]
     accepted = upload.get_attribute("accept") or ""
     assert ".yml" in accepted and ".json" in accepted, accepted

@@ -18,7 +18,7 @@ from flowbuilder.ui.session import PAGES
 from flowbuilder.ui.state import EditorState, note_members
 
 from .conftest import N8N_COURSE_FILE
-from .test_browser import css, send_file, wait_settled, wait_stable, wait_until
+from .test_browser import click_import, css, send_file, wait_settled, wait_stable, wait_until
 from .test_canvas_window import OVERLAPPING_EXPORT, SIZES, check_view
 
 pytestmark = pytest.mark.browser
@@ -67,7 +67,7 @@ def close_buttons(screen: Screen) -> list:  # type: ignore[type-arg]
 
 def import_file(screen: Screen, path: Path) -> None:
     """Import through the header's dialog (generous waits: the machine is shared) and close its report."""
-    screen.click("Import")
+    click_import(screen)
     send_file(screen, '.fb-import-upload input[type="file"]', path)
     for attempt in range(3):  # a click that lands while the report is still being drawn can be lost (seen once in CI)
         wait_until(lambda: close_buttons(screen), timeout=90)
