@@ -3,6 +3,7 @@ or a table, keeping an introducing paragraph and the paragraph that explains a c
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from flowbuilder.nodes.splitting.blocks import Block, HeadingIndex, heading_label, parse_blocks
@@ -132,7 +133,9 @@ def section_pieces(text: str, max_level: int, size: int, overlap: int) -> tuple[
     """
     blocks = parse_blocks(text)
     index = HeadingIndex(blocks)
-    heading_starts = {b.start for b in blocks if b.kind == "heading"}
+    headings = [b for b in blocks if b.kind == "heading"]
+    heading_starts = {b.start for b in headings}
+    starts = [b.start for b in headings]  # in order: a section's own headings are found by bisection
 
     def path_at(offset: int) -> str:
         path = index.at(offset)
@@ -141,8 +144,8 @@ def section_pieces(text: str, max_level: int, size: int, overlap: int) -> tuple[
     pieces: list[Piece] = []
     oversize = 0
     for section in heading_sections(text, max_level):
-        inner = [b.end for b in blocks if b.kind == "heading" and section.start <= b.start < section.end]
-        longest = max((len(index.at(end)) for end in inner), default=0)
+        inner = headings[bisect_left(starts, section.start) : bisect_left(starts, section.end)]
+        longest = max((len(index.at(b.end)) for b in inner), default=0)
         prefix_room = max(len(section.path), longest) + 2 if section.headings or inner else 0
         budget = max(1, size - prefix_room)
         chunks, big = pack_blocks(text, section.start, section.end, budget, min(overlap, budget))
