@@ -7,6 +7,7 @@ Every figure is ``flowbuilder eval``'s (the same rules, strict relevance).
 
     python benchmarks/answers.py [--half report|tune|all] [--sets NAME ...] [--verdicts] [--save DIR] [--data DIR]
     python benchmarks/answers.py --calibrate
+    python benchmarks/answers.py --half report --no-refusals   # every question answered: the quote choice alone
     python benchmarks/answers.py --sets prd --vary NODE.FIELD=V1,V2 ...   # a retrieval sweep on the tuning questions
 
 Each set runs through the flow a user would use for it, as shipped, with its Ollama address pointed at a closed
@@ -132,6 +133,16 @@ def offline(path: Path, docs: Path | None, model: str = "llm") -> Flow:
     return flow
 
 
+def quotes_only(flow: Flow, model: str = "llm") -> Flow:
+    """``flow`` with its LLM replaced by ``answer.extractive`` with refusals off (both thresholds -1, which also
+    turns off the rules that refuse whatever the scores): every question gets its best quotes, so what the quote
+    choice alone achieves is seen apart from when the answerer refuses."""
+    llm = flow.node(model)
+    llm.type, llm.name = "answer.extractive", "Extractive answer"
+    llm.config = {"threshold": -1.0, "record_threshold": -1.0}
+    return flow
+
+
 def questions_of(spec: QuestionSet, half: str) -> list[Question]:
     questions = load_questions(QUESTIONS / spec.file)
     if spec.off_topic:
@@ -142,9 +153,15 @@ def questions_of(spec: QuestionSet, half: str) -> list[Question]:
 
 
 def report(
-    executor: Executor, half: str, verdicts: bool = False, save: Path | None = None, only: Sequence[str] = ()
+    executor: Executor,
+    half: str,
+    verdicts: bool = False,
+    save: Path | None = None,
+    only: Sequence[str] = (),
+    refusals: bool = True,
 ) -> None:
-    print(f"no model reachable (extractive answers); load before: {_load()}")
+    mode = "" if refusals else ", refusals off"
+    print(f"no model reachable (extractive answers{mode}); load before: {_load()}")
     print(HEADER)
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for spec in SETS:
@@ -154,6 +171,8 @@ def report(
         if not questions:  # a report-only set has no tuning half
             continue
         flow = offline(spec.flow, spec.docs)
+        if not refusals:
+            flow = quotes_only(flow)
         evaluate_answers(flow, questions[:1], base_dir=spec.flow.parent, executor=executor)  # warm: ingest, model
         evaluation = evaluate_answers(flow, questions, base_dir=spec.flow.parent, executor=executor)
         m = evaluation.metrics
@@ -168,7 +187,8 @@ def report(
         if save is not None:
             save.mkdir(parents=True, exist_ok=True)
             name = spec.name.split(" ")[0] + ("-off-topic" if spec.off_topic else "")
-            (save / f"{name}-{half}.json").write_text(json.dumps(evaluation.to_dict(), indent=1))
+            name += f"-{half}" + ("" if refusals else "-no-refusals")
+            (save / f"{name}.json").write_text(json.dumps(evaluation.to_dict(), indent=1))
         if verdicts:
             for line in verdict_lines(evaluation):
                 print(line, file=sys.stderr)
@@ -197,10 +217,7 @@ def sweep(executor: Executor, varies: list[str], only: Sequence[str]) -> None:
         questions = [q for q in questions_of(spec, "tune") if q.extra.get("answerable") is not False and q.answerable]
         if not questions:
             continue
-        flow = offline(spec.flow, spec.docs)
-        llm = flow.node("llm")
-        llm.type, llm.name, llm.config = "answer.extractive", "Extractive answer", {"threshold": -1.0}
-        llm.config["record_threshold"] = -1.0
+        flow = quotes_only(offline(spec.flow, spec.docs))
         for label, variant in build_variants(flow, varies):
             evaluation = evaluate_answers(variant, questions, base_dir=spec.flow.parent, executor=executor)
             m = evaluation.metrics
@@ -247,10 +264,7 @@ def calibrate(executor: Executor) -> None:
     rows: list[Signals] = []
     for spec in SETS:
         questions = questions_of(spec, "tune")
-        flow = offline(spec.flow, spec.docs)
-        llm = flow.node("llm")
-        llm.type, llm.name, llm.config = "answer.extractive", "Extractive answer", {"threshold": -1.0}
-        llm.config["record_threshold"] = -1.0
+        flow = quotes_only(offline(spec.flow, spec.docs))
         for question in questions:
             run = executor.run(
                 flow, inputs=question.question, session_id=f"cal-{question.id}", base_dir=spec.flow.parent
@@ -359,6 +373,11 @@ def main() -> None:
         help="sweep these settings on the tuning questions, refusals off (as flowbuilder tune's --vary)",
     )
     parser.add_argument("--calibrate", action="store_true", help="print the threshold sweep over the tuning sets")
+    parser.add_argument(
+        "--no-refusals",
+        action="store_true",
+        help="answer every question with its best quotes (thresholds -1): what the quote choice alone achieves",
+    )
     parser.add_argument("--data", default="", help="data folder (store, embedding cache); default: a temp folder")
     args = parser.parse_args()
     data = Path(args.data or os.environ.get("FLOWBUILDER_DATA_DIR") or tempfile.mkdtemp(prefix="fb-answers-"))
@@ -369,7 +388,8 @@ def main() -> None:
     elif args.calibrate:
         calibrate(executor)
     else:
-        report(executor, args.half, args.verdicts, Path(args.save) if args.save else None, args.sets)
+        save = Path(args.save) if args.save else None
+        report(executor, args.half, args.verdicts, save, args.sets, refusals=not args.no_refusals)
 
 
 if __name__ == "__main__":
