@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
@@ -652,7 +652,7 @@ def _prose_quote(item: _Scored, passages: Sequence[Passage]) -> Quote:
     client:" is answered by the code block that follows)."""
     p = item.passage
     same = [q for q in passages if q.group == p.group]
-    parts = {p.index}
+    parts = {p.index} | _context_units(p, passages)
     after: list[str] = []
     last = p
     if p.kind == "sentence":
@@ -661,8 +661,6 @@ def _prose_quote(item: _Scored, passages: Sequence[Passage]) -> Quote:
             after.append(following[0].text)
             parts.add(p.index + 1)
             last = following[0]
-        if p.context:
-            parts.add(p.index - 1)
     elif p.kind == "row" and 1 < len(same) <= MAX_TABLE_ROWS:
         after.append(" ".join(q.text for q in same if q.index != p.index))
         parts |= {q.index for q in same}
@@ -671,6 +669,19 @@ def _prose_quote(item: _Scored, passages: Sequence[Passage]) -> Quote:
         after += [q.text for q in introduced]
         parts |= {q.index for q in introduced}
     return Quote(item.chunk, "", p.text, item.score, frozenset(parts), p.context, p.section, " ".join(after))
+
+
+def _context_units(unit: Passage, passages: Sequence[Passage]) -> set[int]:
+    """The units a quote of ``unit`` shows as its context: the sentence before a sentence, the lead-in sentences of a
+    list item or a code block (so a quote is known to hold them, and is not quoted again beside them)."""
+    if not unit.context or unit.kind == "row":  # a row's context is its table's header, which is no unit
+        return set()
+    if unit.kind == "sentence":
+        return {unit.index - 1}
+    # The lead-in is the last sentence before the list or block (with the one before it after a bare "For example:");
+    # a list's later items sit further from it.
+    before = [q.index for q in passages if q.kind == "sentence" and q.index < unit.index and q.text in unit.context]
+    return {at for at in before if at >= max(before) - 1} if before else set()
 
 
 def _introduced(sentence: Passage, passages: Sequence[Passage]) -> list[Passage]:
@@ -693,9 +704,16 @@ def _prose_answer(
             break
         if any(q.chunk == item.chunk and item.passage.index in q.parts for q in chosen):
             continue  # already quoted as another quote's context
-        taken += 1
         passages = parsed[item.chunk - 1].passages
         quote = _prose_quote(item, passages)
+        if any(q.chunk == quote.chunk and quote.parts <= q.parts for q in chosen):
+            continue  # everything it would show is already shown
+        taken += 1
+        inside = [at for at, q in enumerate(chosen) if q.chunk == quote.chunk and q.parts <= quote.parts]
+        if inside:  # it shows all of one or more earlier quotes: it stands where the first of them stood
+            chosen[inside[0]] = replace(quote, score=chosen[inside[0]].score)
+            chosen = [q for at, q in enumerate(chosen) if at == inside[0] or at not in inside]
+            continue
         for at, earlier in enumerate(chosen):
             merged = _merged(earlier, quote, passages) if earlier.overlaps(quote) else None
             if merged is not None:
@@ -709,15 +727,24 @@ def _prose_answer(
 
 
 def _merged(earlier: Quote, later: Quote, passages: Sequence[Passage]) -> Quote | None:
-    """Two quotes of one paragraph whose sentences overlap, as one quote of their sentences in order (so no
-    sentence is quoted twice), where the earlier one stood; None when they are not plain sentences of one paragraph
-    (a table or a block a sentence introduces keeps its own layout)."""
+    """Two quotes that overlap, as one where the earlier one stood, so no sentence is quoted twice: sentences of one
+    paragraph become one quote of them in order, and items of one list under the same lead-in become one quote of
+    the lead-in and those items in order. None for anything else (a table or a block a sentence introduces keeps
+    its own layout)."""
     indices = earlier.parts | later.parts
     units = [p for p in passages if p.index in indices]
-    if len(units) != len(indices) or any(p.kind != "sentence" or p.group != units[0].group for p in units):
+    if len(units) != len(indices):
         return None
-    text = " ".join(p.text for p in units)
-    return Quote(earlier.chunk, "", text, earlier.score, frozenset(indices), "", earlier.section)
+    if all(p.kind == "sentence" and p.group == units[0].group for p in units):
+        text = " ".join(p.text for p in units)
+        return Quote(earlier.chunk, "", text, earlier.score, frozenset(indices), "", earlier.section)
+    items = [p for p in units if p.kind == "item"]
+    one_list = bool(items) and all(p.group == items[0].group for p in items)
+    lead_ins = all(p.kind == "sentence" and p.text in earlier.context for p in units if p.kind != "item")
+    if one_list and lead_ins and earlier.context == later.context and not (earlier.after or later.after):
+        text = " ".join(p.text for p in items)
+        return Quote(earlier.chunk, "", text, earlier.score, frozenset(indices), earlier.context, earlier.section)
+    return None
 
 
 def hits_from_prompt(prompt: str) -> list[Hit]:

@@ -132,13 +132,52 @@ def own_words(answer: str, keep_quote_markers: bool = False) -> str:
     return _QUOTED_TEXT.sub(" ", text)
 
 
-def is_refusal(answer: str, patterns: Sequence[str] = REFUSAL_PATTERNS) -> bool:
+def is_refusal(answer: str, patterns: Sequence[str] = REFUSAL_PATTERNS, question: str = "") -> bool:
     """Whether the answer declines to answer. Quoted text (``> ...`` lines, "..." spans, code) is the documents'
-    voice, not the answerer's: "> [2] The free plan does not include SSO" is an answer, not a refusal."""
+    voice, not the answerer's: "> [2] The free plan does not include SSO" is an answer, not a refusal. So are the
+    words it repeats from ``question`` (:func:`without_echo`): "If you don't know your password, ..." answers "What if
+    I don't know my password?"."""
     text = " ".join(own_words(answer).lower().split())
     if not text and answer.strip():
         return False  # nothing but quotes: an answer
+    if text and question:
+        text = without_echo(text, question)
     return not text or any(re.search(pattern, text) for pattern in patterns)
+
+
+ECHO_WORDS = 4
+"""Least run of words an answer must repeat from the question to count as restating it (a bare "I don't know" is
+three: said back, it still refuses)."""
+_PERSON = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "am": "are", "i'm": "you're"}
+_ECHO_WORD = re.compile(r"[\w'’]+")
+
+
+def without_echo(text: str, question: str, least: int = ECHO_WORDS) -> str:
+    """``text`` without the runs of at least ``least`` words it repeats from ``question``, persons swapped the way
+    an answer restates them ("if I don't say" -> "if you don't say"): the user's words said back are not the
+    answerer's own."""
+
+    def key(word: str) -> str:
+        word = word.lower().replace("’", "'")
+        return _PERSON.get(word, word)
+
+    asked = [key(w) for w in _ECHO_WORD.findall(question)]
+    runs = {tuple(asked[at : at + least]) for at in range(len(asked) - least + 1)}
+    if not runs:
+        return text
+    words = list(_ECHO_WORD.finditer(text))
+    keys = [key(m.group(0)) for m in words]
+    echoed = [False] * len(words)
+    for at in range(len(words) - least + 1):
+        if tuple(keys[at : at + least]) in runs:
+            echoed[at : at + least] = [True] * least
+    kept, last = [], 0
+    for match, said_back in zip(words, echoed, strict=True):
+        if said_back:
+            kept.append(text[last : match.start()])
+            last = match.end()
+    kept.append(text[last:])
+    return " ".join("".join(kept).split())
 
 
 def expects_answer(question: Question) -> bool:
@@ -256,7 +295,7 @@ def judge_answer(
 ) -> tuple[str, list[Check]]:
     """The rule-based verdict of one answer and the checks behind it. ``hits`` None: the flow numbers no
     chunks that eval can see (an agent searching through a tool), so citations are not checked."""
-    refused = is_refusal(answer, patterns)
+    refused = is_refusal(answer, patterns, question.question)
     if not expects_answer(question):
         if refused:
             return "refused", [Check("refusal", True, "refused a question the documents do not answer")]

@@ -64,6 +64,22 @@ def test_rules_citations_and_refusals() -> None:
     assert judge_answer(no_fact, "Something [1].", hits, [1])[0] == "correct"  # cites the gold record
 
 
+def test_words_said_back_from_the_question_are_not_a_refusal() -> None:
+    # An answer that restates the question ("if the value is not provided") is not declining to answer, however
+    # the question is worded; the answerer's own "I don't know" still is, even where the question has those words.
+    asked = "What happens if the config value is not provided?"
+    answer = "If the config value is not provided, Config raises an error [1]."
+    assert is_refusal(answer) and not is_refusal(answer, question=asked)
+    assert is_refusal("I don't know.", question="What do I do if I don't know my password?")
+    assert is_refusal("The documents do not say what happens if you don't say.", question="What if I don't say?")
+    hits = [Hit(document=Document(text="Function endpoints only accept GET.", metadata={}), score=1.0, rank=1)]
+    restated = Question("m", "What methods does it take if I don't say?", (), "only accept GET")
+    lead = 'What methods does it take if you don\'t say: "methods=[...]" [1].\n\n> [1] routing.md: methods=[...]'
+    assert judge_answer(restated, lead, hits, [1])[0] == "wrong"  # answered (wrongly), not refused
+    right = lead.replace("methods=[...]", "Function endpoints only accept GET.")
+    assert judge_answer(restated, right, hits, [1])[0] == "correct"
+
+
 def test_judge_reply_parsing() -> None:
     good = parse_judge_reply('Sure: {"faithfulness": 0.5, "correctness": 1, "reason": "ok"}')
     assert (good.faithfulness, good.correctness, good.reason, good.error) == (0.5, 1.0, "ok", "")

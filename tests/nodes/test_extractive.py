@@ -367,6 +367,36 @@ def test_two_quotes_of_one_paragraph_that_overlap_are_quoted_once(embedder: Loca
     assert f"{sentences[1]} {sentences[2]} {sentences[3]}" in quoted  # one quote, in the paragraph's order
 
 
+def test_a_block_and_the_sentence_that_introduces_it_are_quoted_once(embedder: LocalEmbedder) -> None:
+    # The code block is quoted with its lead-in as context, and the lead-in, quoted for itself, brings the block it
+    # introduces: without knowing the one holds the other, the answer showed the same quote twice. Items of one list
+    # quoted apart each repeated their lead-in.
+    text = (
+        "## Handling HTTP methods\n\nRoutes can also specify which HTTP methods are handled by an endpoint:\n\n"
+        '```python\nRoute(\'/users/{user_id:int}\', user, methods=["GET", "POST"])\n```\n\n'
+        "By default, function endpoints will only accept `GET` requests, unless specified.\n\n"
+        "Allowed methods are checked in this order:\n\n* The methods listed on the route.\n* The router's methods.\n"
+        "* The mount's methods.\n* `GET` alone, when no method is listed anywhere.\n"
+    )
+    hits = [Hit(document=Document(text=text, metadata={"source": "routing.md"}), score=0.6, rank=1)]
+
+    result = extract(
+        "Which HTTP methods does a route handle if I do not list them?", hits, embedder,
+        ExtractiveConfig(threshold=0.0, margin=1.0, max_quotes=6),
+    )  # fmt: skip
+
+    quoted = [line for line in result.answer.splitlines() if line.startswith("> ")]
+    assert len(quoted) == len(set(quoted)), quoted
+    bodies = [line.split(": ", 1)[1] for line in quoted]
+    assert not any(a != b and a in b for a in bodies for b in bodies), quoted  # no quote inside another
+    assert sum(line.count("methods=") for line in quoted) == 1
+    assert sum(line.count("`GET` alone") for line in quoted) <= 1
+    # Items of one list under one lead-in are one quote: the lead-in once, the items in the list's order.
+    assert sum(line.count("checked in this order:") for line in quoted) == 1
+    listed = next(line for line in quoted if "checked in this order:" in line)
+    assert listed.index("listed on the route") < listed.index("`GET` alone")
+
+
 def test_node_takes_question_and_hits_or_a_prompt(tmp_path: Path) -> None:
     ctx = RunContext("answer", data_dir=tmp_path)
     node = ExtractiveAnswer(ExtractiveConfig())
