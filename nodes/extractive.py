@@ -721,9 +721,25 @@ def _prose_answer(
                 break
         else:
             chosen.append(quote)
-    lead = lead_for_span(question, best.passage.text, f"[{best.chunk}]")
+    lead = lead_for_span(question, _lead_span(best.passage, parsed[best.chunk - 1].passages), f"[{best.chunk}]")
     lines = [lead, "", *[q.line(hits[q.chunk - 1]) for q in chosen], "", QUOTED]
     return Extraction("\n".join(lines), chosen, best.score, True, lead)
+
+
+LEAD_BLOCK_CHARS = 160
+"""The longest command, list or table a lead sentence that ends in a colon takes along (longer, the quote shows it)."""
+
+
+def _lead_span(unit: Passage, passages: Sequence[Passage]) -> str:
+    """What the lead sentence quotes: the unit, and when it ends in a colon the short block it introduces ("You can
+    install SOCKS support using pip:" says nothing without ``pip install httpx[socks]``)."""
+    introduced = _introduced(unit, passages) if unit.kind == "sentence" and unit.text.endswith(":") else []
+    shown = [" ".join(q.text.split()) for q in introduced]
+    if not shown or sum(len(text) for text in shown) > LEAD_BLOCK_CHARS:
+        return unit.text
+    if introduced[0].kind == "code":
+        shown = [f"`{text}`" if "`" not in text else text for text in shown]
+    return f"{unit.text} {'; '.join(shown)}"
 
 
 def _merged(earlier: Quote, later: Quote, passages: Sequence[Passage]) -> Quote | None:

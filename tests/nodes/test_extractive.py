@@ -511,6 +511,25 @@ def test_a_sentence_ending_in_a_colon_is_quoted_with_the_command_it_introduces(e
     assert "Create one with the client: qs share --guest --expires 7d" in first
 
 
+def test_a_lead_that_ends_in_a_colon_says_the_short_command_it_introduces(embedder: LocalEmbedder) -> None:
+    # "... which you can install using pip:" promises the command; the lead says it, not only the quote below.
+    text = (
+        "## Proxies\n\nHTTPX can route requests through a SOCKS proxy. SOCKS support is an optional extra, which you "
+        "can install using `pip`:\n\n```shell\n$ pip install httpx[socks]\n```\n\n"
+        "Then pass a `socks5://` URL as the proxy."
+    )
+    question = "How do I get SOCKS proxy support?"
+    hits = [Hit(document=Document(text=text, metadata={"source": "proxies.md"}), score=0.6, rank=1)]
+    lead = extract(question, hits, embedder, ExtractiveConfig(threshold=0.0)).answer.split("\n", 1)[0]
+    assert lead.endswith('install using `pip`: `$ pip install httpx[socks]`" [1].'), lead
+    # A block too long to read in one line stays in the quote only.
+    long_block = text.replace("$ pip install httpx[socks]", "\n".join(f"$ pip install package-{n}" for n in range(12)))
+    hits = [Hit(document=Document(text=long_block, metadata={"source": "proxies.md"}), score=0.6, rank=1)]
+    result = extract(question, hits, embedder, ExtractiveConfig(threshold=0.0))
+    lead = result.answer.split("\n", 1)[0]
+    assert lead.endswith('install using `pip`:" [1].') and "package-11" in result.answer, result.answer
+
+
 def test_an_indented_pdf_bullet_ends_where_a_line_starts_left_of_its_marker() -> None:
     text = (
         "Analytics\n\n    ● Personalization: Customized login experience based on user history and\n"
