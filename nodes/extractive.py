@@ -187,6 +187,14 @@ class Quote:
     after: str = ""
     """What follows the unit in its paragraph (the next sentence), or the rest of its table."""
 
+    @property
+    def shown(self) -> str:
+        """What the quote's line shows of its chunk, as it reads."""
+        body = f"{self.label}: {self.text}" if self.label else self.text
+        if self.context and not self.label:
+            body = f"{self.context} {body}"
+        return f"{body} {self.after}" if self.after else body
+
     def overlaps(self, other: Quote) -> bool:
         return self.chunk == other.chunk and bool(self.parts & other.parts)
 
@@ -194,13 +202,8 @@ class Quote:
         where = citation_label(hit.document)
         if self.section and self.section not in where:
             where = f"{where}, {self.section}" if where else self.section
-        body = f"{self.label}: {self.text}" if self.label else self.text
-        if self.context and not self.label:
-            body = f"{self.context} {body}"
-        if self.after:
-            body = f"{body} {self.after}"
         separator = ", " if self.label else ": "
-        return f"> [{self.chunk}] {where + separator if where else ''}{body}"
+        return f"> [{self.chunk}] {where + separator if where else ''}{self.shown}"
 
 
 @dataclass
@@ -721,9 +724,22 @@ def _prose_answer(
                 break
         else:
             chosen.append(quote)
+    chosen = _once(chosen)
     lead = lead_for_span(question, _lead_span(best.passage, parsed[best.chunk - 1].passages), f"[{best.chunk}]")
     lines = [lead, "", *[q.line(hits[q.chunk - 1]) for q in chosen], "", QUOTED]
     return Extraction("\n".join(lines), chosen, best.score, True, lead)
+
+
+def _once(quotes: Sequence[Quote]) -> list[Quote]:
+    """The quotes without a repeat of what an earlier one of the same chunk shows: a document can repeat its own words
+    (the same row or sentence twice), and two merged quotes can come out as the same words."""
+    seen: set[tuple[int, str, str]] = set()
+    kept = []
+    for quote in quotes:
+        if (quote.chunk, quote.section, quote.shown) not in seen:
+            seen.add((quote.chunk, quote.section, quote.shown))
+            kept.append(quote)
+    return kept
 
 
 LEAD_BLOCK_CHARS = 160

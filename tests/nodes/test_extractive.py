@@ -4,6 +4,7 @@ hits read back from a rendered prompt, and the LLM nodes' ``when_unreachable: ex
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -395,6 +396,34 @@ def test_a_block_and_the_sentence_that_introduces_it_are_quoted_once(embedder: L
     assert sum(line.count("checked in this order:") for line in quoted) == 1
     listed = next(line for line in quoted if "checked in this order:" in line)
     assert listed.index("listed on the route") < listed.index("`GET` alone")
+
+
+def test_words_a_document_repeats_are_quoted_once(embedder: LocalEmbedder) -> None:
+    text = (
+        "## Timeouts\n\nThe default timeout is 5 seconds.\n\nPools keep connections open.\n\n"
+        "The default timeout is 5 seconds.\n\n| setting | value |\n|---|---|\n| timeout | 5 |\n\n"
+        "| setting | value |\n|---|---|\n| timeout | 5 |\n"
+    )
+    hits = [Hit(document=Document(text=text, metadata={"source": "timeouts.md"}), score=0.6, rank=1)]
+    result = extract("What is the default timeout?", hits, embedder, ExtractiveConfig(threshold=0.0, margin=1.0))
+    quoted = [line for line in result.answer.splitlines() if line.startswith("> ")]
+    assert quoted and len(quoted) == len(set(quoted)), quoted
+
+
+def test_random_markdown_never_breaks_an_answer_or_repeats_a_quote(embedder: LocalEmbedder) -> None:
+    pieces = ["## H\n", "Intro sentence:\n\n", "```\n", "* item\n", "* other item\n", "| a | b |\n", "|---|---|\n",
+              "| 1 | 2 |\n", "Plain sentence. Another one.\n", "For example:\n\n", "\n", "1. first\n"]  # fmt: skip
+    rnd = random.Random(32)
+    for _ in range(120):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 25)))
+        hits = [
+            Hit(document=Document(text=text, metadata={"source": "x.md"}), score=0.5, rank=1),
+            Hit(document=Document(text=text[::-1], metadata={"source": "y.md"}), score=0.4, rank=2),
+        ]
+        config = ExtractiveConfig(threshold=-1.0, margin=1.0, max_quotes=6)
+        answer = extract("What does the intro sentence list?", hits, embedder, config).answer
+        quoted = [line for line in answer.splitlines() if line.startswith("> ")]
+        assert len(quoted) == len(set(quoted)), (text, answer)
 
 
 def test_node_takes_question_and_hits_or_a_prompt(tmp_path: Path) -> None:
